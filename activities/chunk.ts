@@ -1,0 +1,160 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { JsonlError, JsonlWriter, readJsonl, truncateTornTail } from '../gym/jsonl';
+import { materializedRowSchema, type MaterializedRow } from '../gym/schemas';
+import { stageSettings } from '../workflows/stageSettings';
+import type { ChunkInput, ChunkResult } from '../workflows/types';
+import { chunkRange, materializedInputsPath, readMaterializedMeta, shardPath } from './chunkIndex';
+import { gymAgentExecutor } from './executors/gymAgent';
+import { singleStepExecutor } from './executors/singleStep';
+import type { RolloutExecutor } from './executors/types';
+import { RequestFailure } from './http/client';
+import { withRetries } from './http/retry';
+import { resolveEndpoints } from './servers';
+
+// One chunk = one line range of the materialized inputs = one shard file. A retried chunk (worker
+// killed, server restarted) drops the torn last line of its shard and skips keys already there, so
+// nothing is lost and nothing is run twice; the merge later orders the shard deterministically.
+
+const key = (t: number, r: number) => `${t}:${r}`;
+
+async function readShardKeys(file: string): Promise<Set<string>> {
+  const keys = new Set<string>();
+  await truncateTornTail(file);
+  for await (const { value } of readJsonl(file, { allowTornTail: true })) {
+    const v = value as { _ng_task_index: number; _ng_rollout_index: number };
+    keys.add(key(v._ng_task_index, v._ng_rollout_index));
+  }
+  return keys;
+}
+
+async function readFailedAttempts(file: string): Promise<Map<string, number>> {
+  const attempts = new Map<string, number>();
+  await truncateTornTail(file);
+  for await (const { value } of readJsonl(file, { allowTornTail: true })) {
+    const v = value as { _ng_task_index: number; _ng_rollout_index: number };
+    const k = key(v._ng_task_index, v._ng_rollout_index);
+    attempts.set(k, (attempts.get(k) ?? 0) + 1);
+  }
+  return attempts;
+}
+
+async function buildExecutor(input: ChunkInput): Promise<RolloutExecutor> {
+  const { plan, stage } = input;
+  const settings = stageSettings(plan, stage);
+  const endpoints = await resolveEndpoints(plan);
+  if (stage === 'collect') {
+    return gymAgentExecutor({ agentUrl: endpoints.agentUrl, timeoutMs: settings.requestTimeoutMs, maxConcurrency: settings.maxConcurrency });
+  }
+  const model = plan.config.local_profile.model;
+  let apiKey: string | undefined;
+  if (model.api_key_env) {
+    apiKey = process.env[model.api_key_env];
+    if (!apiKey) {
+      throw ApplicationFailure.nonRetryable(
+        `local_profile.model.api_key_env names ${model.api_key_env}, which is not set in this worker's environment`,
+        'ConfigError',
+      );
+    }
+  }
+  return singleStepExecutor({
+    modelUrl: endpoints.modelUrl,
+    api: endpoints.modelApi,
+    model: endpoints.modelName,
+    apiKey,
+    timeoutMs: Math.min(settings.requestTimeoutMs, model.timeout_ms),
+    maxConcurrency: Math.min(settings.maxConcurrency, model.max_concurrency),
+    comparatorConfig: plan.config.local_profile.tool_call_comparator_config,
+  });
+}
+
+export async function runChunk(input: ChunkInput): Promise<ChunkResult> {
+  const { plan, stage, outPrefix, chunkIndex } = input;
+  const ctx = Context.current();
+  const settings = stageSettings(plan, stage);
+  const meta = await readMaterializedMeta(outPrefix);
+  if (!meta) throw new Error(`${outPrefix}: materialized inputs are not finished`);
+  const range = await chunkRange(outPrefix, chunkIndex, meta.chunkSize);
+
+  const rolloutShard = shardPath(outPrefix, chunkIndex, 'rollouts');
+  const failureShard = shardPath(outPrefix, chunkIndex, 'failures');
+  await mkdir(path.dirname(rolloutShard), { recursive: true });
+  const done = await readShardKeys(rolloutShard);
+  const failedAttempts = await readFailedAttempts(failureShard);
+  const executor = await buildExecutor(input);
+
+  const rollouts = await JsonlWriter.open(rolloutShard, { append: true });
+  const failures = await JsonlWriter.open(failureShard, { append: true });
+  const signal = ctx.cancellationSignal;
+  let completed = 0;
+  let failed = 0;
+  let alreadyDone = 0;
+
+  async function runRow(row: MaterializedRow): Promise<void> {
+    const k = key(row._ng_task_index, row._ng_rollout_index);
+    const priorAttempts = failedAttempts.get(k) ?? 0;
+    const outcome = await withRetries(
+      () => executor.run(row, signal),
+      { maxAttempts: settings.maxAttempts },
+      async ({ attempt, failure }) => {
+        await failures.write({
+          _ng_task_index: row._ng_task_index,
+          _ng_rollout_index: row._ng_rollout_index,
+          attempt,
+          failure_class: failure.failureClass,
+          error: failure.message,
+        });
+      },
+      signal,
+      priorAttempts + 1,
+    );
+    if (outcome.ok) {
+      await rollouts.write(outcome.value);
+      completed++;
+    } else {
+      failed++;
+    }
+  }
+
+  const heartbeatTimer = setInterval(() => ctx.heartbeat({ completed, failed, alreadyDone }), 1000);
+  try {
+    const inFlight = new Set<Promise<void>>();
+    // Row failures that escape withRetries (cancellation, a bug) are kept and rethrown here rather
+    // than left as unhandled rejections, which would take the whole worker down.
+    let rowError: unknown;
+    const rows = readJsonl(materializedInputsPath(outPrefix), { start: range.start, end: range.end, firstLine: range.firstLine });
+    for await (const { value, line } of rows) {
+      const row = materializedRowSchema.safeParse(value);
+      if (!row.success) {
+        throw ApplicationFailure.nonRetryable(`${materializedInputsPath(outPrefix)}:${line}: not a materialized row: ${row.error.issues[0]?.message}`, 'BadInput');
+      }
+      const k = key(row.data._ng_task_index, row.data._ng_rollout_index);
+      if (done.has(k) || (failedAttempts.get(k) ?? 0) >= settings.maxAttempts) {
+        alreadyDone++;
+        continue;
+      }
+      const task: Promise<void> = runRow(row.data)
+        .catch((err: unknown) => {
+          rowError ??= err;
+        })
+        .finally(() => inFlight.delete(task));
+      inFlight.add(task);
+      // The endpoint limiter caps requests per worker; this only bounds rows held in memory.
+      if (inFlight.size >= settings.maxConcurrency * 2) await Promise.race(inFlight);
+      if (rowError) break;
+    }
+    await Promise.all(inFlight);
+    if (rowError) throw rowError;
+  } catch (err) {
+    if (err instanceof JsonlError) throw ApplicationFailure.nonRetryable(err.message, 'BadInput');
+    if (err instanceof RequestFailure && err.failureClass === 'cancelled') throw ApplicationFailure.create({ message: 'chunk cancelled', nonRetryable: true });
+    throw err;
+  } finally {
+    clearInterval(heartbeatTimer);
+    await rollouts.close();
+    await failures.close();
+  }
+  return { chunkIndex, completed, failed, alreadyDone };
+}

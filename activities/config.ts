@@ -1,0 +1,136 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import YAML from 'yaml';
+
+// The pipeline config users write. Snake_case because it is YAML people edit next to NeMo Gym
+// configs; strict objects so a misspelt key is an error instead of a silently ignored setting.
+
+const urlSchema = z.url({ protocol: /^https?$/ });
+
+const modelEndpointSchema = z.strictObject({
+  url: urlSchema.optional().describe('Base URL serving /v1/responses or /v1/chat/completions; omitted = the embedded simulator'),
+  api: z.enum(['responses', 'chat_completions']).default('responses'),
+  model: z.string().optional(),
+  api_key_env: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+    .optional()
+    .describe('Name of the worker environment variable holding the API key; the key itself never enters a config'),
+  timeout_ms: z.number().int().positive().default(120_000),
+  max_concurrency: z.number().int().positive().default(16),
+});
+
+const serversSchema = z.discriminatedUnion('mode', [
+  z.strictObject({
+    mode: z.literal('embedded'),
+    seed: z.number().int().optional().describe('Simulator seed; defaults to the pipeline seed'),
+  }),
+  z.strictObject({
+    mode: z.literal('attach'),
+    head_url: urlSchema.optional().describe('NeMo Gym head server; server names are resolved through /global_config_dict_yaml'),
+    agent_url: urlSchema.optional(),
+    resources_url: urlSchema.optional(),
+  }),
+]);
+
+const chunkingSchema = {
+  chunk_size: z.number().int().positive().default(32),
+  max_chunks_in_flight: z.number().int().positive().default(4),
+  max_concurrency: z.number().int().positive().default(16).describe('Requests in flight per chunk'),
+  max_attempts: z.number().int().positive().default(3),
+  request_timeout_ms: z.number().int().positive().default(300_000),
+};
+
+const collectSchema = z.strictObject({
+  input_jsonl: z.string().min(1),
+  agent_name: z.string().min(1),
+  num_repeats: z.number().int().positive().default(1),
+  seed_per_repeat: z.boolean().default(true),
+  responses_create_params: z.record(z.string(), z.unknown()).default({}),
+  limit: z.number().int().positive().optional(),
+  ...chunkingSchema,
+});
+
+const localProfileSchema = z.strictObject({
+  num_samples: z.number().int().min(2).default(8),
+  model: modelEndpointSchema.prefault({}),
+  responses_create_params: z.record(z.string(), z.unknown()).default({}),
+  tool_call_comparator_config: z.record(z.string(), z.unknown()).default({}),
+  ...chunkingSchema,
+});
+
+export const pipelineConfigSchema = z.strictObject({
+  name: z.string().regex(/^[A-Za-z0-9._-]+$/),
+  seed: z.number().int().default(0),
+  artifacts_root: z.string().default('artifacts'),
+  servers: serversSchema.default({ mode: 'embedded' }),
+  collect: collectSchema,
+  profile: z.strictObject({ allow_partial_rollouts: z.boolean().default(false) }).prefault({}),
+  convert: z
+    .strictObject({
+      min_source_reward: z.number().default(1.0),
+      source_preference: z.enum(['prefer_mixed', 'require_mixed', 'off']).default('prefer_mixed'),
+      batch_pivots: z.boolean().default(false),
+      keep_reasoning: z.boolean().default(false),
+    })
+    .prefault({}),
+  local_profile: localProfileSchema.prefault({}),
+  filter: z
+    .strictObject({
+      max_pivots: z.number().int().positive().optional(),
+      allow_partial: z.boolean().default(false),
+    })
+    .prefault({}),
+  publish: z
+    .strictObject({
+      dataset_name: z.string().regex(/^[A-Za-z0-9._-]+$/).optional(),
+      agent_name: z.string().min(1).optional().describe('agent_ref.name of published pivots; defaults to <name>_pivot_agent'),
+      resources_server_name: z.string().min(1).optional(),
+      model_server_name: z.string().min(1).default('policy_model'),
+    })
+    .prefault({}),
+});
+export type PipelineConfig = z.infer<typeof pipelineConfigSchema>;
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Formats zod issues as `file: key.path: message`, one per line, so a user can find the line to fix. */
+export function describeIssues(file: string, error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${file}: ${issue.path.length ? issue.path.join('.') : '(top level)'}: ${issue.message}`)
+    .join('\n');
+}
+
+export async function loadPipelineConfig(file: string): Promise<PipelineConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${file}: cannot read config: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  const doc = YAML.parseDocument(text, { prettyErrors: true });
+  if (doc.errors.length > 0) {
+    const first = doc.errors[0]!;
+    const line = first.linePos?.[0]?.line;
+    throw new ConfigError(`${file}:${line ?? '?'}: invalid YAML: ${first.message.split('\n')[0]}`);
+  }
+  const parsed = pipelineConfigSchema.safeParse(doc.toJS());
+  if (!parsed.success) throw new ConfigError(describeIssues(file, parsed.error));
+  return parsed.data;
+}
+
+/** Resolves a path from a config or input against a base directory, refusing anything outside `root`. */
+export function resolveInside(root: string, base: string, p: string): string {
+  const resolved = path.resolve(base, p);
+  const rel = path.relative(root, resolved);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) {
+    throw new ConfigError(`path ${JSON.stringify(p)} resolves to ${resolved}, outside the allowed root ${root}`);
+  }
+  return resolved;
+}

@@ -1,0 +1,31 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { convertToCandidates } from '../gym/convert';
+import { pivotAgentName } from '../workflows/stageSettings';
+import type { ConvertResult, RunPlan } from '../workflows/types';
+
+/** Clean positive trajectories → one pivot candidate per assistant decision point, plus the skip audit. */
+export async function convertStage(input: { plan: RunPlan; rolloutsPath: string; rewardProfilePath: string }): Promise<ConvertResult> {
+  const { plan } = input;
+  try {
+    const summary = await convertToCandidates({
+      inputs: [input.rolloutsPath],
+      outDir: plan.runDir,
+      rewardProfilePath: input.rewardProfilePath,
+      agent_name: pivotAgentName(plan),
+      source_format: 'gym_rollouts',
+      ...plan.config.convert,
+    });
+    return {
+      candidatesPath: summary.candidatesPath,
+      skippedPath: summary.skippedPath,
+      metricsPath: summary.metricsPath,
+      positiveTrajectories: summary.counts.positive_trajectories,
+      decisionPoints: summary.counts.decision_points,
+      candidates: summary.counts.candidates,
+      skipped: summary.counts.skipped,
+    };
+  } catch (err) {
+    if (err instanceof Error && /:\d+:/.test(err.message)) throw ApplicationFailure.nonRetryable(err.message, 'BadInput');
+    throw err;
+  }
+}

@@ -1,0 +1,62 @@
+import { chatMessageToResponsesOutput, responsesRequestToChat } from '../../gym/chatCompletions';
+import type { MaterializedRow } from '../../gym/schemas';
+import { expectedActionSchema } from '../../gym/schemas';
+import { toolCallComparatorConfigSchema, verifyResponse } from '../../gym/verifier';
+import { postJson, RequestFailure } from '../http/client';
+import { endpointLimiter } from '../http/endpointLimiter';
+import { keyedResult, type RolloutExecutor } from './types';
+
+export interface SingleStepOptions {
+  modelUrl: string;
+  api: 'responses' | 'chat_completions';
+  model?: string;
+  apiKey?: string;
+  timeoutMs: number;
+  maxConcurrency: number;
+  comparatorConfig: Record<string, unknown>;
+}
+
+/**
+ * `single_step`: one policy call on the pivot's exact prefix, scored by the built-in port of NeMo
+ * Gym's argument-comparison verifier. This is local profiling: no tools run, because the pivot asks
+ * only whether the policy's next action matches `expected_action`.
+ */
+export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
+  const path = opts.api === 'responses' ? '/v1/responses' : '/v1/chat/completions';
+  const url = new URL(path, opts.modelUrl).toString();
+  const limiter = endpointLimiter(url, opts.maxConcurrency);
+  const headers: Record<string, string> = opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {};
+  const comparatorConfig = toolCallComparatorConfigSchema.parse(opts.comparatorConfig);
+
+  type ModelResponse = Record<string, unknown> & { output: unknown[] };
+
+  async function callModel(params: Record<string, unknown>, signal: AbortSignal): Promise<ModelResponse> {
+    const body = opts.api === 'responses' ? params : responsesRequestToChat(params);
+    const raw = (await limiter.run(() =>
+      postJson(url, body, { timeoutMs: opts.timeoutMs, signal, headers, connections: opts.maxConcurrency }),
+    )) as Record<string, unknown>;
+    if (opts.api === 'responses') {
+      if (!Array.isArray(raw?.output)) throw new RequestFailure('invalid_response', `${url} returned no "output" list`, true);
+      return raw as ModelResponse;
+    }
+    const message = (raw?.choices as Array<{ message?: unknown }> | undefined)?.[0]?.message;
+    if (!message || typeof message !== 'object') {
+      throw new RequestFailure('invalid_response', `${url} returned no choices[0].message`, true);
+    }
+    return { id: raw.id, object: 'response', model: raw.model, output: chatMessageToResponsesOutput(message) as unknown[], usage: raw.usage };
+  }
+
+  return {
+    async run(row: MaterializedRow, signal: AbortSignal) {
+      const expected = expectedActionSchema.safeParse(row.expected_action);
+      if (!expected.success) {
+        throw new RequestFailure('invalid_response', `row (${row._ng_task_index}, ${row._ng_rollout_index}) has no valid expected_action`, false);
+      }
+      const params: Record<string, unknown> = { ...row.responses_create_params };
+      if (opts.model) params.model = opts.model;
+      const response = await callModel(params, signal);
+      const { reward, category } = verifyResponse(expected.data, response, comparatorConfig);
+      return keyedResult(row, { ...row, response, reward, category });
+    },
+  };
+}

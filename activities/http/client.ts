@@ -1,0 +1,122 @@
+import { Agent, errors, request } from 'undici';
+
+// Every call to a model, agent or resources server goes through here, so failures are classified
+// once: the class decides retry (429/5xx/timeouts/connection) vs. give up (other 4xx, garbage), and
+// is what lands in the `*_failures.jsonl` sidecar.
+
+export type FailureClass =
+  | 'http_429'
+  | 'http_5xx'
+  | 'http_4xx'
+  | 'timeout'
+  | 'connection'
+  | 'invalid_response'
+  | 'cancelled';
+
+export class RequestFailure extends Error {
+  constructor(
+    readonly failureClass: FailureClass,
+    message: string,
+    readonly retryable: boolean,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = 'RequestFailure';
+  }
+}
+
+/** One keep-alive pool per origin and worker; `connections` caps what a single worker sends to one server. */
+const pools = new Map<string, Agent>();
+
+export function poolFor(url: string, connections: number): Agent {
+  const origin = new URL(url).origin;
+  let pool = pools.get(origin);
+  if (!pool) {
+    pool = new Agent({ connections, pipelining: 1, keepAliveTimeout: 30_000 });
+    pools.set(origin, pool);
+  }
+  return pool;
+}
+
+export interface PostOptions {
+  timeoutMs: number;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+  connections?: number;
+}
+
+function retryAfterMs(value: string | string[] | undefined): number | undefined {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (!raw) return undefined;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(raw);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}
+
+function classifyError(err: unknown, url: string, signal?: AbortSignal): RequestFailure {
+  if (signal?.aborted) return new RequestFailure('cancelled', `request to ${url} cancelled`, false);
+  if (
+    err instanceof errors.HeadersTimeoutError ||
+    err instanceof errors.BodyTimeoutError ||
+    err instanceof errors.ConnectTimeoutError ||
+    (err instanceof Error && err.name === 'TimeoutError')
+  ) {
+    return new RequestFailure('timeout', `request to ${url} timed out`, true);
+  }
+  const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code;
+  return new RequestFailure('connection', `request to ${url} failed: ${code ?? String(err)}`, true);
+}
+
+/** POSTs JSON and returns the parsed JSON body; throws a classified RequestFailure otherwise. */
+export async function postJson(url: string, body: unknown, opts: PostOptions): Promise<unknown> {
+  const timeout = AbortSignal.timeout(opts.timeoutMs);
+  const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+  let res;
+  try {
+    res = await request(url, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { 'content-type': 'application/json', ...opts.headers },
+      dispatcher: poolFor(url, opts.connections ?? 64),
+      signal,
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+    });
+  } catch (err) {
+    throw classifyError(err, url, opts.signal);
+  }
+  let text: string;
+  try {
+    text = await res.body.text();
+  } catch (err) {
+    throw classifyError(err, url, opts.signal);
+  }
+  const status = res.statusCode;
+  if (status === 429) {
+    throw new RequestFailure('http_429', `${url} answered 429`, true, retryAfterMs(res.headers['retry-after']));
+  }
+  if (status >= 500) {
+    throw new RequestFailure('http_5xx', `${url} answered ${status}: ${text.slice(0, 200)}`, true, retryAfterMs(res.headers['retry-after']));
+  }
+  if (status >= 400) throw new RequestFailure('http_4xx', `${url} answered ${status}: ${text.slice(0, 500)}`, false);
+  try {
+    return JSON.parse(text);
+  } catch {
+    // A 200 with a torn or non-JSON body is what an overloaded proxy sends; trying again usually works.
+    throw new RequestFailure('invalid_response', `${url} answered ${status} with a body that is not JSON: ${text.slice(0, 120)}`, true);
+  }
+}
+
+/** GETs a URL and returns its text; used for health checks and head-server discovery. */
+export async function getText(url: string, timeoutMs: number): Promise<string> {
+  let res;
+  try {
+    res = await request(url, { method: 'GET', signal: AbortSignal.timeout(timeoutMs) });
+  } catch (err) {
+    throw classifyError(err, url);
+  }
+  const text = await res.body.text();
+  if (res.statusCode >= 400) throw new RequestFailure('http_4xx', `${url} answered ${res.statusCode}`, false);
+  return text;
+}

@@ -1,0 +1,9 @@
+// Everything the worker registers. Activities are the IO shell around gym/: one file per stage.
+export { prepareRun } from './prepare';
+export { ensureServers } from './servers';
+export { materializeStage } from './materialize';
+export { runChunk } from './chunk';
+export { mergeShards } from './merge';
+export { profileStage } from './profile';
+export { convertStage } from './convert';
+export { publishStage } from './publish';

@@ -1,0 +1,62 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { heartbeat } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import { JsonlError, JsonlWriter, readJsonl } from '../gym/jsonl';
+import { materializeRows } from '../gym/materialize';
+import { stageSettings } from '../workflows/stageSettings';
+import type { CollectStageInput, MaterializeResult } from '../workflows/types';
+import { materializedInputsPath, readMaterializedMeta, writeChunkIndex } from './chunkIndex';
+import { resolveInside } from './config';
+
+/**
+ * Materializes task rows × num_repeats into `<out>_materialized_inputs.jsonl` with NeMo Gym's
+ * semantics and records where each chunk starts. Idempotent: a finished materialization is reused,
+ * an interrupted one is redone from scratch (it is cheap next to the rollouts).
+ */
+export async function materializeStage(input: CollectStageInput): Promise<MaterializeResult> {
+  const { plan, stage, outPrefix } = input;
+  const settings = stageSettings(plan, stage);
+  const outFile = materializedInputsPath(outPrefix);
+  const existing = await readMaterializedMeta(outPrefix);
+  if (existing) return { materializedInputsPath: outFile, ...existing };
+
+  // Collect reads user data from the worker's base dir; local profiling reads candidates the run wrote.
+  const allowedRoot = stage === 'collect' ? plan.baseDir : plan.runDir;
+  const source = resolveInside(allowedRoot, plan.baseDir, input.inputPath);
+  await mkdir(path.dirname(outFile), { recursive: true });
+  const writer = await JsonlWriter.open(outFile);
+  const chunkStarts: number[] = [];
+  const taskIndices = new Set<number>();
+  let rows = 0;
+  try {
+    const materialized = materializeRows(
+      readJsonl(source),
+      {
+        agent_name: settings.agentName,
+        num_repeats: settings.numRepeats,
+        responses_create_params: settings.overrides,
+        seed_per_repeat: settings.seedPerRepeat,
+        limit: settings.limit,
+      },
+      source,
+    );
+    for await (const row of materialized) {
+      if (rows % settings.chunkSize === 0) chunkStarts.push(writer.bytesWritten);
+      await writer.write(row);
+      taskIndices.add(row._ng_task_index);
+      rows++;
+      if (rows % 10_000 === 0) heartbeat({ rows });
+    }
+  } catch (err) {
+    await writer.close();
+    if (err instanceof JsonlError) throw ApplicationFailure.nonRetryable(err.message, 'BadInput');
+    throw err;
+  }
+  await writer.close();
+  if (rows === 0) throw ApplicationFailure.nonRetryable(`${source}: no task rows to materialize`, 'BadInput');
+  chunkStarts.push(writer.bytesWritten);
+  const meta = { rows, tasks: taskIndices.size, chunks: chunkStarts.length - 1, chunkSize: settings.chunkSize };
+  await writeChunkIndex(outPrefix, chunkStarts, meta);
+  return { materializedInputsPath: outFile, ...meta };
+}

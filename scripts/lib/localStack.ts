@@ -1,0 +1,33 @@
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { closeEmbeddedStacks } from '../../activities/servers';
+import { createPivotWorker } from '../../workers/pivotWorker';
+import { ensureDevServer, type DevServerHandle } from './devServer';
+
+// The whole local stack in one process for `demo` and `dev`: the Temporal dev server (reused if
+// one is already running), a worker, and through the worker the embedded simulators.
+
+export interface LocalStack {
+  devServer: DevServerHandle;
+  worker: Worker;
+  shutdown(): Promise<void>;
+}
+
+export async function startLocalStack(opts: { port?: number } = {}): Promise<LocalStack> {
+  const devServer = await ensureDevServer({ port: opts.port ?? Number(process.env.PIVOT_MINER_DEV_PORT ?? 7233) });
+  process.env.TEMPORAL_ADDRESS = devServer.address;
+  const connection = await NativeConnection.connect({ address: devServer.address });
+  const worker = await createPivotWorker({ connection });
+  let stopped = false;
+  return {
+    devServer,
+    worker,
+    async shutdown() {
+      if (stopped) return;
+      stopped = true;
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await closeEmbeddedStacks();
+      await connection.close().catch(() => undefined);
+      await devServer.stop();
+    },
+  };
+}

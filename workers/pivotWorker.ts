@@ -1,0 +1,35 @@
+import { NativeConnection, Worker } from '@temporalio/worker';
+import * as activities from '../activities';
+import { closeEmbeddedStacks } from '../activities/servers';
+import { TASK_QUEUE } from './connection';
+
+// Any number of these may serve one task queue, on one machine or many: chunks are handed out by
+// Temporal, and per-endpoint caps (activities/http/endpointLimiter.ts) bound what each sends.
+
+export interface PivotWorkerOptions {
+  connection: NativeConnection;
+  namespace?: string;
+  taskQueue?: string;
+  maxConcurrentActivities?: number;
+}
+
+export async function createPivotWorker(opts: PivotWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: opts.connection,
+    namespace: opts.namespace ?? 'default',
+    taskQueue: opts.taskQueue ?? TASK_QUEUE,
+    workflowsPath: require.resolve('../workflows'),
+    activities,
+    maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 32,
+  });
+}
+
+/** Runs a worker until it is shut down (SIGINT/SIGTERM), then stops the embedded servers it started. */
+export async function runPivotWorker(opts: PivotWorkerOptions): Promise<void> {
+  const worker = await createPivotWorker(opts);
+  try {
+    await worker.run();
+  } finally {
+    await closeEmbeddedStacks();
+  }
+}

@@ -1,0 +1,3 @@
+// The worker bundles this file: one exported workflow per concern.
+export { pivotMiningWorkflow, progressQuery } from './pivotMining';
+export { collectRolloutsWorkflow, stageProgressQuery } from './collectRollouts';

@@ -1,0 +1,101 @@
+import { ApplicationFailure, defineQuery, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type * as activities from '../activities';
+import { collectRolloutsWorkflow } from './collectRollouts';
+import type { PivotMiningInput } from './input';
+import type { CollectStageResult, PivotMiningProgress, PivotMiningResult, RolloutStage, RunPlan } from './types';
+
+// serve → collect → profile → convert → local-profile → filter/publish, one run per dataset.
+// Orchestration only: every file and network touch happens in activities.
+
+const { prepareRun, ensureServers, convertStage, publishStage } = proxyActivities<typeof activities>({
+  startToCloseTimeout: '1 hour',
+  heartbeatTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
+});
+
+export const progressQuery = defineQuery<PivotMiningProgress>('progress');
+
+export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<PivotMiningResult> {
+  const workflowId = workflowInfo().workflowId;
+  let plan: RunPlan | undefined;
+  let stage = 'prepare';
+  let childWorkflowId: string | null = null;
+  const counts: Record<string, number> = {};
+  setHandler(progressQuery, () => ({
+    runId: plan?.runId ?? '',
+    runDir: plan?.runDir ?? '',
+    stage,
+    childWorkflowId,
+    counts: { ...counts },
+  }));
+
+  plan = await prepareRun(input, workflowId);
+  const runPlan = plan;
+
+  stage = 'serve';
+  const servers = await ensureServers(runPlan);
+
+  const runChunkedStage = async (rolloutStage: RolloutStage, inputPath: string): Promise<CollectStageResult> => {
+    stage = rolloutStage;
+    childWorkflowId = `${workflowId}/${rolloutStage}`;
+    const result = await executeChild(collectRolloutsWorkflow, {
+      workflowId: childWorkflowId,
+      args: [{ plan: runPlan, stage: rolloutStage, inputPath, outPrefix: `${runPlan.runDir}/${rolloutStage === 'collect' ? 'rollouts' : 'local_profile'}` }],
+    });
+    childWorkflowId = null;
+    return result;
+  };
+
+  const collected = await runChunkedStage('collect', runPlan.config.collect.input_jsonl);
+  counts.tasks = collected.materialize.tasks;
+  counts.rollouts = collected.merge.completed;
+  counts.rollout_failures = collected.merge.failedKeys;
+  counts.tasks_all_pass = collected.profile.allPass;
+  counts.tasks_all_fail = collected.profile.allFail;
+  counts.tasks_mixed = collected.profile.mixed;
+
+  stage = 'convert';
+  const converted = await convertStage({
+    plan: runPlan,
+    rolloutsPath: collected.merge.rolloutsPath,
+    rewardProfilePath: collected.profile.rewardProfilingPath,
+  });
+  counts.positive_trajectories = converted.positiveTrajectories;
+  counts.decision_points = converted.decisionPoints;
+  counts.candidates = converted.candidates;
+  counts.skipped = converted.skipped;
+  if (converted.candidates === 0) {
+    throw ApplicationFailure.nonRetryable(
+      `no pivot candidates: ${converted.positiveTrajectories} positive trajectories, ${converted.skipped} decision points skipped (see ${converted.skippedPath})`,
+      'NoCandidates',
+    );
+  }
+
+  const profiled = await runChunkedStage('local_profile', converted.candidatesPath);
+  counts.local_profile_rollouts = profiled.merge.completed;
+  counts.local_profile_failures = profiled.merge.failedKeys;
+
+  stage = 'publish';
+  const published = await publishStage({
+    plan: runPlan,
+    convert: converted,
+    localProfilePath: profiled.profile.rewardProfilingPath,
+    simulated: servers.simulated,
+    funnel: { ...counts },
+  });
+  Object.assign(counts, {
+    all_pass: published.counts.all_pass ?? 0,
+    all_fail: published.counts.all_fail ?? 0,
+    mixed: published.counts.mixed ?? 0,
+    published: published.counts.published ?? 0,
+  });
+  stage = 'done';
+  return {
+    runId: runPlan.runId,
+    runDir: runPlan.runDir,
+    pivotsPath: published.pivotsPath,
+    gymConfigPath: published.gymConfigPath,
+    reportPath: published.reportPath,
+    counts: { ...counts },
+  };
+}

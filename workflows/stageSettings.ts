@@ -1,0 +1,54 @@
+import type { RolloutStage, RunPlan } from './types';
+
+// Collect and local-profile are the same chunked sub-pipeline with different knobs; this is the one
+// place that maps the config onto those knobs, shared by the workflow (windowing) and activities.
+
+export interface StageSettings {
+  agentName: string;
+  numRepeats: number;
+  seedPerRepeat: boolean;
+  overrides: Record<string, unknown>;
+  limit?: number;
+  chunkSize: number;
+  maxChunksInFlight: number;
+  maxConcurrency: number;
+  maxAttempts: number;
+  requestTimeoutMs: number;
+  allowPartialRollouts: boolean;
+}
+
+export function pivotAgentName(plan: RunPlan): string {
+  return plan.config.publish.agent_name ?? `${plan.config.publish.dataset_name ?? plan.config.name}_pivot_agent`;
+}
+
+export function stageSettings(plan: RunPlan, stage: RolloutStage): StageSettings {
+  const { collect, local_profile: lp, profile, filter } = plan.config;
+  if (stage === 'collect') {
+    return {
+      agentName: collect.agent_name,
+      numRepeats: collect.num_repeats,
+      seedPerRepeat: collect.seed_per_repeat,
+      overrides: collect.responses_create_params,
+      limit: collect.limit,
+      chunkSize: collect.chunk_size,
+      maxChunksInFlight: collect.max_chunks_in_flight,
+      maxConcurrency: collect.max_concurrency,
+      maxAttempts: collect.max_attempts,
+      requestTimeoutMs: collect.request_timeout_ms,
+      allowPartialRollouts: profile.allow_partial_rollouts,
+    };
+  }
+  return {
+    agentName: pivotAgentName(plan),
+    numRepeats: lp.num_samples,
+    // Local profiling needs K different samples of the same prefix, so per-repeat seeds are always on.
+    seedPerRepeat: true,
+    overrides: lp.responses_create_params,
+    chunkSize: lp.chunk_size,
+    maxChunksInFlight: lp.max_chunks_in_flight,
+    maxConcurrency: lp.max_concurrency,
+    maxAttempts: lp.max_attempts,
+    requestTimeoutMs: lp.request_timeout_ms,
+    allowPartialRollouts: filter.allow_partial,
+  };
+}

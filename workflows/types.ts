@@ -1,0 +1,116 @@
+import type { PipelineConfig } from '../activities/config';
+
+// Activity and child-workflow payloads: paths, counts and the (secret-free) config, never rows.
+
+export interface RunPlan {
+  runId: string;
+  runDir: string;
+  /** Directory config-relative paths are resolved against (the worker's working directory). */
+  baseDir: string;
+  config: PipelineConfig;
+}
+
+export type RolloutStage = 'collect' | 'local_profile';
+
+export interface CollectStageInput {
+  plan: RunPlan;
+  /** Set by continue-as-new: what earlier runs of this workflow already did. */
+  resume?: { materialize: MaterializeResult; nextChunk: number; done: number; failed: number; startedAtMs: number };
+  /** History length after which the workflow continues as new (tests lower it to prove the bound). */
+  continueAsNewAfterEvents?: number;
+  stage: RolloutStage;
+  /** Task rows to materialize (collect: the config's input JSONL; local_profile: candidates.jsonl). */
+  inputPath: string;
+  /** Output stem: `<outPrefix>.jsonl` holds rollouts, `<outPrefix>_materialized_inputs.jsonl` the inputs. */
+  outPrefix: string;
+}
+
+export interface MaterializeResult {
+  materializedInputsPath: string;
+  rows: number;
+  tasks: number;
+  chunks: number;
+}
+
+export interface ChunkInput {
+  plan: RunPlan;
+  stage: RolloutStage;
+  outPrefix: string;
+  chunkIndex: number;
+}
+
+export interface ChunkResult {
+  chunkIndex: number;
+  completed: number;
+  failed: number;
+  alreadyDone: number;
+}
+
+export interface MergeResult {
+  rolloutsPath: string;
+  failuresPath: string;
+  completed: number;
+  failedKeys: number;
+}
+
+export interface ProfileResult {
+  rewardProfilingPath: string;
+  agentMetricsPath: string;
+  tasks: number;
+  /** Tasks whose rollouts all got reward 1 / all 0 / a mix; per-task view of the collect stage. */
+  allPass: number;
+  allFail: number;
+  mixed: number;
+}
+
+export interface CollectStageResult {
+  materialize: MaterializeResult;
+  merge: MergeResult;
+  profile: ProfileResult;
+}
+
+export interface ConvertResult {
+  candidatesPath: string;
+  skippedPath: string;
+  metricsPath: string;
+  positiveTrajectories: number;
+  decisionPoints: number;
+  candidates: number;
+  skipped: number;
+}
+
+export interface PublishResult {
+  pivotsPath: string;
+  gymConfigPath: string;
+  selectionMetricsPath: string;
+  reportPath: string;
+  validatorExitCode: number;
+  counts: Record<string, number>;
+}
+
+export interface StageProgress {
+  stage: string;
+  done: number;
+  total: number;
+  failed: number;
+  rolloutsPerSecond: number;
+  etaSeconds: number | null;
+}
+
+export interface PivotMiningProgress {
+  runId: string;
+  runDir: string;
+  stage: string;
+  /** The chunked child workflow running now (collect or local_profile); query it for live numbers. */
+  childWorkflowId: string | null;
+  counts: Record<string, number>;
+}
+
+export interface PivotMiningResult {
+  runId: string;
+  runDir: string;
+  pivotsPath: string;
+  gymConfigPath: string;
+  reportPath: string;
+  counts: Record<string, number>;
+}
