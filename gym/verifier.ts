@@ -1,0 +1,61 @@
+// Port of the verdict of NeMo Gym's `single_step_tool_use_with_argument_comparison` resources
+// server: the reward of one response against a pivot row's `expected_action`. Parity with the
+// reference is checked against fixtures/verifier/vectors.jsonl.
+import type { ExpectedAction } from './schemas';
+import type { VerifyResult } from './verifier/categories';
+import { compareToolCalls, type FunctionCall } from './verifier/compare';
+import {
+  toolCallComparatorConfigSchema,
+  type ToolCallComparatorConfig,
+  type ToolCallComparatorConfigInput,
+} from './verifier/config';
+import { extractAction } from './verifier/extract';
+
+export { stepRewardCategoryText, type StepRewardCategory, type VerifyResult } from './verifier/categories';
+export { ExpectedArgumentsDecodeError } from './verifier/compare';
+export {
+  parallelToolCallRewardModeSchema,
+  toolCallComparatorConfigSchema,
+  type ToolCallComparatorConfig,
+  type ToolCallComparatorConfigInput,
+} from './verifier/config';
+export { extractAction, verifierResponseSchema, type VerifierResponse } from './verifier/extract';
+export { loadsPythonJson, PythonJsonDecodeError, type PyValue } from './verifier/pythonJson';
+
+function toolCallsOf(action: ExpectedAction): FunctionCall[] {
+  if (action.type === 'function_call_batch') return action.calls;
+  if (action.type === 'function_call') return [action];
+  return [];
+}
+
+/** NeMo Gym's `ActionComparator.compare_action` for an already extracted action. */
+export function compareAction(
+  expectedAction: ExpectedAction,
+  actualAction: ExpectedAction,
+  config: ToolCallComparatorConfig,
+): VerifyResult {
+  if (expectedAction.type === 'message') {
+    // The message content is never compared: any chat message is the expected kind of action.
+    return actualAction.type === 'message'
+      ? { reward: 1, category: 'EXPECTED_CHAT_MESSAGE_FOUND' }
+      : { reward: 0, category: 'NO_EXPECTED_CHAT_MESSAGE' };
+  }
+  if (actualAction.type === 'message') return { reward: 0, category: 'NO_EXPECTED_TOOL_CALL' };
+  return compareToolCalls(toolCallsOf(expectedAction), toolCallsOf(actualAction), config);
+}
+
+/**
+ * Reward and `StepRewardCategory` member name of `response` (only its `output` is read) against a
+ * row's `expected_action`, as NeMo Gym's `verify()` computes them. `config` is a
+ * `tool_call_comparator_config`; omitted optional keys take NeMo Gym's defaults. Throws
+ * `ExpectedArgumentsDecodeError` when the row's own arguments are not JSON (the reference raises).
+ */
+export function verifyResponse(
+  expectedAction: ExpectedAction,
+  response: { output: readonly unknown[] },
+  config: ToolCallComparatorConfigInput,
+): VerifyResult {
+  const actualAction = extractAction(response.output);
+  if (actualAction === null) return { reward: 0, category: 'NO_ACTION_FOUND' };
+  return compareAction(expectedAction, actualAction, toolCallComparatorConfigSchema.parse(config));
+}

@@ -1,0 +1,226 @@
+import type { StepRewardCategory, VerifyResult } from './categories';
+import type { ToolCallComparatorConfig } from './config';
+import { loadsPythonJson, PythonJsonDecodeError, type PyDict, type PyValue } from './pythonJson';
+import { stringsMatch } from './pythonText';
+
+export interface FunctionCall {
+  name: string;
+  arguments: string;
+}
+
+/** Expected arguments that are not JSON: NeMo Gym raises here (a broken dataset row), so do we. */
+export class ExpectedArgumentsDecodeError extends Error {
+  constructor(toolName: string, cause: PythonJsonDecodeError) {
+    super(`expected_action arguments of tool "${toolName}" are not valid JSON (${cause.message})`);
+    this.name = 'ExpectedArgumentsDecodeError';
+  }
+}
+
+type ArgumentMismatch = Exclude<
+  StepRewardCategory,
+  'NO_ACTION_FOUND' | 'NO_EXPECTED_TOOL_CALL' | 'EXPECTED_CHAT_MESSAGE_FOUND' | 'NO_EXPECTED_CHAT_MESSAGE'
+>;
+
+// Python's `isinstance(actual, type(expected))`. bool subclasses int, so an int accepts a bool
+// but a bool does not accept an int.
+function passesTypeGate(expected: PyValue, actual: PyValue): boolean {
+  if (expected === null) return actual === null;
+  switch (typeof expected) {
+    case 'boolean':
+      return typeof actual === 'boolean';
+    case 'bigint':
+      return typeof actual === 'bigint' || typeof actual === 'boolean';
+    case 'number':
+      return typeof actual === 'number';
+    case 'string':
+      return typeof actual === 'string';
+  }
+  if (Array.isArray(expected)) return Array.isArray(actual);
+  return actual instanceof Map;
+}
+
+function asPythonInt(value: bigint | boolean): bigint {
+  return typeof value === 'boolean' ? (value ? 1n : 0n) : value;
+}
+
+function sameKeySet(expected: PyDict, actual: PyDict): boolean {
+  if (expected.size !== actual.size) return false;
+  for (const key of expected.keys()) if (!actual.has(key)) return false;
+  return true;
+}
+
+/** The first mismatch between two decoded argument values, or null when they match. */
+export function compareArgumentValues(
+  expected: PyValue,
+  actual: PyValue,
+  config: ToolCallComparatorConfig,
+): ArgumentMismatch | null {
+  if (!passesTypeGate(expected, actual)) return 'ARGUMENT_VALUE_TYPE_DIFFERENT';
+  if (expected instanceof Map) {
+    const actualDict = actual as PyDict;
+    if (!sameKeySet(expected, actualDict)) return 'ARGUMENT_OBJECT_KEYS_DIFFERENT';
+    for (const [key, value] of expected) {
+      const mismatch = compareArgumentValues(value, actualDict.get(key) as PyValue, config);
+      if (mismatch) return mismatch;
+    }
+    return null;
+  }
+  if (Array.isArray(expected)) {
+    const actualList = actual as PyValue[];
+    if (expected.length !== actualList.length) return 'ARGUMENT_LIST_LENGTH_DIFFERENT';
+    for (let i = 0; i < expected.length; i++) {
+      const mismatch = compareArgumentValues(expected[i] as PyValue, actualList[i] as PyValue, config);
+      if (mismatch) return mismatch;
+    }
+    return null;
+  }
+  if (typeof expected === 'number') {
+    // Strict `<`: a zero threshold rejects identical floats, and NaN (also inf - inf) never matches.
+    return Math.abs((actual as number) - expected) < config.floating_point_comparison_threshold
+      ? null
+      : 'ARGUMENT_VALUE_DIFFERENT';
+  }
+  if (typeof expected === 'string') {
+    return stringsMatch(expected, actual as string, config.word_count_similarity_threshold)
+      ? null
+      : 'ARGUMENT_VALUE_DIFFERENT';
+  }
+  if (typeof expected === 'bigint') {
+    return expected === asPythonInt(actual as bigint | boolean) ? null : 'ARGUMENT_VALUE_DIFFERENT';
+  }
+  return expected === actual ? null : 'ARGUMENT_VALUE_DIFFERENT';
+}
+
+type Decoded = { ok: true; value: PyValue } | { ok: false; error: PythonJsonDecodeError };
+
+function decode(text: string): Decoded {
+  try {
+    return { ok: true, value: loadsPythonJson(text) };
+  } catch (error) {
+    if (error instanceof PythonJsonDecodeError) return { ok: false, error };
+    throw error;
+  }
+}
+
+/** A call whose arguments are decoded on first use: a batch compares each call many times. */
+class PreparedCall {
+  private decoded: Decoded | undefined;
+
+  constructor(readonly call: FunctionCall) {}
+
+  get name(): string {
+    return this.call.name;
+  }
+
+  arguments(): Decoded {
+    this.decoded ??= decode(this.call.arguments);
+    return this.decoded;
+  }
+}
+
+function compareOneCall(expected: PreparedCall, actual: PreparedCall, config: ToolCallComparatorConfig): VerifyResult {
+  // The name is checked before anything is decoded, so a wrong tool with broken arguments is
+  // reported as the wrong tool.
+  if (expected.name !== actual.name) return { reward: 0, category: 'UNEXPECTED_TOOL' };
+  const expectedArguments = expected.arguments();
+  if (!expectedArguments.ok) throw new ExpectedArgumentsDecodeError(expected.name, expectedArguments.error);
+  const actualArguments = actual.arguments();
+  if (!actualArguments.ok) return { reward: 0, category: 'ARGUMENTS_DECODE_ERROR' };
+  const mismatch = compareArgumentValues(expectedArguments.value, actualArguments.value, config);
+  return mismatch ? { reward: 0, category: mismatch } : { reward: 1, category: 'EXPECTED_TOOL_CALL' };
+}
+
+/**
+ * Kuhn's augmenting-path maximum matching, in NeMo Gym's exact visiting order (most constrained
+ * expected call first, stable; candidates ascending). The matched count is order-independent but
+ * the set of unmatched expected calls is not, and the reported category comes from that set.
+ * Returns the expected index matched to each actual index.
+ */
+export function findMaximumMatching(candidates: number[][]): Map<number, number> {
+  const ownerOfActual = new Map<number, number>();
+  const augment = (expectedIndex: number, visited: Set<number>): boolean => {
+    for (const actualIndex of candidates[expectedIndex] ?? []) {
+      if (visited.has(actualIndex)) continue;
+      visited.add(actualIndex);
+      const owner = ownerOfActual.get(actualIndex);
+      if (owner === undefined || augment(owner, visited)) {
+        ownerOfActual.set(actualIndex, expectedIndex);
+        return true;
+      }
+    }
+    return false;
+  };
+  const order = candidates.map((_, index) => index);
+  order.sort((a, b) => (candidates[a]?.length ?? 0) - (candidates[b]?.length ?? 0) || a - b);
+  for (const expectedIndex of order) augment(expectedIndex, new Set());
+  return ownerOfActual;
+}
+
+function isCallCountAdmissible(expectedCount: number, actualCount: number, config: ToolCallComparatorConfig): boolean {
+  if (actualCount === expectedCount || !config.parallel_tool_call_rewarding) return true;
+  return actualCount < expectedCount ? config.allow_subset : config.allow_superset;
+}
+
+function scoreMatchedCalls(
+  matchedCount: number,
+  expectedCount: number,
+  actualCount: number,
+  config: ToolCallComparatorConfig,
+): number {
+  if (!config.parallel_tool_call_rewarding) return matchedCount === expectedCount ? 1 : 0;
+  if (config.parallel_tool_call_reward_mode === 'f1') {
+    const totalCount = expectedCount + actualCount;
+    return totalCount ? (2 * matchedCount) / totalCount : 0;
+  }
+  const requiredCount = config.allow_subset ? Math.min(expectedCount, actualCount) : expectedCount;
+  if (config.parallel_tool_call_reward_mode === 'fractional') return requiredCount ? matchedCount / requiredCount : 0;
+  return matchedCount === requiredCount ? 1 : 0;
+}
+
+/** Scores the actual calls against the expected ones as an unordered set (NeMo Gym's `compare_tool_calls`). */
+export function compareToolCalls(
+  expectedCalls: FunctionCall[],
+  actualCalls: FunctionCall[],
+  config: ToolCallComparatorConfig,
+): VerifyResult {
+  const expected = expectedCalls.map((call) => new PreparedCall(call));
+  const actual = actualCalls.map((call) => new PreparedCall(call));
+  const [onlyExpected] = expected;
+  const [onlyActual] = actual;
+  if (expected.length === 1 && actual.length === 1 && onlyExpected && onlyActual) {
+    return compareOneCall(onlyExpected, onlyActual, config);
+  }
+  if (!isCallCountAdmissible(expected.length, actual.length, config)) {
+    return { reward: 0, category: 'FUNCTION_CALL_BATCH_LENGTH_DIFFERENT' };
+  }
+
+  const candidates: number[][] = [];
+  // Per expected call, the first reason an actual call with the right name failed: the closest
+  // near miss. Only when every actual call had another name is it UNEXPECTED_TOOL.
+  const failureCategories: StepRewardCategory[] = [];
+  for (const expectedCall of expected) {
+    const matches: number[] = [];
+    let failure: StepRewardCategory = 'UNEXPECTED_TOOL';
+    actual.forEach((actualCall, actualIndex) => {
+      const result = compareOneCall(expectedCall, actualCall, config);
+      if (result.reward === 1) matches.push(actualIndex);
+      else if (failure === 'UNEXPECTED_TOOL') failure = result.category;
+    });
+    candidates.push(matches);
+    failureCategories.push(failure);
+  }
+
+  const matching = findMaximumMatching(candidates);
+  const reward = scoreMatchedCalls(matching.size, expected.length, actual.length, config);
+  if (reward === 1) {
+    return { reward, category: expected.length === 1 ? 'EXPECTED_TOOL_CALL' : 'EXPECTED_TOOL_CALL_BATCH' };
+  }
+  const matchedExpected = new Set(matching.values());
+  const firstUnmatched = expected.findIndex((_, index) => !matchedExpected.has(index));
+  // With nothing left unmatched on one side, the count is the whole defect; an argument mismatch
+  // would point at a comparison that did not cost the reward.
+  if (firstUnmatched < 0 || matchedExpected.size === actual.length) {
+    return { reward, category: 'FUNCTION_CALL_BATCH_LENGTH_DIFFERENT' };
+  }
+  return { reward, category: failureCategories[firstUnmatched] ?? 'UNEXPECTED_TOOL' };
+}

@@ -1,0 +1,19 @@
+import { z } from 'zod';
+
+export const parallelToolCallRewardModeSchema = z.enum(['binary_strict', 'fractional', 'f1']);
+
+/**
+ * `tool_call_comparator_config` of the resources server, with NeMo Gym's defaults. Unknown keys are
+ * dropped rather than rejected because NeMo Gym's pydantic model ignores them too, so a config that
+ * loads there loads here.
+ */
+export const toolCallComparatorConfigSchema = z.object({
+  word_count_similarity_threshold: z.number(),
+  floating_point_comparison_threshold: z.number().default(1e-6),
+  parallel_tool_call_rewarding: z.boolean().default(false),
+  allow_subset: z.boolean().default(false),
+  allow_superset: z.boolean().default(false),
+  parallel_tool_call_reward_mode: parallelToolCallRewardModeSchema.default('binary_strict'),
+});
+export type ToolCallComparatorConfig = z.infer<typeof toolCallComparatorConfigSchema>;
+export type ToolCallComparatorConfigInput = z.input<typeof toolCallComparatorConfigSchema>;

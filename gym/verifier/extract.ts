@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import type { ExpectedAction } from '../schemas';
+
+const contentPartSchema = z.looseObject({ type: z.string() });
+
+/**
+ * One Responses-API output item, open like the API itself. Only the fields the verifier reads are
+ * required, and only on the item types it reads them from.
+ */
+export const responseOutputItemSchema = z.looseObject({ type: z.string() }).superRefine((item, ctx) => {
+  if (item.type === 'function_call') {
+    for (const key of ['name', 'arguments'] as const) {
+      if (typeof item[key] !== 'string') {
+        ctx.addIssue({ code: 'custom', path: [key], message: `a function_call item needs a string "${key}"` });
+      }
+    }
+  } else if (item.type === 'message') {
+    if (!z.array(contentPartSchema).safeParse(item.content).success) {
+      ctx.addIssue({ code: 'custom', path: ['content'], message: 'a message item needs a "content" list of typed parts' });
+    }
+  }
+});
+
+/** The part of a Responses-API response object the verifier reads. */
+export const verifierResponseSchema = z.looseObject({ output: z.array(responseOutputItemSchema) });
+export type VerifierResponse = z.infer<typeof verifierResponseSchema>;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function firstOutputText(item: Record<string, unknown>): string | undefined {
+  if (item.role !== 'assistant' || !Array.isArray(item.content)) return undefined;
+  for (const part of item.content) {
+    if (isRecord(part) && part.type === 'output_text') return typeof part.text === 'string' ? part.text : '';
+  }
+  return undefined;
+}
+
+/**
+ * The action a response took, as NeMo Gym's `extract_action` derives it: every `function_call`
+ * item counts whatever its status or position, and tool calls win over text. The text is the first
+ * `output_text` of the first assistant message that has one. Null when there is neither.
+ */
+export function extractAction(output: readonly unknown[]): ExpectedAction | null {
+  const calls: Array<{ type: 'function_call'; name: string; arguments: string }> = [];
+  let text: string | undefined;
+  for (const item of output) {
+    if (!isRecord(item)) continue;
+    if (item.type === 'function_call') {
+      calls.push({ type: 'function_call', name: String(item.name), arguments: String(item.arguments) });
+    } else if (item.type === 'message' && text === undefined) {
+      text = firstOutputText(item);
+    }
+  }
+  const [onlyCall] = calls;
+  if (calls.length === 1 && onlyCall) return onlyCall;
+  if (calls.length > 1) return { type: 'function_call_batch', calls };
+  return text === undefined ? null : { type: 'message', content: text };
+}
