@@ -1,0 +1,118 @@
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { readJsonl } from './jsonl';
+import { agentRefSchema, expectedActionSchema, responsesCreateParamsSchema } from './schemas';
+import { localProfileRowSchema, localProfileStats, type LocalProfileStats } from './selection';
+import type { CandidateSummary, UpstreamCounts } from './selectionMetrics';
+
+// Readers for what the publish stage consumes: candidates, the local reward profile, the skip audit
+// and the convert metrics. Each names the file and line of the first bad row.
+
+export class PublishInputError extends Error {
+  constructor(file: string, line: number | null, reason: string) {
+    super(line === null ? `${file}: ${reason}` : `${file}:${line}: ${reason}`);
+    this.name = 'PublishInputError';
+  }
+}
+
+export const candidateRowSchema = z.looseObject({
+  responses_create_params: responsesCreateParamsSchema,
+  expected_action: expectedActionSchema,
+  agent_ref: agentRefSchema.optional(),
+  provenance: z.looseObject({
+    uuid: z.string().min(1),
+    depth: z.number().nullish(),
+    source_reward: z.number().nullish(),
+  }),
+});
+
+const skippedRowSchema = z.looseObject({ reason: z.string().min(1) });
+
+function parseRow<T extends z.ZodType>(schema: T, file: string, line: number, value: unknown): z.infer<T> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  throw new PublishInputError(file, line, `${issue.path.join('.') || '(row)'}: ${issue.message}`);
+}
+
+function toolNames(action: z.infer<typeof expectedActionSchema>): string[] {
+  if (action.type === 'function_call') return [action.name];
+  if (action.type === 'function_call_batch') return action.calls.map((c) => c.name);
+  return [];
+}
+
+export async function readCandidateSummaries(file: string): Promise<CandidateSummary[]> {
+  const summaries: CandidateSummary[] = [];
+  for await (const { line, value } of readJsonl(file)) {
+    const row = parseRow(candidateRowSchema, file, line, value);
+    summaries.push({
+      index: summaries.length,
+      line,
+      uuid: row.provenance.uuid,
+      action_type: row.expected_action.type,
+      tool_names: toolNames(row.expected_action),
+      depth: row.provenance.depth ?? null,
+      source_reward: row.provenance.source_reward ?? null,
+    });
+  }
+  return summaries;
+}
+
+export async function readLocalProfile(file: string, numCandidates: number): Promise<Map<number, LocalProfileStats>> {
+  const profiles = new Map<number, LocalProfileStats>();
+  for await (const { line, value } of readJsonl(file)) {
+    const stats = localProfileStats(parseRow(localProfileRowSchema, file, line, value));
+    if (stats.task_index >= numCandidates) {
+      throw new PublishInputError(
+        file,
+        line,
+        `_ng_task_index ${stats.task_index} has no candidate (the candidates file has ${numCandidates} rows); was it profiled from another candidates file?`,
+      );
+    }
+    if (profiles.has(stats.task_index)) {
+      throw new PublishInputError(file, line, `duplicate profile row for _ng_task_index ${stats.task_index}`);
+    }
+    profiles.set(stats.task_index, stats);
+  }
+  return profiles;
+}
+
+export async function readSkipReasons(file: string | undefined): Promise<Map<string, number>> {
+  const reasons = new Map<string, number>();
+  if (file === undefined) return reasons;
+  for await (const { line, value } of readJsonl(file)) {
+    const { reason } = parseRow(skippedRowSchema, file, line, value);
+    reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+  }
+  return reasons;
+}
+
+/** Upstream funnel stages from the convert stage's metrics, under whichever of these names it uses. */
+const UPSTREAM_KEYS = {
+  tasks: ['num_tasks', 'tasks'],
+  rollouts: ['num_rollouts', 'rollouts'],
+  positive_trajectories: ['num_positive_trajectories', 'positive_trajectories', 'num_positive_rollouts'],
+} as const;
+
+/** Counts the workflow passes in win over the convert metrics file, which may predate a resume. */
+export async function readUpstreamCounts(file: string | undefined, funnel: Record<string, number>): Promise<UpstreamCounts> {
+  const upstream: UpstreamCounts = {
+    tasks: funnel.tasks ?? null,
+    rollouts: funnel.rollouts ?? null,
+    positive_trajectories: funnel.positive_trajectories ?? null,
+  };
+  if (file === undefined) return upstream;
+  let metrics: unknown;
+  try {
+    metrics = JSON.parse(await readFile(file, 'utf8'));
+  } catch (err) {
+    throw new PublishInputError(file, null, `cannot read convert metrics: ${(err as Error).message}`);
+  }
+  if (typeof metrics !== 'object' || metrics === null) return upstream;
+  const record = metrics as Record<string, unknown>;
+  for (const stage of Object.keys(UPSTREAM_KEYS) as (keyof typeof UPSTREAM_KEYS)[]) {
+    const key = UPSTREAM_KEYS[stage].find((k) => typeof record[k] === 'number');
+    if (key !== undefined && upstream[stage] === null) upstream[stage] = record[key] as number;
+  }
+  return upstream;
+}

@@ -1,0 +1,83 @@
+// Python's `json.dumps` output (default separators, `ensure_ascii=True`, optional `indent`) and
+// Python's float `round`, for files and counts that must match what NeMo Gym computes in Python.
+
+export interface PythonJsonDumpsOptions {
+  indent?: number;
+  /** Object keys whose numeric values are Python floats; every other number is written as parsed. */
+  floatKeys?: ReadonlySet<string>;
+}
+
+/** Python's `repr(float)`: shortest round-trip digits, fixed notation for 1e-4 ≤ |x| < 1e16. */
+export function pythonFloatRepr(x: number): string {
+  if (Number.isNaN(x)) return 'NaN';
+  if (x === Infinity) return 'Infinity';
+  if (x === -Infinity) return '-Infinity';
+  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  const [mantissa, expText] = x.toExponential().split('e') as [string, string];
+  const exp = Number(expText);
+  if (exp < -4 || exp >= 16) {
+    return `${mantissa}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
+  }
+  const negative = mantissa.startsWith('-');
+  const digits = mantissa.replace('-', '').replace('.', '');
+  let body: string;
+  if (exp < 0) body = `0.${'0'.repeat(-exp - 1)}${digits}`;
+  else if (digits.length > exp + 1) body = `${digits.slice(0, exp + 1)}.${digits.slice(exp + 1)}`;
+  else body = `${digits}${'0'.repeat(exp + 1 - digits.length)}.0`;
+  return negative ? `-${body}` : body;
+}
+
+function pythonIntOrFloat(x: number): string {
+  return Number.isInteger(x) && Math.abs(x) < 1e16 ? String(x) : pythonFloatRepr(x);
+}
+
+/** Python's `round(x, ndigits)` on a float: exact decimal rounding of the binary value, ties to even. */
+export function pythonRound(x: number, ndigits: number): number {
+  if (!Number.isFinite(x) || x === 0) return x;
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, x);
+  const bits = view.getBigUint64(0);
+  const negative = bits >> 63n === 1n;
+  const biasedExp = Number((bits >> 52n) & 0x7ffn);
+  const fraction = bits & ((1n << 52n) - 1n);
+  const mantissa = biasedExp === 0 ? fraction : fraction | (1n << 52n);
+  const exp2 = (biasedExp === 0 ? 1 : biasedExp) - 1075;
+  if (exp2 >= 0) return x;
+  const numerator = mantissa * 10n ** BigInt(ndigits);
+  const denominator = 1n << BigInt(-exp2);
+  let quotient = numerator / denominator;
+  const twiceRemainder = 2n * (numerator % denominator);
+  if (twiceRemainder > denominator || (twiceRemainder === denominator && quotient % 2n === 1n)) quotient += 1n;
+  return Number(`${negative ? '-' : ''}${quotient}e-${ndigits}`);
+}
+
+const NON_PRINTABLE_ASCII = /[^\x20-\x7e]/g;
+
+function pythonString(s: string): string {
+  return JSON.stringify(s).replace(NON_PRINTABLE_ASCII, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+export function pythonJsonDumps(value: unknown, opts: PythonJsonDumpsOptions = {}): string {
+  const { indent, floatKeys } = opts;
+  const itemSep = indent === undefined ? ', ' : ',';
+  const render = (v: unknown, depth: number, asFloat: boolean): string => {
+    if (v === null || v === undefined) return 'null';
+    if (typeof v === 'boolean') return v ? 'true' : 'false';
+    if (typeof v === 'number') return asFloat ? pythonFloatRepr(v) : pythonIntOrFloat(v);
+    if (typeof v === 'bigint') return v.toString();
+    if (typeof v === 'string') return pythonString(v);
+    const pad = indent === undefined ? '' : `\n${' '.repeat(indent * (depth + 1))}`;
+    const close = indent === undefined ? '' : `\n${' '.repeat(indent * depth)}`;
+    if (Array.isArray(v)) {
+      if (v.length === 0) return '[]';
+      return `[${v.map((item) => pad + render(item, depth + 1, false)).join(itemSep)}${close}]`;
+    }
+    const entries = Object.entries(v as Record<string, unknown>).filter(([, item]) => item !== undefined);
+    if (entries.length === 0) return '{}';
+    const body = entries.map(
+      ([k, item]) => `${pad}${pythonString(k)}: ${render(item, depth + 1, floatKeys?.has(k) ?? false)}`,
+    );
+    return `{${body.join(itemSep)}${close}}`;
+  };
+  return render(value, 0, false);
+}

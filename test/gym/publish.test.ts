@@ -1,0 +1,252 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import YAML from 'yaml';
+import { publishPivotDataset, type PublishOptions } from '../../gym/publish';
+import { validatePivotDataset } from '../../gym/validator';
+
+const tools = [
+  { type: 'function', name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true },
+  { type: 'function', name: 'book_flight', description: 'Book', parameters: { type: 'object', properties: { to: { type: 'string' } } }, strict: true },
+];
+
+function candidate(i: number, action: Record<string, unknown>, depth: number, sourceReward = 1.0): Record<string, unknown> {
+  return {
+    responses_create_params: {
+      input: [{ role: 'user', content: `task ${i}: please help` }],
+      tools,
+      tool_choice: 'auto',
+      parallel_tool_calls: false,
+    },
+    expected_action: action,
+    agent_ref: { type: 'responses_api_agents', name: 'source_agent' },
+    provenance: {
+      source_file: 'rollouts.jsonl',
+      source_line: i + 1,
+      task_index: i,
+      rollout_index: 0,
+      source_reward: sourceReward,
+      pivot_index: 0,
+      depth,
+      trajectory_length: 3,
+      uuid: `uuid-${String(9 - i).padStart(2, '0')}`,
+    },
+    category: 'synthetic',
+  };
+}
+
+const call = (name: string, args: Record<string, unknown>) => ({ type: 'function_call', name, arguments: JSON.stringify(args) });
+
+// Candidate i → rewards of its K = 4 local samples (null: no profile row at all).
+const plan: [Record<string, unknown>, number, (number[] | null), number?][] = [
+  [call('get_weather', { city: 'Paris' }), 0, [1, 0, 1, 0]], // 0 mixed 0.5
+  [call('get_weather', { city: 'Rome' }), 1, [1, 1, 1, 1]], // 1 all_pass
+  [{ type: 'message', content: 'Done.' }, 2, [0, 0, 0, 0]], // 2 all_fail
+  [call('book_flight', { to: 'NYC' }), 3, [1, 1, 1, 0]], // 3 mixed 0.75 (easiest: over budget)
+  [call('book_flight', { to: 'SFO' }), 5, [1, 0], 4], // 4 incomplete (2 of 4 missing)
+  [call('get_weather', { city: 'Oslo' }), 9, null], // 5 incomplete (no profile row)
+  [{ type: 'message', content: 'Here you go.' }, 0, [0, 0, 0, 1]], // 6 mixed 0.25
+];
+
+function profileRow(taskIndex: number, rewards: number[], expected: number): Record<string, unknown> {
+  const mean = rewards.reduce((a, b) => a + b, 0) / rewards.length;
+  return {
+    _ng_task_index: taskIndex,
+    'mean/reward': mean,
+    'max/reward': Math.max(...rewards),
+    'min/reward': Math.min(...rewards),
+    sample: { responses_create_params: { input: [] } },
+    num_rollouts: rewards.length,
+    expected_num_rollouts: expected,
+    missing_num_rollouts: expected - rewards.length,
+    reward_profile_completion_pct: (100 * rewards.length) / expected,
+    rollout_infos: rewards.map((reward, r) => ({ rollout_id: `${taskIndex}:${r}`, reward })),
+  };
+}
+
+async function writeInputs(dir: string): Promise<PublishOptions> {
+  const candidatesPath = path.join(dir, 'candidates.jsonl');
+  const localProfilePath = path.join(dir, 'local_reward_profiling.jsonl');
+  const skippedPath = path.join(dir, 'candidates_skipped.jsonl');
+  const convertMetricsPath = path.join(dir, 'candidates_metrics.json');
+  await writeFile(candidatesPath, plan.map(([action, depth], i) => `${JSON.stringify(candidate(i, action, depth, i === 6 ? 0.5 : 1.0))}\n`).join(''));
+  await writeFile(
+    localProfilePath,
+    plan
+      .map(([, , rewards, expected], i) => (rewards ? `${JSON.stringify(profileRow(i, rewards, expected ?? rewards.length))}\n` : ''))
+      .join(''),
+  );
+  await writeFile(
+    skippedPath,
+    ['parallel_tool_calls', 'parallel_tool_calls', 'malformed_trajectory'].map((reason) => `${JSON.stringify({ reason, source_line: 1 })}\n`).join(''),
+  );
+  await writeFile(convertMetricsPath, JSON.stringify({ num_tasks: 5, num_rollouts: 20, num_positive_trajectories: 7 }));
+  return {
+    candidatesPath,
+    localProfilePath,
+    skippedPath,
+    convertMetricsPath,
+    outDir: path.join(dir, 'out'),
+    agentName: 'demo_pivot_agent',
+    datasetName: 'demo',
+    maxPivots: 2,
+    jsonlFpath: 'data/demo_pivots.jsonl',
+    simulatorLabel: 'seeded policy simulator',
+  };
+}
+
+async function readJsonlFile(file: string): Promise<Record<string, unknown>[]> {
+  return (await readFile(file, 'utf8'))
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+test('publish keeps mixed pivots within budget and writes every artifact', async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'publish-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const opts = await writeInputs(dir);
+  const result = await publishPivotDataset(opts);
+
+  assert.deepEqual(result.counts, {
+    candidates: 7,
+    skipped: 3,
+    all_pass: 1,
+    all_fail: 1,
+    constant: 0,
+    mixed: 3,
+    incomplete: 2,
+    over_budget: 1,
+    published: 2,
+  });
+  assert.deepEqual((await readdir(opts.outDir)).sort(), [
+    'demo_single_step_tool_use_with_argument_comparison.yaml',
+    'pivots.jsonl',
+    'pivots_metrics.json',
+    'report.html',
+    'selection_metrics.json',
+  ]);
+
+  const pivots = await readJsonlFile(result.pivotsPath);
+  assert.deepEqual(
+    pivots.map((p) => (p.provenance as { task_index: number }).task_index),
+    [0, 6],
+    'candidate order; the 0.75 pivot went over budget',
+  );
+  for (const p of pivots) {
+    assert.deepEqual(Object.keys(p), ['responses_create_params', 'expected_action', 'agent_ref', 'provenance', 'category']);
+    assert.deepEqual(p.agent_ref, { type: 'responses_api_agents', name: 'demo_pivot_agent' });
+    assert.equal(p.category, 'synthetic', 'extra fields survive');
+  }
+  assert.deepEqual(
+    pivots.map((p) => {
+      const prov = p.provenance as Record<string, unknown>;
+      return [prov.local_pass_rate, prov.local_num_samples];
+    }),
+    [
+      [0.5, 4],
+      [0.25, 4],
+    ],
+  );
+
+  const config = YAML.parse(await readFile(result.gymConfigPath, 'utf8'));
+  const agent = config.demo_pivot_agent.responses_api_agents.tool_simulation_agent;
+  assert.equal(agent.datasets[0].jsonl_fpath, 'data/demo_pivots.jsonl');
+  assert.equal(agent.resources_server.name, 'demo_pivot_resources_server');
+  assert.ok(config.demo_pivot_resources_server.resources_servers.single_step_tool_use_with_argument_comparison);
+
+  const selection = JSON.parse(await readFile(result.selectionMetricsPath, 'utf8'));
+  assert.deepEqual(selection.upstream, { tasks: 5, rollouts: 20, positive_trajectories: 7 });
+  assert.deepEqual(selection.kept, { count: 2, percent: 28.57 });
+  assert.deepEqual(selection.skipped_by_reason, {
+    parallel_tool_calls: { count: 2, percent: 66.67 },
+    malformed_trajectory: { count: 1, percent: 33.33 },
+  });
+  assert.deepEqual(selection.outcomes.all_pass, { count: 1, percent: 14.29 });
+  assert.deepEqual(Object.keys(selection.by_tool_name), ['get_weather', '(message)', 'book_flight']);
+  assert.equal(selection.by_tool_name.get_weather.published, 1);
+  assert.equal(selection.by_tool_name.book_flight.over_budget, 1);
+  assert.deepEqual(Object.keys(selection.by_depth_bucket), ['0', '1', '2-3', '4-7', '8-15']);
+  assert.equal(selection.by_depth_bucket['0'].published, 2);
+  assert.deepEqual(Object.keys(selection.by_source_reward), ['0.5', '1.0']);
+  assert.deepEqual(Object.keys(selection.by_action_type), ['function_call', 'message']);
+  assert.deepEqual(
+    selection.local_pass_rate_histogram.map((b: { published: number; dropped: number }) => [b.published, b.dropped]),
+    // 0.0 all-fail, 0.25 and 0.5 published, 0.75 over budget, 1.0 all-pass; incomplete ones are left out.
+    [[0, 1], [0, 0], [1, 0], [0, 0], [0, 0], [1, 0], [0, 0], [0, 1], [0, 0], [0, 1]],
+  );
+  assert.equal(selection.simulator_label, 'seeded policy simulator');
+
+  const metrics = JSON.parse(await readFile(result.datasetMetricsPath, 'utf8'));
+  assert.equal(metrics['Number of examples'], 2);
+  assert.equal(metrics.jsonl_fpath, 'data/demo_pivots.jsonl');
+  assert.deepEqual(metrics.category, { unique_count: 1, total_count: 2 });
+
+  const html = await readFile(result.reportPath, 'utf8');
+  assert.match(html, /seeded policy simulator/);
+});
+
+test('published pivots pass the NeMo Gym pivot validator port, including the config agent check', async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'publish-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const result = await publishPivotDataset({ ...(await writeInputs(dir)), maxPivots: undefined });
+  assert.equal(result.counts.published, 3);
+  const validation = await validatePivotDataset({
+    path: result.pivotsPath,
+    agentRef: 'demo_pivot_agent',
+    checkToolNames: true,
+    gymConfigPath: result.gymConfigPath,
+  });
+  assert.equal(validation.exitCode, 0, validation.stderr);
+});
+
+test('publishing is deterministic: same inputs, byte-identical files', async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'publish-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const opts = await writeInputs(dir);
+  const snapshot = async (outDir: string) => {
+    const files = (await readdir(outDir)).sort();
+    return Object.fromEntries(await Promise.all(files.map(async (f) => [f, await readFile(path.join(outDir, f), 'utf8')])));
+  };
+  await publishPivotDataset(opts);
+  const first = await snapshot(opts.outDir);
+  await publishPivotDataset(opts);
+  assert.deepEqual(await snapshot(opts.outDir), first, 'rerun into the same directory');
+  const other = path.join(dir, 'other');
+  await publishPivotDataset({ ...opts, outDir: other });
+  assert.deepEqual(await snapshot(other), first, 'another directory (config path given explicitly)');
+});
+
+test('without a budget or skip file every mixed pivot is published and skipped is 0', async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'publish-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const opts = await writeInputs(dir);
+  const result = await publishPivotDataset({ ...opts, maxPivots: undefined, skippedPath: undefined, allowPartial: true });
+  assert.equal(result.counts.skipped, 0);
+  assert.equal(result.counts.over_budget, 0);
+  assert.equal(result.counts.incomplete, 1, 'the candidate without any profile row stays incomplete');
+  assert.equal(result.counts.published, 4, 'the partially profiled mixed pivot is kept');
+});
+
+test('bad inputs fail with file, line and reason', async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'publish-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const opts = await writeInputs(dir);
+
+  await writeFile(opts.localProfilePath, `${JSON.stringify(profileRow(7, [1, 0], 2))}\n`);
+  await assert.rejects(publishPivotDataset(opts), /local_reward_profiling\.jsonl:1: _ng_task_index 7 has no candidate/);
+
+  await writeFile(opts.localProfilePath, `${JSON.stringify(profileRow(0, [1, 0], 2))}\n${JSON.stringify(profileRow(0, [1, 0], 2))}\n`);
+  await assert.rejects(publishPivotDataset(opts), /:2: duplicate profile row for _ng_task_index 0/);
+
+  const lines = (await readFile(opts.candidatesPath, 'utf8')).split('\n');
+  await writeFile(opts.candidatesPath, [lines[0], '{"responses_create_params": {"input": []}}', ''].join('\n'));
+  await assert.rejects(publishPivotDataset(opts), /candidates\.jsonl:2: expected_action/);
+
+  await writeFile(opts.candidatesPath, `${lines[0]}\n{not json\n`);
+  await assert.rejects(publishPivotDataset(opts), /candidates\.jsonl:2: invalid JSON/);
+
+  await assert.rejects(publishPivotDataset({ ...opts, agentName: 'bad name' }));
+});
