@@ -1,0 +1,220 @@
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+
+// JSONL as NeMo Gym reads and writes it: one JSON value per `\n`-terminated UTF-8 line. Reading
+// streams line by line so memory follows the longest line, not the file, and a byte range can be
+// read on its own so chunk activities seek through an offsets index instead of rescanning.
+
+/** A bad JSONL line. `torn` marks an unterminated, unparseable last line: a write cut short by a crash. */
+export class JsonlError extends Error {
+  readonly file: string;
+  readonly line: number;
+  readonly reason: string;
+  readonly torn: boolean;
+
+  constructor(file: string, line: number, reason: string, torn = false) {
+    super(`${file}:${line}: ${reason}`);
+    this.name = 'JsonlError';
+    this.file = file;
+    this.line = line;
+    this.reason = reason;
+    this.torn = torn;
+  }
+}
+
+export interface JsonlRecord {
+  value: unknown;
+  /** 1-based line number in the file. */
+  line: number;
+  /** Byte offset of the start of the line. */
+  byteOffset: number;
+  /** Bytes of the line including its terminator. */
+  byteLength: number;
+  /** The line as read, without its terminator; materialization keys duplicate detection on it. */
+  text?: string;
+}
+
+export interface ReadJsonlOptions {
+  /** Byte offset to start reading at; must be the start of a line. */
+  start?: number;
+  /** Byte offset to stop reading at (exclusive); must be the end of a line or the end of the file. */
+  end?: number;
+  /** Line number of the line at `start`, for error messages and `JsonlRecord.line`. */
+  firstLine?: number;
+  /** Drop a torn last line silently instead of throwing, as a resumed shard must. */
+  allowTornTail?: boolean;
+}
+
+const READ_CHUNK_BYTES = 1 << 16;
+const NEWLINE = 0x0a;
+
+// `fatal` turns invalid UTF-8 into an error naming the line instead of silent U+FFFD damage.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function decodeLine(bytes: Buffer, file: string, line: number): string {
+  try {
+    const text = utf8.decode(bytes);
+    return text.endsWith('\r') ? text.slice(0, -1) : text;
+  } catch {
+    throw new JsonlError(file, line, 'invalid UTF-8');
+  }
+}
+
+function parseLine(text: string): { ok: true; value: unknown } | { ok: false; reason: string } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (err) {
+    return { ok: false, reason: `invalid JSON: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
+
+export async function* readJsonl(file: string, opts: ReadJsonlOptions = {}): AsyncGenerator<JsonlRecord> {
+  const start = opts.start ?? 0;
+  const handle = await open(file, 'r');
+  try {
+    const end = opts.end ?? (await handle.stat()).size;
+    let line = opts.firstLine ?? 1;
+    let lineStart = start;
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let position = start;
+    const buf = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+
+    const finishLine = (bytes: Buffer, terminated: boolean): JsonlRecord | undefined => {
+      const record = { line, byteOffset: lineStart, byteLength: bytes.length + (terminated ? 1 : 0) };
+      line++;
+      lineStart += record.byteLength;
+      const text = decodeLine(bytes, file, record.line);
+      if (text.trim() === '') return undefined;
+      const parsed = parseLine(text);
+      if (parsed.ok) return { ...record, value: parsed.value, text };
+      if (terminated) throw new JsonlError(file, record.line, parsed.reason);
+      if (opts.allowTornTail) return undefined;
+      throw new JsonlError(file, record.line, `torn last line (no trailing newline), ${parsed.reason}`, true);
+    };
+
+    while (position < end) {
+      const { bytesRead } = await handle.read(buf, 0, Math.min(READ_CHUNK_BYTES, end - position), position);
+      if (bytesRead === 0) break;
+      position += bytesRead;
+      const chunk = buf.subarray(0, bytesRead);
+      let from = 0;
+      for (let nl = chunk.indexOf(NEWLINE); nl !== -1; nl = chunk.indexOf(NEWLINE, from)) {
+        const piece = chunk.subarray(from, nl);
+        const bytes = pendingBytes === 0 ? piece : Buffer.concat([...pending, piece], pendingBytes + piece.length);
+        pending = [];
+        pendingBytes = 0;
+        from = nl + 1;
+        const record = finishLine(bytes, true);
+        if (record) yield record;
+      }
+      if (from < bytesRead) {
+        // Copied because `buf` is reused by the next read.
+        pending.push(Buffer.from(chunk.subarray(from)));
+        pendingBytes += bytesRead - from;
+      }
+    }
+    if (pendingBytes > 0) {
+      const record = finishLine(Buffer.concat(pending, pendingBytes), false);
+      if (record) yield record;
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+export function jsonLine(value: unknown): string {
+  return `${JSON.stringify(value)}\n`;
+}
+
+/** Appends JSON lines through a buffered stream, waiting for `drain` so a fast producer cannot balloon memory. */
+export class JsonlWriter {
+  bytesWritten: number;
+  private readonly stream: WriteStream;
+  private failure: Error | undefined;
+
+  private constructor(stream: WriteStream, initialBytes: number) {
+    this.stream = stream;
+    this.bytesWritten = initialBytes;
+    stream.on('error', (err) => {
+      this.failure = err;
+    });
+  }
+
+  /** `bytesWritten` starts at the current file size when appending, so it is always an offset into the file. */
+  static async open(file: string, opts: { append?: boolean } = {}): Promise<JsonlWriter> {
+    const stream = createWriteStream(file, { flags: opts.append ? 'a' : 'w' });
+    await new Promise<void>((resolve, reject) => {
+      stream.once('open', () => resolve());
+      stream.once('error', reject);
+    });
+    let initialBytes = 0;
+    if (opts.append) {
+      const handle = await open(file, 'r');
+      try {
+        initialBytes = (await handle.stat()).size;
+      } finally {
+        await handle.close();
+      }
+    }
+    return new JsonlWriter(stream, initialBytes);
+  }
+
+  async write(value: unknown): Promise<void> {
+    if (this.failure) throw this.failure;
+    const data = Buffer.from(jsonLine(value), 'utf8');
+    this.bytesWritten += data.length;
+    if (this.stream.write(data)) return;
+    await new Promise<void>((resolve, reject) => {
+      const onDrain = (): void => {
+        this.stream.off('error', onError);
+        resolve();
+      };
+      const onError = (err: Error): void => {
+        this.stream.off('drain', onDrain);
+        reject(err);
+      };
+      this.stream.once('drain', onDrain);
+      this.stream.once('error', onError);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.stream.closed) {
+      if (this.failure) throw this.failure;
+      return;
+    }
+    await new Promise<void>((resolve, reject) => {
+      this.stream.end((err?: Error | null) => (err ? reject(err) : resolve()));
+    });
+    if (this.failure) throw this.failure;
+  }
+}
+
+/**
+ * Cuts an unterminated last line off a file we append to, returning the bytes removed. Any
+ * unterminated tail goes, even one that parses: our writers end every line with `\n`, so a missing
+ * one means the write was cut short, and appending after it would glue two records into one line.
+ */
+export async function truncateTornTail(file: string): Promise<number> {
+  const handle = await open(file, 'r+');
+  try {
+    const size = (await handle.stat()).size;
+    const buf = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+    let keep = 0;
+    for (let chunkEnd = size; chunkEnd > 0; ) {
+      const chunkStart = Math.max(0, chunkEnd - READ_CHUNK_BYTES);
+      const { bytesRead } = await handle.read(buf, 0, chunkEnd - chunkStart, chunkStart);
+      const nl = buf.subarray(0, bytesRead).lastIndexOf(NEWLINE);
+      if (nl !== -1) {
+        keep = chunkStart + nl + 1;
+        break;
+      }
+      chunkEnd = chunkStart;
+    }
+    if (keep < size) await handle.truncate(keep);
+    return size - keep;
+  } finally {
+    await handle.close();
+  }
+}
