@@ -1,0 +1,172 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { fixturesDir } from '../fixtures';
+import { parseRequireAnyField, validatePivotDataset, type PivotValidatorOptions } from '../../gym/validator';
+
+const casesDir = path.join(fixturesDir, 'validator');
+const caseSchema = z.object({
+  name: z.string(),
+  args: z.array(z.string()),
+  file: z.string(),
+  exit_code: z.number().int(),
+  stdout: z.string(),
+  stderr: z.string(),
+});
+const cases = z.array(caseSchema).parse(JSON.parse(readFileSync(path.join(casesDir, 'cases.json'), 'utf8')));
+
+/** The reference CLI's options as plain argv (`--opt value` or `--opt=value`), for the library API. */
+function optionsFromArgs(filePath: string, args: readonly string[]): PivotValidatorOptions {
+  const options = { path: filePath, requireFields: [] as string[], requireAnyFields: [] as string[][], checkToolNames: true, agentRef: undefined as string | undefined };
+  for (let i = 0; i < args.length; i++) {
+    const [flag, inline] = args[i].includes('=') ? [args[i].slice(0, args[i].indexOf('=')), args[i].slice(args[i].indexOf('=') + 1)] : [args[i], undefined];
+    if (flag === '--no-check-tool-names') {
+      options.checkToolNames = false;
+      continue;
+    }
+    const value = inline ?? args[++i];
+    if (flag === '--agent-ref') options.agentRef = value;
+    else if (flag === '--require-field') options.requireFields.push(value);
+    else if (flag === '--require-any-field') options.requireAnyFields.push(parseRequireAnyField(value));
+    else throw new Error(`unexpected case argument ${flag}`);
+  }
+  return options;
+}
+
+const withoutPath = (text: string, filePath: string, file: string) => text.split(filePath).join(file);
+
+test('every recorded reference case is reproduced', async () => {
+  assert.equal(cases.length, 72);
+  const failures: string[] = [];
+  for (const c of cases) {
+    const filePath = path.join(casesDir, c.file);
+    const result = await validatePivotDataset(optionsFromArgs(filePath, c.args));
+    const actual = { exit_code: result.exitCode, stdout: withoutPath(result.stdout, filePath, c.file), stderr: withoutPath(result.stderr, filePath, c.file) };
+    const expected = { exit_code: c.exit_code, stdout: c.stdout, stderr: c.stderr };
+    try {
+      assert.deepEqual(actual, expected);
+    } catch {
+      failures.push(`${c.name}\n  expected ${JSON.stringify(expected)}\n  actual   ${JSON.stringify(actual)}`);
+    }
+  }
+  console.log(`validator cases: ${cases.length - failures.length}/${cases.length}`);
+  assert.deepEqual(failures, []);
+});
+
+const validRow = (agent: string, tool = 'get_weather') =>
+  JSON.stringify({
+    responses_create_params: { input: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', name: tool }], tool_choice: 'auto', parallel_tool_calls: false },
+    expected_action: { type: 'function_call', name: tool, arguments: '{"city": "Paris"}' },
+    agent_ref: { type: 'responses_api_agents', name: agent },
+  });
+
+async function withTempDir<T>(run: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(path.join(tmpdir(), 'pivot-validator-'));
+  try {
+    return await run(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+test('a CR or CRLF split across read chunks still counts as one line break', async () => {
+  await withTempDir(async (dir) => {
+    const row = validRow('weather_agent');
+    // The filler row is padded with spaces (JSON whitespace) so its terminator straddles 64 KiB,
+    // the stream's chunk size; the line after it is the one that must be blamed.
+    const chunk = 64 * 1024;
+    for (const [terminator, offset] of [['\r\n', 1], ['\r', 1], ['\r\n', 2], ['\r', 0]] as const) {
+      const filler = row + ' '.repeat(chunk - offset - row.length);
+      const file = path.join(dir, 'rows.jsonl');
+      await writeFile(file, `${filler}${terminator}${row}${terminator}[]${terminator}`);
+      const result = await validatePivotDataset({ path: file });
+      assert.equal(result.stderr, 'validation failed: line 3: row must be an object\n', JSON.stringify({ terminator, offset }));
+    }
+  });
+});
+
+test('a 100k-row file streams to the right metrics', async () => {
+  await withTempDir(async (dir) => {
+    const file = path.join(dir, 'rows.jsonl');
+    const row = validRow('weather_agent') + '\n';
+    await writeFile(file, row.repeat(100_000));
+    const result = await validatePivotDataset({ path: file });
+    assert.equal(result.exitCode, 0);
+    assert.match(result.stdout, /^rows: 100000\nagent_ref:\n  weather_agent: 100000\n/);
+  });
+});
+
+test('gymConfigPath checks every agent_ref against the agents of a NeMo Gym config', async () => {
+  await withTempDir(async (dir) => {
+    const config = path.join(dir, 'gym.yaml');
+    await writeFile(
+      config,
+      [
+        'weather_resources_server:',
+        '  resources_servers:',
+        '    single_step_tool_use_with_argument_comparison: {entrypoint: app.py}',
+        'weather_agent:',
+        '  responses_api_agents:',
+        '    tool_simulation_agent:',
+        '      resources_server: {type: resources_servers, name: weather_resources_server}',
+        'orphan_agent:',
+        '  responses_api_agents:',
+        '    tool_simulation_agent:',
+        '      resources_server: {type: resources_servers, name: weather_agent}',
+        '',
+      ].join('\n'),
+    );
+    const rows = path.join(dir, 'rows.jsonl');
+    const check = async (agents: string[]) => {
+      await writeFile(rows, agents.map((agent) => validRow(agent) + '\n').join(''));
+      return validatePivotDataset({ path: rows, gymConfigPath: config });
+    };
+    assert.equal((await check(['weather_agent', 'weather_agent'])).exitCode, 0);
+    assert.equal(
+      (await check(['weather_agent', 'travel_agent'])).stderr,
+      `validation failed: line 2: agent_ref.name 'travel_agent' is not an agent defined in ${config} (agents: weather_agent, orphan_agent)\n`,
+    );
+    assert.equal(
+      (await check(['orphan_agent'])).stderr,
+      `validation failed: line 1: agent 'orphan_agent' uses resources server 'weather_agent', which is not a resources_servers block in ${config}\n`,
+    );
+    const missing = path.join(dir, 'missing.yaml');
+    const unreadable = await validatePivotDataset({ path: rows, gymConfigPath: missing });
+    assert.equal(unreadable.exitCode, 1);
+    assert.match(unreadable.stderr, /^validation failed: cannot read Gym config .*missing\.yaml: ENOENT/);
+  });
+});
+
+test('the reference checks still come first when a Gym config is given', async () => {
+  await withTempDir(async (dir) => {
+    const config = path.join(dir, 'gym.yaml');
+    await writeFile(config, 'a_agent:\n  responses_api_agents:\n    x:\n      resources_server: {name: a_agent}\n');
+    const rows = path.join(dir, 'rows.jsonl');
+    await writeFile(rows, '{"agent_ref": {"type": "responses_api_agents", "name": "b_agent"}}\n');
+    const result = await validatePivotDataset({ path: rows, gymConfigPath: config });
+    assert.equal(result.stderr, "validation failed: line 1: missing required key 'responses_create_params'\n");
+  });
+});
+
+test('bytes that are not UTF-8 fail on their own line instead of crashing', async () => {
+  await withTempDir(async (dir) => {
+    const file = path.join(dir, 'rows.jsonl');
+    await writeFile(file, Buffer.concat([Buffer.from(validRow('a_agent') + '\n'), Buffer.from([0x22, 0xc3, 0x28, 0x22, 0x0a])]));
+    const result = await validatePivotDataset({ path: file });
+    assert.deepEqual(result, { exitCode: 1, stdout: '', stderr: 'validation failed: line 2: not valid UTF-8\n' });
+  });
+});
+
+test('averages round exact ties to even like Python, not upward like toFixed', async () => {
+  await withTempDir(async (dir) => {
+    const file = path.join(dir, 'rows.jsonl');
+    const twoInputs = validRow('a_agent').replace('"input":[', '"input":[{"role":"user","content":"again"},');
+    await writeFile(file, [twoInputs, ...Array.from({ length: 7 }, () => validRow('a_agent'))].join('\n'));
+    const result = await validatePivotDataset({ path: file });
+    assert.match(result.stdout, /\navg_input_items: 1\.12\n/);
+  });
+});
