@@ -20,21 +20,26 @@ import { resolveEndpoints } from './servers';
 
 const key = (t: number, r: number) => `${t}:${r}`;
 
+/** Reads a shard's keyed lines after dropping a torn tail; a shard that does not exist yet is empty. */
+async function* readShard(file: string): AsyncGenerator<{ _ng_task_index: number; _ng_rollout_index: number }> {
+  try {
+    await truncateTornTail(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  for await (const { value } of readJsonl(file)) yield value as { _ng_task_index: number; _ng_rollout_index: number };
+}
+
 async function readShardKeys(file: string): Promise<Set<string>> {
   const keys = new Set<string>();
-  await truncateTornTail(file);
-  for await (const { value } of readJsonl(file, { allowTornTail: true })) {
-    const v = value as { _ng_task_index: number; _ng_rollout_index: number };
-    keys.add(key(v._ng_task_index, v._ng_rollout_index));
-  }
+  for await (const v of readShard(file)) keys.add(key(v._ng_task_index, v._ng_rollout_index));
   return keys;
 }
 
 async function readFailedAttempts(file: string): Promise<Map<string, number>> {
   const attempts = new Map<string, number>();
-  await truncateTornTail(file);
-  for await (const { value } of readJsonl(file, { allowTornTail: true })) {
-    const v = value as { _ng_task_index: number; _ng_rollout_index: number };
+  for await (const v of readShard(file)) {
     const k = key(v._ng_task_index, v._ng_rollout_index);
     attempts.set(k, (attempts.get(k) ?? 0) + 1);
   }

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import YAML from 'yaml';
+import { toolCallComparatorConfigSchema } from '../gym/verifier';
 
 // The pipeline config users write. Snake_case because it is YAML people edit next to NeMo Gym
 // configs; strict objects so a misspelt key is an error instead of a silently ignored setting.
@@ -56,7 +57,8 @@ const localProfileSchema = z.strictObject({
   num_samples: z.number().int().min(2).default(8),
   model: modelEndpointSchema.prefault({}),
   responses_create_params: z.record(z.string(), z.unknown()).default({}),
-  tool_call_comparator_config: z.record(z.string(), z.unknown()).default({}),
+  // NeMo Gym requires the threshold; 0.1 is what its pivot configs ship with.
+  tool_call_comparator_config: toolCallComparatorConfigSchema.prefault({ word_count_similarity_threshold: 0.1 }),
   ...chunkingSchema,
 });
 

@@ -11,6 +11,7 @@ export async function convertStage(input: { plan: RunPlan; rolloutsPath: string;
       inputs: [input.rolloutsPath],
       outDir: plan.runDir,
       rewardProfilePath: input.rewardProfilePath,
+      sourceRoot: plan.runDir,
       agent_name: pivotAgentName(plan),
       source_format: 'gym_rollouts',
       ...plan.config.convert,

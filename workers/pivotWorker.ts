@@ -1,5 +1,6 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import * as activities from '../activities';
+import { closePools } from '../activities/http/client';
 import { closeEmbeddedStacks } from '../activities/servers';
 import { TASK_QUEUE } from './connection';
 
@@ -24,12 +25,18 @@ export async function createPivotWorker(opts: PivotWorkerOptions): Promise<Worke
   });
 }
 
+/** Stops what activities started in this process (embedded servers, HTTP pools) once its worker is done. */
+export async function releaseWorkerResources(): Promise<void> {
+  await closeEmbeddedStacks();
+  await closePools();
+}
+
 /** Runs a worker until it is shut down (SIGINT/SIGTERM), then stops the embedded servers it started. */
 export async function runPivotWorker(opts: PivotWorkerOptions): Promise<void> {
   const worker = await createPivotWorker(opts);
   try {
     await worker.run();
   } finally {
-    await closeEmbeddedStacks();
+    await releaseWorkerResources();
   }
 }

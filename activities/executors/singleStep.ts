@@ -1,7 +1,7 @@
 import { chatMessageToResponsesOutput, responsesRequestToChat } from '../../gym/chatCompletions';
 import type { MaterializedRow } from '../../gym/schemas';
 import { expectedActionSchema } from '../../gym/schemas';
-import { toolCallComparatorConfigSchema, verifyResponse } from '../../gym/verifier';
+import { verifyResponse, type ToolCallComparatorConfig } from '../../gym/verifier';
 import { postJson, RequestFailure } from '../http/client';
 import { endpointLimiter } from '../http/endpointLimiter';
 import { keyedResult, type RolloutExecutor } from './types';
@@ -13,7 +13,7 @@ export interface SingleStepOptions {
   apiKey?: string;
   timeoutMs: number;
   maxConcurrency: number;
-  comparatorConfig: Record<string, unknown>;
+  comparatorConfig: ToolCallComparatorConfig;
 }
 
 /**
@@ -26,7 +26,6 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
   const url = new URL(path, opts.modelUrl).toString();
   const limiter = endpointLimiter(url, opts.maxConcurrency);
   const headers: Record<string, string> = opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {};
-  const comparatorConfig = toolCallComparatorConfigSchema.parse(opts.comparatorConfig);
 
   type ModelResponse = Record<string, unknown> & { output: unknown[] };
 
@@ -39,7 +38,7 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
       if (!Array.isArray(raw?.output)) throw new RequestFailure('invalid_response', `${url} returned no "output" list`, true);
       return raw as ModelResponse;
     }
-    const message = (raw?.choices as Array<{ message?: unknown }> | undefined)?.[0]?.message;
+    const message = (raw?.choices as Array<{ message?: Record<string, unknown> }> | undefined)?.[0]?.message;
     if (!message || typeof message !== 'object') {
       throw new RequestFailure('invalid_response', `${url} returned no choices[0].message`, true);
     }
@@ -55,7 +54,7 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
       const params: Record<string, unknown> = { ...row.responses_create_params };
       if (opts.model) params.model = opts.model;
       const response = await callModel(params, signal);
-      const { reward, category } = verifyResponse(expected.data, response, comparatorConfig);
+      const { reward, category } = verifyResponse(expected.data, response, opts.comparatorConfig);
       return keyedResult(row, { ...row, response, reward, category });
     },
   };

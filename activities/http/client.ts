@@ -38,6 +38,13 @@ export function poolFor(url: string, connections: number): Agent {
   return pool;
 }
 
+/** Closes every keep-alive pool; a worker calls this on shutdown so no socket outlives it. */
+export async function closePools(): Promise<void> {
+  const all = [...pools.values()];
+  pools.clear();
+  await Promise.all(all.map((p) => p.close().catch(() => undefined)));
+}
+
 export interface PostOptions {
   timeoutMs: number;
   headers?: Record<string, string>;

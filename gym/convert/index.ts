@@ -67,9 +67,15 @@ interface SourcedRow {
  * holds only dedupe keys; output order is the input order within each tier, hence deterministic.
  */
 export async function convertToCandidates(
-  opts: { inputs: string[]; outDir: string; rewardProfilePath?: string } & ConvertOptions,
+  opts: {
+    inputs: string[];
+    outDir: string;
+    rewardProfilePath?: string;
+    /** Provenance records source files relative to this directory, so a dataset does not depend on where a run lived. */
+    sourceRoot?: string;
+  } & ConvertOptions,
 ): Promise<ConvertSummary> {
-  const { inputs, outDir, rewardProfilePath, ...rest } = opts;
+  const { inputs, outDir, rewardProfilePath, sourceRoot, ...rest } = opts;
   const parsed = convertOptionsSchema.safeParse(rest);
   if (!parsed.success) {
     throw new Error(`invalid convert options: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'options'}: ${i.message}`).join('; ')}`);
@@ -104,7 +110,7 @@ export async function convertToCandidates(
       profile ? (profile.get(taskIndex) ?? false) : spread.isMixed(taskKey(fileIndex, taskIndex));
 
     for (const [fileIndex, file] of inputs.entries()) {
-      for await (const { source, conversion } of sourcedRows(file, options, formats)) {
+      for await (const { source, conversion } of sourcedRows(file, options, formats, sourceRoot)) {
         counts.trajectories += 1;
         if (!conversion.ok) {
           await skippedOut.write(rowRejectionAudit(source, conversion.detail));
@@ -120,7 +126,7 @@ export async function convertToCandidates(
     const seen = new Set<string>();
     for (let tier = 0; tier < tierCount(options.source_preference); tier += 1) {
       for (const [fileIndex, file] of inputs.entries()) {
-        for await (const { source, conversion } of sourcedRows(file, options, formats)) {
+        for await (const { source, conversion } of sourcedRows(file, options, formats, sourceRoot)) {
           if (!conversion.ok || !isCleanPositive(conversion.trajectory, options.min_source_reward)) continue;
           const taskTierIndex = taskTier(options.source_preference, isMixed(fileIndex, source.taskIndex));
           if (taskTierIndex === null) counts.not_selected_trajectories += 1;
@@ -165,7 +171,13 @@ export async function convertToCandidates(
  * carry (`_ng_task_index`/`task_idx`, `_ng_rollout_index`) default to row order and to order within
  * the task, which is stable across the passes over the file.
  */
-async function* sourcedRows(file: string, options: ParsedOptions, formats: Record<string, SourceFormat>): AsyncGenerator<SourcedRow> {
+async function* sourcedRows(
+  file: string,
+  options: ParsedOptions,
+  formats: Record<string, SourceFormat>,
+  sourceRoot: string | undefined,
+): AsyncGenerator<SourcedRow> {
+  const sourceFile = sourceRoot === undefined ? file : path.relative(sourceRoot, file);
   let format: SourceFormat | undefined = formats[file];
   let rowOrder = 0;
   const rolloutsPerTask = new Map<number, number>();
@@ -186,7 +198,7 @@ async function* sourcedRows(file: string, options: ParsedOptions, formats: Recor
     const nextRollout = rolloutsPerTask.get(taskIndex) ?? 0;
     rolloutsPerTask.set(taskIndex, nextRollout + 1);
     const rolloutIndex = (conversion.ok ? conversion.trajectory.rolloutIndex : undefined) ?? nextRollout;
-    yield { source: { sourceFile: file, sourceLine: line, sourceFormat: format, taskIndex, rolloutIndex }, conversion };
+    yield { source: { sourceFile, sourceLine: line, sourceFormat: format, taskIndex, rolloutIndex }, conversion };
   }
   if (format === undefined) throw new ConvertInputError(file, null, 'no rows (the file is empty or blank)');
 }

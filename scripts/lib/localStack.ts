@@ -1,6 +1,5 @@
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import { closeEmbeddedStacks } from '../../activities/servers';
-import { createPivotWorker } from '../../workers/pivotWorker';
+import { createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
 import { ensureDevServer, type DevServerHandle } from './devServer';
 
 // The whole local stack in one process for `demo` and `dev`: the Temporal dev server (reused if
@@ -25,7 +24,7 @@ export async function startLocalStack(opts: { port?: number } = {}): Promise<Loc
       if (stopped) return;
       stopped = true;
       if (worker.getState() === 'RUNNING') worker.shutdown();
-      await closeEmbeddedStacks();
+      await releaseWorkerResources();
       await connection.close().catch(() => undefined);
       await devServer.stop();
     },

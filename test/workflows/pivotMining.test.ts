@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { validatePivotDataset } from '../../gym/validator';
-import { createPivotWorker } from '../../workers/pivotWorker';
+import { createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
 import type { PivotMiningResult } from '../../workflows/types';
 import { readJsonlSync } from '../helpers/jsonl';
 import { startTestTemporal } from '../helpers/temporal';
@@ -30,6 +30,7 @@ before(async () => {
 after(async () => {
   worker?.shutdown();
   await workerDone;
+  await releaseWorkerResources();
   await env?.teardown();
   delete process.env.PIVOT_MINER_ARTIFACTS_ROOT;
   rmSync(artifactsRoot, { recursive: true, force: true });
