@@ -1,4 +1,12 @@
 import { Command } from 'commander';
+import { registerValidateCommand } from './commands/validate';
+import { registerConvertCommand } from './commands/convert';
+import { registerDemoCommand } from './commands/demo';
+import { registerDevCommand } from './commands/dev';
+import { registerRunCommand } from './commands/run';
+import { registerStatusCommand } from './commands/status';
+import { registerWorkerCommand } from './commands/worker';
+import { registerProfileCommand } from './commands/profile';
 
 // One file per sub-command under scripts/commands/; each registers itself on the program.
 const program = new Command();
@@ -6,6 +14,15 @@ program
   .name('pivot-miner')
   .description('Durable PivotRL pivot mining for NeMo Gym, on Temporal')
   .showHelpAfterError();
+
+registerDemoCommand(program);
+registerRunCommand(program);
+registerStatusCommand(program);
+registerWorkerCommand(program);
+registerDevCommand(program);
+registerConvertCommand(program);
+registerValidateCommand(program);
+registerProfileCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : String(err));
