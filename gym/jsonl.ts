@@ -132,6 +132,7 @@ export class JsonlWriter {
   bytesWritten: number;
   private readonly stream: WriteStream;
   private failure: Error | undefined;
+  private drained: Promise<void> | undefined;
 
   private constructor(stream: WriteStream, initialBytes: number) {
     this.stream = stream;
@@ -165,18 +166,22 @@ export class JsonlWriter {
     const data = Buffer.from(jsonLine(value), 'utf8');
     this.bytesWritten += data.length;
     if (this.stream.write(data)) return;
-    await new Promise<void>((resolve, reject) => {
+    // Concurrent writers share one wait for 'drain' instead of each adding listeners to the stream.
+    this.drained ??= new Promise<void>((resolve, reject) => {
       const onDrain = (): void => {
         this.stream.off('error', onError);
+        this.drained = undefined;
         resolve();
       };
       const onError = (err: Error): void => {
         this.stream.off('drain', onDrain);
+        this.drained = undefined;
         reject(err);
       };
       this.stream.once('drain', onDrain);
       this.stream.once('error', onError);
     });
+    await this.drained;
   }
 
   async close(): Promise<void> {

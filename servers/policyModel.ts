@@ -83,7 +83,7 @@ export async function startPolicyModelServer(options: PolicyModelOptions): Promi
       return notFound(request);
     },
   });
-  (options.log ?? console.log)(
+  (options.log ?? console.error)(
     `policy model server at ${server.url} is a SIMULATED policy (${SIMULATOR_LABEL}, seed ${options.seed}), not an LLM`,
   );
   return server;
