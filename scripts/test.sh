@@ -9,4 +9,4 @@ CHROMIUM_BIN="$(bash scripts/ensure-chromium.sh)"
 export CHROMIUM_BIN
 npx tsc --noEmit -p .
 mapfile -t files < <(find test -name '*.test.ts' | sort)
-exec node --import tsx --test --test-reporter=spec --test-timeout=900000 "${files[@]}"
+exec node --import tsx --test --test-timeout=900000 "${files[@]}"
