@@ -3,7 +3,7 @@
 # first run, then runs the pipeline; the last line printed is the absolute path of pivots.jsonl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -d node_modules ] || npm ci --no-audit --no-fund
+[ -d node_modules ] || npm install --no-audit --no-fund
 TEMPORAL_BIN="$(bash scripts/ensure-temporal.sh)"
 export TEMPORAL_BIN
 exec node bin/pivot-miner.js demo "$@"

@@ -3,6 +3,9 @@
 # tests need first: the Temporal CLI (built once with go install) and Debian's chromium.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# npm ci rejects this lock when the machine omits registry URLs from lock files (the optional
+# platform packages of @swc/core then have no entry), so install from the lock with npm install.
+[ -d node_modules ] || npm install --no-audit --no-fund
 TEMPORAL_BIN="$(bash scripts/ensure-temporal.sh)"
 export TEMPORAL_BIN
 CHROMIUM_BIN="$(bash scripts/ensure-chromium.sh)"
