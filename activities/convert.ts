@@ -24,6 +24,7 @@ export async function convertStage(input: { plan: RunPlan; rolloutsPath: string;
       decisionPoints: summary.counts.decision_points,
       candidates: summary.counts.candidates,
       skipped: summary.counts.skipped,
+      deduped: summary.counts.deduped,
     };
   } catch (err) {
     if (err instanceof Error && /:\d+:/.test(err.message)) throw ApplicationFailure.nonRetryable(err.message, 'BadInput');

@@ -33,7 +33,7 @@ export async function publishStage(input: {
     maxPivots: filter.max_pivots,
     allowPartial: filter.allow_partial,
     datasetName: publish.dataset_name ?? plan.config.name,
-    simulatorLabel: input.simulated ? 'Policy: pivot-miner SEEDED POLICY SIMULATOR (not an LLM)' : undefined,
+    simulatorLabel: input.simulated ? 'the pivot-miner seeded policy simulator' : undefined,
     funnel: input.funnel,
   });
   const validation = await validatePivotDataset({

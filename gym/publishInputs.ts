@@ -92,6 +92,8 @@ const UPSTREAM_KEYS = {
   tasks: ['num_tasks', 'tasks'],
   rollouts: ['num_rollouts', 'rollouts'],
   positive_trajectories: ['num_positive_trajectories', 'positive_trajectories', 'num_positive_rollouts'],
+  decision_points: ['decision_points'],
+  deduped: ['deduped'],
 } as const;
 
 /** Counts the workflow passes in win over the convert metrics file, which may predate a resume. */
@@ -100,6 +102,8 @@ export async function readUpstreamCounts(file: string | undefined, funnel: Recor
     tasks: funnel.tasks ?? null,
     rollouts: funnel.rollouts ?? null,
     positive_trajectories: funnel.positive_trajectories ?? null,
+    decision_points: funnel.decision_points ?? null,
+    deduped: funnel.deduped ?? null,
   };
   if (file === undefined) return upstream;
   let metrics: unknown;

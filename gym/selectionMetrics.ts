@@ -19,6 +19,9 @@ export type UpstreamCounts = {
   tasks: number | null;
   rollouts: number | null;
   positive_trajectories: number | null;
+  decision_points: number | null;
+  /** Decision points identical to an earlier pivot (same prefix, tools and action), kept once. */
+  deduped: number | null;
 };
 
 /** `mixed` counts every mixed-reward candidate; `over_budget` of them were cut, the rest `published`. */

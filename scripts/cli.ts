@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { registerValidateCommand } from './commands/validate';
 import { registerConvertCommand } from './commands/convert';
+import { registerCancelCommand } from './commands/cancel';
 import { registerDemoCommand } from './commands/demo';
 import { registerDevCommand } from './commands/dev';
 import { registerRunCommand } from './commands/run';
@@ -18,6 +19,7 @@ program
 registerDemoCommand(program);
 registerRunCommand(program);
 registerStatusCommand(program);
+registerCancelCommand(program);
 registerWorkerCommand(program);
 registerDevCommand(program);
 registerConvertCommand(program);

@@ -64,6 +64,7 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
   counts.decision_points = converted.decisionPoints;
   counts.candidates = converted.candidates;
   counts.skipped = converted.skipped;
+  counts.deduped = converted.deduped;
   if (converted.candidates === 0) {
     throw ApplicationFailure.nonRetryable(
       `no pivot candidates: ${converted.positiveTrajectories} positive trajectories, ${converted.skipped} decision points skipped (see ${converted.skippedPath})`,

@@ -77,6 +77,7 @@ export interface ConvertResult {
   decisionPoints: number;
   candidates: number;
   skipped: number;
+  deduped: number;
 }
 
 export interface PublishResult {

@@ -8,6 +8,7 @@ const FUNNEL: Array<[string, string]> = [
   ['decision_points', 'decision points'],
   ['candidates', 'candidates'],
   ['skipped', 'skipped decision points'],
+  ['deduped', 'duplicate pivots (kept once)'],
   ['local_profile_rollouts', 'local-profile samples'],
   ['all_pass', 'all-pass pivots (dropped)'],
   ['all_fail', 'all-fail pivots (dropped)'],

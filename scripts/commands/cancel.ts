@@ -1,0 +1,26 @@
+import type { Command } from 'commander';
+import { WorkflowFailedError } from '@temporalio/client';
+import { connectClient } from '../lib/client';
+
+export function registerCancelCommand(program: Command): void {
+  program
+    .command('cancel')
+    .description('cancel a pivot mining run: in-flight chunks stop cleanly and their shards stay, so re-running with the same --run-id resumes')
+    .argument('<workflow-id>')
+    .action(async (workflowId: string) => {
+      const { client, close } = await connectClient();
+      try {
+        const handle = client.workflow.getHandle(workflowId);
+        await handle.cancel();
+        try {
+          await handle.result();
+          console.log(`${workflowId} finished before the cancellation took effect`);
+        } catch (err) {
+          if (!(err instanceof WorkflowFailedError)) throw err;
+          console.log(`${workflowId} cancelled; re-run with the same --run-id to resume from its shards`);
+        }
+      } finally {
+        await close();
+      }
+    });
+}
