@@ -22,6 +22,8 @@ export async function createPivotWorker(opts: PivotWorkerOptions): Promise<Worke
     workflowsPath: require.resolve('../workflows'),
     activities,
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 32,
+    // Shown in Temporal's history and UI for every task a worker took; defaults to pid@host.
+    ...(process.env.PIVOT_MINER_WORKER_IDENTITY ? { identity: process.env.PIVOT_MINER_WORKER_IDENTITY } : {}),
   });
 }
 
