@@ -1,5 +1,4 @@
-import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { JsonlError, readJsonl } from '../jsonl';
 
 /** Bad input that stops a conversion: the message names the file, the line and what was wrong. */
 export class ConvertInputError extends Error {
@@ -16,31 +15,21 @@ export interface SourceRow {
 }
 
 /**
- * Streams the JSON object rows of a JSONL file. Blank lines are skipped (a missing final newline is
- * fine); a line that is not a JSON object is bad input, not messy data, so it stops the run.
+ * Streams the JSON object rows of a JSONL file through gym/jsonl (UTF-8 checked, BOM and CRLF
+ * accepted, blank lines skipped). A line that is not a JSON object is bad input, not messy data,
+ * so it stops the run.
  */
 export async function* readJsonlRows(file: string): AsyncGenerator<SourceRow> {
-  const stream = createReadStream(file, { encoding: 'utf8' });
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
-  let line = 0;
   try {
-    for await (const text of lines) {
-      line += 1;
-      if (text.trim() === '') continue;
-      let row: unknown;
-      try {
-        row = JSON.parse(text);
-      } catch (err) {
-        throw new ConvertInputError(file, line, `invalid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    for await (const { value, line } of readJsonl(file)) {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+        throw new ConvertInputError(file, line, `expected a JSON object, saw ${describeValue(value)}`);
       }
-      if (typeof row !== 'object' || row === null || Array.isArray(row)) {
-        throw new ConvertInputError(file, line, `expected a JSON object, saw ${describeValue(row)}`);
-      }
-      yield { line, row: row as Record<string, unknown> };
+      yield { line, row: value as Record<string, unknown> };
     }
-  } finally {
-    lines.close();
-    stream.destroy();
+  } catch (err) {
+    if (err instanceof JsonlError) throw new ConvertInputError(err.file, err.line, err.reason);
+    throw err;
   }
 }
 
