@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import YAML from 'yaml';
 import { toolCallComparatorConfigSchema } from '../gym/verifier';
+import { faultsConfigSchema } from '../servers/faults';
 
 // The pipeline config users write. Snake_case because it is YAML people edit next to NeMo Gym
 // configs; strict objects so a misspelt key is an error instead of a silently ignored setting.
@@ -22,16 +23,29 @@ const modelEndpointSchema = z.strictObject({
   max_concurrency: z.number().int().positive().default(16),
 });
 
+// Where attached or spawned servers are found: a NeMo Gym head server, or explicit URLs.
+const attachedServers = {
+  head_url: urlSchema.optional().describe('NeMo Gym head server; server names are resolved through /global_config_dict_yaml'),
+  agent_url: urlSchema.optional(),
+  resources_url: urlSchema.optional(),
+};
+
 const serversSchema = z.discriminatedUnion('mode', [
   z.strictObject({
     mode: z.literal('embedded'),
     seed: z.number().int().optional().describe('Simulator seed; defaults to the pipeline seed'),
+    faults: faultsConfigSchema.optional().describe('Injected faults in front of the simulators, for chaos runs and failure tests'),
   }),
+  z.strictObject({ mode: z.literal('attach'), ...attachedServers }),
   z.strictObject({
-    mode: z.literal('attach'),
-    head_url: urlSchema.optional().describe('NeMo Gym head server; server names are resolved through /global_config_dict_yaml'),
-    agent_url: urlSchema.optional(),
-    resources_url: urlSchema.optional(),
+    mode: z.literal('spawn'),
+    ...attachedServers,
+    command: z
+      .array(z.string().min(1))
+      .min(1)
+      .describe('argv of the server stack to start on a worker host, e.g. ["ng_run", "+config_paths=[...]"]'),
+    cwd: z.string().optional().describe('Working directory of the command, relative to the worker base dir'),
+    ready_timeout_s: z.number().positive().default(600).describe('How long the servers may take to answer after the command starts'),
   }),
 ]);
 
@@ -84,6 +98,15 @@ export const pipelineConfigSchema = z.strictObject({
       allow_partial: z.boolean().default(false),
     })
     .prefault({}),
+  pool: z
+    .strictObject({
+      dir: z.string().min(1).optional().describe('Pivot pool directory, relative to artifacts_root; defaults to pools/<name>'),
+      sources: z
+        .array(z.string().min(1))
+        .default([])
+        .describe('Globs of NeMo Gym rollouts files that nightly mining consumes, relative to the worker base directory'),
+    })
+    .prefault({}),
   publish: z
     .strictObject({
       dataset_name: z.string().regex(/^[A-Za-z0-9._-]+$/).optional(),
@@ -116,15 +139,47 @@ export async function loadPipelineConfig(file: string): Promise<PipelineConfig> 
   } catch (err) {
     throw new ConfigError(`${file}: cannot read config: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
-  const doc = YAML.parseDocument(text, { prettyErrors: true });
+  const lineCounter = new YAML.LineCounter();
+  const doc = YAML.parseDocument(text, { prettyErrors: true, lineCounter });
   if (doc.errors.length > 0) {
     const first = doc.errors[0]!;
     const line = first.linePos?.[0]?.line;
     throw new ConfigError(`${file}:${line ?? '?'}: invalid YAML: ${first.message.split('\n')[0]}`);
   }
   const parsed = pipelineConfigSchema.safeParse(doc.toJS());
-  if (!parsed.success) throw new ConfigError(describeIssues(file, parsed.error));
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues
+        .map((issue) => {
+          const key = issue.path.length ? issue.path.join('.') : '(top level)';
+          return `${file}:${configLine(doc, lineCounter, issue)}: ${key}: ${issue.message}`;
+        })
+        .join('\n'),
+    );
+  }
   return parsed.data;
+}
+
+/**
+ * The line a config issue is about: the offending key itself for an unknown key, else the value at
+ * the issue's path, else its nearest parent that exists (a missing key is reported at its parent).
+ */
+function configLine(doc: YAML.Document, lineCounter: YAML.LineCounter, issue: { path: PropertyKey[]; code?: string; keys?: string[] }): number {
+  const path = issue.path.filter((k): k is string | number => typeof k !== 'symbol');
+  if (issue.code === 'unrecognized_keys' && issue.keys?.length) {
+    const parent = path.length ? doc.getIn(path, true) : doc.contents;
+    if (YAML.isMap(parent)) {
+      const pair = parent.items.find((item) => YAML.isScalar(item.key) && item.key.value === issue.keys![0]);
+      const range = YAML.isScalar(pair?.key) ? pair.key.range : undefined;
+      if (range) return lineCounter.linePos(range[0]).line;
+    }
+  }
+  for (let n = path.length; n >= 0; n--) {
+    const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
+    const range = YAML.isNode(node) ? node.range : undefined;
+    if (range) return lineCounter.linePos(range[0]).line;
+  }
+  return 1;
 }
 
 /** Resolves a path from a config or input against a base directory, refusing anything outside `root`. */
@@ -135,4 +190,11 @@ export function resolveInside(root: string, base: string, p: string): string {
     throw new ConfigError(`path ${JSON.stringify(p)} resolves to ${resolved}, outside the allowed root ${root}`);
   }
   return resolved;
+}
+
+/** `file:line` of a key in a config that already loaded, for errors about a value that parsed but is unusable. */
+export async function configKeyLocation(file: string, keyPath: string[]): Promise<string> {
+  const lineCounter = new YAML.LineCounter();
+  const doc = YAML.parseDocument(await readFile(file, 'utf8'), { lineCounter });
+  return `${file}:${configLine(doc, lineCounter, { path: keyPath })}`;
 }

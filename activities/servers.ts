@@ -1,9 +1,12 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { heartbeat, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import YAML from 'yaml';
 import { startEmbeddedStack } from '../servers/embeddedStack';
+import type { FaultsConfig } from '../servers/faults';
 import type { RunPlan } from '../workflows/types';
-import { getText } from './http/client';
+import { resolveInside } from './config';
+import { getText, RequestFailure } from './http/client';
 
 // The `serve` stage. Endpoints are resolved inside each activity instead of being passed through the
 // workflow, because embedded servers live in the worker process: after a worker crash they come back
@@ -18,15 +21,17 @@ export interface Endpoints {
 }
 
 type EmbeddedStack = Awaited<ReturnType<typeof startEmbeddedStack>>;
-const embeddedStacks = new Map<number, Promise<EmbeddedStack>>();
+const embeddedStacks = new Map<string, Promise<EmbeddedStack>>();
 
-function embeddedStack(seed: number): Promise<EmbeddedStack> {
-  const running = embeddedStacks.get(seed);
+// Keyed by seed and fault config: one worker may serve a faulty run and a clean run of the same seed.
+function embeddedStack(seed: number, faults?: FaultsConfig): Promise<EmbeddedStack> {
+  const stackKey = JSON.stringify({ seed, faults });
+  const running = embeddedStacks.get(stackKey);
   if (running) return running;
-  log.info('starting embedded NeMo Gym-style servers with a SEEDED POLICY SIMULATOR (not an LLM)', { seed });
-  const starting: Promise<EmbeddedStack> = startEmbeddedStack({ seed });
-  starting.catch(() => embeddedStacks.delete(seed));
-  embeddedStacks.set(seed, starting);
+  log.info('starting embedded NeMo Gym-style servers with a SEEDED POLICY SIMULATOR (not an LLM)', { seed, faults: faults !== undefined });
+  const starting: Promise<EmbeddedStack> = startEmbeddedStack({ seed, faults });
+  starting.catch(() => embeddedStacks.delete(stackKey));
+  embeddedStacks.set(stackKey, starting);
   return starting;
 }
 
@@ -72,7 +77,11 @@ async function discoverFromHead(headUrl: string, names: string[]): Promise<Map<s
 export async function resolveEndpoints(plan: RunPlan): Promise<Endpoints> {
   const { servers, collect, local_profile: lp, publish } = plan.config;
   if (servers.mode === 'embedded') {
-    const stack = await embeddedStack(servers.seed ?? plan.config.seed);
+    const faults = servers.faults && {
+      ...servers.faults,
+      events_jsonl: servers.faults.events_jsonl && resolveInside(plan.baseDir, plan.baseDir, servers.faults.events_jsonl),
+    };
+    const stack = await embeddedStack(servers.seed ?? plan.config.seed, faults);
     return {
       agentUrl: stack.urls.agent,
       modelUrl: lp.model.url ?? stack.urls.model,
@@ -89,7 +98,7 @@ export async function resolveEndpoints(plan: RunPlan): Promise<Endpoints> {
   const modelUrl = lp.model.url ?? discovered.get(modelServerName);
   if (!agentUrl || !modelUrl) {
     throw ApplicationFailure.nonRetryable(
-      `servers.mode=attach: cannot find ${!agentUrl ? `agent "${collect.agent_name}"` : `model server "${modelServerName}"`}; ` +
+      `servers.mode=${servers.mode}: cannot find ${!agentUrl ? `agent "${collect.agent_name}"` : `model server "${modelServerName}"`}; ` +
         'set servers.agent_url / local_profile.model.url, or servers.head_url pointing at a NeMo Gym head server that lists it',
       'ConfigError',
     );
@@ -97,8 +106,7 @@ export async function resolveEndpoints(plan: RunPlan): Promise<Endpoints> {
   return { agentUrl, modelUrl, modelApi: lp.model.api, modelName: lp.model.model, simulated: false };
 }
 
-/** The serve stage: make sure every server the run needs answers before any work is scheduled. */
-export async function ensureServers(plan: RunPlan): Promise<{ agentUrl: string; modelUrl: string; simulated: boolean }> {
+async function checkServers(plan: RunPlan): Promise<{ agentUrl: string; modelUrl: string; simulated: boolean }> {
   const endpoints = await resolveEndpoints(plan);
   for (const url of [endpoints.agentUrl, endpoints.modelUrl]) {
     heartbeat();
@@ -109,4 +117,23 @@ export async function ensureServers(plan: RunPlan): Promise<{ agentUrl: string; 
     });
   }
   return { agentUrl: endpoints.agentUrl, modelUrl: endpoints.modelUrl, simulated: endpoints.simulated };
+}
+
+/**
+ * The serve stage: make sure every server the run needs answers before any work is scheduled.
+ * Spawned stacks get `ready_timeout_s` to come up (model servers load weights for minutes); attached
+ * ones must answer now, and otherwise Temporal's activity retries take over.
+ */
+export async function ensureServers(plan: RunPlan): Promise<{ agentUrl: string; modelUrl: string; simulated: boolean }> {
+  const servers = plan.config.servers;
+  const deadline = Date.now() + (servers.mode === 'spawn' ? servers.ready_timeout_s * 1000 : 0);
+  for (;;) {
+    try {
+      return await checkServers(plan);
+    } catch (err) {
+      if (!(err instanceof RequestFailure && err.retryable) || Date.now() >= deadline) throw err;
+      heartbeat();
+      await sleep(500);
+    }
+  }
 }

@@ -5,9 +5,11 @@ import { registerCancelCommand } from './commands/cancel';
 import { registerDemoCommand } from './commands/demo';
 import { registerDevCommand } from './commands/dev';
 import { registerRunCommand } from './commands/run';
+import { registerSimulatorsCommand } from './commands/simulators';
 import { registerStatusCommand } from './commands/status';
 import { registerWorkerCommand } from './commands/worker';
 import { registerProfileCommand } from './commands/profile';
+import { registerScheduleCommand } from './commands/schedule';
 
 // One file per sub-command under scripts/commands/; each registers itself on the program.
 const program = new Command();
@@ -22,9 +24,11 @@ registerStatusCommand(program);
 registerCancelCommand(program);
 registerWorkerCommand(program);
 registerDevCommand(program);
+registerSimulatorsCommand(program);
 registerConvertCommand(program);
 registerValidateCommand(program);
 registerProfileCommand(program);
+registerScheduleCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : String(err));

@@ -1,4 +1,5 @@
 import { DEFAULT_MAX_STEPS, startAgentServer } from './agent';
+import { startFaultFront, type FaultsConfig } from './faults';
 import { buildGlobalConfigDict, startHeadServer } from './head';
 import type { RunningServer } from './http';
 import { startPolicyModelServer } from './policyModel';
@@ -18,6 +19,8 @@ export interface EmbeddedStackOptions {
   ports?: { model?: number; resources?: number; agent?: number; head?: number };
   latencyMs?: number;
   log?: (line: string) => void;
+  /** Fault injection in front of the model and agent servers (chaos runs and failure tests only). */
+  faults?: FaultsConfig;
 }
 
 export interface EmbeddedStack {
@@ -40,6 +43,25 @@ export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise
     started.push(resources);
     const agent = await startAgentServer({ modelUrl: model.url, resourcesUrl: resources.url, host, port: ports.agent ?? 0 });
     started.push(agent);
+    // With faults configured the pipeline (and the head server) see fault fronts; the agent still
+    // talks to the model directly, so each fault hits exactly one request the pipeline made.
+    const faults = options.faults;
+    const front = async (server: 'agent' | 'model', real: RunningServer): Promise<RunningServer> => {
+      const config = faults?.[server];
+      if (!faults || !config) return real;
+      const faulty = await startFaultFront({
+        server,
+        upstreamUrl: real.url,
+        faults: config,
+        seed: faults.seed ?? options.seed,
+        host,
+        eventsJsonl: faults.events_jsonl,
+      });
+      started.push(faulty);
+      return faulty;
+    };
+    const modelFront = await front('model', model);
+    const agentFront = await front('agent', agent);
     let headAddress = { host, port: 0 };
     const head = await startHeadServer({
       host,
@@ -47,15 +69,15 @@ export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise
       globalConfigDict: () =>
         buildGlobalConfigDict({
           head: headAddress,
-          model: { name: EMBEDDED_MODEL_SERVER_NAME, host, port: model.port },
+          model: { name: EMBEDDED_MODEL_SERVER_NAME, host, port: modelFront.port },
           resources: { name: EMBEDDED_RESOURCES_SERVER_NAME, host, port: resources.port },
-          agent: { name: EMBEDDED_AGENT_NAME, host, port: agent.port, maxSteps: DEFAULT_MAX_STEPS },
+          agent: { name: EMBEDDED_AGENT_NAME, host, port: agentFront.port, maxSteps: DEFAULT_MAX_STEPS },
         }),
     });
     headAddress = { host, port: head.port };
     started.push(head);
     return {
-      urls: { model: model.url, resources: resources.url, agent: agent.url, head: head.url },
+      urls: { model: modelFront.url, resources: resources.url, agent: agentFront.url, head: head.url },
       names: { agent: EMBEDDED_AGENT_NAME, model: EMBEDDED_MODEL_SERVER_NAME, resources: EMBEDDED_RESOURCES_SERVER_NAME },
       close,
     };

@@ -2,6 +2,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import * as activities from '../activities';
 import { closePools } from '../activities/http/client';
 import { closeEmbeddedStacks } from '../activities/servers';
+import { hostTaskQueue, runManagedServers } from '../activities/spawn';
 import { TASK_QUEUE } from './connection';
 
 // Any number of these may serve one task queue, on one machine or many: chunks are handed out by
@@ -27,6 +28,20 @@ export async function createPivotWorker(opts: PivotWorkerOptions): Promise<Worke
   });
 }
 
+/**
+ * The per-host worker for `servers.mode: spawn`: it polls a queue named after this host, so the
+ * long-running server process and its heartbeats stay on the machine that started it.
+ */
+export async function createHostWorker(opts: PivotWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: opts.connection,
+    namespace: opts.namespace ?? 'default',
+    taskQueue: hostTaskQueue(opts.taskQueue ?? TASK_QUEUE),
+    activities: { runManagedServers },
+    maxConcurrentActivityTaskExecutions: 4,
+  });
+}
+
 /** Stops what activities started in this process (embedded servers, HTTP pools) once its worker is done. */
 export async function releaseWorkerResources(): Promise<void> {
   await closeEmbeddedStacks();
@@ -36,8 +51,9 @@ export async function releaseWorkerResources(): Promise<void> {
 /** Runs a worker until it is shut down (SIGINT/SIGTERM), then stops the embedded servers it started. */
 export async function runPivotWorker(opts: PivotWorkerOptions): Promise<void> {
   const worker = await createPivotWorker(opts);
+  const hostWorker = await createHostWorker(opts);
   try {
-    await worker.run();
+    await Promise.all([worker.run(), hostWorker.run()]);
   } finally {
     await releaseWorkerResources();
   }

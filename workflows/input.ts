@@ -19,3 +19,46 @@ export const pivotMiningInputSchema = z
   })
   .describe('Input of pivotMiningWorkflow');
 export type PivotMiningInput = z.infer<typeof pivotMiningInputSchema>;
+
+const configPathSchema = z
+  .string()
+  .min(1)
+  .describe('Pipeline config YAML (with a pool block), absolute or relative to the worker working directory');
+
+export const nightlyMiningInputSchema = z
+  .strictObject({
+    config_path: configPathSchema,
+    seed: z.number().int().optional().describe('Overrides the config seed (embedded simulator and per-repeat seeds)'),
+  })
+  .describe('Input of nightlyMiningWorkflow: mine the new or changed files among the config pool.sources into a new pool version');
+export type NightlyMiningInput = z.infer<typeof nightlyMiningInputSchema>;
+
+export const pivotCurriculumInputSchema = z
+  .strictObject({
+    config_path: configPathSchema,
+    initial_pool: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('pivots.jsonl the curriculum starts from (inside the worker base directory); defaults to the latest version of the config pool'),
+    top_up_to: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Before each round, refill the pool from the latest nightly version up to this many pivots (never re-adding retired ones)'),
+    seed: z.number().int().optional().describe('Overrides the config seed (embedded simulator and per-repeat seeds)'),
+  })
+  .describe('Input of pivotCurriculumWorkflow: a long-running pivot pool re-profiled on every policyCheckpoint update');
+export type PivotCurriculumInput = z.infer<typeof pivotCurriculumInputSchema>;
+
+export const policyCheckpointSchema = z
+  .strictObject({
+    model: z.string().min(1).describe('Model name sent to the policy endpoint for local profiling'),
+    endpoint: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .describe('Base URL of the checkpoint server (/v1/responses or /v1/chat/completions); omitted = the config local_profile.model.url'),
+    training_step: z.number().int().nonnegative().optional().describe('Trainer step of the checkpoint, recorded in the rounds history'),
+  })
+  .describe('Argument of the pivotCurriculumWorkflow policyCheckpoint update');

@@ -1,5 +1,5 @@
 import { NativeConnection, type Worker } from '@temporalio/worker';
-import { createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
+import { createHostWorker, createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
 import { ensureDevServer, type DevServerHandle } from './devServer';
 
 // The whole local stack in one process for `demo` and `dev`: the Temporal dev server (reused if
@@ -16,6 +16,8 @@ export async function startLocalStack(opts: { port?: number } = {}): Promise<Loc
   process.env.TEMPORAL_ADDRESS = devServer.address;
   const connection = await NativeConnection.connect({ address: devServer.address });
   const worker = await createPivotWorker({ connection });
+  const hostWorker = await createHostWorker({ connection });
+  const hostWorkerDone = hostWorker.run();
   let stopped = false;
   return {
     devServer,
@@ -24,6 +26,8 @@ export async function startLocalStack(opts: { port?: number } = {}): Promise<Loc
       if (stopped) return;
       stopped = true;
       if (worker.getState() === 'RUNNING') worker.shutdown();
+      if (hostWorker.getState() === 'RUNNING') hostWorker.shutdown();
+      await hostWorkerDone.catch(() => undefined);
       await releaseWorkerResources();
       await connection.close().catch(() => undefined);
       await devServer.stop();

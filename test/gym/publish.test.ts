@@ -158,7 +158,7 @@ test('publish keeps mixed pivots within budget and writes every artifact', async
   assert.ok(config.demo_pivot_resources_server.resources_servers.single_step_tool_use_with_argument_comparison);
 
   const selection = JSON.parse(await readFile(result.selectionMetricsPath, 'utf8'));
-  assert.deepEqual(selection.upstream, { tasks: 5, rollouts: 20, positive_trajectories: 7 });
+  assert.deepEqual(selection.upstream, { tasks: 5, rollouts: 20, positive_trajectories: 7, decision_points: null, deduped: null });
   assert.deepEqual(selection.kept, { count: 2, percent: 28.57 });
   assert.deepEqual(selection.skipped_by_reason, {
     parallel_tool_calls: { count: 2, percent: 66.67 },

@@ -54,7 +54,7 @@ function reportData(simulatorLabel: string | null): ReportData {
         ['parallel_tool_calls', 9],
         ['malformed_trajectory', 2],
       ]),
-      upstream: { tasks: 40, rollouts: 160, positive_trajectories: 70 },
+      upstream: { tasks: 40, rollouts: 160, positive_trajectories: 70, decision_points: 130, deduped: 4 },
       options: { max_pivots: 50 },
     }),
     datasetMetrics: computeDatasetMetrics([{ responses_create_params: { input: 'hi', tools: [] } }]),

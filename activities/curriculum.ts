@@ -1,0 +1,155 @@
+import { appendFile, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import YAML from 'yaml';
+import { readJsonl } from '../gym/jsonl';
+import { PIVOTS_FILE } from '../gym/publish';
+import { localProfileRowSchema } from '../gym/selection';
+import { pivotCurriculumInputSchema, policyCheckpointSchema } from '../workflows/input';
+import type { CurriculumRound, CurriculumRoundPlan, CurriculumState, PolicyCheckpoint } from '../workflows/poolTypes';
+import { pivotAgentName } from '../workflows/stageSettings';
+import { ConfigError, describeIssues, resolveInside } from './config';
+import { loadInputConfig, publishBatch } from './nightly';
+import { commitVersionDir, freeVersionId, latestVersion, pivotKey, poolDirFor, readRows, stagingDir, validateVersion, writeRows } from './pool';
+
+// The pivot loop: each policy checkpoint re-profiles the curriculum pool, and pivots the policy now
+// always solves (learned) or never solves (unsolvable) retire. A curriculum lives in
+// `<pool>/curricula/<workflow id>/` with its own versions/ and `latest`, plus the retired pivots.
+
+const RETIRED_FILE = 'retired.jsonl';
+
+/** Fixes the starting pool of a new curriculum (a copy, so later nightly versions do not change it). */
+export async function startCurriculum(args: { input: unknown; workflowId: string }): Promise<CurriculumState> {
+  const { input, config, baseDir, artifactsRoot } = await loadInputConfig(pivotCurriculumInputSchema, args.input);
+  const poolDir = poolDirFor(config, artifactsRoot);
+  const curriculumDir = path.join(poolDir, 'curricula', args.workflowId.replace(/[^A-Za-z0-9._-]/g, '_'));
+  let source: string;
+  try {
+    if (input.initial_pool !== undefined) source = resolveInside(baseDir, baseDir, input.initial_pool);
+    else {
+      const latest = await latestVersion(poolDir);
+      if (latest === null) throw new ConfigError(`no initial_pool given and the pool ${poolDir} has no published version yet`);
+      source = latest.pivotsPath;
+    }
+  } catch (err) {
+    if (err instanceof ConfigError) throw ApplicationFailure.nonRetryable(err.message, 'ConfigError');
+    throw err;
+  }
+  await mkdir(curriculumDir, { recursive: true });
+  const poolPath = path.join(curriculumDir, 'initial_pool.jsonl');
+  await copyFile(source, poolPath);
+  return { curriculumDir, poolPath, rounds: [] };
+}
+
+/** The round's config (the checkpoint as the local-profile model) and its pool file, topped up if asked. */
+export async function prepareCurriculumRound(args: {
+  input: unknown;
+  state: CurriculumState;
+  checkpoint: unknown;
+  round: number;
+}): Promise<CurriculumRoundPlan> {
+  const parsed = policyCheckpointSchema.safeParse(args.checkpoint);
+  if (!parsed.success) throw ApplicationFailure.nonRetryable(describeIssues('policyCheckpoint', parsed.error), 'InvalidInput');
+  const checkpoint = parsed.data;
+  const { input, config, baseDir, artifactsRoot } = await loadInputConfig(pivotCurriculumInputSchema, args.input);
+  config.local_profile.model.model = checkpoint.model;
+  if (checkpoint.endpoint !== undefined) config.local_profile.model.url = checkpoint.endpoint;
+
+  const roundId = `round-${String(args.round).padStart(3, '0')}`;
+  const roundDir = path.join(args.state.curriculumDir, 'runs', roundId);
+  await mkdir(roundDir, { recursive: true });
+  await writeFile(path.join(roundDir, 'pipeline_config.yaml'), YAML.stringify(config));
+
+  const pool = await readRows(args.state.poolPath);
+  let toppedUp = 0;
+  if (input.top_up_to !== undefined && pool.length < input.top_up_to) {
+    const latest = await latestVersion(poolDirFor(config, artifactsRoot));
+    if (latest !== null) {
+      const taken = new Set([...pool.map(pivotKey), ...(await retiredKeys(args.state.curriculumDir))]);
+      for (const row of await readRows(latest.pivotsPath)) {
+        if (pool.length >= input.top_up_to) break;
+        if (taken.has(pivotKey(row))) continue;
+        taken.add(pivotKey(row));
+        pool.push(row);
+        toppedUp += 1;
+      }
+    }
+  }
+  const candidatesPath = path.join(roundDir, 'pool.jsonl');
+  await writeRows(candidatesPath, pool);
+  return { plan: { runId: roundId, runDir: roundDir, baseDir, config }, roundDir, candidatesPath, poolSize: pool.length, toppedUp };
+}
+
+async function retiredKeys(curriculumDir: string): Promise<string[]> {
+  let text: string;
+  try {
+    text = await readFile(path.join(curriculumDir, RETIRED_FILE), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => (JSON.parse(l) as { key: string }).key);
+}
+
+/** Publishes the mixed pivots as the curriculum's next version and records what retired and why. */
+export async function publishCurriculumRound(args: {
+  state: CurriculumState;
+  round: number;
+  roundPlan: CurriculumRoundPlan;
+  checkpoint: PolicyCheckpoint;
+  localProfilePath: string;
+  simulated: boolean;
+}): Promise<CurriculumRound> {
+  const { state, roundPlan } = args;
+  const { plan } = roundPlan;
+  const versionId = freeVersionId(state.curriculumDir, plan.runId);
+  const staging = await stagingDir(state.curriculumDir, versionId);
+  const finalPivotsPath = path.join(state.curriculumDir, 'versions', versionId, PIVOTS_FILE);
+  const published = await publishBatch(plan, {
+    candidatesPath: roundPlan.candidatesPath,
+    localProfilePath: args.localProfilePath,
+    outDir: staging,
+    jsonlFpath: finalPivotsPath,
+    simulated: args.simulated,
+    funnel: { pool: roundPlan.poolSize },
+  });
+  const kept = (await readRows(published.pivotsPath)).length;
+  await validateVersion(published.pivotsPath, pivotAgentName(plan), published.gymConfigPath, kept);
+
+  // A profile row's _ng_task_index is the candidate's line in the pool file (materialization keeps first-seen order).
+  const passRates = new Map<number, number>();
+  for await (const { value } of readJsonl(args.localProfilePath)) {
+    const row = localProfileRowSchema.parse(value);
+    if (row['mean/reward'] !== undefined) passRates.set(row._ng_task_index, row['mean/reward']);
+  }
+  const pool = await readRows(roundPlan.candidatesPath);
+  const retired = pool.flatMap((row, i) => {
+    const rate = passRates.get(i);
+    if (rate !== 1 && rate !== 0) return [];
+    return [{ key: pivotKey(row), round: args.round, reason: rate === 1 ? 'learned' : 'unsolvable', uuid: (row.provenance as { uuid?: string })?.uuid ?? null }];
+  });
+  const rates = [...passRates.values()];
+  const round: CurriculumRound = {
+    round: args.round,
+    model: args.checkpoint.model,
+    trainingStep: args.checkpoint.training_step ?? null,
+    poolSize: roundPlan.poolSize,
+    toppedUp: roundPlan.toppedUp,
+    kept,
+    retiredLearned: retired.filter((r) => r.reason === 'learned').length,
+    retiredUnsolvable: retired.filter((r) => r.reason === 'unsolvable').length,
+    dropped: 0,
+    meanPassRate: rates.length === 0 ? 0 : Math.round((rates.reduce((a, b) => a + b, 0) / rates.length) * 1e6) / 1e6,
+    versionId,
+    pivotsPath: finalPivotsPath,
+  };
+  round.dropped = round.poolSize - round.kept - round.retiredLearned - round.retiredUnsolvable;
+  await writeFile(path.join(staging, 'version.json'), `${JSON.stringify({ version: versionId, kind: 'curriculum_round', checkpoint: args.checkpoint, ...round }, null, 2)}\n`);
+  await copyFile(path.join(plan.runDir, 'pipeline_config.yaml'), path.join(staging, 'pipeline_config.yaml'));
+  await commitVersionDir(state.curriculumDir, staging, versionId);
+  if (retired.length > 0) await appendFile(path.join(state.curriculumDir, RETIRED_FILE), retired.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  return round;
+}

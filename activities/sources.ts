@@ -1,0 +1,138 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { z } from 'zod';
+import { ConfigError, resolveInside } from './config';
+
+// Which source rollouts files a nightly run still has to mine. The pool manifest remembers every
+// consumed file by size, mtime and content hash; a file counts as new when its path is unknown and
+// as changed when its content hash differs (a touched but identical file is not re-mined).
+
+export const MANIFEST_FILE = 'manifest.json';
+
+const manifestEntrySchema = z.strictObject({
+  path: z.string().min(1).describe('Relative to the worker base directory'),
+  size: z.number().int().nonnegative(),
+  mtime_ms: z.number(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  version: z.string().min(1).describe('Dataset version that consumed this content'),
+});
+export type ManifestEntry = z.infer<typeof manifestEntrySchema>;
+
+const poolManifestSchema = z.strictObject({ sources: z.array(manifestEntrySchema) });
+export type PoolManifest = z.infer<typeof poolManifestSchema>;
+
+export interface SourceFile {
+  path: string;
+  absPath: string;
+  size: number;
+  mtimeMs: number;
+  sha256: string;
+}
+
+/** Glob → anchored RegExp over `/`-separated paths: `**` spans directories, `*` and `?` do not. */
+export function globToRegExp(glob: string): RegExp {
+  let re = '';
+  for (let i = 0; i < glob.length; i += 1) {
+    const c = glob[i]!;
+    if (c === '*' && glob[i + 1] === '*') {
+      const slash = glob[i + 2] === '/';
+      re += slash ? '(?:.*/)?' : '.*';
+      i += slash ? 2 : 1;
+    } else if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
+}
+
+/** The directory part of a glob before its first wildcard: where the walk starts. */
+function globRoot(absGlob: string): string {
+  const parts = absGlob.split('/');
+  const firstWild = parts.findIndex((p) => /[*?]/.test(p));
+  if (firstWild === -1) return path.dirname(absGlob);
+  return parts.slice(0, firstWild).join('/') || '/';
+}
+
+async function* walkFiles(dir: string): AsyncGenerator<string> {
+  let entries;
+  try {
+    entries = await readdir(dir, { withFileTypes: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+    const full = path.join(dir, e.name);
+    if (e.isDirectory()) yield* walkFiles(full);
+    else if (e.isFile()) yield full;
+  }
+}
+
+/** Files matching any of the globs, each confined to `baseDir`, sorted and without repeats. */
+export async function expandSourceGlobs(baseDir: string, globs: readonly string[]): Promise<string[]> {
+  const found = new Set<string>();
+  for (const glob of globs) {
+    const absGlob = path.resolve(baseDir, glob);
+    const root = resolveInside(baseDir, baseDir, globRoot(absGlob));
+    const re = globToRegExp(absGlob);
+    for await (const file of walkFiles(root)) if (re.test(file)) found.add(file);
+  }
+  return [...found].sort();
+}
+
+export async function sha256File(file: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(file), hash);
+  return hash.digest('hex');
+}
+
+export async function readManifest(poolDir: string): Promise<PoolManifest> {
+  const file = path.join(poolDir, MANIFEST_FILE);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { sources: [] };
+    throw err;
+  }
+  const parsed = poolManifestSchema.safeParse(JSON.parse(text));
+  if (!parsed.success) throw new ConfigError(`${file}: not a pool manifest: ${parsed.error.issues[0]!.message}`);
+  return parsed.data;
+}
+
+export async function writeManifest(poolDir: string, manifest: PoolManifest): Promise<void> {
+  const file = path.join(poolDir, MANIFEST_FILE);
+  await writeFile(`${file}.tmp`, `${JSON.stringify(manifest, null, 2)}\n`);
+  await rename(`${file}.tmp`, file);
+}
+
+/** Sources not yet consumed with their current content; hashing is skipped when size and mtime match. */
+export async function findNewSources(
+  baseDir: string,
+  globs: readonly string[],
+  manifest: PoolManifest,
+): Promise<{ matched: number; fresh: SourceFile[] }> {
+  const known = new Map(manifest.sources.map((e) => [e.path, e]));
+  const files = await expandSourceGlobs(baseDir, globs);
+  const fresh: SourceFile[] = [];
+  for (const absPath of files) {
+    const rel = path.relative(baseDir, absPath);
+    const st = await stat(absPath);
+    const entry = known.get(rel);
+    if (entry && entry.size === st.size && entry.mtime_ms === st.mtimeMs) continue;
+    const sha256 = await sha256File(absPath);
+    if (entry && entry.sha256 === sha256) continue;
+    fresh.push({ path: rel, absPath, size: st.size, mtimeMs: st.mtimeMs, sha256 });
+  }
+  return { matched: files.length, fresh };
+}
+
+/** The manifest after `version` consumed `sources`: same-path entries are replaced. */
+export function recordSources(manifest: PoolManifest, sources: readonly SourceFile[], version: string): PoolManifest {
+  const byPath = new Map(manifest.sources.map((e) => [e.path, e]));
+  for (const s of sources) byPath.set(s.path, { path: s.path, size: s.size, mtime_ms: s.mtimeMs, sha256: s.sha256, version });
+  return { sources: [...byPath.values()].sort((a, b) => a.path.localeCompare(b.path)) };
+}

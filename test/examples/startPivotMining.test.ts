@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker } from '@temporalio/worker';
+import { validatePivotDataset } from '../../gym/validator';
+import { createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
+import { readJsonlSync } from '../helpers/jsonl';
+import { startTestTemporal } from '../helpers/temporal';
+
+// docs/python.md's snippet, run as is with Temporal's Python SDK against the dev server and a worker.
+
+const run = promisify(execFile);
+const repoRoot = path.resolve(__dirname, '../..');
+const TASK_QUEUE = 'python-start-test';
+let env: TestWorkflowEnvironment;
+let worker: Worker;
+let workerDone: Promise<void>;
+let artifactsRoot: string;
+let python: string | null = null;
+let pythonError = '';
+
+before(async () => {
+  try {
+    python = (await run('bash', [path.join(repoRoot, 'scripts/ensure-python-sdk.sh')], { cwd: repoRoot, timeout: 600_000 })).stdout.trim();
+  } catch (err) {
+    pythonError = String((err as { stderr?: string }).stderr ?? err);
+    return;
+  }
+  artifactsRoot = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-py-'));
+  process.env.PIVOT_MINER_ARTIFACTS_ROOT = artifactsRoot;
+  env = await startTestTemporal();
+  worker = await createPivotWorker({ connection: env.nativeConnection, taskQueue: TASK_QUEUE });
+  workerDone = worker.run();
+});
+
+after(async () => {
+  if (!worker) return;
+  worker.shutdown();
+  await workerDone;
+  await releaseWorkerResources();
+  await env.teardown();
+  delete process.env.PIVOT_MINER_ARTIFACTS_ROOT;
+  rmSync(artifactsRoot, { recursive: true, force: true });
+});
+
+test('the Python snippet starts pivotMiningWorkflow by type name and gets the dataset', { timeout: 600_000 }, async (t) => {
+  if (python === null) {
+    t.skip(`the temporalio Python package could not be installed (scripts/ensure-python-sdk.sh): ${pythonError.trim().split('\n').pop()}`);
+    return;
+  }
+  const { stdout } = await run(python, [path.join(repoRoot, 'examples/python/start_pivot_mining.py'), 'configs/demo.yaml', 'from-python'], {
+    cwd: repoRoot,
+    timeout: 600_000,
+    env: { ...process.env, TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', PIVOT_MINER_TASK_QUEUE: TASK_QUEUE },
+  });
+  const result = JSON.parse(stdout.trim().split('\n').pop()!) as { runDir: string; pivotsPath: string; gymConfigPath: string; counts: Record<string, number> };
+  assert.equal(result.runDir, path.join(artifactsRoot, 'runs', 'from-python'));
+  const rows = readJsonlSync(result.pivotsPath);
+  assert.equal(rows.length, result.counts.published);
+  assert.ok(rows.length > 0);
+  const validation = await validatePivotDataset({ path: result.pivotsPath, agentRef: 'demo_pivots_pivot_agent', gymConfigPath: result.gymConfigPath, checkToolNames: true });
+  assert.equal(validation.exitCode, 0, validation.stderr);
+});
