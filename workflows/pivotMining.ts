@@ -1,4 +1,14 @@
-import { ApplicationFailure, defineQuery, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  ApplicationFailure,
+  CancellationScope,
+  defineQuery,
+  executeChild,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type * as activities from '../activities';
 import { collectRolloutsWorkflow } from './collectRollouts';
 import type { PivotMiningInput } from './input';
@@ -7,11 +17,36 @@ import type { CollectStageResult, PivotMiningProgress, PivotMiningResult, Rollou
 // serve → collect → profile → convert → local-profile → filter/publish, one run per dataset.
 // Orchestration only: every file and network touch happens in activities.
 
-const { prepareRun, ensureServers, convertStage, publishStage } = proxyActivities<typeof activities>({
+const { prepareRun, ensureServers, convertStage, publishStage, workerHostQueue } = proxyActivities<typeof activities>({
   startToCloseTimeout: '1 hour',
   heartbeatTimeout: '2 minutes',
   retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
 });
+
+/**
+ * `servers.mode: spawn`: the server command runs in a heartbeating activity on the task queue of
+ * one worker host, for as long as the run needs it. The returned function stops it (and is what
+ * cancellation of the workflow triggers too, since the scope is a child of the workflow's).
+ */
+async function startManagedServers(plan: RunPlan): Promise<() => Promise<void>> {
+  const hostQueue = await workerHostQueue(workflowInfo().taskQueue);
+  const { runManagedServers } = proxyActivities<typeof activities>({
+    taskQueue: hostQueue,
+    startToCloseTimeout: '30 days',
+    heartbeatTimeout: '30 seconds',
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: { initialInterval: '5 seconds', maximumAttempts: 3 },
+  });
+  const scope = new CancellationScope();
+  const running = scope.run(() => runManagedServers({ plan }));
+  running.catch(() => undefined);
+  return async () => {
+    scope.cancel();
+    await running.catch((err: unknown) => {
+      if (!isCancellation(err)) throw err;
+    });
+  };
+}
 
 export const progressQuery = defineQuery<PivotMiningProgress>('progress');
 
@@ -32,71 +67,82 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
   plan = await prepareRun(input, workflowId);
   const runPlan = plan;
 
-  stage = 'serve';
-  const servers = await ensureServers(runPlan);
+  const mineWithServers = async (): Promise<PivotMiningResult> => {
+    const runChunkedStage = async (rolloutStage: RolloutStage, inputPath: string): Promise<CollectStageResult> => {
+      stage = rolloutStage;
+      childWorkflowId = `${workflowId}/${rolloutStage}`;
+      const result = await executeChild(collectRolloutsWorkflow, {
+        workflowId: childWorkflowId,
+        args: [{ plan: runPlan, stage: rolloutStage, inputPath, outPrefix: `${runPlan.runDir}/${rolloutStage === 'collect' ? 'rollouts' : 'local_profile'}` }],
+      });
+      childWorkflowId = null;
+      return result;
+    };
 
-  const runChunkedStage = async (rolloutStage: RolloutStage, inputPath: string): Promise<CollectStageResult> => {
-    stage = rolloutStage;
-    childWorkflowId = `${workflowId}/${rolloutStage}`;
-    const result = await executeChild(collectRolloutsWorkflow, {
-      workflowId: childWorkflowId,
-      args: [{ plan: runPlan, stage: rolloutStage, inputPath, outPrefix: `${runPlan.runDir}/${rolloutStage === 'collect' ? 'rollouts' : 'local_profile'}` }],
+    const servers = await ensureServers(runPlan);
+
+    const collected = await runChunkedStage('collect', runPlan.config.collect.input_jsonl);
+    counts.tasks = collected.materialize.tasks;
+    counts.rollouts = collected.merge.completed;
+    counts.rollout_failures = collected.merge.failedKeys;
+    counts.tasks_all_pass = collected.profile.allPass;
+    counts.tasks_all_fail = collected.profile.allFail;
+    counts.tasks_mixed = collected.profile.mixed;
+
+    stage = 'convert';
+    const converted = await convertStage({
+      plan: runPlan,
+      rolloutsPath: collected.merge.rolloutsPath,
+      rewardProfilePath: collected.profile.rewardProfilingPath,
     });
-    childWorkflowId = null;
-    return result;
+    counts.positive_trajectories = converted.positiveTrajectories;
+    counts.decision_points = converted.decisionPoints;
+    counts.candidates = converted.candidates;
+    counts.skipped = converted.skipped;
+    counts.deduped = converted.deduped;
+    if (converted.candidates === 0) {
+      throw ApplicationFailure.nonRetryable(
+        `no pivot candidates: ${converted.positiveTrajectories} positive trajectories, ${converted.skipped} decision points skipped (see ${converted.skippedPath})`,
+        'NoCandidates',
+      );
+    }
+
+    const profiled = await runChunkedStage('local_profile', converted.candidatesPath);
+    counts.local_profile_rollouts = profiled.merge.completed;
+    counts.local_profile_failures = profiled.merge.failedKeys;
+
+    stage = 'publish';
+    const published = await publishStage({
+      plan: runPlan,
+      convert: converted,
+      localProfilePath: profiled.profile.rewardProfilingPath,
+      simulated: servers.simulated,
+      funnel: { ...counts },
+    });
+    Object.assign(counts, {
+      all_pass: published.counts.all_pass ?? 0,
+      all_fail: published.counts.all_fail ?? 0,
+      mixed: published.counts.mixed ?? 0,
+      published: published.counts.published ?? 0,
+    });
+    stage = 'done';
+    return {
+      runId: runPlan.runId,
+      runDir: runPlan.runDir,
+      pivotsPath: published.pivotsPath,
+      gymConfigPath: published.gymConfigPath,
+      reportPath: published.reportPath,
+      counts: { ...counts },
+    };
   };
 
-  const collected = await runChunkedStage('collect', runPlan.config.collect.input_jsonl);
-  counts.tasks = collected.materialize.tasks;
-  counts.rollouts = collected.merge.completed;
-  counts.rollout_failures = collected.merge.failedKeys;
-  counts.tasks_all_pass = collected.profile.allPass;
-  counts.tasks_all_fail = collected.profile.allFail;
-  counts.tasks_mixed = collected.profile.mixed;
-
-  stage = 'convert';
-  const converted = await convertStage({
-    plan: runPlan,
-    rolloutsPath: collected.merge.rolloutsPath,
-    rewardProfilePath: collected.profile.rewardProfilingPath,
-  });
-  counts.positive_trajectories = converted.positiveTrajectories;
-  counts.decision_points = converted.decisionPoints;
-  counts.candidates = converted.candidates;
-  counts.skipped = converted.skipped;
-  counts.deduped = converted.deduped;
-  if (converted.candidates === 0) {
-    throw ApplicationFailure.nonRetryable(
-      `no pivot candidates: ${converted.positiveTrajectories} positive trajectories, ${converted.skipped} decision points skipped (see ${converted.skippedPath})`,
-      'NoCandidates',
-    );
+  stage = 'serve';
+  const stopManagedServers = runPlan.config.servers.mode === 'spawn' ? await startManagedServers(runPlan) : undefined;
+  try {
+    return await mineWithServers();
+  } finally {
+    // Non-cancellable, so the servers are stopped even when the run itself was cancelled.
+    if (stopManagedServers) await CancellationScope.nonCancellable(stopManagedServers);
   }
 
-  const profiled = await runChunkedStage('local_profile', converted.candidatesPath);
-  counts.local_profile_rollouts = profiled.merge.completed;
-  counts.local_profile_failures = profiled.merge.failedKeys;
-
-  stage = 'publish';
-  const published = await publishStage({
-    plan: runPlan,
-    convert: converted,
-    localProfilePath: profiled.profile.rewardProfilingPath,
-    simulated: servers.simulated,
-    funnel: { ...counts },
-  });
-  Object.assign(counts, {
-    all_pass: published.counts.all_pass ?? 0,
-    all_fail: published.counts.all_fail ?? 0,
-    mixed: published.counts.mixed ?? 0,
-    published: published.counts.published ?? 0,
-  });
-  stage = 'done';
-  return {
-    runId: runPlan.runId,
-    runDir: runPlan.runDir,
-    pivotsPath: published.pivotsPath,
-    gymConfigPath: published.gymConfigPath,
-    reportPath: published.reportPath,
-    counts: { ...counts },
-  };
 }
