@@ -1,0 +1,157 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { materializedRowSchema } from '../../gym/schemas';
+import { faultRequestKey, type FaultEvent, type FaultKind } from '../../servers/faults';
+
+// What a chaos run must leave behind: the same artifacts as an undisturbed run of the same seed, no
+// duplicate or missing rollout keys, and a failures sidecar that only records faults we injected.
+
+type Row = Record<string, unknown> & { _ng_task_index: number; _ng_rollout_index: number };
+const rowKey = (r: Row) => `${r._ng_task_index}:${r._ng_rollout_index}`;
+
+function readLines(file: string): string[] {
+  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '') : [];
+}
+
+function readRows<T = Row>(file: string): T[] {
+  return readLines(file).map((l) => JSON.parse(l) as T);
+}
+
+function listFiles(dir: string, rel = ''): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+    const child = path.join(rel, entry.name);
+    if (entry.isDirectory()) out.push(...listFiles(dir, child));
+    else out.push(child);
+  }
+  return out.sort();
+}
+
+/**
+ * Files that legitimately differ: failure sidecars (the undisturbed run has none), shards (written in
+ * completion order, merged deterministically) and the config snapshot, compared without `faults`.
+ */
+const isVolatile = (rel: string) => rel.includes('_shards/') || rel.endsWith('_failures.jsonl') || rel === 'pipeline_config.yaml';
+
+function normalized(file: string, runDir: string): string {
+  const text = readFileSync(file, 'utf8').split(runDir).join('<run_dir>');
+  return file.endsWith('.jsonl') ? text.split('\n').filter((l) => l !== '').sort().join('\n') : text;
+}
+
+function configWithoutFaults(file: string): unknown {
+  const config = YAML.parse(readFileSync(file, 'utf8')) as { servers?: { faults?: unknown } };
+  delete config.servers?.faults;
+  return config;
+}
+
+export interface ArtifactComparison {
+  identical: boolean;
+  filesCompared: number;
+  differing: string[];
+}
+
+export function compareRunDirs(reference: string, candidate: string): ArtifactComparison {
+  const refFiles = listFiles(reference).filter((f) => !isVolatile(f));
+  const candFiles = new Set(listFiles(candidate).filter((f) => !isVolatile(f)));
+  const differing: string[] = [];
+  for (const rel of refFiles) {
+    if (!candFiles.delete(rel)) differing.push(`${rel} (missing)`);
+    else if (rel.endsWith('.bin')) {
+      if (!readFileSync(path.join(reference, rel)).equals(readFileSync(path.join(candidate, rel)))) differing.push(rel);
+    } else if (normalized(path.join(reference, rel), reference) !== normalized(path.join(candidate, rel), candidate)) differing.push(rel);
+  }
+  differing.push(...[...candFiles].map((rel) => `${rel} (extra)`));
+  const refConfig = configWithoutFaults(path.join(reference, 'pipeline_config.yaml'));
+  if (JSON.stringify(refConfig) !== JSON.stringify(configWithoutFaults(path.join(candidate, 'pipeline_config.yaml')))) {
+    differing.push('pipeline_config.yaml (beyond servers.faults)');
+  }
+  return { identical: differing.length === 0, filesCompared: refFiles.length + 1, differing };
+}
+
+export interface KeyCheck {
+  duplicateKeys: number;
+  missingKeys: number;
+}
+
+/** Every materialized key has exactly one result in each stage's merged rollouts. */
+export function checkRolloutKeys(runDir: string): KeyCheck {
+  let duplicateKeys = 0;
+  let missingKeys = 0;
+  for (const prefix of ['rollouts', 'local_profile']) {
+    const expected = new Set(readRows(path.join(runDir, `${prefix}_materialized_inputs.jsonl`)).map(rowKey));
+    const seen = new Set<string>();
+    for (const row of readRows(path.join(runDir, `${prefix}.jsonl`))) {
+      const k = rowKey(row);
+      if (seen.has(k)) duplicateKeys++;
+      seen.add(k);
+    }
+    for (const k of expected) if (!seen.has(k)) missingKeys++;
+  }
+  return { duplicateKeys, missingKeys };
+}
+
+/** The failure class the pipeline's HTTP client records for each injected fault kind. */
+export const FAILURE_CLASS_OF: Record<FaultKind, string | undefined> = {
+  http_5xx: 'http_5xx',
+  http_429: 'http_429',
+  hang: 'timeout',
+  torn_json: 'invalid_response',
+  reset: 'connection',
+  slow: undefined,
+};
+
+export interface SidecarCheck {
+  failureLines: number;
+  failureLinesByClass: Record<string, number>;
+  /** Failure lines with no injected fault of the matching kind on that request: must be 0. */
+  unexplainedLines: number;
+  /** Injected faults with no failure line: the attempt died with its worker before recording it. */
+  faultsLostWithWorker: number;
+  /** Keys that ran out of attempts: 0 when faults are transient enough. */
+  exhaustedKeys: number;
+}
+
+/**
+ * Matches failure lines to fault events per (server, request key, failure class). Collect requests
+ * reach the agent front keyed by rollout key; local-profile requests reach the model front keyed
+ * by their body, which is the materialized row's responses_create_params as the executor sends it.
+ */
+export function checkFailuresSidecar(runDir: string, events: FaultEvent[]): SidecarCheck {
+  const budget = new Map<string, number>();
+  const bump = (k: string, n: number) => budget.set(k, (budget.get(k) ?? 0) + n);
+  for (const e of events) {
+    const cls = FAILURE_CLASS_OF[e.kind];
+    if (cls) bump(`${e.server}|${e.key}|${cls}`, 1);
+  }
+  const modelKeyOf = new Map<string, string>();
+  for (const row of readRows(path.join(runDir, 'local_profile_materialized_inputs.jsonl'))) {
+    // Parsed like runChunk parses it, so the text matches what the executor sent byte for byte.
+    const text = JSON.stringify(materializedRowSchema.parse(row).responses_create_params);
+    modelKeyOf.set(rowKey(row), faultRequestKey(text, JSON.parse(text)));
+  }
+  const byClass: Record<string, number> = {};
+  let failureLines = 0;
+  let unexplainedLines = 0;
+  let exhaustedKeys = 0;
+  for (const [prefix, server] of [['rollouts', 'agent'], ['local_profile', 'model']] as const) {
+    const done = new Set(readRows(path.join(runDir, `${prefix}.jsonl`)).map(rowKey));
+    const failedKeys = new Set<string>();
+    for (const line of readRows<Row & { failure_class: string }>(path.join(runDir, `${prefix}_failures.jsonl`))) {
+      failureLines++;
+      byClass[line.failure_class] = (byClass[line.failure_class] ?? 0) + 1;
+      failedKeys.add(rowKey(line));
+      const requestKey = server === 'agent' ? rowKey(line) : modelKeyOf.get(rowKey(line));
+      const slot = `${server}|${requestKey}|${line.failure_class}`;
+      if ((budget.get(slot) ?? 0) > 0) bump(slot, -1);
+      else unexplainedLines++;
+    }
+    for (const k of failedKeys) if (!done.has(k)) exhaustedKeys++;
+  }
+  const faultsLostWithWorker = [...budget.values()].reduce((a, b) => a + b, 0);
+  return { failureLines, failureLinesByClass: byClass, unexplainedLines, faultsLostWithWorker, exhaustedKeys };
+}
+
+export function readFaultEvents(file: string): FaultEvent[] {
+  return readRows<FaultEvent>(file);
+}

@@ -1,0 +1,81 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import path from 'node:path';
+
+// Worker child processes (`pivot-miner worker`) for one task queue and artifacts root. Killing one
+// kills the embedded simulators inside it too; its replacement starts fresh ones on new ports.
+
+const repoRoot = path.resolve(__dirname, '../..');
+
+export interface WorkerPoolOptions {
+  size: number;
+  temporalAddress: string;
+  taskQueue: string;
+  artifactsRoot: string;
+  baseDir: string;
+  logFile: string;
+}
+
+export class WorkerPool {
+  private readonly workers: ChildProcess[] = [];
+  private readonly log: WriteStream;
+  /** Workers that exited without being killed by the pool (a crash the chaos run did not cause). */
+  unexpectedExits = 0;
+  kills = 0;
+
+  constructor(private readonly opts: WorkerPoolOptions) {
+    this.log = createWriteStream(opts.logFile, { flags: 'a' });
+    for (let i = 0; i < opts.size; i++) this.workers.push(this.spawnWorker(i));
+  }
+
+  private spawnWorker(slot: number): ChildProcess {
+    const child = spawn(process.execPath, [path.join(repoRoot, 'bin/pivot-miner.js'), 'worker'], {
+      cwd: repoRoot,
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: this.opts.temporalAddress,
+        PIVOT_MINER_TASK_QUEUE: this.opts.taskQueue,
+        PIVOT_MINER_ARTIFACTS_ROOT: this.opts.artifactsRoot,
+        PIVOT_MINER_BASE_DIR: this.opts.baseDir,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.pipe(this.log, { end: false });
+    child.stderr?.pipe(this.log, { end: false });
+    child.once('exit', (code, signal) => {
+      if (this.workers[slot] !== child) return;
+      // A worker that dies on its own is restarted too, but counted: the run must not depend on it.
+      this.unexpectedExits++;
+      this.log.write(`[chaos] worker slot ${slot} exited on its own (code ${code}, signal ${signal}); restarting\n`);
+      this.workers[slot] = this.spawnWorker(slot);
+    });
+    return child;
+  }
+
+  /** SIGKILLs the worker in `slot` and starts a replacement right away. */
+  async kill(slot: number): Promise<void> {
+    const child = this.workers[slot]!;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    this.workers[slot] = this.spawnWorker(slot);
+    child.kill('SIGKILL');
+    await exited;
+    this.kills++;
+  }
+
+  get size(): number {
+    return this.workers.length;
+  }
+
+  async stop(): Promise<void> {
+    const all = this.workers.splice(0);
+    await Promise.all(
+      all.map((child) => {
+        if (child.exitCode !== null || child.signalCode !== null) return undefined;
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGKILL');
+        return exited;
+      }),
+    );
+    this.log.end();
+  }
+}

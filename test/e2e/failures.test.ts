@@ -1,0 +1,158 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker } from '@temporalio/worker';
+import YAML from 'yaml';
+import { prepareRun } from '../../activities/prepare';
+import { createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
+import type { CollectStageResult } from '../../workflows/types';
+import { readJsonlSync } from '../helpers/jsonl';
+import { startTestTemporal } from '../helpers/temporal';
+
+// The failures sidecar on a real Temporal server: faults injected in front of the embedded agent
+// are recovered by per-request retries (one failure line per failed attempt), a row that always
+// fails lands in rollouts_failures.jsonl after max_attempts, a resumed run does not retry it, and
+// the reward profile reports it missing (partial) or refuses with NeMo Gym's message (strict).
+
+const repoRoot = path.resolve(__dirname, '../..');
+const TASK_QUEUE = 'pivot-mining-failures-test';
+const NUM_TASKS = 6;
+let env: TestWorkflowEnvironment;
+let worker: Worker;
+let workerDone: Promise<void>;
+let baseDir: string;
+
+function writeConfig(file: string, allowPartial: boolean): void {
+  const config = {
+    name: 'failures',
+    seed: 7,
+    servers: {
+      mode: 'embedded',
+      faults: {
+        events_jsonl: 'fault_events.jsonl',
+        agent: {
+          hang_ms: 60_000,
+          rules: [
+            { match: { _ng_task_index: 0, _ng_rollout_index: 0 }, kind: 'hang', times: 1 },
+            { match: { _ng_task_index: 1 }, kind: 'http_5xx', times: 2 },
+            { match: { _ng_task_index: 2 }, kind: 'http_429', times: 1 },
+            { match: { _ng_task_index: 3, _ng_rollout_index: 1 }, kind: 'http_5xx' },
+            { match: { _ng_task_index: 4 }, kind: 'torn_json', times: 1 },
+            { match: { _ng_task_index: 5 }, kind: 'reset', times: 1 },
+          ],
+        },
+      },
+    },
+    collect: {
+      input_jsonl: 'tasks.jsonl',
+      agent_name: 'demo_tool_agent',
+      num_repeats: 2,
+      chunk_size: 4,
+      // Generous for a loaded CI machine; only the injected hang should ever reach it.
+      request_timeout_ms: 8_000,
+    },
+    profile: { allow_partial_rollouts: allowPartial },
+  };
+  writeFileSync(path.join(baseDir, file), YAML.stringify(config));
+}
+
+before(async () => {
+  baseDir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-failures-'));
+  const tasks = readFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl'), 'utf8').split('\n').slice(0, NUM_TASKS);
+  writeFileSync(path.join(baseDir, 'tasks.jsonl'), `${tasks.join('\n')}\n`);
+  writeConfig('partial.yaml', true);
+  writeConfig('strict.yaml', false);
+  process.env.PIVOT_MINER_BASE_DIR = baseDir;
+  process.env.PIVOT_MINER_ARTIFACTS_ROOT = path.join(baseDir, 'artifacts');
+  env = await startTestTemporal();
+  worker = await createPivotWorker({ connection: env.nativeConnection, taskQueue: TASK_QUEUE });
+  workerDone = worker.run();
+});
+
+after(async () => {
+  worker?.shutdown();
+  await workerDone;
+  await releaseWorkerResources();
+  await env?.teardown();
+  delete process.env.PIVOT_MINER_BASE_DIR;
+  delete process.env.PIVOT_MINER_ARTIFACTS_ROOT;
+  rmSync(baseDir, { recursive: true, force: true });
+});
+
+type Row = Record<string, any>;
+const key = (r: Row) => `${r._ng_task_index}:${r._ng_rollout_index}`;
+
+test('transient faults are retried, a permanent one lands in the sidecar once and is not retried on resume', { timeout: 300_000 }, async () => {
+  const runId = 'faulty';
+  const plan = await prepareRun({ config_path: 'partial.yaml', run_id: runId }, runId);
+  const outPrefix = path.join(plan.runDir, 'rollouts');
+  const collected = (await env.client.workflow.execute('collectRolloutsWorkflow', {
+    taskQueue: TASK_QUEUE,
+    workflowId: `failures-${runId}/collect`,
+    args: [{ plan, stage: 'collect', inputPath: plan.config.collect.input_jsonl, outPrefix }],
+  })) as CollectStageResult;
+
+  // Every rollout except the always-failing one is present, in materialized order.
+  const rollouts = readJsonlSync<Row>(`${outPrefix}.jsonl`);
+  const expectedKeys = Array.from({ length: NUM_TASKS * 2 }, (_, i) => `${Math.floor(i / 2)}:${i % 2}`).filter((k) => k !== '3:1');
+  assert.deepEqual(rollouts.map(key), expectedKeys);
+  assert.equal(collected.merge.completed, expectedKeys.length);
+  assert.equal(collected.merge.failedKeys, 1);
+
+  // One failure line per failed attempt, classified by what the client saw.
+  const failureLines = readJsonlSync<Row>(`${outPrefix}_failures.jsonl`);
+  assert.deepEqual(
+    failureLines.map((f) => `${key(f)}#${f.attempt} ${f.failure_class}`),
+    [
+      '0:0#1 timeout',
+      '1:0#1 http_5xx',
+      '1:0#2 http_5xx',
+      '1:1#1 http_5xx',
+      '1:1#2 http_5xx',
+      '2:0#1 http_429',
+      '2:1#1 http_429',
+      '3:1#1 http_5xx',
+      '3:1#2 http_5xx',
+      '3:1#3 http_5xx',
+      '4:0#1 invalid_response',
+      '4:1#1 invalid_response',
+      '5:0#1 connection',
+      '5:1#1 connection',
+    ],
+  );
+  for (const f of failureLines) assert.equal(typeof f.error, 'string');
+  const events = readJsonlSync<Row>(path.join(baseDir, 'fault_events.jsonl'));
+  assert.equal(events.length, failureLines.length);
+
+  // Partial mode: the task with a missing rollout is profiled on what completed and says so.
+  const profile = readJsonlSync<Row>(`${outPrefix}_reward_profiling.jsonl`);
+  assert.equal(profile.length, NUM_TASKS);
+  const task3 = profile.find((p) => p._ng_task_index === 3)!;
+  assert.equal(task3.num_rollouts, 1);
+  assert.equal(task3.expected_num_rollouts, 2);
+  assert.equal(task3.missing_num_rollouts, 1);
+  assert.equal(task3.reward_profile_completion_pct, 50);
+  for (const p of profile.filter((p) => p._ng_task_index !== 3)) assert.equal(p.missing_num_rollouts, 0);
+
+  // Resume the same run through the whole pipeline in strict mode: the shards are reused, the
+  // exhausted key is not tried again, and strict profiling refuses with NeMo Gym's message.
+  const resumed = env.client.workflow.execute('pivotMiningWorkflow', {
+    taskQueue: TASK_QUEUE,
+    workflowId: `failures-${runId}-strict`,
+    args: [{ config_path: 'strict.yaml', run_id: runId }],
+  });
+  await assert.rejects(resumed, (err: Error) => {
+    const messages: string[] = [];
+    for (let e: unknown = err; e instanceof Error; e = (e as Error & { cause?: unknown }).cause) messages.push(e.message);
+    const all = messages.join('\n');
+    assert.match(all, /Materialized input rows and rollout results do not have matching rollout keys/);
+    assert.match(all, /Missing rollout keys: .*3.*1/);
+    return true;
+  });
+  assert.equal(readJsonlSync<Row>(`${outPrefix}_failures.jsonl`).length, failureLines.length);
+  assert.equal(readJsonlSync<Row>(path.join(baseDir, 'fault_events.jsonl')).length, events.length);
+  assert.deepEqual(readJsonlSync<Row>(`${outPrefix}.jsonl`).map(key), expectedKeys);
+});
