@@ -41,6 +41,9 @@ export async function prepareRun(rawInput: unknown, workflowId: string): Promise
     const runDir = resolveInside(artifactsRoot, artifactsRoot, path.join('runs', runId));
     const inputPath = await configPathInside(configPath, ['collect', 'input_jsonl'], baseDir, config.collect.input_jsonl);
     await mustBeReadableFile(configPath, ['collect', 'input_jsonl'], inputPath);
+    if (config.servers.mode === 'embedded' && config.servers.faults?.events_jsonl) {
+      await configPathInside(configPath, ['servers', 'faults', 'events_jsonl'], baseDir, config.servers.faults.events_jsonl);
+    }
     await mkdir(runDir, { recursive: true });
     await writeFile(path.join(runDir, 'pipeline_config.yaml'), YAML.stringify(config));
     return { runId, runDir, baseDir, config };
