@@ -7,10 +7,8 @@ import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import { ApplicationFailure, type TemporalFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
-import { createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
 import type { PivotMiningResult } from '../../workflows/types';
-import { startTestTemporal } from '../helpers/temporal';
+import { startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
 import { cliCases, pipelineCases, type CliCase, type Outcome, type PipelineCase } from './cases';
 
 // Every case of the bad-input corpus through the entry point it concerns: pipeline cases on a real
@@ -23,8 +21,7 @@ const TASK_QUEUE = 'pivot-mining-bad-input';
 const HUGE_LINE_BYTES = 20 * 1024 * 1024;
 
 let env: TestWorkflowEnvironment;
-let worker: Worker;
-let workerRun: Promise<void>;
+let stack: WorkerTestEnv | undefined;
 let baseDir: string;
 const table: { entry: string; name: string; expected: Outcome; actual: string; message: string }[] = [];
 
@@ -34,19 +31,12 @@ before(async () => {
   cpSync(corpusDir, baseDir, { recursive: true });
   const task = '{"responses_create_params":{"input":[{"role":"user","content":"hi"}]}}\n';
   writeFileSync(path.join(baseDir, 'input/huge_line.jsonl'), `${task}{"task_id":"huge","blob":"${'x'.repeat(HUGE_LINE_BYTES)}"}\n`);
-  process.env.PIVOT_MINER_BASE_DIR = baseDir;
-  delete process.env.PIVOT_MINER_ARTIFACTS_ROOT;
-  env = await startTestTemporal();
-  worker = await createPivotWorker({ connection: env.nativeConnection, taskQueue: TASK_QUEUE });
-  workerRun = worker.run();
+  stack = await startWorkerTestEnv(TASK_QUEUE, { PIVOT_MINER_BASE_DIR: baseDir, PIVOT_MINER_ARTIFACTS_ROOT: undefined });
+  env = stack.env;
 });
 
 after(async () => {
-  if (worker?.getState() === 'RUNNING') worker.shutdown();
-  await workerRun?.catch(() => undefined);
-  await releaseWorkerResources();
-  await env?.teardown();
-  delete process.env.PIVOT_MINER_BASE_DIR;
+  await stack?.stop();
   rmSync(baseDir, { recursive: true, force: true });
   console.log(formatTable());
 });
@@ -161,7 +151,7 @@ test('pipeline: the same worker then completes a run on a valid input with BOM, 
   });
   const result = (await handle.result()) as PivotMiningResult;
   table.push({ entry: 'pipeline', name: 'valid quirks: BOM + CRLF + duplicate task rows + blank line + no final newline', expected: 'success', actual: 'success', message: `published ${result.counts.published}` });
-  assert.equal(worker.getState(), 'RUNNING');
+  assert.equal(stack!.worker.getState(), 'RUNNING');
   // Six rows, two of them repeats of earlier lines: four tasks, each duplicate continuing its task's rollouts.
   assert.equal(result.counts.tasks, 4);
   assert.equal(result.counts.rollouts, 12);

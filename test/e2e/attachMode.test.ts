@@ -4,12 +4,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
 import YAML from 'yaml';
 import { startEmbeddedStack } from '../../servers/embeddedStack';
-import { createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
 import type { PivotMiningResult } from '../../workflows/types';
-import { startTestTemporal } from '../helpers/temporal';
+import { startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
 
 // "Real servers are one config line away": the same stack reached as external servers, found through
 // a NeMo Gym head server, with local profiling over the Chat Completions API instead of Responses,
@@ -17,30 +15,21 @@ import { startTestTemporal } from '../helpers/temporal';
 
 const repoRoot = path.resolve(__dirname, '../..');
 const TASK_QUEUE = 'pivot-mining-attach-test';
+let workerEnv: WorkerTestEnv | undefined;
 let env: TestWorkflowEnvironment;
-let worker: Worker;
-let workerDone: Promise<void>;
 let baseDir: string;
 let stack: Awaited<ReturnType<typeof startEmbeddedStack>>;
 
 before(async () => {
   baseDir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-attach-'));
-  process.env.PIVOT_MINER_BASE_DIR = baseDir;
-  process.env.PIVOT_MINER_ARTIFACTS_ROOT = path.join(baseDir, 'artifacts');
-  env = await startTestTemporal();
-  worker = await createPivotWorker({ connection: env.nativeConnection, taskQueue: TASK_QUEUE });
-  workerDone = worker.run();
+  workerEnv = await startWorkerTestEnv(TASK_QUEUE, { PIVOT_MINER_BASE_DIR: baseDir, PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts') });
+  env = workerEnv.env;
   stack = await startEmbeddedStack({ seed: 7, log: () => undefined });
 });
 
 after(async () => {
-  worker?.shutdown();
-  await workerDone;
-  await releaseWorkerResources();
+  await workerEnv?.stop();
   await stack?.close();
-  await env?.teardown();
-  delete process.env.PIVOT_MINER_BASE_DIR;
-  delete process.env.PIVOT_MINER_ARTIFACTS_ROOT;
   rmSync(baseDir, { recursive: true, force: true });
 });
 

@@ -6,34 +6,25 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
-import { createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
 import type { PivotMiningProgress, PivotMiningResult, StageProgress } from '../../workflows/types';
-import { startTestTemporal } from '../helpers/temporal';
+import { startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
 
 // Cancelling a run mid-collect leaves its shards; starting it again with the same run id reuses them
 // and ends with the same dataset as an uninterrupted run.
 
 const TASK_QUEUE = 'pivot-mining-cancel-test';
+let stack: WorkerTestEnv | undefined;
 let env: TestWorkflowEnvironment;
-let worker: Worker;
-let workerDone: Promise<void>;
 let artifactsRoot: string;
 
 before(async () => {
   artifactsRoot = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-cancel-'));
-  process.env.PIVOT_MINER_ARTIFACTS_ROOT = artifactsRoot;
-  env = await startTestTemporal();
-  worker = await createPivotWorker({ connection: env.nativeConnection, taskQueue: TASK_QUEUE });
-  workerDone = worker.run();
+  stack = await startWorkerTestEnv(TASK_QUEUE, { PIVOT_MINER_ARTIFACTS_ROOT: artifactsRoot });
+  env = stack.env;
 });
 
 after(async () => {
-  worker?.shutdown();
-  await workerDone;
-  await releaseWorkerResources();
-  await env?.teardown();
-  delete process.env.PIVOT_MINER_ARTIFACTS_ROOT;
+  await stack?.stop();
   rmSync(artifactsRoot, { recursive: true, force: true });
 });
 

@@ -4,13 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
 import YAML from 'yaml';
 import { prepareRun } from '../../activities/prepare';
-import { createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
 import type { CollectStageResult } from '../../workflows/types';
 import { readJsonlSync } from '../helpers/jsonl';
-import { startTestTemporal } from '../helpers/temporal';
+import { startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
 
 // The failures sidecar on a real Temporal server: faults injected in front of the embedded agent
 // are recovered by per-request retries (one failure line per failed attempt), a row that always
@@ -20,9 +18,8 @@ import { startTestTemporal } from '../helpers/temporal';
 const repoRoot = path.resolve(__dirname, '../..');
 const TASK_QUEUE = 'pivot-mining-failures-test';
 const NUM_TASKS = 6;
+let stack: WorkerTestEnv | undefined;
 let env: TestWorkflowEnvironment;
-let worker: Worker;
-let workerDone: Promise<void>;
 let baseDir: string;
 
 function writeConfig(file: string, allowPartial: boolean): void {
@@ -65,20 +62,12 @@ before(async () => {
   writeFileSync(path.join(baseDir, 'tasks.jsonl'), `${tasks.join('\n')}\n`);
   writeConfig('partial.yaml', true);
   writeConfig('strict.yaml', false);
-  process.env.PIVOT_MINER_BASE_DIR = baseDir;
-  process.env.PIVOT_MINER_ARTIFACTS_ROOT = path.join(baseDir, 'artifacts');
-  env = await startTestTemporal();
-  worker = await createPivotWorker({ connection: env.nativeConnection, taskQueue: TASK_QUEUE });
-  workerDone = worker.run();
+  stack = await startWorkerTestEnv(TASK_QUEUE, { PIVOT_MINER_BASE_DIR: baseDir, PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts') });
+  env = stack.env;
 });
 
 after(async () => {
-  worker?.shutdown();
-  await workerDone;
-  await releaseWorkerResources();
-  await env?.teardown();
-  delete process.env.PIVOT_MINER_BASE_DIR;
-  delete process.env.PIVOT_MINER_ARTIFACTS_ROOT;
+  await stack?.stop();
   rmSync(baseDir, { recursive: true, force: true });
 });
 

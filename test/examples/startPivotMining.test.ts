@@ -6,20 +6,17 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
 import { validatePivotDataset } from '../../gym/validator';
-import { createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
 import { readJsonlSync } from '../helpers/jsonl';
-import { startTestTemporal } from '../helpers/temporal';
+import { startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
 
 // docs/python.md's snippet, run as is with Temporal's Python SDK against the dev server and a worker.
 
 const run = promisify(execFile);
 const repoRoot = path.resolve(__dirname, '../..');
 const TASK_QUEUE = 'python-start-test';
+let stack: WorkerTestEnv | undefined;
 let env: TestWorkflowEnvironment;
-let worker: Worker;
-let workerDone: Promise<void>;
 let artifactsRoot: string;
 let python: string | null = null;
 let pythonError = '';
@@ -32,19 +29,12 @@ before(async () => {
     return;
   }
   artifactsRoot = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-py-'));
-  process.env.PIVOT_MINER_ARTIFACTS_ROOT = artifactsRoot;
-  env = await startTestTemporal();
-  worker = await createPivotWorker({ connection: env.nativeConnection, taskQueue: TASK_QUEUE });
-  workerDone = worker.run();
+  stack = await startWorkerTestEnv(TASK_QUEUE, { PIVOT_MINER_ARTIFACTS_ROOT: artifactsRoot });
+  env = stack.env;
 });
 
 after(async () => {
-  if (!worker) return;
-  worker.shutdown();
-  await workerDone;
-  await releaseWorkerResources();
-  await env.teardown();
-  delete process.env.PIVOT_MINER_ARTIFACTS_ROOT;
+  await stack?.stop();
   rmSync(artifactsRoot, { recursive: true, force: true });
 });
 

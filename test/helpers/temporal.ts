@@ -1,9 +1,47 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { Worker } from '@temporalio/worker';
 import { temporalBinary } from '../../scripts/lib/temporalCli';
+import { createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
 
 /** A real Temporal dev server for tests, from the binary we build (nothing is downloaded). */
 export async function startTestTemporal(): Promise<TestWorkflowEnvironment> {
   return TestWorkflowEnvironment.createLocal({
     server: { executable: { type: 'existing-path', path: temporalBinary() }, extraArgs: ['--log-level', 'error'] },
   });
+}
+
+export interface WorkerTestEnv {
+  env: TestWorkflowEnvironment;
+  worker: Worker;
+  stop(): Promise<void>;
+}
+
+/**
+ * A real dev server plus an in-process pivot worker on `taskQueue`. Activities read the
+ * PIVOT_MINER_* variables (base dir, artifacts root) from the process environment, so `workerEnv`
+ * is set for the life of the worker and put back by stop().
+ */
+export async function startWorkerTestEnv(taskQueue: string, workerEnv: Record<string, string | undefined> = {}): Promise<WorkerTestEnv> {
+  const saved = Object.fromEntries(Object.keys(workerEnv).map((k) => [k, process.env[k]]));
+  const apply = (vars: Record<string, string | undefined>) => {
+    for (const [k, v] of Object.entries(vars)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+  apply(workerEnv);
+  const env = await startTestTemporal();
+  const worker = await createPivotWorker({ connection: env.nativeConnection, taskQueue });
+  const running = worker.run();
+  return {
+    env,
+    worker,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running.catch(() => undefined);
+      await releaseWorkerResources();
+      await env.teardown();
+      apply(saved);
+    },
+  };
 }

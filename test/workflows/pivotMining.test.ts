@@ -4,35 +4,26 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
 import { validatePivotDataset } from '../../gym/validator';
-import { createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
 import type { PivotMiningResult } from '../../workflows/types';
 import { readJsonlSync } from '../helpers/jsonl';
-import { startTestTemporal } from '../helpers/temporal';
+import { startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
 
 // The whole pipeline on a real Temporal dev server against the embedded HTTP servers.
 
 const TASK_QUEUE = 'pivot-mining-test';
+let stack: WorkerTestEnv;
 let env: TestWorkflowEnvironment;
-let worker: Worker;
-let workerDone: Promise<void>;
 let artifactsRoot: string;
 
 before(async () => {
   artifactsRoot = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-wf-'));
-  process.env.PIVOT_MINER_ARTIFACTS_ROOT = artifactsRoot;
-  env = await startTestTemporal();
-  worker = await createPivotWorker({ connection: env.nativeConnection, taskQueue: TASK_QUEUE });
-  workerDone = worker.run();
+  stack = await startWorkerTestEnv(TASK_QUEUE, { PIVOT_MINER_ARTIFACTS_ROOT: artifactsRoot });
+  env = stack.env;
 });
 
 after(async () => {
-  worker?.shutdown();
-  await workerDone;
-  await releaseWorkerResources();
-  await env?.teardown();
-  delete process.env.PIVOT_MINER_ARTIFACTS_ROOT;
+  await stack?.stop();
   rmSync(artifactsRoot, { recursive: true, force: true });
 });
 

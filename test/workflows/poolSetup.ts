@@ -2,12 +2,10 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
 import YAML from 'yaml';
 import { loadPipelineConfig } from '../../activities/config';
-import { createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
 import type { CollectStageResult } from '../../workflows/types';
-import { startTestTemporal } from '../helpers/temporal';
+import { startWorkerTestEnv } from '../helpers/temporal';
 
 // Shared setup of the pool tests: a dev server, a worker, and a base directory holding the demo
 // config with a pool block, plus NeMo Gym rollouts collected once from the demo tasks by the
@@ -33,20 +31,14 @@ export async function setupPoolTest(taskQueue: string, splits: Record<string, (t
   config.pool = { sources: ['sources/**/*.jsonl'] };
   const configPath = 'configs/nightly.yaml';
   writeFileSync(path.join(baseDir, configPath), YAML.stringify(config));
-  process.env.PIVOT_MINER_BASE_DIR = baseDir;
-  process.env.PIVOT_MINER_ARTIFACTS_ROOT = path.join(baseDir, 'artifacts');
-
-  const env = await startTestTemporal();
-  const worker: Worker = await createPivotWorker({ connection: env.nativeConnection, taskQueue });
-  const workerDone = worker.run();
+  const stack = await startWorkerTestEnv(taskQueue, {
+    PIVOT_MINER_BASE_DIR: baseDir,
+    PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts'),
+  });
+  const env = stack.env;
 
   const close = async () => {
-    worker.shutdown();
-    await workerDone;
-    await releaseWorkerResources();
-    await env.teardown();
-    delete process.env.PIVOT_MINER_BASE_DIR;
-    delete process.env.PIVOT_MINER_ARTIFACTS_ROOT;
+    await stack.stop();
     rmSync(baseDir, { recursive: true, force: true });
   };
 
