@@ -1,11 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
-import path from 'node:path';
+import { spawnWorkerProcess } from '../lib/workerProcess';
 
 // Worker child processes (`pivot-miner worker`) for one task queue and artifacts root. Killing one
 // kills the embedded simulators inside it too; its replacement starts fresh ones on new ports.
-
-const repoRoot = path.resolve(__dirname, '../..');
 
 export interface WorkerPoolOptions {
   size: number;
@@ -29,15 +27,11 @@ export class WorkerPool {
   }
 
   private spawnWorker(slot: number): ChildProcess {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'bin/pivot-miner.js'), 'worker'], {
-      cwd: repoRoot,
-      env: {
-        ...process.env,
-        TEMPORAL_ADDRESS: this.opts.temporalAddress,
-        PIVOT_MINER_TASK_QUEUE: this.opts.taskQueue,
-        PIVOT_MINER_ARTIFACTS_ROOT: this.opts.artifactsRoot,
-        PIVOT_MINER_BASE_DIR: this.opts.baseDir,
-      },
+    const child = spawnWorkerProcess({
+      temporalAddress: this.opts.temporalAddress,
+      taskQueue: this.opts.taskQueue,
+      artifactsRoot: this.opts.artifactsRoot,
+      baseDir: this.opts.baseDir,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout?.pipe(this.log, { end: false });

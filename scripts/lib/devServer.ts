@@ -1,8 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { portOpen } from './net';
 import { temporalBinary } from './temporalCli';
 
 // The Temporal dev server for local runs: a SQLite file under .state/ so a restart keeps workflow
@@ -20,17 +20,6 @@ export interface DevServerHandle {
   /** False when an already running server was reused (then stop() leaves it alone). */
   startedHere: boolean;
   stop(): Promise<void>;
-}
-
-function portOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ port, host });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 export async function ensureDevServer(opts: DevServerOptions = {}): Promise<DevServerHandle> {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -9,6 +9,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporalBinary } from '../../scripts/lib/temporalCli';
+import { spawnWorkerProcess, stopProcess } from '../../scripts/lib/workerProcess';
 import { startEmbeddedStack, type EmbeddedStack } from '../../servers/embeddedStack';
 import type { PivotMiningResult } from '../../workflows/types';
 import { startTestTemporal } from '../helpers/temporal';
@@ -80,16 +81,12 @@ before(async () => {
   );
   mkdirSync(path.join(baseDir, 'artifacts'));
   env = await startTestTemporal();
-  worker = spawn(process.execPath, [path.join(repoRoot, 'bin/pivot-miner.js'), 'worker'], {
-    cwd: repoRoot,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: env.address,
-      PIVOT_MINER_TASK_QUEUE: TASK_QUEUE,
-      PIVOT_MINER_BASE_DIR: baseDir,
-      PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts'),
-      [KEY_ENV]: secret,
-    },
+  worker = spawnWorkerProcess({
+    temporalAddress: env.address,
+    taskQueue: TASK_QUEUE,
+    baseDir,
+    artifactsRoot: path.join(baseDir, 'artifacts'),
+    env: { [KEY_ENV]: secret },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   worker.stdout!.on('data', (d: Buffer) => (workerLog += d.toString()));
@@ -97,11 +94,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (worker && worker.exitCode === null) {
-    const exited = new Promise((resolve) => worker!.once('exit', resolve));
-    worker.kill('SIGTERM');
-    await exited;
-  }
+  if (worker) await stopProcess(worker);
   await env?.teardown();
   await new Promise((resolve) => recorder?.close(resolve));
   await stack?.close();

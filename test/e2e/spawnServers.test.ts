@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import YAML from 'yaml';
+import { freePort, portOpen } from '../../scripts/lib/net';
+import { spawnWorkerProcess, stopProcess } from '../../scripts/lib/workerProcess';
 import type { PivotMiningResult } from '../../workflows/types';
 import { startTestTemporal } from '../helpers/temporal';
 
@@ -19,47 +20,19 @@ let env: TestWorkflowEnvironment;
 let baseDir: string;
 let worker: ChildProcess;
 
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-function portOpen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ port, host: '127.0.0.1' });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
 before(async () => {
   baseDir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-spawn-'));
   env = await startTestTemporal();
-  worker = spawn(process.execPath, [path.join(repoRoot, 'bin/pivot-miner.js'), 'worker'], {
-    cwd: repoRoot,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: env.address,
-      PIVOT_MINER_TASK_QUEUE: TASK_QUEUE,
-      PIVOT_MINER_BASE_DIR: baseDir,
-      PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts'),
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  worker = spawnWorkerProcess({
+    temporalAddress: env.address,
+    taskQueue: TASK_QUEUE,
+    baseDir,
+    artifactsRoot: path.join(baseDir, 'artifacts'),
   });
 });
 
 after(async () => {
-  if (worker.exitCode === null) {
-    const exited = new Promise((resolve) => worker.once('exit', resolve));
-    worker.kill('SIGTERM');
-    await exited;
-  }
+  if (worker) await stopProcess(worker);
   await env?.teardown();
   rmSync(baseDir, { recursive: true, force: true });
 });

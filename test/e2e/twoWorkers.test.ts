@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { spawnWorkerProcess, stopProcess } from '../../scripts/lib/workerProcess';
 import type { PivotMiningResult } from '../../workflows/types';
 import { startTestTemporal } from '../helpers/temporal';
 
 // Scale-out: two worker processes on one task queue share the chunks, and the run publishes the same
 // dataset as a run served by one worker.
 
-const repoRoot = path.resolve(__dirname, '../..');
 let env: TestWorkflowEnvironment;
 let artifactsRoot: string;
 const workers = new Set<ChildProcess>();
@@ -22,33 +22,21 @@ before(async () => {
 });
 
 after(async () => {
-  await Promise.all([...workers].map((w) => stopWorker(w)));
+  await Promise.all([...workers].map((w) => stopProcess(w)));
   await env?.teardown();
   rmSync(artifactsRoot, { recursive: true, force: true });
 });
 
 function startWorker(taskQueue: string, identity: string): ChildProcess {
-  const child = spawn(process.execPath, [path.join(repoRoot, 'bin/pivot-miner.js'), 'worker'], {
-    cwd: repoRoot,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: env.address,
-      PIVOT_MINER_TASK_QUEUE: taskQueue,
-      PIVOT_MINER_ARTIFACTS_ROOT: artifactsRoot,
-      PIVOT_MINER_WORKER_IDENTITY: identity,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const child = spawnWorkerProcess({
+    temporalAddress: env.address,
+    taskQueue,
+    artifactsRoot,
+    env: { PIVOT_MINER_WORKER_IDENTITY: identity },
   });
   workers.add(child);
   child.once('exit', () => workers.delete(child));
   return child;
-}
-
-async function stopWorker(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
 }
 
 async function activityWorkers(workflowId: string): Promise<Set<string>> {
@@ -71,7 +59,7 @@ const run = (taskQueue: string, runId: string) =>
 test('two worker processes on one task queue both take chunks; the result equals a one-worker run', { timeout: 600_000 }, async () => {
   const single = startWorker('q-single', 'single');
   const one = await run('q-single', 'one-worker');
-  await stopWorker(single);
+  await stopProcess(single);
 
   startWorker('q-pair', 'worker-a');
   startWorker('q-pair', 'worker-b');

@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { spawnWorkerProcess, stopProcess } from '../../scripts/lib/workerProcess';
 import type { PivotMiningProgress, PivotMiningResult, StageProgress } from '../../workflows/types';
 import { startTestTemporal } from '../helpers/temporal';
 
 // A worker process SIGKILLed in the middle of a run, then started again: the run completes with the
 // same pivots.jsonl as an undisturbed run. Workers are real child processes (`pivot-miner worker`).
 
-const repoRoot = path.resolve(__dirname, '../..');
 const TASK_QUEUE = 'pivot-mining-kill-test';
 let env: TestWorkflowEnvironment;
 let artifactsRoot: string;
@@ -30,25 +30,10 @@ after(async () => {
 });
 
 function startWorkerProcess(): ChildProcess {
-  const child = spawn(process.execPath, [path.join(repoRoot, 'bin/pivot-miner.js'), 'worker'], {
-    cwd: repoRoot,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: env.address,
-      PIVOT_MINER_TASK_QUEUE: TASK_QUEUE,
-      PIVOT_MINER_ARTIFACTS_ROOT: artifactsRoot,
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const child = spawnWorkerProcess({ temporalAddress: env.address, taskQueue: TASK_QUEUE, artifactsRoot });
   workers.add(child);
   child.once('exit', () => workers.delete(child));
   return child;
-}
-
-async function killAndWait(child: ChildProcess): Promise<void> {
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
 }
 
 async function childProgress(workflowId: string): Promise<StageProgress | undefined> {
@@ -82,7 +67,7 @@ test('SIGKILL of the worker mid-run, then a restart: same pivots.jsonl as an und
       if (p && p.stage.startsWith(stage) && p.stage.endsWith(':chunks')) break;
       await sleep(50);
     }
-    await killAndWait(worker);
+    await stopProcess(worker, 'SIGKILL');
     kills.push(stage);
     worker = startWorkerProcess();
   }
