@@ -1,3 +1,5 @@
+import { BACKSLASH, hexValue, isDigit, isJsonWhitespace, QUOTE, SIMPLE_ESCAPES } from '../pythonJsonLexis';
+
 // A JSON decoder that behaves like CPython 3.11's `json.loads` (the C scanner): what it accepts,
 // the Python types it produces, and the exact error text and position it reports. The validator's
 // messages quote decoded values and decoder errors, so JavaScript's JSON.parse cannot stand in.
@@ -28,33 +30,12 @@ export class PyJsonDecodeError extends Error {
   }
 }
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
 const CLOSE_BRACKET = 0x5d;
 const COLON = 0x3a;
 const COMMA = 0x2c;
-
-function isJsonWhitespace(code: number): boolean {
-  return code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
-}
-
-function isDigit(code: number): boolean {
-  return code >= 0x30 && code <= 0x39;
-}
-
-function hexValue(code: number): number {
-  if (code >= 0x30 && code <= 0x39) return code - 0x30;
-  if (code >= 0x61 && code <= 0x66) return code - 0x57;
-  if (code >= 0x41 && code <= 0x46) return code - 0x37;
-  return -1;
-}
-
-const simpleEscapes: Record<string, string> = {
-  '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t',
-};
 
 /** Python counts positions in code points; raw text never holds lone surrogates (it came from
  * strict UTF-8), so every surrogate pair before `index16` is one code point. */
@@ -216,7 +197,7 @@ class Scanner {
       if (next === length) this.fail('Unterminated string starting at', begin);
       const escape = text[next];
       if (escape !== 'u') {
-        const decoded = simpleEscapes[escape];
+        const decoded = SIMPLE_ESCAPES[escape];
         if (decoded === undefined) this.fail('Invalid \\escape', next - 1);
         out += decoded;
         end = next + 1;

@@ -1,3 +1,5 @@
+import { BACKSLASH, hexValue, isDigit, isJsonWhitespace, QUOTE, SIMPLE_ESCAPES } from '../pythonJsonLexis';
+
 // A JSON decoder with the semantics of CPython's `json.loads` (default arguments), because NeMo Gym
 // decodes tool-call arguments that way and the verdict depends on what it accepts and on the Python
 // type each lexeme becomes. `JSON.parse` differs on every point that matters here: it rejects
@@ -25,23 +27,6 @@ export class PythonJsonDecodeError extends Error {
 // so the reference has no verdict there; we report a decode error instead of overflowing ours.
 const MAX_NESTING_DEPTH = 2000;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-
-function isJsonWhitespace(code: number): boolean {
-  return code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
-}
-
-function isDigit(code: number): boolean {
-  return code >= 0x30 && code <= 0x39;
-}
-
-function hexValue(code: number): number {
-  if (code >= 0x30 && code <= 0x39) return code - 0x30;
-  if (code >= 0x61 && code <= 0x66) return code - 0x57;
-  if (code >= 0x41 && code <= 0x46) return code - 0x37;
-  return -1;
-}
 
 // Spelled exactly so: Python accepts no other casing or sign for the non-finite floats.
 const CONSTANTS: ReadonlyArray<readonly [string, PyValue]> = [
@@ -52,17 +37,6 @@ const CONSTANTS: ReadonlyArray<readonly [string, PyValue]> = [
   ['Infinity', Number.POSITIVE_INFINITY],
   ['-Infinity', Number.NEGATIVE_INFINITY],
 ];
-
-const SIMPLE_ESCAPES: Record<string, string> = {
-  '"': '"',
-  '\\': '\\',
-  '/': '/',
-  b: '\b',
-  f: '\f',
-  n: '\n',
-  r: '\r',
-  t: '\t',
-};
 
 class Decoder {
   private pos = 0;
