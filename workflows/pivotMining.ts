@@ -130,6 +130,7 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
       runId: runPlan.runId,
       runDir: runPlan.runDir,
       pivotsPath: published.pivotsPath,
+      validatorExitCode: published.validatorExitCode,
       gymConfigPath: published.gymConfigPath,
       reportPath: published.reportPath,
       counts: { ...counts },

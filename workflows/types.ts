@@ -111,6 +111,8 @@ export interface PivotMiningResult {
   runId: string;
   runDir: string;
   pivotsPath: string;
+  /** Exit code of the ported NeMo Gym validator on pivots.jsonl (0 = accepted). */
+  validatorExitCode: number;
   gymConfigPath: string;
   reportPath: string;
   counts: Record<string, number>;

@@ -22,6 +22,8 @@ export function printResult(result: PivotMiningResult): void {
   for (const [key, label] of FUNNEL) {
     if (result.counts[key] !== undefined) console.log(`  ${label.padEnd(28)} ${result.counts[key]}`);
   }
+  const verdict = result.validatorExitCode === 0 ? 'accepted' : `rejected (exit ${result.validatorExitCode})`;
+  console.log(`validator:  ${verdict} by pivot-miner validate (NeMo Gym's validate_pivot_dataset.py rules)`);
   console.log(`gym config: ${result.gymConfigPath}`);
   console.log(`report:     ${result.reportPath}`);
   console.log(result.pivotsPath);
