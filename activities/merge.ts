@@ -1,6 +1,6 @@
-import { rename } from 'node:fs/promises';
+import { open, rename, type FileHandle } from 'node:fs/promises';
 import { heartbeat } from '@temporalio/activity';
-import { JsonlWriter, readJsonl } from '../gym/jsonl';
+import { readJsonl } from '../gym/jsonl';
 import type { MergeResult } from '../workflows/types';
 import { chunkRange, materializedInputsPath, readMaterializedMeta, shardPath } from './chunkIndex';
 
@@ -14,14 +14,44 @@ interface Keyed {
 }
 const key = (v: Keyed) => `${v._ng_task_index}:${v._ng_rollout_index}`;
 
-async function readAll(file: string): Promise<Keyed[]> {
-  const out: Keyed[] = [];
+async function readAll(file: string): Promise<Array<{ value: Keyed; text: string }>> {
+  const out: Array<{ value: Keyed; text: string }> = [];
   try {
-    for await (const { value } of readJsonl(file, { allowTornTail: true })) out.push(value as Keyed);
+    for await (const { value, text } of readJsonl(file, { allowTornTail: true })) out.push({ value: value as Keyed, text: text ?? JSON.stringify(value) });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   return out;
+}
+
+/** Appends whole lines as read: shard lines are already our JSON, so re-serializing them would only cost time. */
+class LineWriter {
+  private lines: string[] = [];
+  private constructor(private readonly handle: FileHandle) {}
+
+  static async open(file: string): Promise<LineWriter> {
+    return new LineWriter(await open(file, 'w'));
+  }
+
+  push(text: string): void {
+    this.lines.push(text, '\n');
+  }
+
+  /** Called once per chunk, so memory holds one chunk's lines at most. */
+  async flush(): Promise<void> {
+    if (this.lines.length === 0) return;
+    const data = this.lines.join('');
+    this.lines = [];
+    await this.handle.writeFile(data, 'utf8');
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.flush();
+    } finally {
+      await this.handle.close();
+    }
+  }
 }
 
 export async function mergeShards(input: { outPrefix: string }): Promise<MergeResult> {
@@ -30,28 +60,32 @@ export async function mergeShards(input: { outPrefix: string }): Promise<MergeRe
   if (!meta) throw new Error(`${outPrefix}: materialized inputs are not finished`);
   const rolloutsPath = `${outPrefix}.jsonl`;
   const failuresPath = `${outPrefix}_failures.jsonl`;
-  const rollouts = await JsonlWriter.open(`${rolloutsPath}.tmp`);
-  const failures = await JsonlWriter.open(`${failuresPath}.tmp`);
+  const rollouts = await LineWriter.open(`${rolloutsPath}.tmp`);
+  const failures = await LineWriter.open(`${failuresPath}.tmp`);
   let completed = 0;
   let failedKeys = 0;
   try {
     for (let chunk = 0; chunk < meta.chunks; chunk++) {
-      const results = new Map((await readAll(shardPath(outPrefix, chunk, 'rollouts'))).map((r) => [key(r), r]));
-      const failureLines = await readAll(shardPath(outPrefix, chunk, 'failures'));
-      const failuresByKey = new Map<string, Keyed[]>();
-      for (const f of failureLines) failuresByKey.set(key(f), [...(failuresByKey.get(key(f)) ?? []), f]);
+      const results = new Map((await readAll(shardPath(outPrefix, chunk, 'rollouts'))).map((r) => [key(r.value), r.text]));
+      const failuresByKey = new Map<string, Array<{ value: Keyed; text: string }>>();
+      for (const f of await readAll(shardPath(outPrefix, chunk, 'failures'))) {
+        failuresByKey.set(key(f.value), [...(failuresByKey.get(key(f.value)) ?? []), f]);
+      }
       const range = await chunkRange(outPrefix, chunk, meta.chunkSize);
       for await (const { value } of readJsonl(materializedInputsPath(outPrefix), { ...range })) {
         const k = key(value as Keyed);
         const result = results.get(k);
-        if (result) {
-          await rollouts.write(result);
+        if (result !== undefined) {
+          rollouts.push(result);
           completed++;
         } else if (failuresByKey.has(k)) {
           failedKeys++;
         }
-        for (const f of (failuresByKey.get(k) ?? []).sort((a, b) => (a.attempt ?? 0) - (b.attempt ?? 0))) await failures.write(f);
+        const attempts = (failuresByKey.get(k) ?? []).sort((a, b) => (a.value.attempt ?? 0) - (b.value.attempt ?? 0));
+        for (const f of attempts) failures.push(f.text);
       }
+      await rollouts.flush();
+      await failures.flush();
       heartbeat({ chunk });
     }
   } finally {

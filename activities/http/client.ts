@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Agent, errors, request } from 'undici';
 
 // Every call to a model, agent or resources server goes through here, so failures are classified
@@ -77,8 +78,26 @@ function classifyError(err: unknown, url: string, signal?: AbortSignal): Request
 
 /** POSTs JSON and returns the parsed JSON body; throws a classified RequestFailure otherwise. */
 export async function postJson(url: string, body: unknown, opts: PostOptions): Promise<unknown> {
-  const timeout = AbortSignal.timeout(opts.timeoutMs);
-  const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+  // One controller per request, unlinked from the activity's signal when the request settles:
+  // AbortSignal.any on a chunk-long signal keeps every request's signal alive until the chunk ends.
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException(`request to ${url} timed out`, 'TimeoutError')), opts.timeoutMs);
+  const onAbort = () => controller.abort(opts.signal?.reason);
+  if (opts.signal?.aborted) onAbort();
+  else if (opts.signal) {
+    // Every request in flight holds one listener until it settles; that many is expected, not a leak.
+    setMaxListeners(0, opts.signal);
+    opts.signal.addEventListener('abort', onAbort, { once: true });
+  }
+  try {
+    return await postJsonOnce(url, body, opts, controller.signal);
+  } finally {
+    clearTimeout(timer);
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+async function postJsonOnce(url: string, body: unknown, opts: PostOptions, signal: AbortSignal): Promise<unknown> {
   let res;
   try {
     res = await request(url, {

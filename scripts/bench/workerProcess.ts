@@ -1,0 +1,62 @@
+import { openSync, readFileSync } from 'node:fs';
+import { spawnWorkerProcess, stopProcess } from '../lib/workerProcess';
+
+// The durable side of the bench runs in a real worker process (`pivot-miner worker`), so its peak
+// RSS can be read from the kernel (VmHWM) without the bench's own memory in the figure.
+
+export interface BenchWorker {
+  pid: number;
+  /** Peak resident set size of the worker so far, in bytes (Linux /proc/<pid>/status VmHWM). */
+  peakRssBytes(): number;
+  /** Resident set size now, in bytes (VmRSS); 0 once the worker has exited. */
+  rssBytes(): number;
+  /** Rejects if the worker exits before stop(), so a bench waiting on it fails instead of hanging. */
+  exited: Promise<never>;
+  stop(): Promise<void>;
+}
+
+function statusKb(pid: number, field: string): number {
+  const match = readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'));
+  if (!match) throw new Error(`/proc/${pid}/status has no ${field}`);
+  return Number(match[1]);
+}
+
+export interface BenchWorkerOptions {
+  temporalAddress: string;
+  taskQueue: string;
+  artifactsRoot: string;
+  logPath: string;
+  /** V8 old-space cap; unset = Node's default, which lets the heap grow far past the live set before collecting. */
+  maxOldSpaceMb?: number;
+}
+
+export function startBenchWorker(opts: BenchWorkerOptions): BenchWorker {
+  // The worker's own log goes to a file: the bench prints figures, and a failure points at the log.
+  const logFd = openSync(opts.logPath, 'a');
+  const env: Record<string, string> = {};
+  if (opts.maxOldSpaceMb !== undefined) env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=${opts.maxOldSpaceMb}`.trim();
+  const child = spawnWorkerProcess({ ...opts, env, stdio: ['ignore', logFd, logFd] });
+  if (child.pid === undefined) throw new Error('could not start a worker process');
+  const pid = child.pid;
+  let stopping = false;
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
+  const exited = new Promise<never>((_resolve, reject) =>
+    child.once('exit', () => {
+      if (!stopping) reject(new Error(`worker ${pid} exited unexpectedly; see ${opts.logPath}`));
+    }),
+  );
+  exited.catch(() => undefined);
+  return {
+    pid,
+    peakRssBytes: () => {
+      if (gone()) throw new Error(`worker ${pid} exited before its memory was read`);
+      return statusKb(pid, 'VmHWM') * 1024;
+    },
+    rssBytes: () => (gone() ? 0 : statusKb(pid, 'VmRSS') * 1024),
+    exited,
+    async stop() {
+      stopping = true;
+      await stopProcess(child);
+    },
+  };
+}
