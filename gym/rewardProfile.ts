@@ -1,4 +1,4 @@
-import { rename, writeFile } from 'node:fs/promises';
+import { open, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { JsonlError, JsonlWriter, readJsonl } from './jsonl';
@@ -8,6 +8,7 @@ import {
   profileFromData,
   type CompletionSummary,
   type GroupLevelMetrics,
+  withoutIndices,
 } from './rewardProfile/profile';
 import { pythonRound } from './pythonJsonDumps';
 
@@ -38,7 +39,10 @@ export interface RewardProfileOutputs {
   rewardProfilingPath: string;
   agentMetricsPath: string;
   summary: CompletionSummary;
-  /** The group-level rows as written (histograms dropped), one per task with a completed rollout. */
+  /**
+   * The group-level stats as written (histograms dropped), one per task with a completed rollout.
+   * Their `sample` holds only `agent_ref`: full samples are in the file, not kept in memory.
+   */
   groupLevel: GroupLevelMetrics[];
 }
 
@@ -51,14 +55,17 @@ export function rewardProfileOutputPaths(rolloutsPath: string): { rewardProfilin
   };
 }
 
-async function* validated<T extends z.ZodType>(file: string, schema: T): AsyncGenerator<{ line: number; value: z.infer<T> }> {
+async function* validated<T extends z.ZodType>(
+  file: string,
+  schema: T,
+): AsyncGenerator<{ line: number; byteOffset: number; byteLength: number; value: z.infer<T> }> {
   for await (const record of readJsonl(file)) {
     const check = schema.safeParse(record.value);
     if (!check.success) {
       const issue = check.error.issues[0]!;
       throw new JsonlError(file, record.line, `${issue.path.map(String).join('.') || 'line'}: ${issue.message}`);
     }
-    yield { line: record.line, value: record.value as z.infer<T> };
+    yield { line: record.line, byteOffset: record.byteOffset, byteLength: record.byteLength, value: record.value as z.infer<T> };
   }
 }
 
@@ -90,17 +97,21 @@ export async function writeRewardProfile(opts: {
       (a._ng_rollout_index as number) - (b._ng_rollout_index as number),
   );
 
-  // Only the row of each task's lowest completed rollout becomes the `sample`; the others are kept as keys.
+  // Only the row of each task's lowest completed rollout becomes the `sample`. Samples are the bulk
+  // of a profile (full prompts and tool lists), so only their place in the file is kept while
+  // profiling, and each is read back when its group row is written: memory then follows the number
+  // of rollouts, not the size of their prompts.
   const sampleRollout = new Map<number, number>();
   for (const r of results) {
     const task = r._ng_task_index as number;
     if (!sampleRollout.has(task)) sampleRollout.set(task, r._ng_rollout_index as number);
   }
   const rows: Row[] = [];
-  for await (const { value } of validated(opts.materializedInputsPath, profiledRowSchema)) {
+  const samplePlaces = new Map<number, { offset: number; length: number }>();
+  for await (const { value, byteOffset, byteLength } of validated(opts.materializedInputsPath, profiledRowSchema)) {
     const { _ng_task_index: task, _ng_rollout_index: rollout } = value;
-    const keep = sampleRollout.get(task) === rollout;
-    rows.push(keep ? value : { _ng_task_index: task, _ng_rollout_index: rollout, agent_ref: { name: value.agent_ref.name } });
+    if (sampleRollout.get(task) === rollout) samplePlaces.set(task, { offset: byteOffset, length: byteLength });
+    rows.push({ _ng_task_index: task, _ng_rollout_index: rollout, agent_ref: { name: value.agent_ref.name } });
   }
   const { groupLevel, agentLevel } = profileFromData(rows, results, opts.allowPartialRollouts ?? false);
   const summary = profileCompletionSummary(rows, results);
@@ -110,9 +121,17 @@ export async function writeRewardProfile(opts: {
   const profilingTmp = `${outputs.rewardProfilingPath}.tmp`;
   const written = prepareForSerialization(groupLevel);
   const writer = await JsonlWriter.open(profilingTmp);
+  const inputs = await open(opts.materializedInputsPath, 'r');
   try {
-    for (const row of written) await writer.write(row);
+    for (const row of written) {
+      const place = samplePlaces.get(row._ng_task_index as number)!;
+      const line = Buffer.alloc(place.length);
+      await inputs.read(line, 0, place.length, place.offset);
+      // The sample key already sits where upstream puts it; only its value is filled in.
+      await writer.write({ ...row, sample: withoutIndices(JSON.parse(line.toString('utf8').replace(/^\uFEFF/, '')) as Row) });
+    }
   } finally {
+    await inputs.close();
     await writer.close();
   }
   await rename(profilingTmp, outputs.rewardProfilingPath);

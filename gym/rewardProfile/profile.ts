@@ -151,7 +151,7 @@ function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> 
   return groups;
 }
 
-function withoutIndices(row: Row): Row {
+export function withoutIndices(row: Row): Row {
   return Object.fromEntries(Object.entries(row).filter(([k]) => k !== TASK && k !== ROLLOUT));
 }
 
