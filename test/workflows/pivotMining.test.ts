@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { awaitDataset, getProgress, PivotMinerInputError, startPivotMining } from '../../client';
 import { validatePivotDataset } from '../../gym/validator';
 import type { PivotMiningResult } from '../../workflows/types';
 import { readJsonlSync } from '../helpers/jsonl';
@@ -101,8 +102,16 @@ test('the demo pipeline publishes a validated, mixed-only pivot dataset, identic
   });
   assert.equal(validation.exitCode, 0, validation.stderr);
 
-  // Same seed, new run directory: byte-identical dataset.
-  const second = await runPipeline('second');
+  // Same seed, new run directory, started through the training-platform client: byte-identical dataset.
+  const workflowId = await startPivotMining(env.client, { config_path: 'configs/demo.yaml', run_id: 'second' }, { workflowId: 'test-second', taskQueue: TASK_QUEUE });
+  const progress = await getProgress(env.client, workflowId);
+  assert.ok(['RUNNING', 'COMPLETED'].includes(progress.status), progress.status);
+  const second = await awaitDataset(env.client, workflowId);
+  assert.equal((await getProgress(env.client, workflowId)).stage, 'done');
+  await assert.rejects(
+    startPivotMining(env.client, { config_path: 'configs/demo.yaml', api_key: 'x' } as never, { workflowId: 'bad', taskQueue: TASK_QUEUE }),
+    PivotMinerInputError,
+  );
   assert.notEqual(second.pivotsPath, first.pivotsPath);
   assert.equal(readFileSync(second.pivotsPath, 'utf8'), readFileSync(first.pivotsPath, 'utf8'));
 });
