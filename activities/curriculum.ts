@@ -9,7 +9,8 @@ import { pivotCurriculumInputSchema, policyCheckpointSchema } from '../workflows
 import type { CurriculumRound, CurriculumRoundPlan, CurriculumState, PolicyCheckpoint } from '../workflows/poolTypes';
 import { pivotAgentName } from '../workflows/stageSettings';
 import { ConfigError, describeIssues, resolveInside } from './config';
-import { loadInputConfig, publishBatch } from './nightly';
+import { loadInputConfig } from './nightly';
+import { publishBatch } from './publish';
 import { commitVersionDir, freeVersionId, latestVersion, pivotKey, poolDirFor, readRows, stagingDir, validateVersion, writeRows } from './pool';
 
 // The pivot loop: each policy checkpoint re-profiles the curriculum pool, and pivots the policy now

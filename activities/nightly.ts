@@ -4,11 +4,10 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
 import YAML from 'yaml';
 import { convertToCandidates } from '../gym/convert';
-import { PIVOTS_FILE, publishPivotDataset } from '../gym/publish';
+import { PIVOTS_FILE } from '../gym/publish';
 import { nightlyMiningInputSchema } from '../workflows/input';
 import type { NightlyConvertResult, NightlyPlan, PoolVersionResult } from '../workflows/poolTypes';
 import { pivotAgentName } from '../workflows/stageSettings';
-import type { RunPlan } from '../workflows/types';
 import { ConfigError, describeIssues, loadPipelineConfig, resolveInside, type PipelineConfig } from './config';
 import {
   commitVersionDir,
@@ -23,6 +22,7 @@ import {
   writeRows,
 } from './pool';
 import { workerBaseDir } from './prepare';
+import { publishBatch } from './publish';
 import { findNewSources, readManifest, recordSources, writeManifest } from './sources';
 
 // Incremental nightly mining: only source rollouts files the pool manifest has not seen are
@@ -196,31 +196,3 @@ export async function publishNightlyVersion(args: {
   };
 }
 
-/** Selection + NeMo Gym files for one batch of profiled candidates, with the config's publish settings. */
-export async function publishBatch(
-  plan: RunPlan,
-  opts: {
-    candidatesPath: string;
-    localProfilePath: string;
-    skippedPath?: string;
-    convertMetricsPath?: string;
-    outDir: string;
-    jsonlFpath: string;
-    simulated: boolean;
-    funnel: Record<string, number>;
-  },
-) {
-  const { filter, publish, local_profile: lp } = plan.config;
-  const { simulated, ...files } = opts;
-  return publishPivotDataset({
-    ...files,
-    agentName: pivotAgentName(plan),
-    modelServerName: publish.model_server_name,
-    resourcesServerName: publish.resources_server_name,
-    comparatorConfig: lp.tool_call_comparator_config,
-    maxPivots: filter.max_pivots,
-    allowPartial: filter.allow_partial,
-    datasetName: publish.dataset_name ?? plan.config.name,
-    simulatorLabel: simulated ? 'Policy: pivot-miner SEEDED POLICY SIMULATOR (not an LLM)' : undefined,
-  });
-}

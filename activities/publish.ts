@@ -17,23 +17,14 @@ export async function publishStage(input: {
   funnel: Record<string, number>;
 }): Promise<PublishResult> {
   const { plan, convert } = input;
-  const { filter, publish, local_profile: lp } = plan.config;
-  const outDir = path.join(plan.runDir, 'dataset');
   const agentName = pivotAgentName(plan);
-  const published = await publishPivotDataset({
+  const published = await publishBatch(plan, {
     candidatesPath: convert.candidatesPath,
     localProfilePath: input.localProfilePath,
     skippedPath: convert.skippedPath,
     convertMetricsPath: convert.metricsPath,
-    outDir,
-    agentName,
-    modelServerName: publish.model_server_name,
-    resourcesServerName: publish.resources_server_name,
-    comparatorConfig: lp.tool_call_comparator_config,
-    maxPivots: filter.max_pivots,
-    allowPartial: filter.allow_partial,
-    datasetName: publish.dataset_name ?? plan.config.name,
-    simulatorLabel: input.simulated ? 'the pivot-miner seeded policy simulator' : undefined,
+    outDir: path.join(plan.runDir, 'dataset'),
+    simulated: input.simulated,
     funnel: input.funnel,
   });
   const validation = await validatePivotDataset({
@@ -55,4 +46,34 @@ export async function publishStage(input: {
     validatorExitCode: validation.exitCode,
     counts: published.counts,
   };
+}
+
+/** Selection + NeMo Gym files for one batch of profiled candidates, with the config's publish settings. */
+export async function publishBatch(
+  plan: RunPlan,
+  opts: {
+    candidatesPath: string;
+    localProfilePath: string;
+    skippedPath?: string;
+    convertMetricsPath?: string;
+    outDir: string;
+    /** `datasets[].jsonl_fpath` of the Gym config; defaults to the published file's absolute path. */
+    jsonlFpath?: string;
+    simulated: boolean;
+    funnel: Record<string, number>;
+  },
+) {
+  const { filter, publish, local_profile: lp } = plan.config;
+  const { simulated, ...files } = opts;
+  return publishPivotDataset({
+    ...files,
+    agentName: pivotAgentName(plan),
+    modelServerName: publish.model_server_name,
+    resourcesServerName: publish.resources_server_name,
+    comparatorConfig: lp.tool_call_comparator_config,
+    maxPivots: filter.max_pivots,
+    allowPartial: filter.allow_partial,
+    datasetName: publish.dataset_name ?? plan.config.name,
+    simulatorLabel: simulated ? 'the pivot-miner seeded policy simulator' : undefined,
+  });
 }
