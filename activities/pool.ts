@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -10,6 +9,9 @@ import { validatePivotDataset } from '../gym/validator';
 import type { PipelineConfig } from './config';
 import { resolveInside } from './config';
 
+/** Pivot identity has one home (gym/pivotIdentity.ts); pool callers keep importing it from here. */
+export { pivotKey } from '../gym/pivotIdentity';
+
 // The pivot pool on disk: `<pool>/versions/<id>/` holds immutable dataset versions, `<pool>/latest`
 // is a symlink swapped by rename (atomic), so readers always see one complete version.
 
@@ -18,22 +20,6 @@ export const VERSIONS_DIR = 'versions';
 
 export function poolDirFor(config: PipelineConfig, artifactsRoot: string): string {
   return resolveInside(artifactsRoot, artifactsRoot, config.pool.dir ?? path.join('pools', config.name));
-}
-
-/** Identity of a pivot: the exact state and the expected action, whatever its provenance says. */
-export function pivotKey(row: Record<string, unknown>): string {
-  return createHash('sha256').update(canonicalJson([row.responses_create_params, row.expected_action])).digest('hex');
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 export async function readRows(file: string): Promise<Record<string, unknown>[]> {

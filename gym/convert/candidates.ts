@@ -2,7 +2,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { agentRefSchema, expectedActionSchema } from '../schemas';
 import { type SkipReason, type Turn, assistantTurns, callIdMismatch, readAction } from './decisionPoints';
-import { type Item, canonicalJson, digest, withoutNullFields } from './items';
+import { pivotKey } from '../pivotIdentity';
+import { type Item, digest, withoutNullFields } from './items';
 import { functionToolNames } from './tools';
 import type { SourceFormat, Trajectory } from './trajectory';
 
@@ -113,7 +114,7 @@ export function decisionPointOutcomes(trajectory: Trajectory, source: Trajectory
       tool_choice: 'auto' as const,
       parallel_tool_calls: action.type === 'function_call_batch',
     };
-    const dedupeKey = digest(canonicalJson({ params, action }));
+    const dedupeKey = pivotKey({ responses_create_params: params, expected_action: action });
     const uuid = uuidFromHex(digest('pivot', path.basename(source.sourceFile), String(source.sourceLine), String(pivotIndex), dedupeKey));
     const candidate: PivotCandidate = {
       responses_create_params: params,

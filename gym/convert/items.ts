@@ -72,22 +72,9 @@ export function withoutNullFields(item: Item): Item {
   return out;
 }
 
-/** A stable short hex digest, for deterministic ids and dedupe keys. */
+/** A stable hex digest of several parts, for deterministic ids. */
 export function digest(...parts: string[]): string {
   const hash = createHash('sha256');
   for (const part of parts) hash.update(part).update('\u0000');
   return hash.digest('hex');
-}
-
-/** JSON with object keys sorted, so equal content hashes equally whatever the key order. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value));
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (!isRecord(value)) return value;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) out[key] = sortKeys(value[key]);
-  return out;
 }

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { convertToCandidates, pivotCandidateSchema, skipAuditRowSchema } from '../../../gym/convert';
-import { canonicalJson } from '../../../gym/convert/items';
+import { canonicalJson } from '../../../gym/pivotIdentity';
 import { validatePivotDataset } from '../../../gym/validator';
 import { fixturesDir } from '../../fixtures';
 import { projectAll, projectChat, readJsonl, tempDir } from './helpers';
