@@ -5,8 +5,8 @@ import { z } from 'zod';
 import { GymConfigError, loadAgentNameCheck } from './validator/gymConfigAgents';
 import { InvalidUtf8Error, readJsonlLines } from './validator/jsonlLines';
 import { PivotMetrics } from './validator/metrics';
-import { pyJsonLoads, PyJsonDecodeError } from './validator/pythonJson';
-import { isBlank, pyStrip } from './validator/pythonText';
+import { loadsPythonJson, PythonJsonDecodeError } from './pythonJson';
+import { isBlank, pythonStrip } from './pythonJsonLexis';
 import { checkRow, type RowCheckOptions } from './validator/rowChecks';
 
 export const pivotValidatorOptionsSchema = z.object({
@@ -32,7 +32,7 @@ export interface PivotValidatorResult {
 /** How the reference reads one `--require-any-field` value: comma-separated, each name stripped of
  * Python whitespace, empty names dropped. */
 export function parseRequireAnyField(value: string): string[] {
-  return value.split(',').map(pyStrip).filter((name) => name !== '');
+  return value.split(',').map(pythonStrip).filter((name) => name !== '');
 }
 
 function failure(message: string): PivotValidatorResult {
@@ -67,9 +67,9 @@ export async function validatePivotDataset(input: PivotValidatorOptions): Promis
       if (isBlank(text)) continue;
       let row;
       try {
-        row = pyJsonLoads(text);
+        row = loadsPythonJson(text);
       } catch (error) {
-        if (!(error instanceof PyJsonDecodeError)) throw error;
+        if (!(error instanceof PythonJsonDecodeError)) throw error;
         return failure(`line ${lineNumber}: invalid JSON: ${error.message}`);
       }
       const result = checkRow(row, rowOptions);

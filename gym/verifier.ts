@@ -20,7 +20,6 @@ export {
   type ToolCallComparatorConfigInput,
 } from './verifier/config';
 export { extractAction, verifierResponseSchema, type VerifierResponse } from './verifier/extract';
-export { loadsPythonJson, PythonJsonDecodeError, type PyValue } from './verifier/pythonJson';
 
 function toolCallsOf(action: ExpectedAction): FunctionCall[] {
   if (action.type === 'function_call_batch') return action.calls;

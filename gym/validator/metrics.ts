@@ -1,6 +1,6 @@
 // The metrics block the reference validator prints on success, accumulated one row at a time so
 // memory does not grow with the file (only with the number of distinct agent and tool names).
-import { compareCodePoints } from './pythonText';
+import { compareCodePoints } from '../pythonJsonLexis';
 import type { RowSummary } from './rowChecks';
 
 /** Python's `f"{x:.2f}"`: correctly rounded from the exact binary value, exact ties to even.

@@ -1,6 +1,7 @@
 // Python 3.11's `repr()` of decoded JSON values, because the reference validator's messages embed
 // it (`found {'type': 'function', '2': False}`, `[' get\xa0weather']`).
-import { PyFloat, PyInt, type PyValue } from './pythonJson';
+import type { PyValue } from '../pythonJson';
+import { pythonFloatRepr } from '../pythonJsonDumps';
 import { assignedAfterUnicode14 } from './unicode14';
 
 // Python's str.isprintable() is false for these general categories (plus the newer-than-14.0 code
@@ -43,27 +44,12 @@ export function pyReprString(value: string): string {
   return out + quote;
 }
 
-/** Python's shortest round-trip float repr: fixed notation for decimal exponents -4..15, otherwise
- * scientific with a signed, at-least-two-digit exponent. */
+/** `repr(float)`: json.dumps' digits, but Python's own spelling of the non-finite values. */
 export function pyReprFloat(value: number): string {
   if (Number.isNaN(value)) return 'nan';
   if (value === Infinity) return 'inf';
   if (value === -Infinity) return '-inf';
-  if (value === 0) return Object.is(value, -0) ? '-0.0' : '0.0';
-  const sign = value < 0 ? '-' : '';
-  // toExponential() with no argument yields the shortest digits that round-trip, as Python does.
-  const [mantissa, exponentText] = Math.abs(value).toExponential().split('e');
-  const digits = mantissa.replace('.', '');
-  const exponent = Number(exponentText);
-  if (exponent < -4 || exponent >= 16) {
-    const fraction = digits.length > 1 ? '.' + digits.slice(1) : '';
-    const exponentSign = exponent < 0 ? '-' : '+';
-    return `${sign}${digits[0]}${fraction}e${exponentSign}${String(Math.abs(exponent)).padStart(2, '0')}`;
-  }
-  if (exponent < 0) return `${sign}0.${'0'.repeat(-exponent - 1)}${digits}`;
-  const whole = digits.slice(0, exponent + 1).padEnd(exponent + 1, '0');
-  const fraction = digits.slice(exponent + 1) || '0';
-  return `${sign}${whole}.${fraction}`;
+  return pythonFloatRepr(value);
 }
 
 export function pyRepr(value: PyValue | undefined): string {
@@ -71,8 +57,8 @@ export function pyRepr(value: PyValue | undefined): string {
   if (value === true) return 'True';
   if (value === false) return 'False';
   if (typeof value === 'string') return pyReprString(value);
-  if (value instanceof PyInt) return BigInt(value.digits).toString();
-  if (value instanceof PyFloat) return pyReprFloat(value.value);
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'number') return pyReprFloat(value);
   if (Array.isArray(value)) return `[${value.map(pyRepr).join(', ')}]`;
   const members: string[] = [];
   for (const [key, member] of value) members.push(`${pyReprString(key)}: ${pyRepr(member)}`);

@@ -1,6 +1,6 @@
 // The per-row checks of NeMo Gym's validate_pivot_dataset.py, in its order and with its wording.
 // A row is checked as Python decoded it, so types follow Python (`isinstance(x, dict)` is a Map).
-import { isPyDict, pyJsonLoads, PyJsonDecodeError, type PyDict, type PyValue } from './pythonJson';
+import { isPyDict, loadsPythonJson, PythonJsonDecodeError, type PyDict, type PyValue } from '../pythonJson';
 import { pyRepr, pyReprString } from './pythonRepr';
 
 export interface RowCheckOptions {
@@ -121,9 +121,9 @@ export function checkRow(row: PyValue, options: RowCheckOptions): RowCheckResult
   const args = action.get('arguments');
   if (typeof args !== 'string') return fail('function_call.arguments must be a JSON string');
   try {
-    pyJsonLoads(args);
+    loadsPythonJson(args);
   } catch (error) {
-    if (!(error instanceof PyJsonDecodeError)) throw error;
+    if (!(error instanceof PythonJsonDecodeError)) throw error;
     return fail(`function_call.arguments is not valid JSON: ${error.message}`);
   }
   if (options.checkToolNames && !toolNames(tools).has(name)) {

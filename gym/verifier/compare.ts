@@ -1,6 +1,6 @@
 import type { StepRewardCategory, VerifyResult } from './categories';
 import type { ToolCallComparatorConfig } from './config';
-import { loadsPythonJson, PythonJsonDecodeError, type PyDict, type PyValue } from './pythonJson';
+import { loadsPythonJson, PythonJsonDecodeError, type PyDict, type PyValue } from '../pythonJson';
 import { stringsMatch } from './pythonText';
 
 export interface FunctionCall {

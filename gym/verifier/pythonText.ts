@@ -1,35 +1,5 @@
-// Python's `str.lower()` and `str.split()` as NeMo Gym's string rule uses them. JavaScript's `\s`
-// and `trim()` disagree with Python's `str.isspace()` (U+FEFF, U+001C..U+001F, U+0085), so the
-// whitespace set is spelled out here.
-
-const PYTHON_WHITESPACE = new Set<number>([
-  0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003,
-  0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000,
-]);
-
-export function isPythonWhitespace(code: number): boolean {
-  return PYTHON_WHITESPACE.has(code);
-}
-
-/** `s.split()`: words separated by runs of Python whitespace, no empty words. */
-export function pythonSplit(s: string): string[] {
-  const words: string[] = [];
-  let start = -1;
-  for (let i = 0; i < s.length; i++) {
-    // Every Python whitespace character is in the BMP, so code units suffice and surrogates
-    // (paired or lone) always stay inside a word.
-    if (PYTHON_WHITESPACE.has(s.charCodeAt(i))) {
-      if (start >= 0) {
-        words.push(s.slice(start, i));
-        start = -1;
-      }
-    } else if (start < 0) {
-      start = i;
-    }
-  }
-  if (start >= 0) words.push(s.slice(start));
-  return words;
-}
+// Python's `str.lower()` and the word-overlap string rule NeMo Gym builds on `s.lower().split()`.
+import { pythonSplit } from '../pythonJsonLexis';
 
 // Capital letters that gained a lower-case mapping after Unicode 15.1. NeMo Gym runs on CPython
 // 3.12/3.13 (Unicode 15.0/15.1), where they are unassigned and lower() leaves them alone, while
