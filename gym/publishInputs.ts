@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { readJsonl } from './jsonl';
+import { DUPLICATE_REASON } from './convert/candidates';
 import { agentRefSchema, expectedActionSchema, responsesCreateParamsSchema } from './schemas';
 import { localProfileRowSchema, localProfileStats, type LocalProfileStats } from './selection';
 import type { CandidateSummary, UpstreamCounts } from './selectionMetrics';
@@ -82,6 +83,8 @@ export async function readSkipReasons(file: string | undefined): Promise<Map<str
   if (file === undefined) return reasons;
   for await (const { line, value } of readJsonl(file)) {
     const { reason } = parseRow(skippedRowSchema, file, line, value);
+    // Duplicates are their own funnel stage (convert's `deduped`), not a skip reason.
+    if (reason === DUPLICATE_REASON) continue;
     reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
   }
   return reasons;

@@ -40,12 +40,32 @@ export const pivotCandidateSchema = z.looseObject({
 });
 export type PivotCandidate = z.infer<typeof pivotCandidateSchema>;
 
+/** Audit reason of a decision point whose pivot (state and expected action) was already kept. */
+export const DUPLICATE_REASON = 'duplicate';
+
+/**
+ * One line of the skip audit: a decision point (or a whole row) that gave no candidate. With the
+ * candidates it accounts for every decision point of the converted trajectories.
+ */
 export const skipAuditRowSchema = z.object({
   reason: z.string(),
   detail: z.string(),
   provenance: pivotProvenanceSchema.omit({ uuid: true }).partial({ pivot_index: true, depth: true, trajectory_length: true }),
+  /** On `duplicate` lines: the uuid of the kept candidate this decision point is identical to. */
+  duplicate_of: z.string().uuid().optional(),
 });
 export type SkipAuditRow = z.infer<typeof skipAuditRowSchema>;
+
+/** The audit line of a candidate dropped because `keptUuid` has the same pivot identity. */
+export function duplicateAudit(candidate: PivotCandidate, keptUuid: string): SkipAuditRow {
+  const { uuid: _ownUuid, source_trace: _trace, ...provenance } = candidate.provenance;
+  return {
+    reason: DUPLICATE_REASON,
+    detail: `same state and expected action as kept pivot ${keptUuid}`,
+    provenance,
+    duplicate_of: keptUuid,
+  };
+}
 
 export interface TrajectorySource {
   sourceFile: string;

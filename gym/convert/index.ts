@@ -2,7 +2,7 @@ import { createWriteStream, rmSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { type PivotCandidate, type SkipAuditRow, type TrajectorySource, decisionPointOutcomes } from './candidates';
+import { type PivotCandidate, type SkipAuditRow, type TrajectorySource, decisionPointOutcomes, duplicateAudit } from './candidates';
 import { SKIP_REASONS } from './decisionPoints';
 import { convertRow, detectSourceFormat, fitsFormat } from './detect';
 import { ConvertInputError, describeValue, readJsonlRows } from './lineReader';
@@ -11,7 +11,7 @@ import { fieldMappingSchema } from './toolMessages';
 import { type RowConversion, SOURCE_FORMATS, type SourceFormat } from './trajectory';
 
 export { ConvertInputError } from './lineReader';
-export { pivotCandidateSchema, skipAuditRowSchema, type PivotCandidate, type SkipAuditRow } from './candidates';
+export { DUPLICATE_REASON, pivotCandidateSchema, skipAuditRowSchema, type PivotCandidate, type SkipAuditRow } from './candidates';
 export { SKIP_REASONS, type SkipReason } from './decisionPoints';
 
 export const convertOptionsSchema = z
@@ -38,7 +38,9 @@ export interface ConvertCounts {
   not_selected_trajectories: number;
   decision_points: number;
   candidates: number;
+  /** Audit lines other than duplicates: rejected decision points and malformed rows. */
   skipped: number;
+  /** Decision points identical to a kept candidate; each has a `duplicate` audit line naming it. */
   deduped: number;
   by_skip_reason: Record<string, number>;
   by_action_type: Record<string, number>;
@@ -62,9 +64,12 @@ interface SourcedRow {
 
 /**
  * Turns source trajectories into pivot candidates: one per decision point of each clean positive
- * trajectory, each rejected decision point audited with its reason, identical pivots kept once.
+ * trajectory, each rejected decision point audited with its reason, identical pivots kept once (the
+ * others audited as duplicates of the kept one), so candidates and audit lines account for every
+ * decision point.
  * Inputs are streamed (once to learn task reward spreads, then once per output tier), so memory
- * holds only dedupe keys; output order is the input order within each tier, hence deterministic.
+ * holds only pivot keys and kept uuids; output order is the input order within each tier, hence
+ * deterministic.
  */
 export async function convertToCandidates(
   opts: {
@@ -123,7 +128,7 @@ export async function convertToCandidates(
       }
     }
 
-    const seen = new Set<string>();
+    const keptUuids = new Map<string, string>();
     for (let tier = 0; tier < tierCount(options.source_preference); tier += 1) {
       for (const [fileIndex, file] of inputs.entries()) {
         for await (const { source, conversion } of sourcedRows(file, options, formats, sourceRoot)) {
@@ -142,10 +147,14 @@ export async function convertToCandidates(
               await skippedOut.write(outcome.audit);
               counts.skipped += 1;
               counts.by_skip_reason[outcome.reason] += 1;
-            } else if (seen.has(outcome.dedupeKey)) {
+              continue;
+            }
+            const keptUuid = keptUuids.get(outcome.dedupeKey);
+            if (keptUuid !== undefined) {
+              await skippedOut.write(duplicateAudit(outcome.candidate, keptUuid));
               counts.deduped += 1;
             } else {
-              seen.add(outcome.dedupeKey);
+              keptUuids.set(outcome.dedupeKey, outcome.candidate.provenance.uuid);
               await candidatesOut.write(outcome.candidate);
               counts.candidates += 1;
               counts.by_action_type[outcome.candidate.expected_action.type] += 1;

@@ -1,24 +1,20 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { convertToCandidates, pivotCandidateSchema, skipAuditRowSchema } from '../../../gym/convert';
 import { canonicalJson } from '../../../gym/pivotIdentity';
 import { validatePivotDataset } from '../../../gym/validator';
 import { fixturesDir } from '../../fixtures';
-import { projectAll, projectChat, readJsonl, tempDir } from './helpers';
+import { fixtureEnvironments, projectAll, projectChat, readJsonl, tempDir } from './helpers';
 
 const gymDir = path.join(fixturesDir, 'gym');
-const ENVIRONMENTS = [
-  'aviary',
-  'example_multi_step',
-  'example_session_state_mgmt',
-  'example_single_tool_call',
-  'math_with_code',
-  'single_step_tool_use_with_argument_comparison',
-  'workplace_assistant',
-  'xlam_fc',
-];
+const ENVIRONMENTS = fixtureEnvironments(gymDir);
+
+test('every NeMo Gym fixture environment is covered', () => {
+  assert.ok(ENVIRONMENTS.length >= 8, `found ${ENVIRONMENTS.join(', ')}`);
+  for (const env of ENVIRONMENTS) assert.ok(existsSync(path.join(gymDir, 'chat', `${env}.jsonl`)), `chat form of ${env}`);
+});
 
 interface SummaryRollout {
   line: number;

@@ -1,6 +1,17 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
+/**
+ * The NeMo Gym source environments under fixtures/gym: every folder with a summary.json (its
+ * decision points counted independently of the converter) and an example_rollouts.jsonl.
+ */
+export function fixtureEnvironments(gymDir: string): string[] {
+  return readdirSync(gymDir, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && existsSync(path.join(gymDir, e.name, 'summary.json')) && existsSync(path.join(gymDir, e.name, 'example_rollouts.jsonl')))
+    .map((e) => e.name)
+    .sort();
+}
 
 export function tempDir(): string {
   return mkdtempSync(path.join(os.tmpdir(), 'convert-test-'));
