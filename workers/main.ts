@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NativeConnection } from '@temporalio/worker';
 import { temporalTarget } from './connection';
+import { installMetricsRuntime, metricsBindAddress, type MetricsFlags } from './metrics';
 import { runPivotWorker } from './pivotWorker';
 
 /**
@@ -21,8 +22,13 @@ async function connectWithRetry(options: Parameters<typeof NativeConnection.conn
 }
 
 // Entry point of a standalone worker process (`npx pivot-miner worker`, or `npx tsx workers/main.ts`).
-export async function main(): Promise<void> {
+export async function main(flags: MetricsFlags = {}): Promise<void> {
   const target = temporalTarget();
+  const metricsAddress = metricsBindAddress(flags);
+  if (metricsAddress) {
+    installMetricsRuntime(metricsAddress);
+    console.log(`pivot-miner worker: Prometheus metrics on http://${metricsAddress}/metrics`);
+  }
   const connection = await connectWithRetry(target.connectionOptions, target.address);
   try {
     console.log(`pivot-miner worker: ${target.address} namespace=${target.namespace}`);

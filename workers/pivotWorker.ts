@@ -4,6 +4,7 @@ import { closePools } from '../activities/http/client';
 import { closeEmbeddedStacks } from '../activities/servers';
 import { hostTaskQueue, runManagedServers } from '../activities/spawn';
 import { TASK_QUEUE } from './connection';
+import { rolloutMetricsInterceptor } from './metrics';
 
 // Any number of these may serve one task queue, on one machine or many: chunks are handed out by
 // Temporal, and per-endpoint caps (activities/http/endpointLimiter.ts) bound what each sends.
@@ -23,6 +24,7 @@ export async function createPivotWorker(opts: PivotWorkerOptions): Promise<Worke
     workflowsPath: require.resolve('../workflows'),
     activities,
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 32,
+    interceptors: { activity: [rolloutMetricsInterceptor] },
     // Shown in Temporal's history and UI for every task a worker took; defaults to pid@host.
     ...(process.env.PIVOT_MINER_WORKER_IDENTITY ? { identity: process.env.PIVOT_MINER_WORKER_IDENTITY } : {}),
   });
