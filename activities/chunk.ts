@@ -2,10 +2,12 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { JsonlError, JsonlWriter, readJsonl, truncateTornTail } from '../gym/jsonl';
+import { JsonlWriter, readJsonl, truncateTornTail } from '../gym/jsonl';
+import { JsonlError } from '../gym/errors';
 import { materializedRowSchema, type MaterializedRow } from '../gym/schemas';
-import { stageSettings } from '../workflows/stageSettings';
-import type { ChunkInput, ChunkResult } from '../workflows/types';
+import { ConfigError } from '../contracts/errors';
+import { stageSettings } from '../contracts/stageSettings';
+import type { ChunkInput, ChunkResult } from '../contracts/payloads';
 import { chunkRange, materializedInputsPath, readMaterializedMeta, shardPath } from './chunkIndex';
 import { gymAgentExecutor } from './executors/gymAgent';
 import { singleStepExecutor } from './executors/singleStep';
@@ -46,7 +48,7 @@ async function readFailedAttempts(file: string): Promise<Map<string, number>> {
   return attempts;
 }
 
-async function buildExecutor(input: ChunkInput): Promise<RolloutExecutor> {
+async function buildExecutor(secrets: NodeJS.ProcessEnv, input: ChunkInput): Promise<RolloutExecutor> {
   const { plan, stage } = input;
   const settings = stageSettings(plan, stage);
   const endpoints = await resolveEndpoints(plan);
@@ -56,13 +58,8 @@ async function buildExecutor(input: ChunkInput): Promise<RolloutExecutor> {
   const model = plan.config.local_profile.model;
   let apiKey: string | undefined;
   if (model.api_key_env) {
-    apiKey = process.env[model.api_key_env];
-    if (!apiKey) {
-      throw ApplicationFailure.nonRetryable(
-        `local_profile.model.api_key_env names ${model.api_key_env}, which is not set in this worker's environment`,
-        'ConfigError',
-      );
-    }
+    apiKey = secrets[model.api_key_env];
+    if (!apiKey) throw new ConfigError(`local_profile.model.api_key_env names ${model.api_key_env}, which is not set in this worker's environment`);
   }
   return singleStepExecutor({
     modelUrl: endpoints.modelUrl,
@@ -75,7 +72,8 @@ async function buildExecutor(input: ChunkInput): Promise<RolloutExecutor> {
   });
 }
 
-export async function runChunk(input: ChunkInput): Promise<ChunkResult> {
+/** `secrets` is the worker's environment, where API keys named by `api_key_env` live (never in inputs). */
+export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): Promise<ChunkResult> {
   const { plan, stage, outPrefix, chunkIndex } = input;
   const ctx = Context.current();
   const settings = stageSettings(plan, stage);
@@ -88,7 +86,7 @@ export async function runChunk(input: ChunkInput): Promise<ChunkResult> {
   await mkdir(path.dirname(rolloutShard), { recursive: true });
   const done = await readShardKeys(rolloutShard);
   const failedAttempts = await readFailedAttempts(failureShard);
-  const executor = await buildExecutor(input);
+  const executor = await buildExecutor(secrets, input);
 
   const rollouts = await JsonlWriter.open(rolloutShard, { append: true });
   const failures = await JsonlWriter.open(failureShard, { append: true });
@@ -133,7 +131,7 @@ export async function runChunk(input: ChunkInput): Promise<ChunkResult> {
     for await (const { value, line } of rows) {
       const row = materializedRowSchema.safeParse(value);
       if (!row.success) {
-        throw ApplicationFailure.nonRetryable(`${materializedInputsPath(outPrefix)}:${line}: not a materialized row: ${row.error.issues[0]?.message}`, 'BadInput');
+        throw new JsonlError(materializedInputsPath(outPrefix), line, `not a materialized row: ${row.error.issues[0]?.message}`);
       }
       const k = key(row.data._ng_task_index, row.data._ng_rollout_index);
       if (done.has(k) || (failedAttempts.get(k) ?? 0) >= settings.maxAttempts) {
@@ -153,7 +151,6 @@ export async function runChunk(input: ChunkInput): Promise<ChunkResult> {
     await Promise.all(inFlight);
     if (rowError) throw rowError;
   } catch (err) {
-    if (err instanceof JsonlError) throw ApplicationFailure.nonRetryable(err.message, 'BadInput');
     if (err instanceof RequestFailure && err.failureClass === 'cancelled') throw ApplicationFailure.create({ message: 'chunk cancelled', nonRetryable: true });
     throw err;
   } finally {

@@ -1,17 +1,19 @@
 import { appendFile, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ApplicationFailure } from '@temporalio/common';
 import YAML from 'yaml';
 import { readJsonl } from '../gym/jsonl';
 import { PIVOTS_FILE } from '../gym/publish';
-import { localProfileRowSchema } from '../gym/selection';
-import { pivotCurriculumInputSchema, policyCheckpointSchema } from '../workflows/input';
-import type { CurriculumRound, CurriculumRoundPlan, CurriculumState, PolicyCheckpoint } from '../workflows/poolTypes';
-import { pivotAgentName } from '../workflows/stageSettings';
-import { ConfigError, describeIssues, resolveInside } from './config';
-import { loadInputConfig } from './nightly';
+import { localProfileRowSchema, localProfileStats, type LocalProfileStats } from '../gym/selection';
+import { retirements, topUp } from '../gym/curriculum';
+import { pivotCurriculumInputSchema, policyCheckpointSchema } from '../contracts/workflowInputs';
+import type { CurriculumRound, CurriculumRoundPlan, CurriculumState, PolicyCheckpoint } from '../contracts/poolPayloads';
+import { pivotAgentName } from '../contracts/stageSettings';
+import { ConfigError, InvalidInputError } from '../contracts/errors';
+import { describeIssues } from '../contracts/config';
+import { resolveInside } from './configFile';
+import { loadRunContext, poolDirOf, type WorkerSettings } from './runContext';
 import { publishBatch } from './publish';
-import { commitVersionDir, freeVersionId, latestVersion, pivotKey, poolDirFor, readRows, stagingDir, validateVersion, writeRows } from './pool';
+import { commitVersionDir, freeVersionId, latestVersion, readRows, stagingDir, validateVersion, writeRows } from './pool';
 
 // The pivot loop: each policy checkpoint re-profiles the curriculum pool, and pivots the policy now
 // always solves (learned) or never solves (unsolvable) retire. A curriculum lives in
@@ -20,21 +22,22 @@ import { commitVersionDir, freeVersionId, latestVersion, pivotKey, poolDirFor, r
 const RETIRED_FILE = 'retired.jsonl';
 
 /** Fixes the starting pool of a new curriculum (a copy, so later nightly versions do not change it). */
-export async function startCurriculum(args: { input: unknown; workflowId: string }): Promise<CurriculumState> {
-  const { input, config, baseDir, artifactsRoot } = await loadInputConfig(pivotCurriculumInputSchema, args.input);
-  const poolDir = poolDirFor(config, artifactsRoot);
+export async function startCurriculum(settings: WorkerSettings, args: { input: unknown; workflowId: string }): Promise<CurriculumState> {
+  const ctx = await loadRunContext(settings, pivotCurriculumInputSchema, args.input);
+  const poolDir = await poolDirOf(ctx);
   const curriculumDir = path.join(poolDir, 'curricula', args.workflowId.replace(/[^A-Za-z0-9._-]/g, '_'));
   let source: string;
-  try {
-    if (input.initial_pool !== undefined) source = resolveInside(baseDir, baseDir, input.initial_pool);
-    else {
-      const latest = await latestVersion(poolDir);
-      if (latest === null) throw new ConfigError(`no initial_pool given and the pool ${poolDir} has no published version yet`);
-      source = latest.pivotsPath;
+  if (ctx.input.initial_pool !== undefined) {
+    try {
+      source = resolveInside(ctx.baseDir, ctx.baseDir, ctx.input.initial_pool);
+    } catch (err) {
+      if (err instanceof ConfigError) throw new InvalidInputError(`workflow input: initial_pool: ${err.message}`);
+      throw err;
     }
-  } catch (err) {
-    if (err instanceof ConfigError) throw ApplicationFailure.nonRetryable(err.message, 'ConfigError');
-    throw err;
+  } else {
+    const latest = await latestVersion(poolDir);
+    if (latest === null) throw new ConfigError(`no initial_pool given and the pool ${poolDir} has no published version yet`);
+    source = latest.pivotsPath;
   }
   await mkdir(curriculumDir, { recursive: true });
   const poolPath = path.join(curriculumDir, 'initial_pool.jsonl');
@@ -43,16 +46,15 @@ export async function startCurriculum(args: { input: unknown; workflowId: string
 }
 
 /** The round's config (the checkpoint as the local-profile model) and its pool file, topped up if asked. */
-export async function prepareCurriculumRound(args: {
-  input: unknown;
-  state: CurriculumState;
-  checkpoint: unknown;
-  round: number;
-}): Promise<CurriculumRoundPlan> {
+export async function prepareCurriculumRound(
+  settings: WorkerSettings,
+  args: { input: unknown; state: CurriculumState; checkpoint: unknown; round: number },
+): Promise<CurriculumRoundPlan> {
   const parsed = policyCheckpointSchema.safeParse(args.checkpoint);
-  if (!parsed.success) throw ApplicationFailure.nonRetryable(describeIssues('policyCheckpoint', parsed.error), 'InvalidInput');
+  if (!parsed.success) throw new InvalidInputError(describeIssues('policyCheckpoint', parsed.error));
   const checkpoint = parsed.data;
-  const { input, config, baseDir, artifactsRoot } = await loadInputConfig(pivotCurriculumInputSchema, args.input);
+  const ctx = await loadRunContext(settings, pivotCurriculumInputSchema, args.input);
+  const { input, config, baseDir } = ctx;
   config.local_profile.model.model = checkpoint.model;
   if (checkpoint.endpoint !== undefined) config.local_profile.model.url = checkpoint.endpoint;
 
@@ -64,16 +66,11 @@ export async function prepareCurriculumRound(args: {
   const pool = await readRows(args.state.poolPath);
   let toppedUp = 0;
   if (input.top_up_to !== undefined && pool.length < input.top_up_to) {
-    const latest = await latestVersion(poolDirFor(config, artifactsRoot));
+    const latest = await latestVersion(await poolDirOf(ctx));
     if (latest !== null) {
-      const taken = new Set([...pool.map(pivotKey), ...(await retiredKeys(args.state.curriculumDir))]);
-      for (const row of await readRows(latest.pivotsPath)) {
-        if (pool.length >= input.top_up_to) break;
-        if (taken.has(pivotKey(row))) continue;
-        taken.add(pivotKey(row));
-        pool.push(row);
-        toppedUp += 1;
-      }
+      const added = topUp(pool, await readRows(latest.pivotsPath), input.top_up_to, await retiredKeys(args.state.curriculumDir));
+      pool.push(...added);
+      toppedUp = added.length;
     }
   }
   const candidatesPath = path.join(roundDir, 'pool.jsonl');
@@ -120,18 +117,17 @@ export async function publishCurriculumRound(args: {
   const kept = (await readRows(published.pivotsPath)).length;
   await validateVersion(published.pivotsPath, pivotAgentName(plan), published.gymConfigPath, kept);
 
-  // A profile row's _ng_task_index is the candidate's line in the pool file (materialization keeps first-seen order).
-  const passRates = new Map<number, number>();
+  // A profile row's _ng_task_index is the candidate's line in the pool file (materialization keeps
+  // first-seen order). Retirement uses the publish step's own classification, so a pivot the publish
+  // step calls incomplete (a partial profile) is never retired as learned or unsolvable.
+  const profiles = new Map<number, LocalProfileStats>();
   for await (const { value } of readJsonl(args.localProfilePath)) {
-    const row = localProfileRowSchema.parse(value);
-    if (row['mean/reward'] !== undefined) passRates.set(row._ng_task_index, row['mean/reward']);
+    const stats = localProfileStats(localProfileRowSchema.parse(value));
+    profiles.set(stats.task_index, stats);
   }
   const pool = await readRows(roundPlan.candidatesPath);
-  const retired = pool.flatMap((row, i) => {
-    const rate = passRates.get(i);
-    if (rate !== 1 && rate !== 0) return [];
-    return [{ key: pivotKey(row), round: args.round, reason: rate === 1 ? 'learned' : 'unsolvable', uuid: (row.provenance as { uuid?: string })?.uuid ?? null }];
-  });
+  const retired = retirements(pool, profiles, plan.config.filter.allow_partial, args.round);
+  const passRates = new Map([...profiles].flatMap(([i, p]) => (p.pass_rate === null ? [] : [[i, p.pass_rate] as const])));
   const rates = [...passRates.values()];
   const round: CurriculumRound = {
     round: args.round,

@@ -1,12 +1,50 @@
 // Everything the worker registers. Activities are the IO shell around gym/: one file per stage.
-export { prepareRun } from './prepare';
-export { ensureServers } from './servers';
-export { runManagedServers, workerHostQueue } from './spawn';
-export { materializeStage } from './materialize';
-export { runChunk } from './chunk';
-export { mergeShards } from './merge';
-export { profileStage } from './profile';
-export { convertStage } from './convert';
-export { publishStage } from './publish';
-export { prepareNightlyRun, convertNewSources, publishNightlyVersion } from './nightly';
-export { startCurriculum, prepareCurriculumRound, publishCurriculumRound } from './curriculum';
+// What a worker process was started with (its base dir, artifacts root, secrets) is read once, here,
+// and handed to the activities that need it, instead of each reading process.env on every call.
+import { runChunk } from './chunk';
+import { convertStage } from './convert';
+import { prepareCurriculumRound, publishCurriculumRound, startCurriculum } from './curriculum';
+import { materializeStage } from './materialize';
+import { mergeShards } from './merge';
+import { convertNewSources, prepareNightlyRun, publishNightlyVersion } from './nightly';
+import { prepareRun } from './prepare';
+import { profileStage } from './profile';
+import { publishStage } from './publish';
+import { workerSettingsFromEnv, type WorkerSettings } from './runContext';
+import { ensureServers } from './servers';
+import { runManagedServers, workerHostQueue } from './spawn';
+
+export interface ActivityDeps {
+  settings: WorkerSettings;
+  /** Where API keys named by a config's `api_key_env` are looked up: the worker's environment. */
+  secrets: NodeJS.ProcessEnv;
+}
+
+export function activityDepsFromEnv(env: NodeJS.ProcessEnv = process.env): ActivityDeps {
+  return { settings: workerSettingsFromEnv(env), secrets: env };
+}
+
+export function createActivities(deps: ActivityDeps = activityDepsFromEnv()) {
+  const { settings, secrets } = deps;
+  return {
+    prepareRun: (input: unknown, workflowId: string) => prepareRun(settings, input, workflowId),
+    ensureServers,
+    runManagedServers,
+    workerHostQueue,
+    materializeStage,
+    runChunk: (input: Parameters<typeof runChunk>[1]) => runChunk(secrets, input),
+    mergeShards,
+    profileStage,
+    convertStage,
+    publishStage,
+    prepareNightlyRun: (args: Parameters<typeof prepareNightlyRun>[1]) => prepareNightlyRun(settings, args),
+    convertNewSources,
+    publishNightlyVersion,
+    startCurriculum: (args: Parameters<typeof startCurriculum>[1]) => startCurriculum(settings, args),
+    prepareCurriculumRound: (args: Parameters<typeof prepareCurriculumRound>[1]) => prepareCurriculumRound(settings, args),
+    publishCurriculumRound,
+  };
+}
+
+/** The activity interface workflows proxy (`proxyActivities<PivotActivities>`). */
+export type PivotActivities = ReturnType<typeof createActivities>;

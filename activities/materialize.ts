@@ -1,13 +1,13 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { heartbeat } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
-import { JsonlError, JsonlWriter, readJsonl } from '../gym/jsonl';
+import { JsonlWriter, readJsonl } from '../gym/jsonl';
+import { ConfigError } from '../contracts/errors';
 import { materializeRows } from '../gym/materialize';
-import { stageSettings } from '../workflows/stageSettings';
-import type { CollectStageInput, MaterializeResult } from '../workflows/types';
+import { stageSettings } from '../contracts/stageSettings';
+import type { CollectStageInput, MaterializeResult } from '../contracts/payloads';
 import { materializedInputsPath, readMaterializedMeta, writeChunkIndex } from './chunkIndex';
-import { resolveInside } from './config';
+import { resolveInside } from './configFile';
 
 /**
  * Materializes task rows × num_repeats into `<out>_materialized_inputs.jsonl` with NeMo Gym's
@@ -48,13 +48,10 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
       rows++;
       if (rows % 10_000 === 0) heartbeat({ rows });
     }
-  } catch (err) {
+  } finally {
     await writer.close();
-    if (err instanceof JsonlError) throw ApplicationFailure.nonRetryable(err.message, 'BadInput');
-    throw err;
   }
-  await writer.close();
-  if (rows === 0) throw ApplicationFailure.nonRetryable(`${source}: no task rows to materialize`, 'BadInput');
+  if (rows === 0) throw new ConfigError(`${source}: no task rows to materialize`);
   chunkStarts.push(writer.bytesWritten);
   const meta = { rows, tasks: taskIndices.size, chunks: chunkStarts.length - 1, chunkSize: settings.chunkSize };
   await writeChunkIndex(outPrefix, chunkStarts, meta);

@@ -1,7 +1,7 @@
 import { open, rename, type FileHandle } from 'node:fs/promises';
 import { heartbeat } from '@temporalio/activity';
 import { readJsonl } from '../gym/jsonl';
-import type { MergeResult } from '../workflows/types';
+import type { MergeResult } from '../contracts/payloads';
 import { chunkRange, materializedInputsPath, readMaterializedMeta, shardPath } from './chunkIndex';
 
 // Shards are written in completion order, which depends on timing; the merged files are written in

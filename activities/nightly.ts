@@ -1,67 +1,41 @@
-import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ApplicationFailure } from '@temporalio/common';
-import type { z } from 'zod';
 import YAML from 'yaml';
 import { convertToCandidates } from '../gym/convert';
 import { PIVOTS_FILE } from '../gym/publish';
-import { nightlyMiningInputSchema } from '../workflows/input';
-import type { NightlyConvertResult, NightlyPlan, PoolVersionResult } from '../workflows/poolTypes';
-import { pivotAgentName } from '../workflows/stageSettings';
-import { ConfigError, describeIssues, loadPipelineConfig, resolveInside, type PipelineConfig } from './config';
+import { nightlyMiningInputSchema } from '../contracts/workflowInputs';
+import type { NightlyConvertResult, NightlyPlan, PoolVersionResult } from '../contracts/poolPayloads';
+import { pivotAgentName } from '../contracts/stageSettings';
+import { ConfigError } from '../contracts/errors';
+import { configKeyLocation } from './configFile';
 import {
   commitVersionDir,
   freeVersionId,
   latestVersion,
-  pivotKey,
-  poolDirFor,
-  readRows,
+  poolRows,
+  readPoolUnion,
   stagingDir,
   validateVersion,
   writeDatasetMetrics,
+  writePoolUnion,
   writeRows,
 } from './pool';
-import { workerBaseDir } from './prepare';
+import { loadRunContext, poolDirOf, type WorkerSettings } from './runContext';
 import { publishBatch } from './publish';
 import { findNewSources, readManifest, recordSources, writeManifest } from './sources';
 
 // Incremental nightly mining: only source rollouts files the pool manifest has not seen are
 // converted and locally profiled; their mixed pivots are added to the latest version's pivots.
 
-/** Validates a workflow input, loads its config and resolves the artifacts root, mapping bad input to non-retryable failures. */
-export async function loadInputConfig<S extends z.ZodType<{ config_path: string; seed?: number }>>(
-  schema: S,
-  rawInput: unknown,
-): Promise<{ input: z.infer<S>; config: PipelineConfig; baseDir: string; artifactsRoot: string }> {
-  const parsed = schema.safeParse(rawInput);
-  if (!parsed.success) throw ApplicationFailure.nonRetryable(describeIssues('workflow input', parsed.error), 'InvalidInput');
-  const input = parsed.data;
-  const baseDir = workerBaseDir();
-  try {
-    const config = await loadPipelineConfig(resolveInside(baseDir, baseDir, input.config_path));
-    if (input.seed !== undefined) config.seed = input.seed;
-    const artifactsRoot = path.resolve(baseDir, process.env.PIVOT_MINER_ARTIFACTS_ROOT ?? config.artifacts_root);
-    return { input, config, baseDir, artifactsRoot };
-  } catch (err) {
-    if (err instanceof ConfigError) throw ApplicationFailure.nonRetryable(err.message, 'ConfigError');
-    throw err;
-  }
-}
-
-export async function prepareNightlyRun(args: { input: unknown; versionBase: string }): Promise<NightlyPlan> {
-  const { config, baseDir, artifactsRoot } = await loadInputConfig(nightlyMiningInputSchema, args.input);
+export async function prepareNightlyRun(settings: WorkerSettings, args: { input: unknown; versionBase: string }): Promise<NightlyPlan> {
+  const ctx = await loadRunContext(settings, nightlyMiningInputSchema, args.input);
+  const { config, baseDir } = ctx;
   if (config.pool.sources.length === 0) {
-    throw ApplicationFailure.nonRetryable('config: pool.sources: nightly mining needs at least one source glob', 'ConfigError');
+    throw new ConfigError(`${await configKeyLocation(ctx.configPath, ['pool'])}: pool.sources: nightly mining needs at least one source glob`);
   }
-  const poolDir = poolDirFor(config, artifactsRoot);
+  const poolDir = await poolDirOf(ctx);
   await mkdir(poolDir, { recursive: true });
-  let scan;
-  try {
-    scan = await findNewSources(baseDir, config.pool.sources, await readManifest(poolDir));
-  } catch (err) {
-    if (err instanceof ConfigError) throw ApplicationFailure.nonRetryable(err.message, 'ConfigError');
-    throw err;
-  }
+  const scan = await findNewSources(baseDir, config.pool.sources, await readManifest(poolDir));
   const versionId = freeVersionId(poolDir, args.versionBase);
   const runDir = path.join(poolDir, 'runs', versionId);
   if (scan.fresh.length > 0) {
@@ -81,36 +55,34 @@ export async function prepareNightlyRun(args: { input: unknown; versionBase: str
 /** Converts just the new source files, then drops candidates the pool already holds. */
 export async function convertNewSources(args: { nightly: NightlyPlan }): Promise<NightlyConvertResult> {
   const { plan, poolDir, newSources } = args.nightly;
-  let summary;
-  try {
-    summary = await convertToCandidates({
-      inputs: newSources.map((s) => s.absPath),
-      outDir: plan.runDir,
-      sourceRoot: plan.baseDir,
-      agent_name: pivotAgentName(plan),
-      source_format: 'gym_rollouts',
-      ...plan.config.convert,
-    });
-  } catch (err) {
-    if (err instanceof Error && /:\d+:/.test(err.message)) throw ApplicationFailure.nonRetryable(err.message, 'BadInput');
-    throw err;
+  const summary = await convertToCandidates({
+    inputs: newSources.map((s) => s.absPath),
+    outDir: plan.runDir,
+    sourceRoot: plan.baseDir,
+    agent_name: pivotAgentName(plan),
+    source_format: 'gym_rollouts',
+    ...plan.config.convert,
+  });
+  const pool = await readPoolUnion((await latestVersion(poolDir))?.pivotsPath ?? null);
+  let candidates = 0;
+  async function* fresh(): AsyncGenerator<string> {
+    for await (const { row, text } of poolRows(summary.candidatesPath)) {
+      candidates += 1;
+      if (!pool.has(row)) yield text;
+    }
   }
-  const latest = await latestVersion(poolDir);
-  const poolKeys = new Set((latest ? await readRows(latest.pivotsPath) : []).map(pivotKey));
-  const candidates = await readRows(summary.candidatesPath);
-  const fresh = candidates.filter((row) => !poolKeys.has(pivotKey(row)));
   const candidatesPath = path.join(plan.runDir, 'candidates_new.jsonl');
-  await writeRows(candidatesPath, fresh);
+  const freshCount = await writeRows(candidatesPath, fresh());
   return {
     candidatesPath,
     skippedPath: summary.skippedPath,
     metricsPath: summary.metricsPath,
     positiveTrajectories: summary.counts.positive_trajectories,
     decisionPoints: summary.counts.decision_points,
-    candidates: fresh.length,
+    candidates: freshCount,
     skipped: summary.counts.skipped,
     deduped: summary.counts.deduped,
-    duplicatesOfPool: candidates.length - fresh.length,
+    duplicatesOfPool: candidates - freshCount,
   };
 }
 
@@ -147,27 +119,21 @@ export async function publishNightlyVersion(args: {
   });
 
   const latest = await latestVersion(poolDir);
-  const previous = latest ? await readRows(latest.pivotsPath) : [];
-  const seen = new Set(previous.map(pivotKey));
-  const added = (await readRows(published.pivotsPath)).filter((row) => {
-    const key = pivotKey(row);
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
-  const union = [...previous, ...added];
-  await writeRows(published.pivotsPath, union);
-  await writeDatasetMetrics(staging, datasetName, finalPivotsPath, union);
-  await validateVersion(published.pivotsPath, agentName, published.gymConfigPath, union.length);
+  const newPivotsPath = path.join(plan.runDir, 'pivots_new.jsonl');
+  await rename(published.pivotsPath, newPivotsPath);
+  const union = await writePoolUnion(published.pivotsPath, latest?.pivotsPath ?? null, newPivotsPath);
+  const pivots = union.previous + union.added;
+  await writeDatasetMetrics(staging, datasetName, finalPivotsPath, published.pivotsPath);
+  await validateVersion(published.pivotsPath, agentName, published.gymConfigPath, pivots);
   await copyFile(path.join(plan.runDir, 'pipeline_config.yaml'), path.join(staging, 'pipeline_config.yaml'));
   const counts = {
     ...args.funnel,
-    previous_pivots: previous.length,
+    previous_pivots: union.previous,
     new_mixed: published.counts.mixed ?? 0,
     new_all_pass: published.counts.all_pass ?? 0,
     new_all_fail: published.counts.all_fail ?? 0,
-    added: added.length,
-    pivots: union.length,
+    added: union.added,
+    pivots,
   };
   await writeFile(
     path.join(staging, 'version.json'),

@@ -1,16 +1,12 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, open, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ApplicationFailure } from '@temporalio/common';
 import { DatasetMetricsAccumulator, datasetMetricsHeader, formatDatasetMetricsFile } from '../gym/datasetMetrics';
 import { readJsonl } from '../gym/jsonl';
 import { PIVOTS_FILE, PIVOTS_METRICS_FILE } from '../gym/publish';
 import { validatePivotDataset } from '../gym/validator';
-import type { PipelineConfig } from './config';
-import { resolveInside } from './config';
-
-/** Pivot identity has one home (gym/pivotIdentity.ts); pool callers keep importing it from here. */
-export { pivotKey } from '../gym/pivotIdentity';
+import { InvalidDatasetError } from '../contracts/errors';
+import { PivotUnion } from '../gym/curriculum';
 
 // The pivot pool on disk: `<pool>/versions/<id>/` holds immutable dataset versions, `<pool>/latest`
 // is a symlink swapped by rename (atomic), so readers always see one complete version.
@@ -18,19 +14,64 @@ export { pivotKey } from '../gym/pivotIdentity';
 export const LATEST_LINK = 'latest';
 export const VERSIONS_DIR = 'versions';
 
-export function poolDirFor(config: PipelineConfig, artifactsRoot: string): string {
-  return resolveInside(artifactsRoot, artifactsRoot, config.pool.dir ?? path.join('pools', config.name));
+/** Rows of a pool file, one at a time: a pool may hold more pivots than fit in memory as objects. */
+export async function* poolRows(file: string): AsyncGenerator<{ row: Record<string, unknown>; text: string }> {
+  for await (const record of readJsonl(file)) yield { row: record.value as Record<string, unknown>, text: record.text! };
+}
+
+/** The pivots of a pool file as a union to add to (empty for a pool that has no version yet). */
+export async function readPoolUnion(file: string | null): Promise<PivotUnion> {
+  const union = new PivotUnion();
+  if (file !== null) for await (const { row } of poolRows(file)) union.admit(row);
+  return union;
 }
 
 export async function readRows(file: string): Promise<Record<string, unknown>[]> {
   const rows: Record<string, unknown>[] = [];
-  for await (const { value } of readJsonl(file)) rows.push(value as Record<string, unknown>);
+  for await (const { row } of poolRows(file)) rows.push(row);
   return rows;
 }
 
-export async function writeRows(file: string, rows: readonly Record<string, unknown>[]): Promise<void> {
-  await writeFile(`${file}.tmp`, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+/** Writes rows (objects, or JSON lines kept byte for byte) to `file` through a temp file and a rename. */
+export async function writeRows(file: string, rows: Iterable<Record<string, unknown> | string> | AsyncIterable<Record<string, unknown> | string>): Promise<number> {
+  const out = await open(`${file}.tmp`, 'w');
+  let count = 0;
+  try {
+    for await (const row of rows) {
+      await out.write(typeof row === 'string' ? `${row}\n` : `${JSON.stringify(row)}\n`);
+      count += 1;
+    }
+  } finally {
+    await out.close();
+  }
   await rename(`${file}.tmp`, file);
+  return count;
+}
+
+/**
+ * The union of a pool version and newly published pivots, streamed into `out`: the previous lines as
+ * they were (NeMo Gym's bytes, e.g. `1.0`, survive), then each new pivot the pool does not hold yet.
+ */
+export async function writePoolUnion(out: string, previousPath: string | null, newPath: string): Promise<{ previous: number; added: number }> {
+  const union = new PivotUnion();
+  let previous = 0;
+  let added = 0;
+  async function* lines(): AsyncGenerator<string> {
+    if (previousPath !== null) {
+      for await (const { row, text } of poolRows(previousPath)) {
+        union.admit(row);
+        previous += 1;
+        yield text;
+      }
+    }
+    for await (const { row, text } of poolRows(newPath)) {
+      if (!union.admit(row)) continue;
+      added += 1;
+      yield text;
+    }
+  }
+  await writeRows(out, lines());
+  return { previous, added };
 }
 
 /** The version `latest` points at, or null for a pool that has never published. */
@@ -76,9 +117,9 @@ export async function commitVersionDir(poolDir: string, staging: string, id: str
 }
 
 /** Rewrites pivots_metrics.json for the rows now in pivots.jsonl (publish wrote it for a different set). */
-export async function writeDatasetMetrics(dir: string, datasetName: string, jsonlFpath: string, rows: readonly Record<string, unknown>[]) {
+export async function writeDatasetMetrics(dir: string, datasetName: string, jsonlFpath: string, pivotsPath: string): Promise<void> {
   const metrics = new DatasetMetricsAccumulator();
-  for (const row of rows) metrics.add(row);
+  for await (const { row } of poolRows(pivotsPath)) metrics.add(row);
   const header = datasetMetricsHeader({ name: datasetName, type: 'train', jsonl_fpath: jsonlFpath, license: 'TBD' });
   await writeFile(path.join(dir, PIVOTS_METRICS_FILE), formatDatasetMetricsFile(header, metrics.result()));
 }
@@ -95,6 +136,6 @@ export async function validateVersion(pivotsPath: string, agentName: string, gym
     gymConfigPath,
   });
   if (validation.exitCode !== 0) {
-    throw ApplicationFailure.nonRetryable(`pool version failed validation: ${validation.stderr.trim()}`, 'InvalidDataset');
+    throw new InvalidDatasetError(`pool version failed validation: ${validation.stderr.trim()}`);
   }
 }

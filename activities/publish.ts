@@ -1,9 +1,9 @@
 import path from 'node:path';
-import { ApplicationFailure } from '@temporalio/common';
+import { InvalidDatasetError } from '../contracts/errors';
 import { publishPivotDataset } from '../gym/publish';
 import { validatePivotDataset } from '../gym/validator';
-import { pivotAgentName } from '../workflows/stageSettings';
-import type { ConvertResult, PublishResult, RunPlan } from '../workflows/types';
+import { pivotAgentName } from '../contracts/stageSettings';
+import type { ConvertResult, PublishResult, RunPlan } from '../contracts/payloads';
 
 /**
  * Selection (keep mixed-reward pivots) and publishing. The published file is run through the port of
@@ -36,7 +36,7 @@ export async function publishStage(input: {
     gymConfigPath: published.gymConfigPath,
   });
   if (validation.exitCode !== 0 && published.counts.published > 0) {
-    throw ApplicationFailure.nonRetryable(`published dataset failed validation: ${validation.stderr.trim()}`, 'InvalidDataset');
+    throw new InvalidDatasetError(`published dataset failed validation: ${validation.stderr.trim()}`);
   }
   return {
     pivotsPath: published.pivotsPath,

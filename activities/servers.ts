@@ -1,11 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { heartbeat, log } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { ConfigError } from '../contracts/errors';
 import YAML from 'yaml';
 import { startEmbeddedStack } from '../servers/embeddedStack';
-import type { FaultsConfig } from '../servers/faults';
-import type { RunPlan } from '../workflows/types';
-import { resolveInside } from './config';
+import type { FaultsConfig } from '../contracts/faultsConfig';
+import type { RunPlan } from '../contracts/payloads';
+import { resolveInside } from './configFile';
 import { getText, RequestFailure } from './http/client';
 
 // The `serve` stage. Endpoints are resolved inside each activity instead of being passed through the
@@ -97,10 +97,9 @@ export async function resolveEndpoints(plan: RunPlan): Promise<Endpoints> {
   const agentUrl = servers.agent_url ?? discovered.get(collect.agent_name);
   const modelUrl = lp.model.url ?? discovered.get(modelServerName);
   if (!agentUrl || !modelUrl) {
-    throw ApplicationFailure.nonRetryable(
+    throw new ConfigError(
       `servers.mode=${servers.mode}: cannot find ${!agentUrl ? `agent "${collect.agent_name}"` : `model server "${modelServerName}"`}; ` +
         'set servers.agent_url / local_profile.model.url, or servers.head_url pointing at a NeMo Gym head server that lists it',
-      'ConfigError',
     );
   }
   return { agentUrl, modelUrl, modelApi: lp.model.api, modelName: lp.model.model, simulated: false };

@@ -4,7 +4,8 @@ import { readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
-import { ConfigError, resolveInside } from './config';
+import { ConfigError } from '../contracts/errors';
+import { resolveInside } from './configFile';
 
 // Which source rollouts files a nightly run still has to mine. The pool manifest remembers every
 // consumed file by size, mtime and content hash; a file counts as new when its path is unknown and

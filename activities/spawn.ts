@@ -4,8 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Context, log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { RunPlan } from '../workflows/types';
-import { resolveInside } from './config';
+import { ConfigError } from '../contracts/errors';
+import type { RunPlan } from '../contracts/payloads';
+import { resolveInside } from './configFile';
 
 // The `ng_run` step for real: a server stack started by a worker as a managed child process. The
 // activity lives as long as the run needs the servers, heartbeating; when the workflow finishes,
@@ -31,7 +32,7 @@ function stopGroup(pid: number, signal: NodeJS.Signals): void {
 export async function runManagedServers(input: { plan: RunPlan }): Promise<void> {
   const { plan } = input;
   const servers = plan.config.servers;
-  if (servers.mode !== 'spawn') throw ApplicationFailure.nonRetryable('runManagedServers needs servers.mode = spawn', 'ConfigError');
+  if (servers.mode !== 'spawn') throw new ConfigError('runManagedServers needs servers.mode = spawn');
   const ctx = Context.current();
   const cwd = resolveInside(plan.baseDir, plan.baseDir, servers.cwd ?? '.');
   const logFile = path.join(plan.runDir, 'servers.log');

@@ -1,24 +1,19 @@
-import type { Client, WorkflowHandle } from '@temporalio/client';
-import { describeIssues } from '../activities/config';
-import { pivotMiningInputSchema, policyCheckpointSchema, type PivotMiningInput } from '../workflows/input';
-import type { CurriculumRound, PolicyCheckpoint } from '../workflows/poolTypes';
-import type { PivotMiningProgress, PivotMiningResult, StageProgress } from '../workflows/types';
+import type { Client } from '@temporalio/client';
+import { describeIssues } from '../contracts/config';
+import { InvalidInputError } from '../contracts/errors';
+import type { PivotMiningProgress, PivotMiningResult, StageProgress } from '../contracts/payloads';
+import type { CurriculumRound, PolicyCheckpoint } from '../contracts/poolPayloads';
+import { DEFAULT_TASK_QUEUE, pivotMiningProgressQuery, policyCheckpointUpdate, roundsQuery, stageProgressQuery } from '../contracts/temporal';
+import { pivotMiningInputSchema, policyCheckpointSchema, type PivotMiningInput } from '../contracts/workflowInputs';
+import { pivotMiningWorkflow } from '../workflows';
 
-// The typed API a training platform uses: start a mining run, watch it, wait for its dataset, and
-// feed policy checkpoints to a running pivot curriculum. Inputs are validated here with the same
-// zod schemas the worker uses, so a bad request fails before anything starts.
+// The typed API a training platform (and the CLI) uses: start a mining run, watch it, wait for its
+// dataset, and feed policy checkpoints to a running pivot curriculum. Inputs are validated here with
+// the same zod schemas the worker uses, so a bad request fails before anything starts.
 
 export * from './schedules';
+export { DEFAULT_TASK_QUEUE, InvalidInputError };
 export type { CurriculumRound, PivotMiningInput, PivotMiningProgress, PivotMiningResult, PolicyCheckpoint, StageProgress };
-
-export const DEFAULT_TASK_QUEUE = 'pivot-mining';
-
-export class PivotMinerInputError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'PivotMinerInputError';
-  }
-}
 
 export interface StartOptions {
   workflowId: string;
@@ -28,8 +23,8 @@ export interface StartOptions {
 /** Starts pivotMiningWorkflow; returns the workflow id to pass to getProgress/awaitDataset. */
 export async function startPivotMining(client: Client, input: PivotMiningInput, opts: StartOptions): Promise<string> {
   const parsed = pivotMiningInputSchema.safeParse(input);
-  if (!parsed.success) throw new PivotMinerInputError(describeIssues('pivotMiningWorkflow input', parsed.error));
-  const handle = await client.workflow.start('pivotMiningWorkflow', {
+  if (!parsed.success) throw new InvalidInputError(describeIssues('pivotMiningWorkflow input', parsed.error));
+  const handle = await client.workflow.start(pivotMiningWorkflow, {
     workflowId: opts.workflowId,
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     args: [parsed.data],
@@ -44,14 +39,15 @@ export interface MiningProgress extends PivotMiningProgress {
 }
 
 export async function getProgress(client: Client, workflowId: string): Promise<MiningProgress> {
-  const handle = client.workflow.getHandle(workflowId);
+  const handle = client.workflow.getHandle<typeof pivotMiningWorkflow>(workflowId);
   const { status } = await handle.describe();
-  const progress = await handle.query<PivotMiningProgress>('progress');
+  const progress = await handle.query(pivotMiningProgressQuery);
   let childStage: StageProgress | null = null;
   if (status.name === 'RUNNING' && progress.childWorkflowId) {
+    // The child may be between continue-as-new runs or already finished: no live numbers then.
     childStage = await client.workflow
       .getHandle(progress.childWorkflowId)
-      .query<StageProgress>('progress')
+      .query(stageProgressQuery)
       .catch(() => null);
   }
   return { ...progress, status: status.name, childStage };
@@ -59,20 +55,19 @@ export async function getProgress(client: Client, workflowId: string): Promise<M
 
 /** Waits for the run and returns where its dataset is; a failed run rejects with the workflow failure. */
 export async function awaitDataset(client: Client, workflowId: string): Promise<PivotMiningResult> {
-  const handle: WorkflowHandle = client.workflow.getHandle(workflowId);
-  return (await handle.result()) as PivotMiningResult;
+  return client.workflow.getHandle<typeof pivotMiningWorkflow>(workflowId).result();
 }
 
 /**
  * Hands a new policy checkpoint to a running pivotCurriculumWorkflow (a Temporal Update) and waits
  * for the round it triggers: the pool re-profiled with that policy and published as a new version.
  */
-export async function signalPolicyCheckpoint(client: Client, curriculumWorkflowId: string, checkpoint: PolicyCheckpoint): Promise<CurriculumRound> {
+export async function submitPolicyCheckpoint(client: Client, curriculumWorkflowId: string, checkpoint: PolicyCheckpoint): Promise<CurriculumRound> {
   const parsed = policyCheckpointSchema.safeParse(checkpoint);
-  if (!parsed.success) throw new PivotMinerInputError(describeIssues('policyCheckpoint', parsed.error));
-  return client.workflow.getHandle(curriculumWorkflowId).executeUpdate<CurriculumRound, [PolicyCheckpoint]>('policyCheckpoint', { args: [parsed.data] });
+  if (!parsed.success) throw new InvalidInputError(describeIssues('policyCheckpoint', parsed.error));
+  return client.workflow.getHandle(curriculumWorkflowId).executeUpdate(policyCheckpointUpdate, { args: [parsed.data] });
 }
 
 export async function getCurriculumRounds(client: Client, curriculumWorkflowId: string): Promise<CurriculumRound[]> {
-  return client.workflow.getHandle(curriculumWorkflowId).query<CurriculumRound[]>('rounds');
+  return client.workflow.getHandle(curriculumWorkflowId).query(roundsQuery);
 }

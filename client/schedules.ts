@@ -1,6 +1,6 @@
 import { type Client, ScheduleOverlapPolicy, type ScheduleDescription, type ScheduleOptions } from '@temporalio/client';
 import { z } from 'zod';
-import { nightlyMiningInputSchema } from '../workflows/input';
+import { nightlyMiningInputSchema } from '../contracts/workflowInputs';
 
 // Nightly incremental mining as a Temporal Schedule. The same settings render as the equivalent
 // `temporal schedule create` command, so an operator can create it without our CLI.

@@ -1,26 +1,10 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
+import { JsonlError } from './errors';
 
 // JSONL as NeMo Gym reads and writes it: one JSON value per `\n`-terminated UTF-8 line. Reading
 // streams line by line so memory follows the longest line, not the file, and a byte range can be
 // read on its own so chunk activities seek through an offsets index instead of rescanning.
-
-/** A bad JSONL line. `torn` marks an unterminated, unparseable last line: a write cut short by a crash. */
-export class JsonlError extends Error {
-  readonly file: string;
-  readonly line: number;
-  readonly reason: string;
-  readonly torn: boolean;
-
-  constructor(file: string, line: number, reason: string, torn = false) {
-    super(`${file}:${line}: ${reason}`);
-    this.name = 'JsonlError';
-    this.file = file;
-    this.line = line;
-    this.reason = reason;
-    this.torn = torn;
-  }
-}
 
 export interface JsonlRecord {
   value: unknown;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { JsonlError, type JsonlRecord } from './jsonl';
+import { type JsonlRecord } from './jsonl';
+import { JsonlError } from './errors';
 import { pythonJsonDumps } from './pythonJsonDumps';
 import { taskRowSchema, type MaterializedRow } from './schemas';
 

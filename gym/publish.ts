@@ -7,18 +7,13 @@ import { z } from 'zod';
 import { DatasetMetricsAccumulator, datasetMetricsHeader, formatDatasetMetricsFile } from './datasetMetrics';
 import { buildPivotGymConfig, pivotGymConfigFileName, renderPivotGymConfigYaml } from './gymConfig';
 import { readJsonl } from './jsonl';
-import {
-  PublishInputError,
-  readCandidateSummaries,
-  readLocalProfile,
-  readSkipReasons,
-  readUpstreamCounts,
-} from './publishInputs';
+import { readCandidateSummaries, readLocalProfile, readSkipReasons, readUpstreamCounts } from './publishInputs';
+import { PublishInputError } from './errors';
 import { renderReport } from './report';
 import { selectPivots, type PivotSelection } from './selection';
 import { computeSelectionMetrics, type CandidateSummary, type PublishCounts } from './selectionMetrics';
 
-export { PublishInputError } from './publishInputs';
+export { PublishInputError } from './errors';
 
 // The last stage: keep the mixed-reward candidates, write them as a NeMo Gym pivot dataset with the
 // config that serves it, and explain the selection (metrics + HTML report). Candidates are streamed

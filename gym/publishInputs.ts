@@ -5,16 +5,10 @@ import { DUPLICATE_REASON } from './convert/candidates';
 import { agentRefSchema, expectedActionSchema, responsesCreateParamsSchema } from './schemas';
 import { localProfileRowSchema, localProfileStats, type LocalProfileStats } from './selection';
 import type { CandidateSummary, UpstreamCounts } from './selectionMetrics';
+import { PublishInputError } from './errors';
 
 // Readers for what the publish stage consumes: candidates, the local reward profile, the skip audit
 // and the convert metrics. Each names the file and line of the first bad row.
-
-export class PublishInputError extends Error {
-  constructor(file: string, line: number | null, reason: string) {
-    super(line === null ? `${file}: ${reason}` : `${file}:${line}: ${reason}`);
-    this.name = 'PublishInputError';
-  }
-}
 
 export const candidateRowSchema = z.looseObject({
   responses_create_params: responsesCreateParamsSchema,

@@ -1,7 +1,8 @@
 import { open, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { JsonlError, JsonlWriter, readJsonl } from './jsonl';
+import { JsonlWriter, readJsonl } from './jsonl';
+import { JsonlError } from './errors';
 import {
   prepareForSerialization,
   profileCompletionSummary,
@@ -10,6 +11,7 @@ import {
   type GroupLevelMetrics,
   withoutIndices,
 } from './rewardProfile/profile';
+export { RewardProfileError } from './errors';
 import { pythonRound } from './pythonJsonDumps';
 
 // `ng_reward_profile` on files: reads the materialized inputs and the rollouts, profiles them and
@@ -20,7 +22,6 @@ export {
   prepareForSerialization,
   profileCompletionSummary,
   profileFromData,
-  RewardProfileError,
   type AgentLevelMetrics,
   type CompletionSummary,
   type GroupLevelMetrics,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { nightlyMiningInputSchema, pivotCurriculumInputSchema, pivotMiningInputSchema, policyCheckpointSchema } from '../workflows/input';
+import { nightlyMiningInputSchema, pivotCurriculumInputSchema, pivotMiningInputSchema, policyCheckpointSchema } from '../contracts/workflowInputs';
 
 // Workflow inputs as JSON Schema, generated from the zod schemas the worker validates with, so a
 // Python training platform can build and check a start request without reading our TypeScript.

@@ -1,5 +1,6 @@
 import { DEFAULT_MAX_STEPS, startAgentServer } from './agent';
-import { startFaultFront, type FaultsConfig } from './faults';
+import { startFaultFront } from './faults';
+import { type FaultsConfig } from '../contracts/faultsConfig';
 import { buildGlobalConfigDict, startHeadServer } from './head';
 import type { RunningServer } from './http';
 import { startPolicyModelServer } from './policyModel';

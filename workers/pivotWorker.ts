@@ -1,5 +1,5 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
-import * as activities from '../activities';
+import { createActivities, type ActivityDeps } from '../activities';
 import { closePools } from '../activities/http/client';
 import { closeEmbeddedStacks } from '../activities/servers';
 import { hostTaskQueue, runManagedServers } from '../activities/spawn';
@@ -14,6 +14,8 @@ export interface PivotWorkerOptions {
   namespace?: string;
   taskQueue?: string;
   maxConcurrentActivities?: number;
+  /** Base dir, artifacts root and secrets of the activities; default: this process's environment. */
+  activityDeps?: ActivityDeps;
 }
 
 export async function createPivotWorker(opts: PivotWorkerOptions): Promise<Worker> {
@@ -22,7 +24,7 @@ export async function createPivotWorker(opts: PivotWorkerOptions): Promise<Worke
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
     workflowsPath: require.resolve('../workflows'),
-    activities,
+    activities: createActivities(opts.activityDeps),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 32,
     interceptors: { activity: [rolloutMetricsInterceptor] },
     // Shown in Temporal's history and UI for every task a worker took; defaults to pid@host.

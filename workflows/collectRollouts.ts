@@ -1,25 +1,17 @@
-import { continueAsNew, defineQuery, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type * as activities from '../activities';
-import { stageSettings } from './stageSettings';
-import type { ChunkResult, CollectStageInput, CollectStageResult, StageProgress } from './types';
+import { continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { PivotActivities } from '../activities';
+import { stageProgressQuery } from '../contracts/temporal';
+import { collectStageActivityOptions, chunkActivityOptions } from './activityOptions';
+import { stageSettings } from '../contracts/stageSettings';
+import type { ChunkResult, CollectStageInput, CollectStageResult } from '../contracts/payloads';
 
 // collect → profile as one reusable sub-pipeline (DESIGN §1): the collect stage runs it with the
 // agent executor, local profiling runs it on pivot candidates with the single-step executor.
 
-const { materializeStage, mergeShards, profileStage } = proxyActivities<typeof activities>({
-  startToCloseTimeout: '2 hours',
-  heartbeatTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
-});
+const { materializeStage, mergeShards, profileStage } = proxyActivities<PivotActivities>(collectStageActivityOptions);
 
-const { runChunk } = proxyActivities<typeof activities>({
-  startToCloseTimeout: '6 hours',
-  // Short, because this is how a SIGKILLed worker's chunk is noticed and handed to another worker.
-  heartbeatTimeout: '15 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 50 },
-});
+const { runChunk } = proxyActivities<PivotActivities>(chunkActivityOptions);
 
-export const stageProgressQuery = defineQuery<StageProgress>('progress');
 
 const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 4000;
 

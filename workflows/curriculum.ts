@@ -3,31 +3,25 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
-  defineQuery,
-  defineUpdate,
   executeChild,
   proxyActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type * as activities from '../activities';
+import type { PivotActivities } from '../activities';
+import { stageActivityOptions } from './activityOptions';
+import { policyCheckpointUpdate, roundsQuery } from '../contracts/temporal';
 import { collectRolloutsWorkflow } from './collectRollouts';
-import type { PivotCurriculumInput } from './input';
-import type { CurriculumRound, CurriculumState, PolicyCheckpoint } from './poolTypes';
+import type { PivotCurriculumInput } from '../contracts/workflowInputs';
+import type { CurriculumState } from '../contracts/poolPayloads';
 
 // The pivot loop. The trainer sends each new policy checkpoint as an Update; the pool is re-profiled
 // with that policy (the chunked local-profile sub-pipeline), pivots it now always or never solves
 // retire, the rest are published as a new version whose path is the Update's result. One round per
 // run: the workflow then continues as new carrying only the pool path and the rounds history.
 
-const { startCurriculum, prepareCurriculumRound, ensureServers, publishCurriculumRound } = proxyActivities<typeof activities>({
-  startToCloseTimeout: '1 hour',
-  heartbeatTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
-});
+const { startCurriculum, prepareCurriculumRound, ensureServers, publishCurriculumRound } = proxyActivities<PivotActivities>(stageActivityOptions);
 
-export const policyCheckpointUpdate = defineUpdate<CurriculumRound, [PolicyCheckpoint]>('policyCheckpoint');
-export const roundsQuery = defineQuery<CurriculumRound[]>('rounds');
 
 export async function pivotCurriculumWorkflow(input: PivotCurriculumInput, carried?: CurriculumState): Promise<never> {
   const workflowId = workflowInfo().workflowId;

@@ -1,20 +1,17 @@
-import { defineQuery, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type * as activities from '../activities';
+import { executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { PivotActivities } from '../activities';
+import { stageActivityOptions } from './activityOptions';
+import { nightlyProgressQuery } from '../contracts/temporal';
 import { collectRolloutsWorkflow } from './collectRollouts';
-import type { NightlyMiningInput } from './input';
-import type { NightlyMiningResult } from './poolTypes';
+import type { NightlyMiningInput } from '../contracts/workflowInputs';
+import type { NightlyMiningResult } from '../contracts/poolPayloads';
 
 // One nightly run over the config's source rollouts files: scan → convert the new ones → dedupe
 // against the pool → local-profile → publish a new pool version. Sources are already rollouts, so
 // nothing is re-collected; a run with no new source ends after the scan.
 
-const { prepareNightlyRun, ensureServers, convertNewSources, publishNightlyVersion } = proxyActivities<typeof activities>({
-  startToCloseTimeout: '1 hour',
-  heartbeatTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
-});
+const { prepareNightlyRun, ensureServers, convertNewSources, publishNightlyVersion } = proxyActivities<PivotActivities>(stageActivityOptions);
 
-export const nightlyProgressQuery = defineQuery<{ stage: string; versionId: string | null; childWorkflowId: string | null }>('progress');
 
 /** `20250102T020000Z`: sortable, and a plain directory name. */
 function versionStamp(d: Date): string {

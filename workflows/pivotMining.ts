@@ -2,26 +2,24 @@ import {
   ActivityCancellationType,
   ApplicationFailure,
   CancellationScope,
-  defineQuery,
   executeChild,
   isCancellation,
   proxyActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type * as activities from '../activities';
+import type { PivotActivities } from '../activities';
+import { stageActivityOptions } from './activityOptions';
+import { pivotMiningProgressQuery } from '../contracts/temporal';
+import { NON_RETRYABLE_ERROR_TYPES } from '../contracts/errors';
 import { collectRolloutsWorkflow } from './collectRollouts';
-import type { PivotMiningInput } from './input';
-import type { CollectStageResult, PivotMiningProgress, PivotMiningResult, RolloutStage, RunPlan } from './types';
+import type { PivotMiningInput } from '../contracts/workflowInputs';
+import type { CollectStageResult, PivotMiningResult, RolloutStage, RunPlan } from '../contracts/payloads';
 
 // serve → collect → profile → convert → local-profile → filter/publish, one run per dataset.
 // Orchestration only: every file and network touch happens in activities.
 
-const { prepareRun, ensureServers, convertStage, publishStage, workerHostQueue } = proxyActivities<typeof activities>({
-  startToCloseTimeout: '1 hour',
-  heartbeatTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', maximumAttempts: 10 },
-});
+const { prepareRun, ensureServers, convertStage, publishStage, workerHostQueue } = proxyActivities<PivotActivities>(stageActivityOptions);
 
 /**
  * `servers.mode: spawn`: the server command runs in a heartbeating activity on the task queue of
@@ -30,12 +28,12 @@ const { prepareRun, ensureServers, convertStage, publishStage, workerHostQueue }
  */
 async function startManagedServers(plan: RunPlan): Promise<() => Promise<void>> {
   const hostQueue = await workerHostQueue(workflowInfo().taskQueue);
-  const { runManagedServers } = proxyActivities<typeof activities>({
+  const { runManagedServers } = proxyActivities<PivotActivities>({
     taskQueue: hostQueue,
     startToCloseTimeout: '30 days',
     heartbeatTimeout: '30 seconds',
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-    retry: { initialInterval: '5 seconds', maximumAttempts: 3 },
+    retry: { initialInterval: '5 seconds', maximumAttempts: 3, nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES },
   });
   const scope = new CancellationScope();
   const running = scope.run(() => runManagedServers({ plan }));
@@ -48,7 +46,6 @@ async function startManagedServers(plan: RunPlan): Promise<() => Promise<void>> 
   };
 }
 
-export const progressQuery = defineQuery<PivotMiningProgress>('progress');
 
 export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<PivotMiningResult> {
   const workflowId = workflowInfo().workflowId;
@@ -56,7 +53,7 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
   let stage = 'prepare';
   let childWorkflowId: string | null = null;
   const counts: Record<string, number> = {};
-  setHandler(progressQuery, () => ({
+  setHandler(pivotMiningProgressQuery, () => ({
     runId: plan?.runId ?? '',
     runDir: plan?.runDir ?? '',
     stage,

@@ -2,7 +2,8 @@ import { fromChatCompletionsRow, looksLikeChatCompletions } from './chatCompleti
 import { fromConversationalRow, looksLikeConversational } from './conversational';
 import { fromGymRolloutRow, looksLikeGymRollout } from './gymRollouts';
 import { isRecord } from './items';
-import { ConvertInputError, describeValue } from './lineReader';
+import { describeValue } from './lineReader';
+import { ConvertInputError } from '../errors';
 import { type FieldMapping, fromToolMessagesRow, looksLikeToolMessages } from './toolMessages';
 import type { RowConversion, SourceFormat } from './trajectory';
 

@@ -5,12 +5,13 @@ import { z } from 'zod';
 import { type PivotCandidate, type SkipAuditRow, type TrajectorySource, decisionPointOutcomes, duplicateAudit } from './candidates';
 import { SKIP_REASONS } from './decisionPoints';
 import { convertRow, detectSourceFormat, fitsFormat } from './detect';
-import { ConvertInputError, describeValue, readJsonlRows } from './lineReader';
+import { describeValue, readJsonlRows } from './lineReader';
+import { ConvertInputError } from '../errors';
 import { SOURCE_PREFERENCES, TaskRewardSpread, isCleanPositive, readRewardProfile, taskTier, tierCount } from './sourceSelection';
 import { fieldMappingSchema } from './toolMessages';
 import { type RowConversion, SOURCE_FORMATS, type SourceFormat } from './trajectory';
 
-export { ConvertInputError } from './lineReader';
+export { ConvertInputError } from '../errors';
 export { DUPLICATE_REASON, pivotCandidateSchema, skipAuditRowSchema, type PivotCandidate, type SkipAuditRow } from './candidates';
 export { SKIP_REASONS, type SkipReason } from './decisionPoints';
 

@@ -1,12 +1,6 @@
-import { JsonlError, readJsonl } from '../jsonl';
-
-/** Bad input that stops a conversion: the message names the file, the line and what was wrong. */
-export class ConvertInputError extends Error {
-  constructor(file: string, line: number | null, reason: string) {
-    super(line === null ? `${file}: ${reason}` : `${file}:${line}: ${reason}`);
-    this.name = 'ConvertInputError';
-  }
-}
+import { readJsonl } from '../jsonl';
+import { JsonlError } from '../errors';
+import { ConvertInputError } from '../errors';
 
 export interface SourceRow {
   /** 1-based physical line number. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ConvertInputError, readJsonlRows } from './lineReader';
+import { readJsonlRows } from './lineReader';
+import { ConvertInputError } from '../errors';
 import type { Trajectory } from './trajectory';
 
 export const SOURCE_PREFERENCES = ['prefer_mixed', 'require_mixed', 'off'] as const;

@@ -1,4 +1,5 @@
 import { describeGroup, type Cell, type StatValue } from './stats';
+import { RewardProfileError } from '../errors';
 
 // NeMo Gym's RewardProfiler (`profile_from_data`, `profile_completion_summary`,
 // `prepare_for_serialization`) over in-memory rows: the materialized inputs and the rollout results,
@@ -6,14 +7,6 @@ import { describeGroup, type Cell, type StatValue } from './stats';
 // because users search for them.
 
 type Row = Record<string, unknown>;
-
-/** A profiling input that cannot be profiled; non-retryable by nature. */
-export class RewardProfileError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'RewardProfileError';
-  }
-}
 
 export interface CompletionSummary {
   expected_rollout_rows: number;

@@ -1,6 +1,7 @@
+import { collectRolloutsWorkflow } from '../../workflows';
 import type { Client } from '@temporalio/client';
-import { pipelineConfigSchema } from '../../activities/config';
-import type { CollectStageInput, CollectStageResult, RolloutStage, RunPlan } from '../../workflows/types';
+import { pipelineConfigSchema } from '../../contracts/config';
+import type { CollectStageInput, CollectStageResult, RolloutStage, RunPlan } from '../../contracts/payloads';
 import { historyEventsPerRun } from './history';
 
 // The durable side of the bench: collectRolloutsWorkflow started directly (no parent pipeline), in
@@ -49,8 +50,8 @@ export async function runDurableStage(
     continueAsNewAfterEvents: opts.continueAsNewAfterEvents,
   };
   const started = process.hrtime.bigint();
-  const handle = await client.workflow.start('collectRolloutsWorkflow', { taskQueue: opts.taskQueue, workflowId: opts.workflowId, args: [input] });
-  const result = (await handle.result()) as CollectStageResult;
+  const handle = await client.workflow.start(collectRolloutsWorkflow, { taskQueue: opts.taskQueue, workflowId: opts.workflowId, args: [input] });
+  const result = await handle.result();
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   return { result, seconds, historyEventsPerRun: await historyEventsPerRun(client, opts.workflowId, handle.firstExecutionRunId) };
 }

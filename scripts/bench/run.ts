@@ -1,11 +1,11 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { stageProgressQuery } from '../../contracts/temporal';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { convertToCandidates } from '../../gym/convert';
 import { EMBEDDED_AGENT_NAME } from '../../servers/embeddedStack';
-import type { StageProgress } from '../../workflows/types';
 import { ensureDevServer } from '../lib/devServer';
 import { freePort } from '../lib/net';
 import { runBareCollect } from './bare';
@@ -164,7 +164,7 @@ async function localProfileRun(bench: Bench, candidatesSource: string, candidate
     let phase = 'starting';
     while (!finished) {
       phase = await bench.client
-        .withDeadline(Date.now() + 2000, () => bench.client.workflow.getHandle(workflowId).query<StageProgress>('progress'))
+        .withDeadline(Date.now() + 2000, () => bench.client.workflow.getHandle(workflowId).query(stageProgressQuery))
         .then((p) => p.stage.split(':')[1] ?? p.stage, () => phase);
       rssByPhase.set(phase, Math.max(rssByPhase.get(phase) ?? 0, worker.rssBytes()));
       await sleep(500);

@@ -2,7 +2,8 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { materializedRowSchema } from '../../gym/schemas';
-import { faultRequestKey, type FaultEvent, type FaultKind } from '../../servers/faults';
+import { faultRequestKey, type FaultEvent } from '../../servers/faults';
+import { type FaultKind } from '../../contracts/faultsConfig';
 
 // What a chaos run must leave behind: the same artifacts as an undisturbed run of the same seed, no
 // duplicate or missing rollout keys, and a failures sidecar that only records faults we injected.

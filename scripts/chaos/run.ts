@@ -1,11 +1,13 @@
+import { pivotMiningWorkflow } from '../../workflows';
 import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { pivotMiningProgressQuery } from '../../contracts/temporal';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import YAML from 'yaml';
-import { FAULT_KINDS } from '../../servers/faults';
-import type { PivotMiningProgress, PivotMiningResult } from '../../workflows/types';
+import { FAULT_KINDS } from '../../contracts/faultsConfig';
+import type { PivotMiningResult } from '../../contracts/payloads';
 import { checkFailuresSidecar, checkRolloutKeys, compareRunDirs, readFaultEvents } from './compare';
 import { startRestartableTemporal } from './temporalServer';
 import { WorkerPool } from './workers';
@@ -97,7 +99,7 @@ function pipelineConfig(opts: ChaosOptions, faults?: ReturnType<typeof faultsBlo
 
 async function stageOf(handle: WorkflowHandle): Promise<string | undefined> {
   try {
-    return (await handle.query<PivotMiningProgress>('progress')).stage;
+    return (await handle.query(pivotMiningProgressQuery)).stage;
   } catch {
     return undefined;
   }
@@ -173,7 +175,7 @@ export async function runChaos(opts: ChaosOptions, log: (line: string) => void =
     return p;
   };
   const start = (name: string) =>
-    client.workflow.start('pivotMiningWorkflow', { taskQueue: `chaos-${name}`, workflowId: `chaos-${name}`, args: [{ config_path: `${name}.yaml`, run_id: 'chaos' }] });
+    client.workflow.start(pivotMiningWorkflow, { taskQueue: `chaos-${name}`, workflowId: `chaos-${name}`, args: [{ config_path: `${name}.yaml`, run_id: 'chaos' }] });
   try {
     log(`[chaos] ${opts.label}: work dir ${baseDir}, Temporal at ${temporal.address}`);
     const calmWorkers = pool('undisturbed');

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { TASK_QUEUE } from '../../workers/connection';
-import { pivotMiningInputSchema } from '../../workflows/input';
-import type { PivotMiningResult } from '../../workflows/types';
+import { startPivotMining } from '../../client';
+import type { PivotMiningResult } from '../../contracts/payloads';
 import { connectClient } from '../lib/client';
 import { followRun } from '../lib/follow';
 import { startLocalStack } from '../lib/localStack';
@@ -23,8 +23,7 @@ export function registerDemoCommand(program: Command): void {
           const { client, close } = await connectClient();
           try {
             const workflowId = `pivot-mining-demo-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-            const input = pivotMiningInputSchema.parse({ config_path: opts.config, seed: opts.seed });
-            await client.workflow.start('pivotMiningWorkflow', { taskQueue: TASK_QUEUE, workflowId, args: [input] });
+            await startPivotMining(client, { config_path: opts.config, seed: opts.seed }, { workflowId, taskQueue: TASK_QUEUE });
             console.error(`started ${workflowId}`);
             result = await followRun(client, workflowId);
           } finally {

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { loadPipelineConfig } from '../../activities/config';
+import { loadPipelineConfig } from '../../activities/configFile';
+import { startPivotMining } from '../../client';
 import { TASK_QUEUE } from '../../workers/connection';
-import { pivotMiningInputSchema } from '../../workflows/input';
 import { connectClient } from '../lib/client';
 import { followRun } from '../lib/follow';
 import { printResult } from '../lib/printResult';
@@ -19,11 +19,10 @@ export function registerRunCommand(program: Command): void {
     .action(async (opts: { config: string; runId?: string; seed?: number; workflowId?: string; follow: boolean }) => {
       // Validate here too, so a typo is reported to the person typing rather than in a workflow failure.
       await loadPipelineConfig(path.resolve(opts.config));
-      const input = pivotMiningInputSchema.parse({ config_path: opts.config, run_id: opts.runId, seed: opts.seed });
       const workflowId = opts.workflowId ?? `pivot-mining-${opts.runId ?? new Date().toISOString().replace(/[:.]/g, '-')}`;
       const { client, close } = await connectClient();
       try {
-        await client.workflow.start('pivotMiningWorkflow', { taskQueue: TASK_QUEUE, workflowId, args: [input] });
+        await startPivotMining(client, { config_path: opts.config, run_id: opts.runId, seed: opts.seed }, { workflowId, taskQueue: TASK_QUEUE });
         console.error(`started workflow ${workflowId} on task queue ${TASK_QUEUE}`);
         if (!opts.follow) {
           console.log(workflowId);

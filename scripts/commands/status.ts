@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { PivotMiningProgress, PivotMiningResult, StageProgress } from '../../workflows/types';
+import { awaitDataset, getProgress } from '../../client';
 import { connectClient } from '../lib/client';
 import { followRun } from '../lib/follow';
 import { printResult } from '../lib/printResult';
@@ -17,18 +17,16 @@ export function registerStatusCommand(program: Command): void {
           printResult(await followRun(client, workflowId));
           return;
         }
-        const handle = client.workflow.getHandle(workflowId);
-        const description = await handle.describe();
-        console.log(`${workflowId}: ${description.status.name}`);
-        if (description.status.name === 'COMPLETED') {
-          printResult((await handle.result()) as PivotMiningResult);
+        const progress = await getProgress(client, workflowId);
+        console.log(`${workflowId}: ${progress.status}`);
+        if (progress.status === 'COMPLETED') {
+          printResult(await awaitDataset(client, workflowId));
           return;
         }
-        if (description.status.name !== 'RUNNING') return;
-        const progress = await handle.query<PivotMiningProgress>('progress');
+        if (progress.status !== 'RUNNING') return;
         console.log(`stage: ${progress.stage}  run dir: ${progress.runDir}`);
-        if (progress.childWorkflowId) {
-          const child = await client.workflow.getHandle(progress.childWorkflowId).query<StageProgress>('progress');
+        const child = progress.childStage;
+        if (child) {
           const eta = child.etaSeconds === null ? '?' : `${child.etaSeconds}s`;
           console.log(`${child.stage}: ${child.done}/${child.total} rollouts, ${child.failed} failed, ${child.rolloutsPerSecond}/s, ETA ${eta}`);
         }

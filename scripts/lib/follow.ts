@@ -1,22 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { SingleBar, Presets } from 'cli-progress';
-import type { PivotMiningProgress, PivotMiningResult, StageProgress } from '../../workflows/types';
+import { awaitDataset, getProgress, type PivotMiningResult } from '../../client';
 
 // Follows a pivotMiningWorkflow until it ends: a live bar for the chunked stages on a terminal,
 // plain progress lines otherwise (CI logs), all on stderr so stdout stays for results.
 
-async function queryQuietly<T>(handle: WorkflowHandle, name: string): Promise<T | undefined> {
-  try {
-    return await handle.query<T>(name);
-  } catch {
-    return undefined;
-  }
-}
-
 export async function followRun(client: Client, workflowId: string, opts: { intervalMs?: number } = {}): Promise<PivotMiningResult> {
-  const handle = client.workflow.getHandle(workflowId);
-  const result = handle.result() as Promise<PivotMiningResult>;
+  const result = awaitDataset(client, workflowId);
   let settled = false;
   result.then(
     () => (settled = true),
@@ -28,10 +19,9 @@ export async function followRun(client: Client, workflowId: string, opts: { inte
   let lastLine = '';
   let lastPrint = 0;
   while (!settled) {
-    const progress = await queryQuietly<PivotMiningProgress>(handle, 'progress');
-    const child = progress?.childWorkflowId
-      ? await queryQuietly<StageProgress>(client.workflow.getHandle(progress.childWorkflowId), 'progress')
-      : undefined;
+    // A query can fail while the run is between tasks or just finished; the next poll retries.
+    const progress = await getProgress(client, workflowId).catch(() => undefined);
+    const child = progress?.childStage ?? undefined;
     if (progress) {
       if (child && tty) {
         if (barStage !== child.stage) {

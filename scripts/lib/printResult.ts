@@ -1,4 +1,4 @@
-import type { PivotMiningResult } from '../../workflows/types';
+import type { PivotMiningResult } from '../../contracts/payloads';
 
 const FUNNEL: Array<[string, string]> = [
   ['tasks', 'tasks'],

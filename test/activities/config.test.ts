@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { ConfigError, loadPipelineConfig, resolveInside } from '../../activities/config';
+import { ConfigError } from '../../contracts/errors';
+import { loadPipelineConfig, resolveInside } from '../../activities/configFile';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-config-'));
 after(() => rmSync(dir, { recursive: true, force: true }));

@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import { ApplicationFailure, type TemporalFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { PivotMiningResult } from '../../workflows/types';
+import { NON_RETRYABLE_ERROR_TYPES } from '../../contracts/errors';
+import type { PivotMiningResult } from '../../contracts/payloads';
 import { startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
 import { cliCases, pipelineCases, type CliCase, type Outcome, type PipelineCase } from './cases';
 
@@ -23,6 +24,7 @@ const HUGE_LINE_BYTES = 20 * 1024 * 1024;
 let env: TestWorkflowEnvironment;
 let stack: WorkerTestEnv | undefined;
 let baseDir: string;
+let outsideDir: string;
 const table: { entry: string; name: string; expected: Outcome; actual: string; message: string }[] = [];
 
 before(async () => {
@@ -30,6 +32,10 @@ before(async () => {
   baseDir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-bad-input-'));
   cpSync(corpusDir, baseDir, { recursive: true });
   const task = '{"responses_create_params":{"input":[{"role":"user","content":"hi"}]}}\n';
+  // A link inside the artifacts root that leads out of the base dir: pool.dir through it must be refused.
+  outsideDir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-outside-'));
+  mkdirSync(path.join(baseDir, 'artifacts'), { recursive: true });
+  symlinkSync(outsideDir, path.join(baseDir, 'artifacts', 'linked_pool'));
   writeFileSync(path.join(baseDir, 'input/huge_line.jsonl'), `${task}{"task_id":"huge","blob":"${'x'.repeat(HUGE_LINE_BYTES)}"}\n`);
   stack = await startWorkerTestEnv(TASK_QUEUE, { PIVOT_MINER_BASE_DIR: baseDir, PIVOT_MINER_ARTIFACTS_ROOT: undefined });
   env = stack.env;
@@ -38,6 +44,8 @@ before(async () => {
 after(async () => {
   await stack?.stop();
   rmSync(baseDir, { recursive: true, force: true });
+  assert.deepEqual(readdirSync(outsideDir), [], 'nothing may be written through the symlink that leads out');
+  rmSync(outsideDir, { recursive: true, force: true });
   console.log(formatTable());
 });
 
@@ -77,7 +85,7 @@ async function maxActivityAttempt(workflowId: string): Promise<number> {
 
 async function runPipelineCase(c: PipelineCase, index: number): Promise<void> {
   const workflowId = `bad-input-${index}`;
-  const handle = await env.client.workflow.start('pivotMiningWorkflow', { taskQueue: TASK_QUEUE, workflowId, args: [workflowInput(c, index)] });
+  const handle = await env.client.workflow.start(c.workflow ?? 'pivotMiningWorkflow', { taskQueue: TASK_QUEUE, workflowId, args: [workflowInput(c, index)] });
   const outcome = await handle.result().then(
     () => ({ actual: 'success', message: '' }),
     (err: unknown) => {
@@ -88,7 +96,7 @@ async function runPipelineCase(c: PipelineCase, index: number): Promise<void> {
   table.push({ entry: 'pipeline', name: c.name, expected: c.expect, ...outcome });
   assert.ok('failure' in outcome && outcome.failure, `${c.name}: expected a failed workflow, got ${outcome.actual}`);
   const failure = outcome.failure as TemporalFailure & ApplicationFailure;
-  assert.equal(failure.nonRetryable, true, `${c.name}: failure must be non-retryable`);
+  assert.ok(NON_RETRYABLE_ERROR_TYPES.includes(failure.type ?? ''), `${c.name}: failure type ${failure.type} must be a non-retryable error type`);
   assert.match(failure.message, c.message, c.name);
   assert.doesNotMatch(failure.message, /\n\s+at /, `${c.name}: message must not be a stack trace`);
   assert.ok(failure.message.length < 2000, `${c.name}: message must stay short (${failure.message.length} chars)`);

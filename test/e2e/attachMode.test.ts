@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import YAML from 'yaml';
 import { startEmbeddedStack } from '../../servers/embeddedStack';
-import type { PivotMiningResult } from '../../workflows/types';
+import type { PivotMiningResult } from '../../contracts/payloads';
 import { startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
 
 // "Real servers are one config line away": the same stack reached as external servers, found through

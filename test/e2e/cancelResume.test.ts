@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { pivotMiningProgressQuery, stageProgressQuery } from '../../contracts/temporal';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { PivotMiningProgress, PivotMiningResult, StageProgress } from '../../workflows/types';
+import type { PivotMiningResult } from '../../contracts/payloads';
 import { startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
 
 // Cancelling a run mid-collect leaves its shards; starting it again with the same run id reuses them
@@ -40,9 +41,9 @@ test('cancel mid-collect keeps shards; the same run id resumes to the same datas
 
   const handle = await start('cancel-me', 'resumed');
   for (let i = 0; i < 2400; i++) {
-    const progress = await handle.query<PivotMiningProgress>('progress').catch(() => undefined);
+    const progress = await handle.query(pivotMiningProgressQuery).catch(() => undefined);
     const child = progress?.childWorkflowId
-      ? await env.client.workflow.getHandle(progress.childWorkflowId).query<StageProgress>('progress').catch(() => undefined)
+      ? await env.client.workflow.getHandle(progress.childWorkflowId).query(stageProgressQuery).catch(() => undefined)
       : undefined;
     if (child?.stage === 'collect:chunks') break;
     await sleep(25);

@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import YAML from 'yaml';
 import { prepareRun } from '../../activities/prepare';
-import type { CollectStageResult } from '../../workflows/types';
+import type { CollectStageResult } from '../../contracts/payloads';
 import { readJsonlSync } from '../helpers/jsonl';
 import { startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
 
@@ -76,7 +76,7 @@ const key = (r: Row) => `${r._ng_task_index}:${r._ng_rollout_index}`;
 
 test('transient faults are retried, a permanent one lands in the sidecar once and is not retried on resume', { timeout: 300_000 }, async () => {
   const runId = 'faulty';
-  const plan = await prepareRun({ config_path: 'partial.yaml', run_id: runId }, runId);
+  const plan = await prepareRun({ baseDir, artifactsRoot: path.join(baseDir, 'artifacts') }, { config_path: 'partial.yaml', run_id: runId }, runId);
   const outPrefix = path.join(plan.runDir, 'rollouts');
   const collected = (await env.client.workflow.execute('collectRolloutsWorkflow', {
     taskQueue: TASK_QUEUE,

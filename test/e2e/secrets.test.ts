@@ -11,7 +11,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporalBinary } from '../../scripts/lib/temporalCli';
 import { spawnWorkerProcess, stopProcess } from '../../scripts/lib/workerProcess';
 import { startEmbeddedStack, type EmbeddedStack } from '../../servers/embeddedStack';
-import type { PivotMiningResult } from '../../workflows/types';
+import type { PivotMiningResult } from '../../contracts/payloads';
 import { startTestTemporal } from '../helpers/temporal';
 
 // The local-profile model's API key lives only in the worker's environment: it is sent to the model

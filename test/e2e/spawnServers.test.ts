@@ -8,7 +8,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import YAML from 'yaml';
 import { freePort, portOpen } from '../../scripts/lib/net';
 import { spawnWorkerProcess, stopProcess } from '../../scripts/lib/workerProcess';
-import type { PivotMiningResult } from '../../workflows/types';
+import type { PivotMiningResult } from '../../contracts/payloads';
 import { startTestTemporal } from '../helpers/temporal';
 
 // `servers.mode: spawn` (the ng_run step): the worker starts the simulator stack as a managed child

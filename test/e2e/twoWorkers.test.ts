@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { spawnWorkerProcess, stopProcess } from '../../scripts/lib/workerProcess';
-import type { PivotMiningResult } from '../../workflows/types';
+import type { PivotMiningResult } from '../../contracts/payloads';
 import { startTestTemporal } from '../helpers/temporal';
 
 // Scale-out: two worker processes on one task queue share the chunks, and the run publishes the same

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { pivotMiningProgressQuery, stageProgressQuery } from '../../contracts/temporal';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -7,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { spawnWorkerProcess, stopProcess } from '../../scripts/lib/workerProcess';
-import type { PivotMiningProgress, PivotMiningResult, StageProgress } from '../../workflows/types';
+import type { PivotMiningResult, StageProgress } from '../../contracts/payloads';
 import { startTestTemporal } from '../helpers/temporal';
 
 // A worker process SIGKILLed in the middle of a run, then started again: the run completes with the
@@ -38,9 +39,9 @@ function startWorkerProcess(): ChildProcess {
 
 async function childProgress(workflowId: string): Promise<StageProgress | undefined> {
   try {
-    const progress = await env.client.workflow.getHandle(workflowId).query<PivotMiningProgress>('progress');
+    const progress = await env.client.workflow.getHandle(workflowId).query(pivotMiningProgressQuery);
     if (!progress.childWorkflowId) return undefined;
-    return await env.client.workflow.getHandle(progress.childWorkflowId).query<StageProgress>('progress');
+    return await env.client.workflow.getHandle(progress.childWorkflowId).query(stageProgressQuery);
   } catch {
     return undefined;
   }

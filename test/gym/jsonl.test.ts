@@ -3,7 +3,8 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { JsonlError, JsonlWriter, jsonLine, readJsonl, truncateTornTail, type JsonlRecord } from '../../gym/jsonl';
+import { JsonlWriter, jsonLine, readJsonl, truncateTornTail, type JsonlRecord } from '../../gym/jsonl';
+import { JsonlError } from '../../gym/errors';
 import { fixturesDir } from '../fixtures';
 
 let dir: string;

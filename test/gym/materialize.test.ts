@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { JsonlError, readJsonl, type JsonlRecord } from '../../gym/jsonl';
+import { readJsonl, type JsonlRecord } from '../../gym/jsonl';
+import { JsonlError } from '../../gym/errors';
 import { materializeOptionsSchema, materializeRows, type MaterializeOptions } from '../../gym/materialize';
 import { fixturesDir } from '../fixtures';
 

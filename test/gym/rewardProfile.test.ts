@@ -3,7 +3,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { JsonlError, jsonLine, readJsonl } from '../../gym/jsonl';
+import { jsonLine, readJsonl } from '../../gym/jsonl';
+import { JsonlError } from '../../gym/errors';
 import { materializeOptionsSchema, materializeRows } from '../../gym/materialize';
 import {
   formatProfileSummary,

@@ -17,9 +17,9 @@ export interface WorkerTestEnv {
 }
 
 /**
- * A real dev server plus an in-process pivot worker on `taskQueue`. Activities read the
- * PIVOT_MINER_* variables (base dir, artifacts root) from the process environment, so `workerEnv`
- * is set for the life of the worker and put back by stop().
+ * A real dev server plus an in-process pivot worker on `taskQueue`. The worker's activities read the
+ * PIVOT_MINER_* variables (base dir, artifacts root) when it is created; `workerEnv` is also set in
+ * this process for the life of the worker (in-process embedded servers read it) and put back by stop().
  */
 export async function startWorkerTestEnv(taskQueue: string, workerEnv: Record<string, string | undefined> = {}): Promise<WorkerTestEnv> {
   const saved = Object.fromEntries(Object.keys(workerEnv).map((k) => [k, process.env[k]]));

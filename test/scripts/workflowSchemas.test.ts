@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { pivotMiningInputSchema } from '../../workflows/input';
+import { pivotMiningInputSchema } from '../../contracts/workflowInputs';
 import { renderWorkflowSchema, WORKFLOW_INPUT_SCHEMAS } from '../../scripts/workflowSchemas';
 
 for (const name of Object.keys(WORKFLOW_INPUT_SCHEMAS) as Array<keyof typeof WORKFLOW_INPUT_SCHEMAS>) {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { postJson, RequestFailure } from '../../activities/http/client';
-import { FaultPlan, serverFaultsSchema, startFaultFront, type FaultKind } from '../../servers/faults';
+import { FaultPlan, startFaultFront } from '../../servers/faults';
+import { serverFaultsSchema, type FaultKind } from '../../contracts/faultsConfig';
 import { listenJson } from '../../servers/http';
 
 // Each injected fault kind must reach the pipeline's HTTP client as the failure class the failures

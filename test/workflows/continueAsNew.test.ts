@@ -5,10 +5,10 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
-import { pipelineConfigSchema } from '../../activities/config';
+import { pipelineConfigSchema } from '../../contracts/config';
 import { historyEventsPerRun } from '../../scripts/bench/history';
 import { createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
-import type { CollectStageInput, CollectStageResult, RunPlan } from '../../workflows/types';
+import type { CollectStageInput, CollectStageResult, RunPlan } from '../../contracts/payloads';
 import { startTestTemporal } from '../helpers/temporal';
 
 // collectRolloutsWorkflow with a tiny history threshold: the chunk loop is carried over many runs,

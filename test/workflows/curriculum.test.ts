@@ -2,11 +2,11 @@ import assert from 'node:assert/strict';
 import { readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { getCurriculumRounds, signalPolicyCheckpoint } from '../../client';
-import { pivotKey } from '../../activities/pool';
+import { getCurriculumRounds, submitPolicyCheckpoint } from '../../client';
+import { pivotKey } from '../../gym/pivotIdentity';
 import { pivotGymConfigFileName } from '../../gym/gymConfig';
 import { validatePivotDataset } from '../../gym/validator';
-import type { CurriculumRound, NightlyMiningResult } from '../../workflows/poolTypes';
+import type { CurriculumRound, NightlyMiningResult } from '../../contracts/poolPayloads';
 import { readJsonlSync } from '../helpers/jsonl';
 import { addSource, setupPoolTest, type PoolTestContext } from './poolSetup';
 
@@ -43,7 +43,7 @@ test('each policy checkpoint re-profiles the pool, retires learned pivots and pu
 
   const rounds: CurriculumRound[] = [];
   for (const step of [1, 3, 6]) {
-    rounds.push(await signalPolicyCheckpoint(client, workflowId, { model: `sim-policy@step-${step}`, training_step: step }));
+    rounds.push(await submitPolicyCheckpoint(client, workflowId, { model: `sim-policy@step-${step}`, training_step: step }));
   }
 
   let previousSize = initial.length;

@@ -3,11 +3,11 @@ import { readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pivotKey } from '../../activities/pool';
+import { pivotKey } from '../../gym/pivotIdentity';
 import { createNightlySchedule, deleteSchedule, describeSchedule, scheduleRunIds, triggerSchedule } from '../../client/schedules';
 import { pivotGymConfigFileName } from '../../gym/gymConfig';
 import { validatePivotDataset } from '../../gym/validator';
-import type { NightlyMiningResult } from '../../workflows/poolTypes';
+import type { NightlyMiningResult } from '../../contracts/poolPayloads';
 import { readJsonlSync } from '../helpers/jsonl';
 import { addSource, setupPoolTest, type PoolTestContext } from './poolSetup';
 

@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { awaitDataset, getProgress, PivotMinerInputError, startPivotMining } from '../../client';
+import { awaitDataset, getProgress, InvalidInputError, startPivotMining } from '../../client';
 import { validatePivotDataset } from '../../gym/validator';
-import type { PivotMiningResult } from '../../workflows/types';
+import type { PivotMiningResult } from '../../contracts/payloads';
 import { readJsonlSync } from '../helpers/jsonl';
 import { startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
 
@@ -110,7 +110,7 @@ test('the demo pipeline publishes a validated, mixed-only pivot dataset, identic
   assert.equal((await getProgress(env.client, workflowId)).stage, 'done');
   await assert.rejects(
     startPivotMining(env.client, { config_path: 'configs/demo.yaml', api_key: 'x' } as never, { workflowId: 'bad', taskQueue: TASK_QUEUE }),
-    PivotMinerInputError,
+    InvalidInputError,
   );
   assert.notEqual(second.pivotsPath, first.pivotsPath);
   assert.equal(readFileSync(second.pivotsPath, 'utf8'), readFileSync(first.pivotsPath, 'utf8'));

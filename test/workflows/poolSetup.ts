@@ -3,8 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import YAML from 'yaml';
-import { loadPipelineConfig } from '../../activities/config';
-import type { CollectStageResult } from '../../workflows/types';
+import { loadPipelineConfig } from '../../activities/configFile';
+import type { CollectStageResult } from '../../contracts/payloads';
 import { startWorkerTestEnv } from '../helpers/temporal';
 
 // Shared setup of the pool tests: a dev server, a worker, and a base directory holding the demo

@@ -1,9 +1,6 @@
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { z } from 'zod';
-import YAML from 'yaml';
 import { toolCallComparatorConfigSchema } from '../gym/verifier';
-import { faultsConfigSchema } from '../servers/faults';
+import { faultsConfigSchema } from './faultsConfig';
 
 // The pipeline config users write. Snake_case because it is YAML people edit next to NeMo Gym
 // configs; strict objects so a misspelt key is an error instead of a silently ignored setting.
@@ -118,13 +115,6 @@ export const pipelineConfigSchema = z.strictObject({
 });
 export type PipelineConfig = z.infer<typeof pipelineConfigSchema>;
 
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
-
 /** Formats zod issues as `file: key.path: message`, one per line, so a user can find the line to fix. */
 export function describeIssues(file: string, error: z.ZodError): string {
   return error.issues
@@ -132,69 +122,3 @@ export function describeIssues(file: string, error: z.ZodError): string {
     .join('\n');
 }
 
-export async function loadPipelineConfig(file: string): Promise<PipelineConfig> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw new ConfigError(`${file}: cannot read config: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
-  }
-  const lineCounter = new YAML.LineCounter();
-  const doc = YAML.parseDocument(text, { prettyErrors: true, lineCounter });
-  if (doc.errors.length > 0) {
-    const first = doc.errors[0]!;
-    const line = first.linePos?.[0]?.line;
-    throw new ConfigError(`${file}:${line ?? '?'}: invalid YAML: ${first.message.split('\n')[0]}`);
-  }
-  const parsed = pipelineConfigSchema.safeParse(doc.toJS());
-  if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues
-        .map((issue) => {
-          const key = issue.path.length ? issue.path.join('.') : '(top level)';
-          return `${file}:${configLine(doc, lineCounter, issue)}: ${key}: ${issue.message}`;
-        })
-        .join('\n'),
-    );
-  }
-  return parsed.data;
-}
-
-/**
- * The line a config issue is about: the offending key itself for an unknown key, else the value at
- * the issue's path, else its nearest parent that exists (a missing key is reported at its parent).
- */
-function configLine(doc: YAML.Document, lineCounter: YAML.LineCounter, issue: { path: PropertyKey[]; code?: string; keys?: string[] }): number {
-  const path = issue.path.filter((k): k is string | number => typeof k !== 'symbol');
-  if (issue.code === 'unrecognized_keys' && issue.keys?.length) {
-    const parent = path.length ? doc.getIn(path, true) : doc.contents;
-    if (YAML.isMap(parent)) {
-      const pair = parent.items.find((item) => YAML.isScalar(item.key) && item.key.value === issue.keys![0]);
-      const range = YAML.isScalar(pair?.key) ? pair.key.range : undefined;
-      if (range) return lineCounter.linePos(range[0]).line;
-    }
-  }
-  for (let n = path.length; n >= 0; n--) {
-    const node = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
-    const range = YAML.isNode(node) ? node.range : undefined;
-    if (range) return lineCounter.linePos(range[0]).line;
-  }
-  return 1;
-}
-
-/** Resolves a path from a config or input against a base directory, refusing anything outside `root`. */
-export function resolveInside(root: string, base: string, p: string): string {
-  const resolved = path.resolve(base, p);
-  const rel = path.relative(root, resolved);
-  if (rel.startsWith('..') || path.isAbsolute(rel)) {
-    throw new ConfigError(`path ${JSON.stringify(p)} resolves to ${resolved}, outside the allowed root ${root}`);
-  }
-  return resolved;
-}
-
-/** `file:line` of a key in a config that already loaded, for errors about a value that parsed but is unusable. */
-export async function configKeyLocation(file: string, keyPath: string[]): Promise<string> {
-  const lineCounter = new YAML.LineCounter();
-  const doc = YAML.parseDocument(await readFile(file, 'utf8'), { lineCounter });
-  return `${file}:${configLine(doc, lineCounter, { path: keyPath })}`;
-}

@@ -1,4 +1,4 @@
-import type { PipelineConfig } from '../activities/config';
+import type { PipelineConfig } from './config';
 
 // Activity and child-workflow payloads: paths, counts and the (secret-free) config, never rows.
 

@@ -1,4 +1,4 @@
-import type { RolloutStage, RunPlan } from './types';
+import type { RolloutStage, RunPlan } from './payloads';
 
 // Collect and local-profile are the same chunked sub-pipeline with different knobs; this is the one
 // place that maps the config onto those knobs, shared by the workflow (windowing) and activities.

@@ -1,4 +1,4 @@
-import type { ConvertResult, RunPlan } from './types';
+import type { ConvertResult, RunPlan } from './payloads';
 
 // Payloads of the nightly-mining and curriculum workflows: paths, counts and summaries, never rows.
 

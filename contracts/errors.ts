@@ -1,0 +1,44 @@
+import { ConvertInputError } from '../gym/errors';
+import { JsonlError } from '../gym/errors';
+import { PublishInputError } from '../gym/errors';
+import { RewardProfileError } from '../gym/errors';
+
+// The typed failures of the pipeline. Temporal names an activity failure after the thrown error's
+// class, so retrying is decided by class, never by reading messages: the classes below are bad
+// input or bad config, which a retry cannot fix, and every other error (ENOENT, a reset socket, a bug)
+// is retried with the stage's policy.
+
+/** A pipeline config or workflow input that cannot be used as given. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+/** A workflow input, update argument or client request that fails its schema. */
+export class InvalidInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidInputError';
+  }
+}
+
+/** A dataset the project wrote that NeMo Gym's validator rejects: a bug to report, never to retry. */
+export class InvalidDatasetError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidDatasetError';
+  }
+}
+
+/** Error types no activity retry can fix; passed as `nonRetryableErrorTypes` by every workflow. */
+export const NON_RETRYABLE_ERROR_TYPES: string[] = [
+  ConfigError,
+  InvalidInputError,
+  InvalidDatasetError,
+  JsonlError,
+  ConvertInputError,
+  PublishInputError,
+  RewardProfileError,
+].map((errorClass) => errorClass.name);

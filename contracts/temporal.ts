@@ -1,0 +1,16 @@
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import type { PivotMiningProgress, StageProgress } from './payloads';
+import type { CurriculumRound, PolicyCheckpoint } from './poolPayloads';
+
+// The Temporal surface every caller shares: the workflows register these handlers and the client
+// (client/, the CLI, tests) calls them by the same typed definitions, never by name strings.
+
+/** Task queue of the pivot-miner workers unless PIVOT_MINER_TASK_QUEUE says otherwise. */
+export const DEFAULT_TASK_QUEUE = 'pivot-mining';
+
+export const pivotMiningProgressQuery = defineQuery<PivotMiningProgress>('progress');
+export const stageProgressQuery = defineQuery<StageProgress>('progress');
+export const nightlyProgressQuery = defineQuery<{ stage: string; versionId: string | null; childWorkflowId: string | null }>('progress');
+export const roundsQuery = defineQuery<CurriculumRound[]>('rounds');
+/** An Update, not a Signal: the caller gets the round it triggered back (or its failure). */
+export const policyCheckpointUpdate = defineUpdate<CurriculumRound, [PolicyCheckpoint]>('policyCheckpoint');
