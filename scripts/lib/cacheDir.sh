@@ -1,0 +1,5 @@
+# Sourced by the ensure-* scripts: where long builds are cached. Outside the work tree on purpose,
+# like Go's module cache, so a fresh clone (and CI's clean clone) reuses a build made once on this
+# machine; every entry is keyed by its pinned version, so a pin change builds afresh.
+PIVOT_MINER_CACHE="${PIVOT_MINER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pivot-miner}"
+mkdir -p "$PIVOT_MINER_CACHE"
