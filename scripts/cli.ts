@@ -10,6 +10,7 @@ import { registerStatusCommand } from './commands/status';
 import { registerWorkerCommand } from './commands/worker';
 import { registerProfileCommand } from './commands/profile';
 import { registerScheduleCommand } from './commands/schedule';
+import { registerVerifyServerCommand } from './commands/verify';
 
 // One file per sub-command under scripts/commands/; each registers itself on the program.
 const program = new Command();
@@ -29,6 +30,7 @@ registerConvertCommand(program);
 registerValidateCommand(program);
 registerProfileCommand(program);
 registerScheduleCommand(program);
+registerVerifyServerCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(err instanceof Error ? err.message : String(err));

@@ -17,6 +17,13 @@ import {
 
 export const VERIFIER_RESOURCES_SERVER_TYPE = 'single_step_tool_use_with_argument_comparison';
 
+/**
+ * The NeMo Gym commit whose resources server this reproduces: fixtures/verifier's vectors were made
+ * by running that server's code. NeMo Gym 0.4.0's copy of the server has the same request and
+ * response fields but no `function_call_batch` rows or parallel reward modes.
+ */
+export const VERIFIER_NEMO_GYM_COMMIT = '07d6b0d07b22fcf530b4c211dae2ee23100428e4';
+
 // Rollout responses carry whole trajectories; this only guards against a runaway client.
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 
