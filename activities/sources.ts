@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { glob } from 'tinyglobby';
 import { z } from 'zod';
 import { ConfigError } from '../contracts/errors';
 import { resolveInside } from './configFile';
@@ -33,55 +34,22 @@ export interface SourceFile {
   sha256: string;
 }
 
-/** Glob → anchored RegExp over `/`-separated paths: `**` spans directories, `*` and `?` do not. */
-export function globToRegExp(glob: string): RegExp {
-  let re = '';
-  for (let i = 0; i < glob.length; i += 1) {
-    const c = glob[i]!;
-    if (c === '*' && glob[i + 1] === '*') {
-      const slash = glob[i + 2] === '/';
-      re += slash ? '(?:.*/)?' : '.*';
-      i += slash ? 2 : 1;
-    } else if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
-    else re += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
-  }
-  return new RegExp(`^${re}$`);
+/** The directory part of a glob before its first wildcard: the part confinement can check up front. */
+function globRoot(glob: string): string {
+  const parts = glob.split('/');
+  const firstWild = parts.findIndex((p) => /[*?[\]{}]/.test(p));
+  return firstWild === -1 ? path.dirname(glob) : parts.slice(0, firstWild).join('/') || '.';
 }
 
-/** The directory part of a glob before its first wildcard: where the walk starts. */
-function globRoot(absGlob: string): string {
-  const parts = absGlob.split('/');
-  const firstWild = parts.findIndex((p) => /[*?]/.test(p));
-  if (firstWild === -1) return path.dirname(absGlob);
-  return parts.slice(0, firstWild).join('/') || '/';
-}
-
-async function* walkFiles(dir: string): AsyncGenerator<string> {
-  let entries;
-  try {
-    entries = await readdir(dir, { withFileTypes: true });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw err;
-  }
-  for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-    const full = path.join(dir, e.name);
-    if (e.isDirectory()) yield* walkFiles(full);
-    else if (e.isFile()) yield full;
-  }
-}
-
-/** Files matching any of the globs, each confined to `baseDir`, sorted and without repeats. */
+/**
+ * Files matching any of the globs (tinyglobby: `**` spans directories), each confined to `baseDir`
+ * (a glob's root before matching, every match after it, symlinks resolved), sorted, without repeats.
+ */
 export async function expandSourceGlobs(baseDir: string, globs: readonly string[]): Promise<string[]> {
-  const found = new Set<string>();
-  for (const glob of globs) {
-    const absGlob = path.resolve(baseDir, glob);
-    const root = resolveInside(baseDir, baseDir, globRoot(absGlob));
-    const re = globToRegExp(absGlob);
-    for await (const file of walkFiles(root)) if (re.test(file)) found.add(file);
-  }
-  return [...found].sort();
+  for (const g of globs) resolveInside(baseDir, baseDir, globRoot(g));
+  const matches = await glob([...globs], { cwd: baseDir, absolute: true, onlyFiles: true, expandDirectories: false });
+  for (const file of matches) resolveInside(baseDir, baseDir, file);
+  return [...new Set(matches.map((m) => path.resolve(m)))].sort();
 }
 
 export async function sha256File(file: string): Promise<string> {
