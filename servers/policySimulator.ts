@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ResponsesCreateParams } from '../gym/schemas';
 import { toolCallMatches, type ToolName } from './toolEnvironment';
 import { nextAction, parseUserPrompt, wrongFinalAnswerText, type CompletedCall, type NextAction, type PlannedCall, type TravelTask } from './travelTasks';
+import { canonicalJson } from '../gym/pivotIdentity';
 
 // A seeded "oracle with noise" standing in for an LLM policy (no weights can be downloaded here).
 // It reads the conversation, works out the correct next action in the travel environment, and takes
@@ -48,19 +49,6 @@ export function normaliseInput(input: ResponsesCreateParams['input']): Conversat
     if (type === 'reasoning') return { kind: 'reasoning', text: contentText(item.summary) };
     return { kind: 'other', type };
   });
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const obj = value as Record<string, unknown>;
-    return `{${Object.keys(obj)
-      .sort()
-      .filter((k) => obj[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 function parseJson(text: string): unknown {
