@@ -25,6 +25,8 @@ export async function publishStage(input: {
     convertMetricsPath: convert.metricsPath,
     outDir: path.join(plan.runDir, 'dataset'),
     simulated: input.simulated,
+    // Embedded collect always runs the simulator's policy, whatever model local profiling uses.
+    sourceRolloutsSimulated: plan.config.servers.mode === 'embedded',
     funnel: input.funnel,
   });
   const validation = await validatePivotDataset({
@@ -60,11 +62,12 @@ export async function publishBatch(
     /** `datasets[].jsonl_fpath` of the Gym config; defaults to the published file's absolute path. */
     jsonlFpath?: string;
     simulated: boolean;
+    sourceRolloutsSimulated?: boolean;
     funnel: Record<string, number>;
   },
 ) {
   const { filter, publish, local_profile: lp } = plan.config;
-  const { simulated, ...files } = opts;
+  const { simulated, sourceRolloutsSimulated, ...files } = opts;
   return publishPivotDataset({
     ...files,
     agentName: pivotAgentName(plan),
@@ -75,5 +78,8 @@ export async function publishBatch(
     allowPartial: filter.allow_partial,
     datasetName: publish.dataset_name ?? plan.config.name,
     simulatorLabel: simulated ? 'the pivot-miner seeded policy simulator' : undefined,
+    policy: simulated
+      ? undefined
+      : { model: lp.model.model ?? publish.model_server_name, api: lp.model.api, sourceRolloutsSimulated: sourceRolloutsSimulated ?? false },
   });
 }

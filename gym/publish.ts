@@ -43,6 +43,10 @@ export const publishOptionsSchema = z.strictObject({
   /** Written into the Gym config; defaults to the absolute path of pivots.jsonl so it loads from any cwd. */
   jsonlFpath: z.string().min(1).optional(),
   simulatorLabel: z.string().min(1).optional(),
+  /** The real model that was profiled, named in the report (ignored when simulatorLabel is set). */
+  policy: z
+    .strictObject({ model: z.string().min(1), api: z.enum(['responses', 'chat_completions']), sourceRolloutsSimulated: z.boolean() })
+    .optional(),
   /** Stage counts known to the caller (`tasks`, `rollouts`, `positive_trajectories`, ...). */
   funnel: z.record(z.string(), z.number()).optional(),
 });
@@ -167,6 +171,7 @@ export async function publishPivotDataset(input: PublishOptions): Promise<Publis
       datasetName: opts.datasetName,
       agentName: opts.agentName,
       simulatorLabel: opts.simulatorLabel ?? null,
+      policy: opts.policy ?? null,
       selection: selectionMetrics,
       datasetMetrics,
       files: {

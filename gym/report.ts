@@ -19,9 +19,19 @@ export interface ReportData {
   agentName: string;
   /** Set when the policy that was profiled is a simulator, never a real model; shown as a banner. */
   simulatorLabel: string | null;
+  /** The real model whose samples gave the local pass rates; named under the title instead of a banner. */
+  policy?: ReportPolicy | null;
   selection: SelectionMetrics;
   datasetMetrics: DatasetMetrics | null;
   files: Record<string, string>;
+}
+
+export interface ReportPolicy {
+  /** As requests name it, e.g. `gemma-3-270m-q4_k_m` or `Qwen/Qwen3-30B-A3B`. */
+  model: string;
+  api: 'responses' | 'chat_completions';
+  /** The pivots were cut from rollouts of the simulator (embedded collect) even though a real model profiled them. */
+  sourceRolloutsSimulated: boolean;
 }
 
 const COLORS = {
@@ -131,6 +141,7 @@ function section(title: string, body: string, note?: string): string {
 const STYLE = `body{font-family:-apple-system,"Segoe UI",Roboto,"DejaVu Sans",Arial,sans-serif;margin:24px;color:#212121;background:#fff;max-width:1100px}
 h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #e0e0e0;padding-bottom:4px}
 .sub{color:#616161;margin:0 0 12px}.note{color:#616161;font-size:13px;margin:4px 0 8px}
+.policy{background:#f1f8e9;border:1px solid #c5e1a5;padding:8px 14px;margin:12px 0}
 .banner{background:#fff3cd;border:2px solid #f9a825;color:#5d4037;padding:10px 14px;font-weight:bold;margin:12px 0}
 table{border-collapse:collapse;font-size:14px}td,th{border:1px solid #e0e0e0;padding:4px 10px;text-align:left}td.num{text-align:right}
 .swatch{display:inline-block;width:10px;height:10px;margin-right:6px}
@@ -138,11 +149,18 @@ svg text{font-family:inherit}svg .label{font-size:12px;fill:#212121}svg .value{f
 .legend{font-size:12px;margin:4px 0;display:flex;flex-wrap:wrap;gap:4px 14px}.legend i{display:inline-block;width:11px;height:11px;margin-right:5px;vertical-align:-1px}svg .grid{stroke:#eeeeee}svg .axis{stroke:#9e9e9e}
 .kpis{display:flex;gap:16px;margin:12px 0}.kpi{border:1px solid #e0e0e0;padding:8px 14px}.kpi b{display:block;font-size:22px}`;
 
+function policyLine(p: ReportPolicy): string {
+  const api = p.api === 'responses' ? '/v1/responses' : '/v1/chat/completions';
+  const source = p.sourceRolloutsSimulated ? ' The source rollouts the pivots were cut from came from the seeded policy simulator.' : '';
+  return `<p class="policy" id="policy-model">Local pass rates: samples of the real model <b>${escapeHtml(p.model)}</b> (${api}), each scored by the verifier.${escapeHtml(source)}</p>`;
+}
+
 export function renderReport(data: ReportData): string {
   const s = data.selection;
   const banner = data.simulatorLabel
     ? `<div class="banner" id="simulator-banner">SIMULATED POLICY — local pass rates come from ${escapeHtml(data.simulatorLabel)}, not from a real model.</div>`
     : '';
+  const policy = data.policy && !data.simulatorLabel ? policyLine(data.policy) : '';
   const budget = s.options.max_pivots === null ? 'no budget' : `budget ${s.options.max_pivots} pivots`;
   const kpis = [
     ['candidates', s.counts.candidates],
@@ -159,6 +177,7 @@ export function renderReport(data: ReportData): string {
     `<h1>Pivot dataset: ${escapeHtml(data.datasetName)}</h1>`,
     `<p class="sub">agent <code>${escapeHtml(data.agentName)}</code> · ${escapeHtml(budget)} · partial profiles ${s.options.allow_partial ? 'allowed' : 'not allowed'} · files: ${files}</p>`,
     banner,
+    policy,
     `<div class="kpis">${kpis}</div>`,
     section('Funnel', horizontalBarChart(funnelBars(s)), 'Counts per pipeline stage; stages unknown to this run are left out.'),
     section('Selection outcomes', outcomeTable(s)),

@@ -88,6 +88,20 @@ test('a simulated policy is labelled visibly; a real one is not', () => {
   assert.doesNotMatch(real, /simulator-banner|SIMULATED/);
 });
 
+test('a real model that profiled the pivots is named, and so is a simulated source of its rollouts', () => {
+  const policy = { model: 'gemma-3-270m<q4>', api: 'chat_completions', sourceRolloutsSimulated: true } as const;
+  const real = renderReport({ ...reportData(null), policy });
+  assert.match(real, /id="policy-model">[^<]*<b>gemma-3-270m&lt;q4&gt;<\/b> \(\/v1\/chat\/completions\)/);
+  assert.match(real, /source rollouts[^<]*seeded policy simulator/);
+  assert.doesNotMatch(real, /simulator-banner/);
+  const realSources = renderReport({ ...reportData(null), policy: { ...policy, api: 'responses', sourceRolloutsSimulated: false } });
+  assert.match(realSources, /\(\/v1\/responses\)/);
+  assert.doesNotMatch(realSources, /simulator/);
+  // The banner wins: a simulated run never claims a real model.
+  const simulated = renderReport({ ...reportData('sim'), policy });
+  assert.doesNotMatch(simulated, /policy-model/);
+});
+
 test('labels are HTML-escaped', () => {
   const html = renderReport(reportData(null));
   assert.doesNotMatch(html, /<b>tool&co<\/b>/);
