@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { chatRequestToResponses, responsesOutputToChatMessage } from '../gym/chatCompletions';
+import { ChatConversionError, chatRequestToResponses, responseToChatCompletion } from '../gym/chatCompletions';
 import { responsesCreateParamsSchema } from '../gym/schemas';
 import { HttpError, listenJson, notFound, parseBody, requireMethod, sleep, type RunningServer } from './http';
 import { SIMULATED_MODEL_NAME, SIMULATOR_LABEL, simulateResponse } from './policySimulator';
@@ -40,19 +40,13 @@ export interface PolicyModelOptions {
   log?: (line: string) => void;
 }
 
-function chatCompletion(response: Record<string, unknown>): Record<string, unknown> {
-  const output = response.output as Record<string, unknown>[];
-  const message = responsesOutputToChatMessage(output);
-  const usage = response.usage as { input_tokens: number; output_tokens: number; total_tokens: number };
-  return {
-    id: `chatcmpl-${String(response.id).replace(/^resp_/, '')}`,
-    object: 'chat.completion',
-    created: response.created_at,
-    model: response.model,
-    choices: [{ index: 0, message, finish_reason: message.tool_calls ? 'tool_calls' : 'stop', logprobs: null }],
-    usage: { prompt_tokens: usage.input_tokens, completion_tokens: usage.output_tokens, total_tokens: usage.total_tokens },
-    metadata: response.metadata,
-  };
+function readChatRequest(body: Record<string, unknown>): Record<string, unknown> {
+  try {
+    return chatRequestToResponses(body);
+  } catch (err) {
+    if (err instanceof ChatConversionError) throw new HttpError(422, err.message);
+    throw err;
+  }
 }
 
 export async function startPolicyModelServer(options: PolicyModelOptions): Promise<RunningServer> {
@@ -75,10 +69,10 @@ export async function startPolicyModelServer(options: PolicyModelOptions): Promi
       if (request.path === '/v1/chat/completions') {
         requireMethod(request, 'POST');
         const body = parseBody(chatCompletionsRequestSchema, request.body);
-        const translated = responsesRequestSchema.safeParse(chatRequestToResponses(body));
+        const translated = responsesRequestSchema.safeParse(readChatRequest(body));
         if (!translated.success) throw new HttpError(422, 'chat request cannot be read as a conversation', translated.error.issues);
         if (latency > 0) await sleep(latency);
-        return { body: chatCompletion(simulateResponse(translated.data, { seed: options.seed })) };
+        return { body: responseToChatCompletion(simulateResponse(translated.data, { seed: options.seed })) };
       }
       return notFound(request);
     },

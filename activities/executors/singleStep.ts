@@ -1,4 +1,4 @@
-import { chatMessageToResponsesOutput, responsesRequestToChat } from '../../gym/chatCompletions';
+import { ChatConversionError, chatCompletionToResponse, responsesRequestToChat } from '../../gym/chatCompletions';
 import type { MaterializedRow } from '../../gym/schemas';
 import { expectedActionSchema } from '../../gym/schemas';
 import { verifyResponse, type ToolCallComparatorConfig } from '../../gym/verifier';
@@ -30,7 +30,7 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
   type ModelResponse = Record<string, unknown> & { output: unknown[] };
 
   async function callModel(params: Record<string, unknown>, signal: AbortSignal): Promise<ModelResponse> {
-    const body = opts.api === 'responses' ? params : responsesRequestToChat(params);
+    const body = opts.api === 'responses' ? params : engineRequest(params);
     const raw = (await limiter.run(() =>
       postJson(url, body, { timeoutMs: opts.timeoutMs, signal, headers, connections: opts.maxConcurrency }),
     )) as Record<string, unknown>;
@@ -38,11 +38,22 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
       if (!Array.isArray(raw?.output)) throw new RequestFailure('invalid_response', `${url} returned no "output" list`, true);
       return raw as ModelResponse;
     }
-    const message = (raw?.choices as Array<{ message?: Record<string, unknown> }> | undefined)?.[0]?.message;
-    if (!message || typeof message !== 'object') {
-      throw new RequestFailure('invalid_response', `${url} returned no choices[0].message`, true);
+    try {
+      return chatCompletionToResponse(raw) as ModelResponse;
+    } catch (err) {
+      if (err instanceof ChatConversionError) throw new RequestFailure('invalid_response', `${url} returned an unreadable completion: ${err.message}`, true);
+      throw err;
     }
-    return { id: raw.id, object: 'response', model: raw.model, output: chatMessageToResponsesOutput(message) as unknown[], usage: raw.usage };
+  }
+
+  /** A row Chat Completions cannot express fails the same way on every attempt, so it is not retried. */
+  function engineRequest(params: Record<string, unknown>): Record<string, unknown> {
+    try {
+      return responsesRequestToChat(params);
+    } catch (err) {
+      if (err instanceof ChatConversionError) throw new RequestFailure('invalid_response', `row cannot be sent to ${url}: ${err.message}`, false);
+      throw err;
+    }
   }
 
   return {
