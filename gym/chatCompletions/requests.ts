@@ -8,7 +8,10 @@ import {
   withParsedReasoning,
 } from './messages';
 
-// Whole requests and responses, both directions, built on the message conversion in messages.ts.
+// Whole requests and responses, both directions. The engine-facing direction follows NeMo Gym's
+// vllm_model (responses_api_models/vllm_model/app.py, `VLLMModel.responses` and
+// `_preprocess_chat_completion_create_params`), so a Chat Completions engine sees from us what
+// it would see behind NeMo Gym's own model server.
 
 type Item = Record<string, unknown>;
 
@@ -37,10 +40,31 @@ function toolChoiceToResponses(choice: unknown): unknown {
   return isRecord(choice) && choice.type === 'function' && isRecord(choice.function) ? { type: 'function', name: choice.function.name } : choice;
 }
 
+/** A `metadata` entry holding a JSON object as a string (Responses metadata values are strings). */
+function metadataObject(metadata: Item, key: string): Item {
+  const raw = metadata[key];
+  if (raw === undefined || raw === null) return {};
+  let value: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = undefined;
+    }
+  }
+  if (!isRecord(value)) throw new ChatConversionError(`metadata.${key} must be a JSON object encoded as a string, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
 /**
- * A Responses `create` request → the body a Chat Completions engine receives: reasoning in the
- * reasoning-parser form, `max_output_tokens` as `max_tokens`, and `instructions` as a leading
- * system message (NeMo Gym's chat params drop them).
+ * A Responses `create` request → the body a Chat Completions engine receives (vLLM,
+ * llama-server). As NeMo Gym's vllm_model does: reasoning in the reasoning-parser form,
+ * `max_output_tokens` as `max_tokens`, and `metadata.chat_template_kwargs` / `metadata.extra_body`
+ * (JSON strings; materialization puts the per-repeat seed in `extra_body`) unpacked into the
+ * body, request fields winning over `extra_body`. Two differences, both for engines that would
+ * otherwise refuse the request: `instructions` become a leading system message (NeMo Gym's chat
+ * params drop them), and `tool_choice` / `parallel_tool_calls` go when there are no tools, which
+ * vLLM answers with 400.
  */
 export function responsesRequestToChat(request: Item): Item {
   const input = request.input ?? [];
@@ -50,10 +74,16 @@ export function responsesRequestToChat(request: Item): Item {
   for (const key of SHARED_FIELDS) if (request[key] !== undefined && request[key] !== null) body[key] = request[key];
   if (typeof request.max_output_tokens === 'number') body.max_tokens = request.max_output_tokens;
   const tools = Array.isArray(request.tools) ? request.tools : [];
-  if (tools.length > 0) body.tools = tools.map(responsesToolToChat);
-  if (request.tool_choice !== undefined && request.tool_choice !== null) body.tool_choice = toolChoiceToChat(request.tool_choice);
-  if (typeof request.seed === 'number') body.seed = request.seed;
-  return body;
+  if (tools.length > 0) {
+    body.tools = tools.map(responsesToolToChat);
+    if (request.tool_choice !== undefined && request.tool_choice !== null) body.tool_choice = toolChoiceToChat(request.tool_choice);
+  } else {
+    delete body.parallel_tool_calls;
+  }
+  const metadata = isRecord(request.metadata) ? request.metadata : {};
+  const templateKwargs = metadataObject(metadata, 'chat_template_kwargs');
+  if (Object.keys(templateKwargs).length > 0) body.chat_template_kwargs = templateKwargs;
+  return { ...metadataObject(metadata, 'extra_body'), ...body };
 }
 
 /** Chat Completions create params → a Responses `create` request (the policy server's chat route). */
@@ -76,11 +106,35 @@ export function chatRequestToResponses(request: Item): Item {
 
 const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
-/** A chat completion → a Responses response: the first choice's message as output items. */
+/**
+ * A chat completion → a Responses response, as `VLLMModel.responses` builds it: the first choice's
+ * message as output items, usage renamed (prompt → input, completion → output, total their sum)
+ * and a length / content-filter stop reported as `incomplete_details`.
+ */
 export function chatCompletionToResponse(completion: unknown): Item {
   const choice = isRecord(completion) && Array.isArray(completion.choices) ? completion.choices[0] : undefined;
   if (!isRecord(completion) || !isRecord(choice) || !isRecord(choice.message)) throw new ChatConversionError('the completion has no choices[0].message');
-  return { id: completion.id, object: 'response', model: completion.model, output: chatMessageToResponsesOutput(choice.message), usage: completion.usage };
+  const response: Item = {
+    id: completion.id,
+    object: 'response',
+    created_at: completion.created,
+    model: completion.model,
+    output: chatMessageToResponsesOutput(choice.message),
+  };
+  const reason = choice.finish_reason === 'length' ? 'max_output_tokens' : choice.finish_reason === 'content_filter' ? 'content_filter' : undefined;
+  if (reason !== undefined) response.incomplete_details = { reason };
+  if (isRecord(completion.usage)) {
+    const input = count(completion.usage.prompt_tokens);
+    const output = count(completion.usage.completion_tokens);
+    response.usage = {
+      input_tokens: input,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: output,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: input + output,
+    };
+  }
+  return response;
 }
 
 /** A Responses response → the chat completion a Chat Completions engine would have answered. */

@@ -41,6 +41,7 @@ test('the chat route, reached the way the executor reaches engines, decides as /
   for (let turn = 0; turn < 2; turn++) {
     const viaResponses = await post('/v1/responses', params);
     const chatBody = responsesRequestToChat(params);
+    assert.equal(chatBody.seed, 3);
     const viaChat = await post('/v1/chat/completions', chatBody);
     assert.equal(viaResponses.status, 200);
     assert.equal(viaChat.status, 200);

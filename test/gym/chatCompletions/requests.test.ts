@@ -1,12 +1,102 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  ChatConversionError,
   chatCompletionToResponse,
   chatRequestToResponses,
   responseToChatCompletion,
+  responsesRequestToChat,
 } from '../../../gym/chatCompletions';
 
 type Item = Record<string, any>;
+
+const tool = { type: 'function', name: 'f', description: 'd', parameters: { type: 'object', properties: {} }, strict: true };
+
+// The request below went through NeMo Gym 0.4.0's vllm_model (ResponsesConverter, then
+// `_preprocess_chat_completion_create_params` with its default config); `expected` is the body it
+// handed to the engine client, apart from `model`, which vllm_model takes from its own config.
+test('a Responses request reaches a chat engine as NeMo Gym vllm_model sends it', () => {
+  const request = {
+    model: 'policy',
+    input: [
+      { role: 'user', content: 'hi' },
+      { type: 'reasoning', id: 'rs', summary: [{ type: 'summary_text', text: 'one' }, { type: 'summary_text', text: 'two' }] },
+      { type: 'message', id: 'msg', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Sure.', annotations: [] }] },
+      { type: 'function_call', id: 'c1', call_id: 'c1', name: 'f', arguments: '{}', status: 'completed' },
+      { type: 'function_call_output', call_id: 'c1', output: 'ok' },
+    ],
+    tools: [tool],
+    tool_choice: 'auto',
+    parallel_tool_calls: false,
+    max_output_tokens: 64,
+    temperature: 0.5,
+    metadata: { extra_body: '{"seed": 3, "top_k": 5}', chat_template_kwargs: '{"enable_thinking": false}' },
+  };
+  const expected = {
+    seed: 3,
+    top_k: 5,
+    messages: [
+      { content: 'hi', role: 'user' },
+      {
+        role: 'assistant',
+        content: 'Sure.',
+        tool_calls: [{ id: 'c1', function: { arguments: '{}', name: 'f' }, type: 'function' }],
+        reasoning_content: 'one',
+        reasoning: 'one',
+      },
+      { content: 'ok', role: 'tool', tool_call_id: 'c1' },
+    ],
+    max_tokens: 64,
+    metadata: request.metadata,
+    parallel_tool_calls: false,
+    temperature: 0.5,
+    tool_choice: 'auto',
+    tools: [{ function: { name: 'f', description: 'd', parameters: { type: 'object', properties: {} } }, type: 'function' }],
+    model: 'policy',
+    chat_template_kwargs: { enable_thinking: false },
+  };
+  assert.deepEqual(JSON.parse(JSON.stringify(responsesRequestToChat(request))), expected);
+});
+
+test('request fields win over extra_body, and malformed metadata is refused', () => {
+  const body = responsesRequestToChat({ input: 'x', temperature: 0.2, metadata: { extra_body: '{"temperature": 1.5, "seed": 0}' } });
+  assert.equal(body.temperature, 0.2);
+  assert.equal(body.seed, 0);
+  assert.equal('chat_template_kwargs' in body, false);
+  assert.throws(() => responsesRequestToChat({ input: 'x', metadata: { extra_body: '{"seed":' } }), ChatConversionError);
+  assert.throws(() => responsesRequestToChat({ input: 'x', metadata: { chat_template_kwargs: '[1]' } }), /chat_template_kwargs must be a JSON object/);
+});
+
+test('without tools there is no tool_choice or parallel_tool_calls (vLLM answers 400 otherwise)', () => {
+  for (const tools of [undefined, []]) {
+    const body = responsesRequestToChat({ input: 'x', tools, tool_choice: 'auto', parallel_tool_calls: false });
+    assert.equal('tool_choice' in body, false);
+    assert.equal('parallel_tool_calls' in body, false);
+    assert.equal('tools' in body, false);
+  }
+  const named = responsesRequestToChat({ input: 'x', tools: [tool], tool_choice: { type: 'function', name: 'f' } });
+  assert.deepEqual(named.tool_choice, { type: 'function', function: { name: 'f' } });
+});
+
+test('chat completion → Response: usage renamed and summed, truncation reported', () => {
+  const response = chatCompletionToResponse({
+    id: 'chatcmpl-1',
+    created: 5,
+    model: 'm',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'length' }],
+    usage: { prompt_tokens: 11, completion_tokens: 4, total_tokens: 99 },
+  });
+  assert.deepEqual(response.usage, {
+    input_tokens: 11,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 4,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 15,
+  });
+  assert.deepEqual(response.incomplete_details, { reason: 'max_output_tokens' });
+  assert.equal(response.created_at, 5);
+  assert.throws(() => chatCompletionToResponse({ choices: [] }), /no choices\[0\]\.message/);
+});
 
 test('Response → chat completion for the policy server, and its chat requests back to Responses', () => {
   const completion = responseToChatCompletion({
