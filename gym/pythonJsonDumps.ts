@@ -81,3 +81,51 @@ export function pythonJsonDumps(value: unknown, opts: PythonJsonDumpsOptions = {
   };
   return render(value, 0, false);
 }
+
+/**
+ * `orjson.dumps` of a Python float, which NeMo Gym writes its JSONL and metrics with: shortest
+ * round-trip digits like `repr`, but fixed notation only for 1e-5 ≤ |x| < 1e16, exponents without
+ * padding (`1e-6`, `1e+16`), and NaN/±Infinity as `null`.
+ */
+export function orjsonFloatRepr(x: number): string {
+  if (!Number.isFinite(x)) return 'null';
+  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  const [mantissa, expText] = x.toExponential().split('e') as [string, string];
+  const exp = Number(expText);
+  if (exp < -5 || exp >= 16) return `${mantissa}e${exp < 0 ? '-' : '+'}${Math.abs(exp)}`;
+  // JS prints these ranges in fixed notation too; only the `.0` of integral values is missing.
+  const fixed = String(x);
+  return /[.e]/.test(fixed) ? fixed : `${fixed}.0`;
+}
+
+/**
+ * `orjson.dumps(value)` (compact, UTF-8, `OPT_INDENT_2` with `indent: 2`) of a Python value. Python's
+ * types are read from the value where it carries them: a `Map` (as `loadsPythonJson` decodes) is a
+ * dict whose `number`s are floats and `bigint`s ints, to any depth. Plain JS objects and arrays
+ * outside such a dict have lost the distinction, so their numbers are ints when integral.
+ */
+export function orjsonDumps(value: unknown, opts: { indent?: 2 } = {}): string {
+  const indent = opts.indent;
+  const render = (v: unknown, depth: number, typed: boolean): string => {
+    if (v === null || v === undefined) return 'null';
+    if (typeof v === 'boolean') return v ? 'true' : 'false';
+    if (typeof v === 'bigint') return v.toString();
+    if (typeof v === 'number') return typed || !Number.isInteger(v) ? orjsonFloatRepr(v) : String(v);
+    if (typeof v === 'string') return JSON.stringify(v);
+    const pad = indent === undefined ? '' : `\n${' '.repeat(indent * (depth + 1))}`;
+    const close = indent === undefined ? '' : `\n${' '.repeat(indent * depth)}`;
+    const sep = indent === undefined ? ':' : ': ';
+    if (Array.isArray(v)) {
+      if (v.length === 0) return '[]';
+      return `[${v.map((item) => pad + render(item, depth + 1, typed)).join(',')}${close}]`;
+    }
+    const isDict = v instanceof Map;
+    const entries: [string, unknown][] = isDict
+      ? [...(v as Map<string, unknown>)]
+      : Object.entries(v as Record<string, unknown>).filter(([, item]) => item !== undefined);
+    if (entries.length === 0) return '{}';
+    const body = entries.map(([k, item]) => `${pad}${JSON.stringify(k)}${sep}${render(item, depth + 1, typed || isDict)}`);
+    return `{${body.join(',')}${close}}`;
+  };
+  return render(value, 0, false);
+}

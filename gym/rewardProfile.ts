@@ -1,7 +1,7 @@
 import { open, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { JsonlWriter, readJsonl } from './jsonl';
+import { readJsonl } from './jsonl';
 import { JsonlError } from './errors';
 import {
   prepareForSerialization,
@@ -9,10 +9,10 @@ import {
   profileFromData,
   type CompletionSummary,
   type GroupLevelMetrics,
-  withoutIndices,
 } from './rewardProfile/profile';
 export { RewardProfileError } from './errors';
-import { pythonRound } from './pythonJsonDumps';
+import { orjsonDumps, pythonRound } from './pythonJsonDumps';
+import { RolloutNumberKinds } from './rewardProfile/pythonTypes';
 
 // `ng_reward_profile` on files: reads the materialized inputs and the rollouts, profiles them and
 // writes `<rollouts stem>_reward_profiling.jsonl` and `<rollouts stem>_agent_metrics.json` beside the
@@ -59,14 +59,14 @@ export function rewardProfileOutputPaths(rolloutsPath: string): { rewardProfilin
 async function* validated<T extends z.ZodType>(
   file: string,
   schema: T,
-): AsyncGenerator<{ line: number; byteOffset: number; byteLength: number; value: z.infer<T> }> {
+): AsyncGenerator<{ line: number; byteOffset: number; byteLength: number; text: string; value: z.infer<T> }> {
   for await (const record of readJsonl(file)) {
     const check = schema.safeParse(record.value);
     if (!check.success) {
       const issue = check.error.issues[0]!;
       throw new JsonlError(file, record.line, `${issue.path.map(String).join('.') || 'line'}: ${issue.message}`);
     }
-    yield { line: record.line, byteOffset: record.byteOffset, byteLength: record.byteLength, value: record.value as z.infer<T> };
+    yield { line: record.line, byteOffset: record.byteOffset, byteLength: record.byteLength, text: record.text!, value: record.value as z.infer<T> };
   }
 }
 
@@ -90,7 +90,11 @@ export async function writeRewardProfile(opts: {
   allowPartialRollouts?: boolean;
 }): Promise<RewardProfileOutputs> {
   const results: Row[] = [];
-  for await (const { value } of validated(opts.rolloutsPath, profiledResultSchema)) results.push(projectResult(value));
+  const kinds = new RolloutNumberKinds();
+  for await (const { value, text } of validated(opts.rolloutsPath, profiledResultSchema)) {
+    results.push(projectResult(value));
+    kinds.add(value._ng_task_index, value._ng_rollout_index, text);
+  }
   // Upstream sorts the results before profiling; it decides which duplicate key is reported first.
   results.sort(
     (a, b) =>
@@ -121,15 +125,16 @@ export async function writeRewardProfile(opts: {
   // Written under a temporary name and renamed, so a crash never leaves a half profile that looks done.
   const profilingTmp = `${outputs.rewardProfilingPath}.tmp`;
   const written = prepareForSerialization(groupLevel);
-  const writer = await JsonlWriter.open(profilingTmp);
+  const writer = await open(profilingTmp, 'w');
   const inputs = await open(opts.materializedInputsPath, 'r');
   try {
     for (const row of written) {
       const place = samplePlaces.get(row._ng_task_index as number)!;
       const line = Buffer.alloc(place.length);
       await inputs.read(line, 0, place.length, place.offset);
-      // The sample key already sits where upstream puts it; only its value is filled in.
-      await writer.write({ ...row, sample: withoutIndices(JSON.parse(line.toString('utf8').replace(/^\uFEFF/, '')) as Row) });
+      // The sample key already sits where upstream puts it; only its value is filled in, re-read with
+      // Python's types so its numbers keep the form they have in the materialized inputs.
+      await writer.write(`${orjsonDumps(kinds.groupRow(row, line.toString('utf8').replace(/^\uFEFF/, '').trimEnd()))}\n`);
     }
   } finally {
     await inputs.close();
@@ -137,7 +142,7 @@ export async function writeRewardProfile(opts: {
   }
   await rename(profilingTmp, outputs.rewardProfilingPath);
   const agentTmp = `${outputs.agentMetricsPath}.tmp`;
-  await writeFile(agentTmp, JSON.stringify(prepareForSerialization(agentLevel)));
+  await writeFile(agentTmp, orjsonDumps(prepareForSerialization(agentLevel).map((row) => kinds.agentRow(row))));
   await rename(agentTmp, outputs.agentMetricsPath);
 
   return { ...outputs, summary, groupLevel: written };

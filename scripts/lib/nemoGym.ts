@@ -1,0 +1,171 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+// NeMo Gym 0.4.0 as the real counterpart of our servers and files: where its venv is, the
+// environment its `ng_*` commands need here, and `ng_run` as a managed process on free ports.
+
+const repoRoot = path.resolve(__dirname, '../..');
+
+export interface NemoGymInstall {
+  binDir: string;
+  /** Where NeMo Gym's own server folders and their configs live (`resources_servers/...`). */
+  sitePackages: string;
+  /** Environment for every `ng_*` command (see nemoGymEnv). */
+  env: NodeJS.ProcessEnv;
+}
+
+/** Provisions (first call only: ~4 min) and locates the venv of scripts/ensure-nemo-gym.sh. */
+export function ensureNemoGym(): NemoGymInstall {
+  const binDir = execFileSync('bash', [path.join(repoRoot, 'scripts/ensure-nemo-gym.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
+  return { binDir, sitePackages: path.join(binDir, '../lib/python3.12/site-packages'), env: nemoGymEnv(binDir) };
+}
+
+/**
+ * `ng_run` builds one uv venv per server with the Python version it runs on. uv refuses an
+ * interpreter inside a venv ("system interpreter required") and may not download one here, so the
+ * real interpreter behind the venv's python3.12 goes on PATH right after the venv's own bin dir.
+ */
+export function nemoGymEnv(binDir: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const systemPython = path.dirname(realpathSync(path.join(binDir, 'python3.12')));
+  return { ...base, PATH: [binDir, systemPython, base.PATH ?? ''].join(':'), UV_PYTHON_DOWNLOADS: 'never' };
+}
+
+/** Per-server venvs and uv's cache live beside the NeMo Gym venv, so every run after the first reuses them. */
+function serverVenvOverrides(binDir: string): string[] {
+  const cache = path.dirname(path.dirname(binDir));
+  return [
+    `+uv_venv_dir=${path.join(cache, 'nemo-gym-0.4.0-server-venvs')}`,
+    `+uv_cache_dir=${path.join(cache, 'nemo-gym-uv-cache')}`,
+    '+skip_venv_if_present=true',
+  ];
+}
+
+export interface NgRunOptions {
+  configPaths: string[];
+  /** The head server's port; NeMo Gym's default 11000 would collide between runs. */
+  headPort: number;
+  /** Further Hydra overrides, e.g. `+policy_base_url=...`. */
+  overrides?: string[];
+}
+
+/** argv (after the executable) of `ng_run` serving `configPaths` with its head server on `headPort`. */
+export function ngRunArgs(binDir: string, opts: NgRunOptions): string[] {
+  return [
+    `+config_paths=[${opts.configPaths.join(',')}]`,
+    `+head_server={host:127.0.0.1,port:${opts.headPort}}`,
+    ...serverVenvOverrides(binDir),
+    ...(opts.overrides ?? []),
+  ];
+}
+
+/**
+ * The whole `ng_run` invocation as one argv that needs no environment of its own (`env VAR=...`),
+ * as `servers.command` of a `spawn` pipeline config wants it.
+ */
+export function ngRunCommand(install: NemoGymInstall, opts: NgRunOptions): string[] {
+  return [
+    'env',
+    `PATH=${install.env.PATH}`,
+    'UV_PYTHON_DOWNLOADS=never',
+    path.join(install.binDir, 'ng_run'),
+    ...ngRunArgs(install.binDir, opts),
+  ];
+}
+
+export interface RunningNgRun {
+  headUrl: string;
+  logFile: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+const READY = /All (\d+) \/ \1 servers ready!/;
+
+/** Starts `ng_run` in its own process group (it forks Ray and one process per server) and waits until every server answers. */
+export async function startNgRun(
+  install: NemoGymInstall,
+  opts: NgRunOptions & { cwd: string; logFile: string; readyTimeoutMs?: number },
+): Promise<RunningNgRun> {
+  const logFd = openSync(opts.logFile, 'a');
+  const child = spawn(path.join(install.binDir, 'ng_run'), ngRunArgs(install.binDir, opts), {
+    cwd: opts.cwd,
+    env: install.env,
+    detached: true,
+    stdio: ['ignore', logFd, logFd],
+  });
+  closeSync(logFd);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = () => stopProcessGroup(child, exited);
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 600_000);
+  for (;;) {
+    const log = readFileSync(opts.logFile, 'utf8');
+    if (READY.test(log)) break;
+    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`ng_run did not get ready (${child.exitCode ?? child.signalCode ?? 'timeout'}); last output:\n${log.slice(-3000)}`);
+    }
+    await sleep(1000);
+  }
+  return { headUrl: `http://127.0.0.1:${opts.headPort}`, logFile: opts.logFile, child, stop };
+}
+
+function kill(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
+}
+
+/** Processes of the session `sid` (field 6 of /proc/<pid>/stat, after the parenthesised name). */
+export function sessionMembers(sid: number): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[3]) === sid) members.push(Number(entry));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return members;
+}
+
+/**
+ * SIGTERM to the group (ng_run then stops Ray and its servers), then SIGKILL to whatever is left of
+ * the session it leads: Ray's workers move to process groups of their own, and a server may outlive
+ * ng_run's own shutdown.
+ */
+export async function stopProcessGroup(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  const pid = child.pid;
+  if (pid === undefined) return;
+  kill(-pid, 'SIGTERM');
+  await Promise.race([exited, sleep(30_000)]);
+  for (const member of sessionMembers(pid)) kill(member, 'SIGKILL');
+  kill(-pid, 'SIGKILL');
+  await exited;
+}
+
+/** Runs an `ng_*` command to completion; resolves with its exit code and output. */
+export function runNemoGymCommand(
+  install: NemoGymInstall,
+  command: string,
+  args: string[],
+  cwd: string,
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(path.join(install.binDir, command), args, { cwd, env: install.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, output }));
+  });
+}
