@@ -1,11 +1,12 @@
-import { BACKSLASH, hexValue, isDigit, isJsonWhitespace, QUOTE, SIMPLE_ESCAPES } from './pythonJsonLexis';
-
 // The one JSON decoder with the semantics of CPython's `json.loads` (the C scanner, default
 // arguments). NeMo Gym decodes tool-call arguments and dataset lines with it, and both the
 // verifier's verdicts and the validator's messages depend on what it accepts, on the Python type
 // each lexeme becomes and on where it reports an error. `JSON.parse` differs on every one of those
 // points: it rejects NaN/Infinity, loses integers beyond 2^53, cannot tell `1.0` from `1`,
 // reorders integer-like object keys and counts positions in UTF-16 units.
+import { pythonJsonDecodeError, type PythonJsonDecodeError } from './pythonJsonError';
+
+export { PythonJsonDecodeError } from './pythonJsonError';
 
 /**
  * A decoded value as Python sees it: `bigint` is a Python int (arbitrary precision), `number` a
@@ -19,20 +20,6 @@ export function isPyDict(value: PyValue | undefined): value is PyDict {
   return value instanceof Map;
 }
 
-/** CPython's `JSONDecodeError`: `message` is its text, e.g. `Expecting value: line 1 column 5 (char 4)`. */
-export class PythonJsonDecodeError extends Error {
-  constructor(
-    readonly reason: string,
-    /** 0-based offset in code points, as Python counts. */
-    readonly position: number,
-    readonly line: number,
-    readonly column: number,
-  ) {
-    super(`${reason}: line ${line} column ${column} (char ${position})`);
-    this.name = 'PythonJsonDecodeError';
-  }
-}
-
 /**
  * CPython raises RecursionError (not a decode error, so NeMo Gym has no verdict) around 1000 levels;
  * beyond this depth we report a decode error rather than overflow our stack. A text needs at least
@@ -40,32 +27,25 @@ export class PythonJsonDecodeError extends Error {
  */
 export const MAX_NESTING_DEPTH = 2000;
 
-/** Code points in `text` before UTF-16 index `index16`: a surrogate pair is one, a lone surrogate
- * (possible in decoded `arguments` strings) is one as well. */
-function codePointIndex(text: string, index16: number): number {
-  let pairs = 0;
-  for (let i = 0; i < index16 - 1; i++) {
-    const code = text.charCodeAt(i);
-    if (code >= 0xd800 && code <= 0xdbff) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        pairs++;
-        i++;
-      }
-    }
+/** A parse failure inside the scanner: a plain object, because an Error captures a stack trace,
+ * which would cost more than the scan itself on the many undecodable `arguments` a policy emits. */
+export class PythonJsonFailure {
+  constructor(
+    private readonly text: string,
+    readonly reason: string,
+    /** UTF-16 index into the text. */
+    readonly index: number,
+  ) {}
+
+  toError(): PythonJsonDecodeError {
+    return pythonJsonDecodeError(this.text, this.reason, this.index);
   }
-  return index16 - pairs;
 }
 
-function decodeError(text: string, reason: string, index16: number): PythonJsonDecodeError {
-  const position = codePointIndex(text, index16);
-  const lastNewline = index16 === 0 ? -1 : text.lastIndexOf('\n', index16 - 1);
-  let line = 1;
-  for (let i = text.indexOf('\n'); i !== -1 && i < index16; i = text.indexOf('\n', i + 1)) line++;
-  const column = lastNewline === -1 ? position + 1 : position - codePointIndex(text, lastNewline);
-  return new PythonJsonDecodeError(reason, position, line, column);
-}
-
+// The grammar's character classes live here rather than in a shared module: the scanner calls
+// them per character, and a call through another module's export getter costs more than the test.
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
 const OPEN_BRACE = 0x7b;
 const CLOSE_BRACE = 0x7d;
 const OPEN_BRACKET = 0x5b;
@@ -74,6 +54,38 @@ const COLON = 0x3a;
 const COMMA = 0x2c;
 const MINUS = 0x2d;
 
+/** 10^0..10^22, every one exactly representable as a double. */
+const POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
+
+/** Only these four: CPython's decoder does not accept other Unicode whitespace between tokens. */
+function isJsonWhitespace(code: number): boolean {
+  return code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
+}
+
+/** ASCII digits only; Python's `json` rejects other Unicode decimal digits in numbers. */
+function isDigit(code: number): boolean {
+  return code >= 0x30 && code <= 0x39;
+}
+
+function hexValue(code: number): number {
+  if (code >= 0x30 && code <= 0x39) return code - 0x30;
+  if (code >= 0x61 && code <= 0x66) return code - 0x57;
+  if (code >= 0x41 && code <= 0x46) return code - 0x37;
+  return -1;
+}
+
+/** The one-character escapes after a backslash; `\u` has its own branch. */
+const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
+  '"': '"',
+  '\\': '\\',
+  '/': '/',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+};
+
 class Scanner {
   /** Index just past the value the last scan produced. */
   private end = 0;
@@ -81,7 +93,7 @@ class Scanner {
   constructor(private readonly text: string) {}
 
   private fail(reason: string, index: number): never {
-    throw decodeError(this.text, reason, index);
+    throw new PythonJsonFailure(this.text, reason, index);
   }
 
   private skipWhitespace(index: number): number {
@@ -143,35 +155,59 @@ class Scanner {
   private scanNumber(start: number): bigint | number {
     const { text } = this;
     let index = start;
-    if (text.charCodeAt(index) === MINUS) index++;
-    const first = text.charCodeAt(index);
-    if (first === 0x30) {
+    const negative = text.charCodeAt(index) === MINUS;
+    if (negative) index++;
+    // The digits' value while it is exact (at most 15 significant digits), for the fast paths below.
+    let mantissa = 0;
+    let digits = 0;
+    let code = text.charCodeAt(index);
+    if (code === 0x30) {
       index++;
-    } else if (first >= 0x31 && first <= 0x39) {
-      index++;
-      while (isDigit(text.charCodeAt(index))) index++;
+    } else if (code >= 0x31 && code <= 0x39) {
+      do {
+        mantissa = mantissa * 10 + (code - 0x30);
+        digits++;
+        code = text.charCodeAt(++index);
+      } while (isDigit(code));
     } else {
       this.fail('Expecting value', start);
     }
     let isFloat = false;
+    let scale = 0;
     if (text.charCodeAt(index) === 0x2e && isDigit(text.charCodeAt(index + 1))) {
       isFloat = true;
-      index += 2;
-      while (isDigit(text.charCodeAt(index))) index++;
+      code = text.charCodeAt(++index);
+      do {
+        mantissa = mantissa * 10 + (code - 0x30);
+        if (mantissa !== 0) digits++;
+        scale--;
+        code = text.charCodeAt(++index);
+      } while (isDigit(code));
     }
-    const e = text.charCodeAt(index);
-    if (e === 0x65 || e === 0x45) {
+    code = text.charCodeAt(index);
+    if (code === 0x65 || code === 0x45) {
       // Only an exponent with digits belongs to the number: `1e` reads as `1`, then `e` is left over.
-      let exponent = index + 1;
-      const sign = text.charCodeAt(exponent);
-      if (sign === 0x2b || sign === MINUS) exponent++;
-      if (isDigit(text.charCodeAt(exponent))) {
-        while (isDigit(text.charCodeAt(exponent))) exponent++;
-        index = exponent;
+      let cursor = index + 1;
+      const sign = text.charCodeAt(cursor);
+      if (sign === 0x2b || sign === MINUS) cursor++;
+      if (isDigit(text.charCodeAt(cursor))) {
+        let exponent = 0;
+        while (isDigit(text.charCodeAt(cursor))) exponent = Math.min(exponent * 10 + (text.charCodeAt(cursor++) - 0x30), 1e6);
+        scale += sign === MINUS ? -exponent : exponent;
+        index = cursor;
         isFloat = true;
       }
     }
     this.end = index;
+    if (digits <= 15) {
+      // Exact digits times an exact power of ten is one correctly rounded operation (Clinger's fast
+      // path), so it equals Python's float(); small ints skip BigInt's string parser.
+      if (!isFloat) return BigInt(negative ? -mantissa : mantissa);
+      if (scale >= -22 && scale <= 22) {
+        const magnitude = scale < 0 ? mantissa / POWERS_OF_TEN[-scale] : mantissa * POWERS_OF_TEN[scale];
+        return negative ? -magnitude : magnitude;
+      }
+    }
     const lexeme = text.slice(start, index);
     // Number() rounds correctly and overflows to ±Infinity, as Python's float() does.
     return isFloat ? Number(lexeme) : BigInt(lexeme);
@@ -191,7 +227,9 @@ class Scanner {
     const { text } = this;
     const begin = contentStart - 1;
     const length = text.length;
-    let out = '';
+    // Runs between escapes, joined once: `+=` would leave a rope, and every later charCodeAt on
+    // it (the string rule reads each character) would pay for walking it.
+    let pieces: string[] | undefined;
     let end = contentStart;
     for (;;) {
       let next = end;
@@ -202,18 +240,21 @@ class Scanner {
         if (code <= 0x1f) this.fail('Invalid control character at', next);
       }
       if (next >= length) this.fail('Unterminated string starting at', begin);
-      out += text.slice(end, next);
-      next++;
       if (code === QUOTE) {
-        this.end = next;
-        return out;
+        this.end = next + 1;
+        if (pieces === undefined) return text.slice(end, next);
+        pieces.push(text.slice(end, next));
+        return pieces.join('');
       }
+      pieces ??= [];
+      pieces.push(text.slice(end, next));
+      next++;
       if (next === length) this.fail('Unterminated string starting at', begin);
       const escape = text[next];
       if (escape !== 'u') {
         const decoded = SIMPLE_ESCAPES[escape];
         if (decoded === undefined) this.fail('Invalid \\escape', next - 1);
-        out += decoded;
+        pieces.push(decoded);
         end = next + 1;
         continue;
       }
@@ -222,7 +263,7 @@ class Scanner {
       if (end >= length) this.fail('Invalid \\uXXXX escape', next);
       // A surrogate pair written as two escapes and two lone surrogates are the same UTF-16 units,
       // so each escape is appended as it comes; the low half's digits are checked on its own turn.
-      out += String.fromCharCode(this.readHex4(next + 1, next));
+      pieces.push(String.fromCharCode(this.readHex4(next + 1, next)));
     }
   }
 
@@ -271,7 +312,19 @@ class Scanner {
   }
 }
 
+/** `json.loads(text)`, or the failure CPython would raise as a value (cheap: no exception object). */
+export function decodePythonJson(text: string): PyValue | PythonJsonFailure {
+  try {
+    return new Scanner(text).decode();
+  } catch (error) {
+    if (error instanceof PythonJsonFailure) return error;
+    throw error;
+  }
+}
+
 /** `json.loads(text)`; throws PythonJsonDecodeError with Python's message and position. */
 export function loadsPythonJson(text: string): PyValue {
-  return new Scanner(text).decode();
+  const result = decodePythonJson(text);
+  if (result instanceof PythonJsonFailure) throw result.toError();
+  return result;
 }

@@ -1,53 +1,28 @@
-// CPython's character rules, in one place for the verifier and the validator: what its `json`
-// decoder accepts between and inside tokens, what `str.isspace()` calls whitespace (which
-// `str.split()`/`str.strip()` use), and how `sorted()` orders strings.
+// CPython's text rules both ports share: what `str.isspace()` calls whitespace (which
+// `str.split()` and `str.strip()` use) and how `sorted()` orders strings. The JSON grammar's own
+// character classes belong to the scanner (gym/pythonJson.ts).
 
-export const QUOTE = 0x22;
-export const BACKSLASH = 0x5c;
-
-/** Only these four: CPython's decoder does not accept other Unicode whitespace between tokens. */
-export function isJsonWhitespace(code: number): boolean {
-  return code === 0x20 || code === 0x09 || code === 0x0a || code === 0x0d;
+// `str.isspace()`: U+0009..U+000D, U+001C..U+001F, space, U+0085, U+00A0, U+1680, U+2000..U+200A,
+// U+2028, U+2029, U+202F, U+205F and U+3000. JavaScript's `\s` and `trim()` disagree (U+FEFF,
+// U+001C..U+001F, U+0085). Every member is in the BMP, so code units suffice and surrogates (paired
+// or lone) are never whitespace. Written as comparisons, not a Set: it runs once per character.
+function isPythonWhitespace(code: number): boolean {
+  if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d) || code >= 0x1c;
+  if (code < 0x85) return false;
+  if (code <= 0xa0) return code === 0x85 || code === 0xa0;
+  if (code < 0x1680) return false;
+  return (
+    code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 ||
+    code === 0x202f || code === 0x205f || code === 0x3000
+  );
 }
-
-/** ASCII digits only; Python's `json` rejects other Unicode decimal digits in numbers. */
-export function isDigit(code: number): boolean {
-  return code >= 0x30 && code <= 0x39;
-}
-
-export function hexValue(code: number): number {
-  if (code >= 0x30 && code <= 0x39) return code - 0x30;
-  if (code >= 0x61 && code <= 0x66) return code - 0x57;
-  if (code >= 0x41 && code <= 0x46) return code - 0x37;
-  return -1;
-}
-
-/** The one-character escapes after a backslash; `\u` is handled by the scanner. */
-export const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
-  '"': '"',
-  '\\': '\\',
-  '/': '/',
-  b: '\b',
-  f: '\f',
-  n: '\n',
-  r: '\r',
-  t: '\t',
-};
-
-// `str.isspace()`. JavaScript's `\s` and `trim()` disagree (U+FEFF, U+001C..U+001F, U+0085), so the
-// set is spelled out. Every member is in the BMP, so code units suffice and surrogates (paired or
-// lone) are never whitespace.
-const PYTHON_WHITESPACE = new Set<number>([
-  0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0x1f, 0x20, 0x85, 0xa0, 0x1680, 0x2000, 0x2001, 0x2002, 0x2003,
-  0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000,
-]);
 
 /** `s.split()`: words separated by runs of Python whitespace, no empty words. */
 export function pythonSplit(s: string): string[] {
   const words: string[] = [];
   let start = -1;
   for (let i = 0; i < s.length; i++) {
-    if (PYTHON_WHITESPACE.has(s.charCodeAt(i))) {
+    if (isPythonWhitespace(s.charCodeAt(i))) {
       if (start >= 0) {
         words.push(s.slice(start, i));
         start = -1;
@@ -60,9 +35,21 @@ export function pythonSplit(s: string): string[] {
   return words;
 }
 
+/** `len(s.split())`, without building the list. */
+export function countPythonWords(s: string): number {
+  let count = 0;
+  let inWord = false;
+  for (let i = 0; i < s.length; i++) {
+    const space = isPythonWhitespace(s.charCodeAt(i));
+    if (!space && !inWord) count++;
+    inWord = !space;
+  }
+  return count;
+}
+
 /** `not s.strip()`: empty, or only Python whitespace. */
 export function isBlank(s: string): boolean {
-  for (let i = 0; i < s.length; i++) if (!PYTHON_WHITESPACE.has(s.charCodeAt(i))) return false;
+  for (let i = 0; i < s.length; i++) if (!isPythonWhitespace(s.charCodeAt(i))) return false;
   return true;
 }
 
@@ -70,8 +57,8 @@ export function isBlank(s: string): boolean {
 export function pythonStrip(s: string): string {
   let start = 0;
   let end = s.length;
-  while (start < end && PYTHON_WHITESPACE.has(s.charCodeAt(start))) start++;
-  while (end > start && PYTHON_WHITESPACE.has(s.charCodeAt(end - 1))) end--;
+  while (start < end && isPythonWhitespace(s.charCodeAt(start))) start++;
+  while (end > start && isPythonWhitespace(s.charCodeAt(end - 1))) end--;
   return s.slice(start, end);
 }
 

@@ -4,11 +4,7 @@
 import type { ExpectedAction } from './schemas';
 import type { VerifyResult } from './verifier/categories';
 import { compareToolCalls, type FunctionCall } from './verifier/compare';
-import {
-  toolCallComparatorConfigSchema,
-  type ToolCallComparatorConfig,
-  type ToolCallComparatorConfigInput,
-} from './verifier/config';
+import { resolveComparatorConfig, type ToolCallComparatorConfig, type ToolCallComparatorConfigInput } from './verifier/config';
 import { extractAction } from './verifier/extract';
 
 export { stepRewardCategoryText, type StepRewardCategory, type VerifyResult } from './verifier/categories';
@@ -56,5 +52,5 @@ export function verifyResponse(
 ): VerifyResult {
   const actualAction = extractAction(response.output);
   if (actualAction === null) return { reward: 0, category: 'NO_ACTION_FOUND' };
-  return compareAction(expectedAction, actualAction, toolCallComparatorConfigSchema.parse(config));
+  return compareAction(expectedAction, actualAction, resolveComparatorConfig(config));
 }

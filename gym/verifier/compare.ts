@@ -1,6 +1,6 @@
 import type { StepRewardCategory, VerifyResult } from './categories';
 import type { ToolCallComparatorConfig } from './config';
-import { loadsPythonJson, PythonJsonDecodeError, type PyDict, type PyValue } from '../pythonJson';
+import { decodePythonJson, PythonJsonFailure, type PyDict, type PyValue } from '../pythonJson';
 import { stringsMatch } from './pythonText';
 
 export interface FunctionCall {
@@ -10,8 +10,8 @@ export interface FunctionCall {
 
 /** Expected arguments that are not JSON: NeMo Gym raises here (a broken dataset row), so do we. */
 export class ExpectedArgumentsDecodeError extends Error {
-  constructor(toolName: string, cause: PythonJsonDecodeError) {
-    super(`expected_action arguments of tool "${toolName}" are not valid JSON (${cause.message})`);
+  constructor(toolName: string, failure: PythonJsonFailure) {
+    super(`expected_action arguments of tool "${toolName}" are not valid JSON (${failure.toError().message})`);
     this.name = 'ExpectedArgumentsDecodeError';
   }
 }
@@ -91,20 +91,9 @@ export function compareArgumentValues(
   return expected === actual ? null : 'ARGUMENT_VALUE_DIFFERENT';
 }
 
-type Decoded = { ok: true; value: PyValue } | { ok: false; error: PythonJsonDecodeError };
-
-function decode(text: string): Decoded {
-  try {
-    return { ok: true, value: loadsPythonJson(text) };
-  } catch (error) {
-    if (error instanceof PythonJsonDecodeError) return { ok: false, error };
-    throw error;
-  }
-}
-
 /** A call whose arguments are decoded on first use: a batch compares each call many times. */
 class PreparedCall {
-  private decoded: Decoded | undefined;
+  private decoded: PyValue | PythonJsonFailure | undefined;
 
   constructor(readonly call: FunctionCall) {}
 
@@ -112,8 +101,9 @@ class PreparedCall {
     return this.call.name;
   }
 
-  arguments(): Decoded {
-    this.decoded ??= decode(this.call.arguments);
+  arguments(): PyValue | PythonJsonFailure {
+    // `??=` would re-decode arguments that decode to null.
+    if (this.decoded === undefined) this.decoded = decodePythonJson(this.call.arguments);
     return this.decoded;
   }
 }
@@ -123,10 +113,12 @@ function compareOneCall(expected: PreparedCall, actual: PreparedCall, config: To
   // reported as the wrong tool.
   if (expected.name !== actual.name) return { reward: 0, category: 'UNEXPECTED_TOOL' };
   const expectedArguments = expected.arguments();
-  if (!expectedArguments.ok) throw new ExpectedArgumentsDecodeError(expected.name, expectedArguments.error);
-  const actualArguments = actual.arguments();
-  if (!actualArguments.ok) return { reward: 0, category: 'ARGUMENTS_DECODE_ERROR' };
-  const mismatch = compareArgumentValues(expectedArguments.value, actualArguments.value, config);
+  if (expectedArguments instanceof PythonJsonFailure) throw new ExpectedArgumentsDecodeError(expected.name, expectedArguments);
+  // The same text decodes to the same value, so a policy that repeats the expected arguments
+  // verbatim (the common case) costs one decode.
+  const actualArguments = actual.call.arguments === expected.call.arguments ? expectedArguments : actual.arguments();
+  if (actualArguments instanceof PythonJsonFailure) return { reward: 0, category: 'ARGUMENTS_DECODE_ERROR' };
+  const mismatch = compareArgumentValues(expectedArguments, actualArguments, config);
   return mismatch ? { reward: 0, category: mismatch } : { reward: 1, category: 'EXPECTED_TOOL_CALL' };
 }
 

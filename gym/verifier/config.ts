@@ -17,3 +17,21 @@ export const toolCallComparatorConfigSchema = z.object({
 });
 export type ToolCallComparatorConfig = z.infer<typeof toolCallComparatorConfigSchema>;
 export type ToolCallComparatorConfigInput = z.input<typeof toolCallComparatorConfigSchema>;
+
+const rewardModes: ReadonlySet<unknown> = new Set(parallelToolCallRewardModeSchema.options);
+
+/** The config with NeMo Gym's defaults filled in. One that already has every field with the right
+ * type (a resources server parses its config once) is used as it is, as zod would return it. */
+export function resolveComparatorConfig(config: ToolCallComparatorConfigInput): ToolCallComparatorConfig {
+  if (
+    typeof config.word_count_similarity_threshold === 'number' &&
+    typeof config.floating_point_comparison_threshold === 'number' &&
+    typeof config.parallel_tool_call_rewarding === 'boolean' &&
+    typeof config.allow_subset === 'boolean' &&
+    typeof config.allow_superset === 'boolean' &&
+    rewardModes.has(config.parallel_tool_call_reward_mode)
+  ) {
+    return config as ToolCallComparatorConfig;
+  }
+  return toolCallComparatorConfigSchema.parse(config);
+}

@@ -1,5 +1,5 @@
 // Python's `str.lower()` and the word-overlap string rule NeMo Gym builds on `s.lower().split()`.
-import { pythonSplit } from '../pythonJsonLexis';
+import { countPythonWords, pythonSplit } from '../pythonJsonLexis';
 
 // Capital letters that gained a lower-case mapping after Unicode 15.1. NeMo Gym runs on CPython
 // 3.12/3.13 (Unicode 15.0/15.1), where they are unassigned and lower() leaves them alone, while
@@ -22,23 +22,30 @@ export function pythonLower(s: string): string {
     .join('');
 }
 
-function countWords(words: string[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const word of words) counts.set(word, (counts.get(word) ?? 0) + 1);
-  return counts;
-}
-
 /**
  * NeMo Gym's word-overlap match for strings. With fewer than two words on either side the original
  * strings must be identical; otherwise the shared-word count over the total word count (at most
  * 0.5 for identical multisets, since the denominator is a sum) must reach the threshold.
  */
 export function stringsMatch(expected: string, actual: string, wordCountSimilarityThreshold: number): boolean {
-  const expectedWords = pythonSplit(pythonLower(expected));
-  const actualWords = pythonSplit(pythonLower(actual));
-  if (expectedWords.length < 2 || actualWords.length < 2) return expected === actual;
-  const actualCounts = countWords(actualWords);
+  // Identical strings: equal below two words, similarity exactly 0.5 otherwise.
+  if (expected === actual && wordCountSimilarityThreshold <= 0.5) return true;
+  // No lower-case mapping makes or removes whitespace, so words can be counted before lowering,
+  // and most pairs that fail or pass on plain equality never get lowered.
+  const expectedCount = countPythonWords(expected);
+  if (expectedCount < 2) return expected === actual;
+  const actualCount = countPythonWords(actual);
+  if (actualCount < 2) return expected === actual;
+  // Σ min(countE(w), countA(w)): each actual word uses up one remaining copy in the expected words.
+  const remaining = new Map<string, number>();
+  for (const word of pythonSplit(pythonLower(expected))) remaining.set(word, (remaining.get(word) ?? 0) + 1);
   let shared = 0;
-  for (const [word, count] of countWords(expectedWords)) shared += Math.min(count, actualCounts.get(word) ?? 0);
-  return shared / (expectedWords.length + actualWords.length) >= wordCountSimilarityThreshold;
+  for (const word of pythonSplit(pythonLower(actual))) {
+    const left = remaining.get(word);
+    if (left) {
+      shared++;
+      remaining.set(word, left - 1);
+    }
+  }
+  return shared / (expectedCount + actualCount) >= wordCountSimilarityThreshold;
 }

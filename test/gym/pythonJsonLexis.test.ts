@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { compareCodePoints, isBlank, pythonSplit, pythonStrip } from '../../gym/pythonJsonLexis';
+import { compareCodePoints, countPythonWords, isBlank, pythonSplit, pythonStrip } from '../../gym/pythonJsonLexis';
 
 test('str.isspace set: Python whitespace that JavaScript misses, and the reverse', () => {
   const pythonOnly = '\u001c\u001d\u001e\u001f\u0085';
@@ -18,6 +18,9 @@ test('split and strip follow the same set', () => {
   assert.deepEqual(pythonSplit('a\u0085b\u001cc\u3000d'), ['a', 'b', 'c', 'd']);
   assert.deepEqual(pythonSplit('\ufeffa\u200bb\u180e'), ['\ufeffa\u200bb\u180e']);
   assert.deepEqual(pythonSplit(' \u2028 '), []);
+  for (const text of ['', ' ', 'a', ' a\u0085b\u001c ', 'a  b\tc\u3000d\u200be']) {
+    assert.equal(countPythonWords(text), pythonSplit(text).length, JSON.stringify(text));
+  }
   assert.equal(pythonStrip('\u0085 task_id\t\u001f'), 'task_id');
   assert.equal(pythonStrip('\ufeffx\ufeff'), '\ufeffx\ufeff');
 });

@@ -86,6 +86,13 @@ test('config defaults are NeMo Gym defaults and the threshold is required', () =
     parallel_tool_call_reward_mode: 'binary_strict',
   });
   assert.equal(toolCallComparatorConfigSchema.safeParse({}).success, false);
+  // A complete config skips zod; an incomplete or invalid one still goes through it.
+  const expected: ExpectedAction = { type: 'function_call', name: 'f', arguments: '1.0' };
+  const output = [call('f', '1.4')];
+  const complete = toolCallComparatorConfigSchema.parse({ word_count_similarity_threshold: 0.5, floating_point_comparison_threshold: 0.5 });
+  assert.equal(verifyResponse(expected, { output }, complete).reward, 1);
+  assert.equal(verifyResponse(expected, { output }, { word_count_similarity_threshold: 0.5 }).reward, 0);
+  assert.throws(() => verifyResponse(expected, { output }, { ...complete, parallel_tool_call_reward_mode: 'x' as 'f1' }));
   assert.equal(toolCallComparatorConfigSchema.safeParse({ ...baseConfig, parallel_tool_call_reward_mode: 'x' }).success, false);
 });
 
