@@ -29,8 +29,11 @@ export async function withRetries<T>(
     try {
       return { ok: true, value: await run(attempt) };
     } catch (err) {
-      const failure =
-        err instanceof RequestFailure ? err : new RequestFailure('invalid_response', (err as Error).message ?? String(err), false);
+      // Only what a server did (HTTP status, timeout, connection, a bad body, a failure the agent
+      // reported) is a failed attempt worth a sidecar line. Anything else is our own bug or a
+      // non-retryable verdict (ConfigError): it fails the chunk, so Temporal retries and shows it.
+      if (!(err instanceof RequestFailure)) throw err;
+      const failure = err;
       if (failure.failureClass === 'cancelled' || signal?.aborted) throw failure;
       await onFailedAttempt({ attempt, failure });
       if (!failure.retryable || attempt >= policy.maxAttempts) return { ok: false, failure };
