@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { aggregateMetricsRequestSchema, aggregateMetricsSchema } from '../gym/aggregateMetrics';
 import { responsesCreateParamsSchema, taskRowSchema } from '../gym/schemas';
 import { HttpError, listenJson, notFound, parseBody, requireMethod, type RunningServer } from './http';
 
@@ -7,6 +8,9 @@ import { HttpError, listenJson, notFound, parseBody, requireMethod, type Running
 // step budget runs out, then ask the resources server to verify the whole trajectory.
 
 export const DEFAULT_MAX_STEPS = 10;
+
+/** An `/aggregate_metrics` request carries every rollout of a run, far beyond a `/run` body. */
+export const AGGREGATE_METRICS_BODY_LIMIT_BYTES = 512 * 1024 * 1024;
 
 export interface AgentServerOptions {
   modelUrl: string;
@@ -138,11 +142,22 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Run
   return listenJson({
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,
+    bodyLimitBytes: AGGREGATE_METRICS_BODY_LIMIT_BYTES,
     handler: async (request) => {
       if (request.path === '/health') return { body: { status: 'ok' } };
       if (request.path === '/run') {
         requireMethod(request, 'POST');
         return { body: await run(parseBody(runRequestSchema, request.body), context()) };
+      }
+      if (request.path === '/aggregate_metrics') {
+        // Proxied to the resources server, which owns the metrics, as NeMo Gym's simple_agent does
+        // (responses_api_agents/simple_agent/app.py SimpleAgent.aggregate_metrics).
+        requireMethod(request, 'POST');
+        const body = parseBody(aggregateMetricsRequestSchema, request.body);
+        const { resources, timeoutMs } = context();
+        const metrics = aggregateMetricsSchema.safeParse(await postForJson(resources, '/aggregate_metrics', body, timeoutMs));
+        if (!metrics.success) throw new HttpError(502, `resources server answered /aggregate_metrics with something that is not AggregateMetrics: ${metrics.error.issues[0]?.message}`);
+        return { body: metrics.data };
       }
       if (request.path === '/v1/responses') {
         requireMethod(request, 'POST');

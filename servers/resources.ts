@@ -1,10 +1,14 @@
 import { z } from 'zod';
+import { aggregateMetricsRequestSchema, computeAggregateMetrics } from '../gym/aggregateMetrics';
 import { responsesCreateParamsSchema } from '../gym/schemas';
+import { AGGREGATE_METRICS_BODY_LIMIT_BYTES } from './agent';
 import { HttpError, listenJson, notFound, parseBody, requireMethod, type RunningServer } from './http';
 import { answerMatches, callTool, isToolName, toolArgumentSchemas, toolCallMatches } from './toolEnvironment';
 
 // The travel-assistant resources server, NeMo Gym style: `POST /<tool_name>` runs a tool,
-// `POST /verify` scores a whole trajectory against the ground truth carried by the task row itself.
+// `POST /verify` scores a whole trajectory against the ground truth carried by the task row itself,
+// `POST /aggregate_metrics` summarizes verify responses as every NeMo Gym resources server does by
+// default (base_resources_server.py SimpleResourcesServer.aggregate_metrics).
 
 const expectedToolCallSchema = z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()) });
 
@@ -61,10 +65,14 @@ export async function startResourcesServer(options: { host?: string; port?: numb
   return listenJson({
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,
+    bodyLimitBytes: AGGREGATE_METRICS_BODY_LIMIT_BYTES,
     handler: (request) => {
       if (request.path === '/health') return { body: { status: 'ok' } };
       requireMethod(request, 'POST');
       if (request.path === '/verify') return { body: verifyTrajectory(parseBody(travelVerifyRequestSchema, request.body)) };
+      if (request.path === '/aggregate_metrics') {
+        return { body: computeAggregateMetrics(parseBody(aggregateMetricsRequestSchema, request.body).verify_responses) };
+      }
       // The environment is stateless, so a session needs no seeding; the route exists so agents
       // written for NeMo Gym resources servers work unchanged.
       if (request.path === '/seed_session') return { body: {} };

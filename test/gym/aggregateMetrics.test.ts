@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import { execFile, execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import {
+  aggregateMetricsPath,
+  computeAggregateMetrics,
+  formatAggregateMetricsFile,
+  numericView,
+  pythonTruthy,
+  stripForAggregateMetrics,
+} from '../../gym/aggregateMetrics';
+import { fixturesDir } from '../fixtures';
+
+// The default `/aggregate_metrics` computation against NeMo Gym's own (reward_profile.py
+// compute_aggregate_metrics, run in the NeMo Gym venv on the same verify responses).
+
+type Row = Record<string, any>;
+const repoRoot = path.resolve(__dirname, '../..');
+
+/** Real rollouts, keyed into tasks of 3, 1 and 2 rollouts, given in shuffled order, with ragged extra fields. */
+function verifyResponses(): Row[] {
+  const file = path.join(fixturesDir, 'gym/workplace_assistant/example_rollouts.jsonl');
+  const rollouts = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Row);
+  const keys = [[2, 1], [0, 0], [1, 0], [0, 2], [0, 1], [2, 0]];
+  return keys.map(([task, rollout], i) => {
+    const r: Row = { ...rollouts[i % rollouts.length]!, _ng_task_index: task, _ng_rollout_index: rollout, agent_ref: { name: 'workplace' } };
+    if (i % 2 === 0) r.partial_credit = i / 7;
+    if (i === 3) r.flagged = true;
+    if (i === 4) delete r.response;
+    return stripForAggregateMetrics(r);
+  });
+}
+
+test('computeAggregateMetrics matches NeMo Gym compute_aggregate_metrics', { timeout: 120_000 }, async () => {
+  const binDir = execFileSync('bash', [path.join(repoRoot, 'scripts/ensure-nemo-gym.sh')], { encoding: 'utf8' }).trim().split('\n').at(-1)!;
+  const input = verifyResponses();
+  const script = [
+    'import json, sys',
+    'from nemo_gym.reward_profile import compute_aggregate_metrics',
+    'print(compute_aggregate_metrics(json.load(sys.stdin)).model_dump_json())',
+  ].join('\n');
+  const theirs = await new Promise<Row>((resolve, reject) => {
+    const child = execFile(path.join(binDir, 'python'), ['-c', script], { maxBuffer: 1 << 24 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout) as Row),
+    );
+    child.stdin!.end(JSON.stringify(input));
+  });
+  const ours = JSON.parse(JSON.stringify(computeAggregateMetrics(input))) as Row;
+  assert.equal(theirs.group_level_metrics.length, 3);
+  // The input exercises ragged columns: a field set once has a mean but no std (NaN is dropped).
+  assert.ok('mean/flagged' in theirs.agent_metrics && !('std/flagged' in theirs.agent_metrics), JSON.stringify(theirs.agent_metrics));
+  assert.deepEqual(ours, theirs);
+  // Key order too: NeMo Gym's is pandas' column order, which the file keeps.
+  assert.deepEqual(Object.keys(ours.agent_metrics), Object.keys(theirs.agent_metrics));
+  assert.deepEqual(Object.keys(ours.group_level_metrics[0]), Object.keys(theirs.group_level_metrics[0]));
+});
+
+test('no verify responses give the empty AggregateMetrics', () => {
+  assert.deepEqual(computeAggregateMetrics([]), { group_level_metrics: [], agent_metrics: {}, key_metrics: {} });
+});
+
+test('the request drops response and responses_create_params, keeping non-empty usage last', () => {
+  const full = { responses_create_params: { input: [] }, response: { output: [1], usage: { input_tokens: 4 } }, reward: 1, _ng_task_index: 0 };
+  const stripped = stripForAggregateMetrics(full);
+  assert.deepEqual(stripped, { reward: 1, _ng_task_index: 0, response: { usage: { input_tokens: 4 } } });
+  assert.deepEqual(Object.keys(stripped), ['reward', '_ng_task_index', 'response']);
+  assert.deepEqual(stripForAggregateMetrics({ response: { output: [], usage: {} }, reward: 0 }), { reward: 0 });
+  assert.deepEqual(stripForAggregateMetrics({ response: null, reward: 0 }), { reward: 0 });
+});
+
+test('numericView keeps only what the computation reads', () => {
+  assert.deepEqual(numericView({ a: 'text', b: 2, c: false, reward: 1, response: { output: [], usage: { t: 1 } }, d: [1] }), {
+    b: 2,
+    c: false,
+    reward: 1,
+    response: { usage: { t: 1 } },
+  });
+});
+
+test('pythonTruthy follows Python for JSON values', () => {
+  for (const falsy of [undefined, null, false, 0, '', [], {}]) assert.equal(pythonTruthy(falsy), false, JSON.stringify(falsy));
+  for (const truthy of [true, 1, -1, 'x', [0], { a: 0 }]) assert.equal(pythonTruthy(truthy), true, JSON.stringify(truthy));
+});
+
+test('the file sits next to the rollouts as <stem>_aggregate_metrics.json, indented by two', () => {
+  assert.equal(aggregateMetricsPath('/runs/r/rollouts.jsonl'), '/runs/r/rollouts_aggregate_metrics.json');
+  const text = formatAggregateMetricsFile([{ agent_ref: { name: 'a' }, agent_metrics: {}, key_metrics: {}, group_level_metrics: [] }]);
+  assert.equal(text.split('\n')[2], '    "agent_ref": {');
+});
