@@ -11,10 +11,10 @@ import type { ChunkInput, ChunkResult } from '../contracts/payloads';
 import { chunkRange, materializedInputsPath, readMaterializedMeta, shardPath } from './chunkIndex';
 import { gymAgentExecutor } from './executors/gymAgent';
 import { singleStepExecutor } from './executors/singleStep';
-import type { RolloutExecutor } from './executors/types';
+import { AgentReportedFailure, isTerminalFailureLine, type RolloutExecutor } from './executors/types';
 import { RequestFailure } from './http/client';
-import { withRetries } from './http/retry';
-import { resolveEndpoints } from './servers';
+import { withRetries, type FailedAttempt } from './http/retry';
+import { agentDirectory, resolveEndpoints } from './servers';
 
 // One chunk = one line range of the materialized inputs = one shard file. A retried chunk (worker
 // killed, server restarted) drops the torn last line of its shard and skips keys already there, so
@@ -23,14 +23,16 @@ import { resolveEndpoints } from './servers';
 const key = (t: number, r: number) => `${t}:${r}`;
 
 /** Reads a shard's keyed lines after dropping a torn tail; a shard that does not exist yet is empty. */
-async function* readShard(file: string): AsyncGenerator<{ _ng_task_index: number; _ng_rollout_index: number }> {
+type ShardLine = Record<string, unknown> & { _ng_task_index: number; _ng_rollout_index: number };
+
+async function* readShard(file: string): AsyncGenerator<ShardLine> {
   try {
     await truncateTornTail(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw err;
   }
-  for await (const { value } of readJsonl(file)) yield value as { _ng_task_index: number; _ng_rollout_index: number };
+  for await (const { value } of readJsonl(file)) yield value as ShardLine;
 }
 
 async function readShardKeys(file: string): Promise<Set<string>> {
@@ -39,22 +41,44 @@ async function readShardKeys(file: string): Promise<Set<string>> {
   return keys;
 }
 
-async function readFailedAttempts(file: string): Promise<Map<string, number>> {
+/** Failed attempts per key, and the keys never to retry, read as NeMo Gym's `_load_from_cache` reads its sidecar. */
+async function readFailedAttempts(file: string): Promise<{ attempts: Map<string, number>; terminal: Set<string> }> {
   const attempts = new Map<string, number>();
+  const terminal = new Set<string>();
   for await (const v of readShard(file)) {
     const k = key(v._ng_task_index, v._ng_rollout_index);
     attempts.set(k, (attempts.get(k) ?? 0) + 1);
+    if (isTerminalFailureLine(v)) terminal.add(k);
   }
-  return attempts;
+  return { attempts, terminal };
+}
+
+/**
+ * The sidecar line of one failed attempt. An agent-reported failure is written as NeMo Gym writes
+ * it, the whole keyed result, with our attempt number and class after it; `_ng_no_persist` results
+ * are written nowhere.
+ */
+function failureLine(row: MaterializedRow, { attempt, failure }: FailedAttempt): Record<string, unknown> | undefined {
+  if (failure instanceof AgentReportedFailure) {
+    if (failure.noPersist) return undefined;
+    return { ...failure.result, attempt, failure_class: failure.failureClass, error: failure.message };
+  }
+  return {
+    _ng_task_index: row._ng_task_index,
+    _ng_rollout_index: row._ng_rollout_index,
+    attempt,
+    failure_class: failure.failureClass,
+    error: failure.message,
+  };
 }
 
 async function buildExecutor(secrets: NodeJS.ProcessEnv, input: ChunkInput): Promise<RolloutExecutor> {
   const { plan, stage } = input;
   const settings = stageSettings(plan, stage);
-  const endpoints = await resolveEndpoints(plan);
   if (stage === 'collect') {
-    return gymAgentExecutor({ agentUrl: endpoints.agentUrl, timeoutMs: settings.requestTimeoutMs, maxConcurrency: settings.maxConcurrency });
+    return gymAgentExecutor({ agentUrls: await agentDirectory(plan), timeoutMs: settings.requestTimeoutMs, maxConcurrency: settings.maxConcurrency });
   }
+  const endpoints = await resolveEndpoints(plan);
   const model = plan.config.local_profile.model;
   let apiKey: string | undefined;
   if (model.api_key_env) {
@@ -85,7 +109,7 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
   const failureShard = shardPath(outPrefix, chunkIndex, 'failures');
   await mkdir(path.dirname(rolloutShard), { recursive: true });
   const done = await readShardKeys(rolloutShard);
-  const failedAttempts = await readFailedAttempts(failureShard);
+  const { attempts: failedAttempts, terminal } = await readFailedAttempts(failureShard);
   const executor = await buildExecutor(secrets, input);
 
   const rollouts = await JsonlWriter.open(rolloutShard, { append: true });
@@ -101,14 +125,9 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
     const outcome = await withRetries(
       () => executor.run(row, signal),
       { maxAttempts: settings.maxAttempts },
-      async ({ attempt, failure }) => {
-        await failures.write({
-          _ng_task_index: row._ng_task_index,
-          _ng_rollout_index: row._ng_rollout_index,
-          attempt,
-          failure_class: failure.failureClass,
-          error: failure.message,
-        });
+      async (failed) => {
+        const line = failureLine(row, failed);
+        if (line) await failures.write(line);
       },
       signal,
       priorAttempts + 1,
@@ -134,7 +153,7 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
         throw new JsonlError(materializedInputsPath(outPrefix), line, `not a materialized row: ${row.error.issues[0]?.message}`);
       }
       const k = key(row.data._ng_task_index, row.data._ng_rollout_index);
-      if (done.has(k) || (failedAttempts.get(k) ?? 0) >= settings.maxAttempts) {
+      if (done.has(k) || terminal.has(k) || (failedAttempts.get(k) ?? 0) >= settings.maxAttempts) {
         alreadyDone++;
         continue;
       }

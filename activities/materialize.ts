@@ -2,17 +2,23 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { heartbeat } from '@temporalio/activity';
 import { JsonlWriter, readJsonl } from '../gym/jsonl';
+import { JsonlError } from '../gym/errors';
 import { ConfigError } from '../contracts/errors';
-import { materializeRows } from '../gym/materialize';
+import { materializeRecords } from '../gym/materialize';
 import { stageSettings } from '../contracts/stageSettings';
 import type { CollectStageInput, MaterializeResult } from '../contracts/payloads';
 import { materializedInputsPath, readMaterializedMeta, writeChunkIndex } from './chunkIndex';
 import { resolveInside } from './configFile';
+import { agentDirectory, unknownAgentReason } from './servers';
 
 /**
  * Materializes task rows × num_repeats into `<out>_materialized_inputs.jsonl` with NeMo Gym's
  * semantics and records where each chunk starts. Idempotent: a finished materialization is reused,
  * an interrupted one is redone from scratch (it is cheap next to the rollouts).
+ *
+ * Collect routes every row to the agent its `agent_ref.name` names, so a name no server knows is
+ * refused here, naming file and line, before any rollout runs; NeMo Gym would only find out when
+ * the first such row is posted. Local profiling runs rows in-process, so its names route nothing.
  */
 export async function materializeStage(input: CollectStageInput): Promise<MaterializeResult> {
   const { plan, stage, outPrefix } = input;
@@ -24,13 +30,14 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   // Collect reads user data from the worker's base dir; local profiling reads candidates the run wrote.
   const allowedRoot = stage === 'collect' ? plan.baseDir : plan.runDir;
   const source = resolveInside(allowedRoot, plan.baseDir, input.inputPath);
+  const agents = stage === 'collect' ? await agentDirectory(plan) : undefined;
   await mkdir(path.dirname(outFile), { recursive: true });
   const writer = await JsonlWriter.open(outFile);
   const chunkStarts: number[] = [];
   const taskIndices = new Set<number>();
   let rows = 0;
   try {
-    const materialized = materializeRows(
+    const materialized = materializeRecords(
       readJsonl(source),
       {
         agent_name: settings.agentName,
@@ -41,7 +48,8 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
       },
       source,
     );
-    for await (const row of materialized) {
+    for await (const { row, line } of materialized) {
+      if (agents && !agents.has(row.agent_ref.name)) throw new JsonlError(source, line, unknownAgentReason(plan, row.agent_ref.name, agents));
       if (rows % settings.chunkSize === 0) chunkStarts.push(writer.bytesWritten);
       await writer.write(row);
       taskIndices.add(row._ng_task_index);

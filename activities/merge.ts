@@ -1,7 +1,8 @@
 import { open, rename, type FileHandle } from 'node:fs/promises';
 import { heartbeat } from '@temporalio/activity';
 import { readJsonl } from '../gym/jsonl';
-import type { MergeResult } from '../contracts/payloads';
+import type { CollectStageInput, MergeResult } from '../contracts/payloads';
+import { writeAggregateMetrics } from './aggregateMetrics';
 import { chunkRange, materializedInputsPath, readMaterializedMeta, shardPath } from './chunkIndex';
 
 // Shards are written in completion order, which depends on timing; the merged files are written in
@@ -54,7 +55,8 @@ class LineWriter {
   }
 }
 
-export async function mergeShards(input: { outPrefix: string }): Promise<MergeResult> {
+/** Merges the shards, then writes the aggregate metrics NeMo Gym writes once rollouts are collected. */
+export async function mergeShards(input: Pick<CollectStageInput, 'plan' | 'stage' | 'outPrefix'>): Promise<MergeResult> {
   const { outPrefix } = input;
   const meta = await readMaterializedMeta(outPrefix);
   if (!meta) throw new Error(`${outPrefix}: materialized inputs are not finished`);
@@ -94,5 +96,6 @@ export async function mergeShards(input: { outPrefix: string }): Promise<MergeRe
   }
   await rename(`${rolloutsPath}.tmp`, rolloutsPath);
   await rename(`${failuresPath}.tmp`, failuresPath);
+  await writeAggregateMetrics({ plan: input.plan, stage: input.stage, rolloutsPath });
   return { rolloutsPath, failuresPath, completed, failedKeys };
 }

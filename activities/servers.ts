@@ -47,41 +47,50 @@ interface ServerAddress {
   port: number;
 }
 
-/** Finds `name`'s host/port in a NeMo Gym global config dict (server name → {<kind>: {<impl>: {host, port}}}). */
-function findServer(globalConfig: Record<string, unknown>, name: string): ServerAddress | undefined {
-  const block = globalConfig[name];
-  if (!block || typeof block !== 'object') return undefined;
-  for (const kind of Object.values(block as Record<string, unknown>)) {
-    if (!kind || typeof kind !== 'object') continue;
-    for (const impl of Object.values(kind as Record<string, unknown>)) {
-      const { host, port } = (impl ?? {}) as Partial<ServerAddress>;
-      if (typeof host === 'string' && typeof port === 'number') return { host, port };
-    }
-  }
-  return undefined;
+type GlobalConfig = Record<string, unknown>;
+
+/** NeMo Gym binds servers to 0.0.0.0 and lists them so; a client reaches them on loopback. */
+function serverUrl({ host, port }: ServerAddress): string {
+  return `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
 }
 
-async function discoverFromHead(headUrl: string, names: string[]): Promise<Map<string, string>> {
+/**
+ * `name`'s address in a NeMo Gym global config dict (server name → {<kind>: {<impl>: {host, port}}}),
+ * taken from its first kind and implementation as global_config.py get_first_server_config_dict does.
+ */
+function findServer(globalConfig: GlobalConfig, name: string, kind?: string): ServerAddress | undefined {
+  const block = globalConfig[name];
+  if (!block || typeof block !== 'object') return undefined;
+  const [firstKind, impls] = Object.entries(block as Record<string, unknown>)[0] ?? [];
+  if (kind !== undefined && firstKind !== kind) return undefined;
+  if (!impls || typeof impls !== 'object') return undefined;
+  const { host, port } = (Object.values(impls as Record<string, unknown>)[0] ?? {}) as Partial<ServerAddress>;
+  return typeof host === 'string' && typeof port === 'number' ? { host, port } : undefined;
+}
+
+async function fetchGlobalConfig(headUrl: string): Promise<GlobalConfig> {
   let text = await getText(new URL('/global_config_dict_yaml', headUrl).toString(), 10_000);
   // NeMo Gym's head server answers with the YAML text JSON-encoded as a string.
   if (text.startsWith('"')) text = JSON.parse(text) as string;
-  const globalConfig = (YAML.parse(text) ?? {}) as Record<string, unknown>;
-  const found = new Map<string, string>();
-  for (const name of names) {
-    const addr = findServer(globalConfig, name);
-    if (addr) found.set(name, `http://${addr.host === '0.0.0.0' ? '127.0.0.1' : addr.host}:${addr.port}`);
-  }
-  return found;
+  return (YAML.parse(text) ?? {}) as GlobalConfig;
+}
+
+function embeddedFaults(plan: RunPlan): FaultsConfig | undefined {
+  const { servers } = plan.config;
+  if (servers.mode !== 'embedded' || !servers.faults) return undefined;
+  const events = servers.faults.events_jsonl;
+  return { ...servers.faults, events_jsonl: events && resolveInside(plan.baseDir, plan.baseDir, events) };
+}
+
+function embeddedStackFor(plan: RunPlan): Promise<EmbeddedStack> {
+  const { servers, seed } = plan.config;
+  return embeddedStack((servers.mode === 'embedded' ? servers.seed : undefined) ?? seed, embeddedFaults(plan));
 }
 
 export async function resolveEndpoints(plan: RunPlan): Promise<Endpoints> {
   const { servers, collect, local_profile: lp, publish } = plan.config;
   if (servers.mode === 'embedded') {
-    const faults = servers.faults && {
-      ...servers.faults,
-      events_jsonl: servers.faults.events_jsonl && resolveInside(plan.baseDir, plan.baseDir, servers.faults.events_jsonl),
-    };
-    const stack = await embeddedStack(servers.seed ?? plan.config.seed, faults);
+    const stack = await embeddedStackFor(plan);
     return {
       agentUrl: stack.urls.agent,
       modelUrl: lp.model.url ?? stack.urls.model,
@@ -91,11 +100,13 @@ export async function resolveEndpoints(plan: RunPlan): Promise<Endpoints> {
     };
   }
   const modelServerName = publish.model_server_name;
-  const discovered = servers.head_url
-    ? await discoverFromHead(servers.head_url, [collect.agent_name, modelServerName])
-    : new Map<string, string>();
-  const agentUrl = servers.agent_url ?? discovered.get(collect.agent_name);
-  const modelUrl = lp.model.url ?? discovered.get(modelServerName);
+  const globalConfig = servers.head_url ? await fetchGlobalConfig(servers.head_url) : {};
+  const discovered = (name: string) => {
+    const address = findServer(globalConfig, name);
+    return address && serverUrl(address);
+  };
+  const agentUrl = servers.agent_url ?? discovered(collect.agent_name);
+  const modelUrl = lp.model.url ?? discovered(modelServerName);
   if (!agentUrl || !modelUrl) {
     throw new ConfigError(
       `servers.mode=${servers.mode}: cannot find ${!agentUrl ? `agent "${collect.agent_name}"` : `model server "${modelServerName}"`}; ` +
@@ -103,6 +114,40 @@ export async function resolveEndpoints(plan: RunPlan): Promise<Endpoints> {
     );
   }
   return { agentUrl, modelUrl, modelApi: lp.model.api, modelName: lp.model.model, simulated: false };
+}
+
+/**
+ * Every agent a row's `agent_ref.name` may route to, name → base URL. ng_collect_rollouts posts each
+ * row to the server its own `agent_ref.name` names, looked up in the head server's global config
+ * (rollout_collection.py RolloutCollectionHelper.run_examples → ServerClient.post(server_name=...)),
+ * so one input file may mix agents. `servers.agent_url` serves the config's `collect.agent_name`.
+ */
+export async function agentDirectory(plan: RunPlan): Promise<Map<string, string>> {
+  const { servers, collect } = plan.config;
+  if (servers.mode === 'embedded') {
+    const stack = await embeddedStackFor(plan);
+    return new Map([[stack.names.agent, stack.urls.agent]]);
+  }
+  const agents = new Map<string, string>();
+  if (servers.head_url) {
+    const globalConfig = await fetchGlobalConfig(servers.head_url);
+    for (const name of Object.keys(globalConfig)) {
+      const address = findServer(globalConfig, name, 'responses_api_agents');
+      if (address) agents.set(name, serverUrl(address));
+    }
+  }
+  if (servers.agent_url) agents.set(collect.agent_name, servers.agent_url);
+  return agents;
+}
+
+/** Why `name` cannot be routed, and where the known names come from, for an error a user can act on. */
+export function unknownAgentReason(plan: RunPlan, name: string, agents: ReadonlyMap<string, string>): string {
+  const known = agents.size > 0 ? [...agents.keys()].map((n) => `"${n}"`).join(', ') : 'none';
+  const source =
+    plan.config.servers.mode === 'embedded'
+      ? 'the embedded servers run one agent'
+      : 'agents are the responses_api_agents servers the head server (servers.head_url) lists, plus collect.agent_name when servers.agent_url is set';
+  return `agent_ref.name "${name}" is not an agent the servers know (known: ${known}; ${source})`;
 }
 
 async function checkServers(plan: RunPlan): Promise<{ agentUrl: string; modelUrl: string; simulated: boolean }> {

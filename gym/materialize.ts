@@ -74,6 +74,15 @@ export async function* materializeRows(
   opts: MaterializeOptions,
   file: string,
 ): AsyncGenerator<MaterializedRow> {
+  for await (const { row } of materializeRecords(rows, opts, file)) yield row;
+}
+
+/** `materializeRows` with the input line each row came from, so a later check can name it. */
+export async function* materializeRecords(
+  rows: AsyncIterable<JsonlRecord> | Iterable<JsonlRecord>,
+  opts: MaterializeOptions,
+  file: string,
+): AsyncGenerator<{ row: MaterializedRow; line: number }> {
   const options = materializeOptionsSchema.parse(opts);
   const taskIndexByLine = new Map<string, number>();
   const nextRolloutIndex = new Map<number, number>();
@@ -106,7 +115,7 @@ export async function* materializeRows(
       const copy = structuredClone(row);
       copy._ng_rollout_index = rolloutIndex;
       if (options.seed_per_repeat) withSeed(copy, rolloutIndex, file, record.line);
-      yield copy as MaterializedRow;
+      yield { row: copy as MaterializedRow, line: record.line };
     }
   }
 }

@@ -67,7 +67,7 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
   }
 
   phase = 'merge';
-  const merge = await mergeShards({ outPrefix: input.outPrefix });
+  const merge = await mergeShards({ plan: input.plan, stage: input.stage, outPrefix: input.outPrefix });
   phase = 'profile';
   const profile = await profileStage({ outPrefix: input.outPrefix, allowPartialRollouts: settings.allowPartialRollouts });
   phase = 'done';

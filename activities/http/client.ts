@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { Readable } from 'node:stream';
 import { Agent, errors, request } from 'undici';
 
 // Every call to a model, agent or resources server goes through here, so failures are classified
@@ -12,6 +13,7 @@ export type FailureClass =
   | 'timeout'
   | 'connection'
   | 'invalid_response'
+  | 'agent_reported'
   | 'cancelled';
 
 export class RequestFailure extends Error {
@@ -78,6 +80,14 @@ function classifyError(err: unknown, url: string, signal?: AbortSignal): Request
 
 /** POSTs JSON and returns the parsed JSON body; throws a classified RequestFailure otherwise. */
 export async function postJson(url: string, body: unknown, opts: PostOptions): Promise<unknown> {
+  return postJsonText(url, JSON.stringify(body), opts);
+}
+
+/**
+ * postJson for a body already serialized, or streamed piece by piece when it is too large to hold
+ * twice in memory (an `/aggregate_metrics` request carries every rollout of a run).
+ */
+export async function postJsonText(url: string, body: string | (() => AsyncIterable<string>), opts: PostOptions): Promise<unknown> {
   // One controller per request, unlinked from the activity's signal when the request settles:
   // AbortSignal.any on a chunk-long signal keeps every request's signal alive until the chunk ends.
   const controller = new AbortController();
@@ -97,12 +107,12 @@ export async function postJson(url: string, body: unknown, opts: PostOptions): P
   }
 }
 
-async function postJsonOnce(url: string, body: unknown, opts: PostOptions, signal: AbortSignal): Promise<unknown> {
+async function postJsonOnce(url: string, body: string | (() => AsyncIterable<string>), opts: PostOptions, signal: AbortSignal): Promise<unknown> {
   let res;
   try {
     res = await request(url, {
       method: 'POST',
-      body: JSON.stringify(body),
+      body: typeof body === 'string' ? body : Readable.from(body()),
       headers: { 'content-type': 'application/json', ...opts.headers },
       dispatcher: poolFor(url, opts.connections ?? 64),
       signal,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { readJsonl, type JsonlRecord } from '../../gym/jsonl';
 import { JsonlError } from '../../gym/errors';
-import { materializeOptionsSchema, materializeRows, type MaterializeOptions } from '../../gym/materialize';
+import { materializeOptionsSchema, materializeRecords, materializeRows, type MaterializeOptions } from '../../gym/materialize';
 import { fixturesDir } from '../fixtures';
 
 function records(lines: string[]): JsonlRecord[] {
@@ -189,4 +189,13 @@ test('upstream example rows stream from disk through materialization untouched',
     assert.equal(_ng_task_index, Math.floor(i / 3));
     assert.equal(_ng_rollout_index, i % 3);
   });
+});
+
+test('materializeRecords names the input line of every repeat, and keeps each row\'s own agent_ref', async () => {
+  const lines = ['{"x":"a","responses_create_params":{"input":"hi"},"agent_ref":{"name":"other"}}', '{"x":"b","responses_create_params":{"input":"hi"}}'];
+  const out: string[] = [];
+  for await (const { row, line } of materializeRecords(records(lines), options({ num_repeats: 2 }), 'in.jsonl')) {
+    out.push(`${line}:${row.agent_ref.name}:${row._ng_rollout_index}`);
+  }
+  assert.deepEqual(out, ['1:other:0', '1:other:1', '2:my_agent:0', '2:my_agent:1']);
 });

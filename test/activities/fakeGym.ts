@@ -1,0 +1,109 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { runChunk } from '../../activities/chunk';
+import { materializeStage } from '../../activities/materialize';
+import { mergeShards } from '../../activities/merge';
+import { pipelineConfigSchema } from '../../contracts/config';
+import type { ChunkInput, ChunkResult, CollectStageInput, MaterializeResult, MergeResult, RunPlan } from '../../contracts/payloads';
+import { computeAggregateMetrics } from '../../gym/aggregateMetrics';
+import { startHeadServer } from '../../servers/head';
+import { HttpError, listenJson, type RunningServer } from '../../servers/http';
+
+// NeMo Gym-shaped fakes for activity tests: agents whose /run answers are scripted per row, a head
+// server listing them, and the collect activities run in-process (no Temporal server needed).
+
+type Row = Record<string, any>;
+
+export interface FakeAgent {
+  name: string;
+  server: RunningServer;
+  /** Every row posted to /run, in arrival order. */
+  runs: Row[];
+  /** Every /aggregate_metrics request body. */
+  aggregateRequests: Row[];
+}
+
+/** `answer` returns the /run result for a row (`attempt` counts from 1 per row), or an HTTP status to answer with. */
+export async function startFakeAgent(name: string, answer: (row: Row, attempt: number) => Row | number): Promise<FakeAgent> {
+  const agent: FakeAgent = { name, server: undefined as never, runs: [], aggregateRequests: [] };
+  const attempts = new Map<string, number>();
+  agent.server = await listenJson({
+    host: '127.0.0.1',
+    port: 0,
+    handler: (request) => {
+      const body = request.body as Row;
+      if (request.path === '/run') {
+        agent.runs.push(body);
+        // Rows are told apart by content too, so tests sharing an agent do not share attempt counts.
+        const key = `${body.task_id}|${body._ng_task_index}:${body._ng_rollout_index}`;
+        const attempt = (attempts.get(key) ?? 0) + 1;
+        attempts.set(key, attempt);
+        const result = answer(body, attempt);
+        if (typeof result === 'number') throw new HttpError(result, `scripted ${result}`);
+        return { body: result };
+      }
+      if (request.path === '/aggregate_metrics') {
+        agent.aggregateRequests.push(body);
+        return { body: computeAggregateMetrics(body.verify_responses) };
+      }
+      throw new HttpError(404, `no route for ${request.path}`);
+    },
+  });
+  return agent;
+}
+
+/** A head server whose global config lists the agents (and one resources server, which is not an agent). */
+export async function startFakeHead(agents: FakeAgent[]): Promise<RunningServer> {
+  return startHeadServer({
+    globalConfigDict: () => ({
+      head_server: { host: '127.0.0.1', port: 0 },
+      some_resources_server: { resources_servers: { tools: { host: '127.0.0.1', port: 1 } } },
+      ...Object.fromEntries(
+        agents.map((a) => [a.name, { responses_api_agents: { fake_agent: { host: a.server.host, port: a.server.port } } }]),
+      ),
+    }),
+  });
+}
+
+export function writeJsonl(file: string, rows: unknown[]): void {
+  writeFileSync(file, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+}
+
+export function taskRow(taskId: string, extra: Row = {}): Row {
+  return { task_id: taskId, responses_create_params: { input: [{ role: 'user', content: `task ${taskId}` }] }, ...extra };
+}
+
+export function collectPlan(baseDir: string, servers: Row, collect: Row = {}): RunPlan {
+  const runDir = path.join(baseDir, 'run');
+  mkdirSync(runDir, { recursive: true });
+  const config = pipelineConfigSchema.parse({
+    name: 'fake',
+    servers: { mode: 'attach', ...servers },
+    collect: { input_jsonl: 'tasks.jsonl', agent_name: 'alpha', num_repeats: 1, chunk_size: 4, seed_per_repeat: false, ...collect },
+  });
+  return { runId: 'fake', runDir, baseDir, config };
+}
+
+export function outPrefixOf(plan: RunPlan): string {
+  return path.join(plan.runDir, 'rollouts');
+}
+
+export async function materialize(plan: RunPlan): Promise<MaterializeResult> {
+  const input: CollectStageInput = { plan, stage: 'collect', inputPath: 'tasks.jsonl', outPrefix: outPrefixOf(plan) };
+  return new MockActivityEnvironment().run(materializeStage, input);
+}
+
+export async function runChunks(plan: RunPlan, chunks: number): Promise<ChunkResult[]> {
+  const results: ChunkResult[] = [];
+  for (let chunkIndex = 0; chunkIndex < chunks; chunkIndex++) {
+    const input: ChunkInput = { plan, stage: 'collect', outPrefix: outPrefixOf(plan), chunkIndex };
+    results.push(await new MockActivityEnvironment().run(runChunk, process.env, input));
+  }
+  return results;
+}
+
+export async function merge(plan: RunPlan): Promise<MergeResult> {
+  const input: Parameters<typeof mergeShards>[0] = { plan, stage: 'collect', outPrefix: outPrefixOf(plan) };
+  return new MockActivityEnvironment().run(mergeShards, input);
+}
