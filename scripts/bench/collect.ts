@@ -2,7 +2,8 @@ import { collectRolloutsWorkflow } from '../../workflows';
 import type { Client } from '@temporalio/client';
 import { pipelineConfigSchema } from '../../contracts/config';
 import type { CollectStageInput, CollectStageResult, RolloutStage, RunPlan } from '../../contracts/payloads';
-import { historyEventsPerRun } from './history';
+import { forEachRun } from './history';
+import { runRecord, type RunRecord } from './timeline';
 
 // The durable side of the bench: collectRolloutsWorkflow started directly (no parent pipeline), in
 // attach mode against the bench's simulator process, timed from start to result.
@@ -36,6 +37,8 @@ export interface DurableStageRun {
   result: CollectStageResult;
   seconds: number;
   historyEventsPerRun: number[];
+  /** What each run's history says about timing, first run first. */
+  runs: RunRecord[];
 }
 
 export async function runDurableStage(
@@ -53,5 +56,6 @@ export async function runDurableStage(
   const handle = await client.workflow.start(collectRolloutsWorkflow, { taskQueue: opts.taskQueue, workflowId: opts.workflowId, args: [input] });
   const result = await handle.result();
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return { result, seconds, historyEventsPerRun: await historyEventsPerRun(client, opts.workflowId, handle.firstExecutionRunId) };
+  const runs = await forEachRun(client, opts.workflowId, handle.firstExecutionRunId, runRecord);
+  return { result, seconds, runs, historyEventsPerRun: runs.map((r) => r.events) };
 }

@@ -1,258 +1,129 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { stageProgressQuery } from '../../contracts/temporal';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
-import { convertToCandidates } from '../../gym/convert';
-import { EMBEDDED_AGENT_NAME } from '../../servers/embeddedStack';
 import { ensureDevServer } from '../lib/devServer';
 import { freePort } from '../lib/net';
-import { runBareCollect } from './bare';
-import { benchPlan, runDurableStage, type DurableStageRun } from './collect';
-import { DEMO_TASKS, writeDistinctRows } from './inputs';
-import { startSimulatorProcess, waitForPoller, type SimulatorProcess } from './services';
-import { startBenchWorker, type BenchWorker } from './workerProcess';
+import { CHUNK_SIZE, CHUNKS_IN_FLIGHT, CONCURRENCY, loadNow, NUM_SAMPLES, type Bench } from './benchContext';
+import { childPidsMatching } from './cpu';
+import { candidatesFrom, CONTINUE_AS_NEW_AFTER_EVENTS, localProfileRun, sampleCandidates, type ScaleRun } from './scale';
+import { startSimulatorProcess } from './services';
+import { measureThroughput, type ThroughputResult } from './throughput';
+import { throughputLines } from './throughputReport';
 
-// `npm run bench [-- --quick]`: orchestration overhead, worker memory and history size, measured
-// in one run on the simulators with zero added latency. The last line is one JSON object so the
-// figures can be tracked run to run.
+// `npm run bench [-- --quick | --million] [--cycles=N] [--only=throughput|scale] [--keep]
+//   [--worker-max-old-space-mb=N] [--worker-node-options="--cpu-prof ..."]`:
+// orchestration overhead against a bare HTTP loop, worker memory and history size, measured in one
+// run on the simulators with zero added latency. The last line is one JSON object so the figures
+// can be tracked run to run. Every figure is printed with the machine's load beside it: on a busy
+// machine the ratios are noise-bound and must be re-run on a quiet one.
 
-const quick = process.argv.includes('--quick');
-const heapFlag = process.argv.find((a) => a.startsWith('--worker-max-old-space-mb='));
-const workerMaxOldSpaceMb = heapFlag ? Number(heapFlag.split('=')[1]) : undefined;
-// The largest scale run doubles as the local-profile run at scale (12,500 candidates x 8 samples).
-const SIZES = quick ? { throughputTasks: 50, scaleRows: [2_000, 20_000] } : { throughputTasks: 150, scaleRows: [10_000, 100_000] };
-const NUM_REPEATS = 4;
-const NUM_SAMPLES = 8;
-const CONCURRENCY = 16;
-const CHUNK_SIZE = 32;
-const CHUNKS_IN_FLIGHT = 4;
-const CONTINUE_AS_NEW_AFTER_EVENTS = 4000;
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const million = args.includes('--million');
+const numberFlag = (name: string) => {
+  const flag = args.find((a) => a.startsWith(`--${name}=`));
+  return flag ? Number(flag.split('=')[1]) : undefined;
+};
+const workerMaxOldSpaceMb = numberFlag('worker-max-old-space-mb');
+const cycles = numberFlag('cycles') ?? 1;
+const only = args.find((a) => a.startsWith('--only='))?.split('=')[1];
+const workerNodeOptions = args.find((a) => a.startsWith('--worker-node-options='))?.slice('--worker-node-options='.length);
+
+const THROUGHPUT = { tasks: quick ? 50 : 150, numRepeats: 4 };
+const TARGETS = { durableOverBare: 0.95, durableOverBareAt4x: 0.9, rssRatio: 1.2, idleRssMb: 200 };
+const SCALE_ROWS = million ? [10_000, 1_000_000] : quick ? [2_000, 20_000] : [10_000, 100_000];
 const MILLION = 1_000_000;
-
 const MB = 1024 * 1024;
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 const log = (line: string) => console.log(line);
 
-interface Bench {
-  client: Client;
-  temporalAddress: string;
-  sims: SimulatorProcess;
-  dir: string;
+function scaleLines(s: ScaleRun): string[] {
+  const phases = [...s.rssByPhase].map(([phase, bytes]) => `${phase} ${round(bytes / MB, 0)}`).join(', ');
+  return [
+    `worker at ${s.rows} rows (local_profile, ${s.rows / NUM_SAMPLES} candidates x ${NUM_SAMPLES}; load ${s.loads[0]} -> ${s.loads[1]}): ` +
+      `peak RSS ${round(s.peakRssBytes / MB, 1)} MB, ${round(s.rows / s.run.seconds, 1)} rollouts/s, ${s.run.historyEventsPerRun.length} runs, max ${Math.max(...s.run.historyEventsPerRun)} events per run`,
+    `  idle RSS before the run ${round(s.idleRssBeforeBytes / MB, 1)} MB (target < ${TARGETS.idleRssMb}), after it ${round(s.idleRssAfterBytes / MB, 1)} MB ` +
+      `(= ${round(s.idleRssAfterBytes / s.idleRssBeforeBytes, 3)} x before); sampled RSS by phase (MB): ${phases}`,
+  ];
 }
 
-let workerSerial = 0;
-
-/** One fresh worker process per measurement, so its peak RSS belongs to that measurement alone. */
-async function withWorker<T>(bench: Bench, body: (taskQueue: string, worker: BenchWorker) => Promise<T>): Promise<{ value: T; peakRssBytes: number }> {
-  const taskQueue = `pivot-bench-${process.pid}-${++workerSerial}`;
-  const worker = startBenchWorker({
-    temporalAddress: bench.temporalAddress,
-    taskQueue,
-    artifactsRoot: bench.dir,
-    logPath: path.join(bench.dir, `${taskQueue}.log`),
-    maxOldSpaceMb: workerMaxOldSpaceMb,
-  });
-  try {
-    await Promise.race([waitForPoller(bench.client, taskQueue), worker.exited]);
-    const value = await Promise.race([body(taskQueue, worker), worker.exited]);
-    return { value, peakRssBytes: worker.peakRssBytes() };
-  } finally {
-    await worker.stop();
-  }
-}
-
-function planFor(bench: Bench, runName: string) {
-  const runDir = path.join(bench.dir, 'runs', runName);
-  mkdirSync(runDir, { recursive: true });
-  const plan = benchPlan({
-    runDir,
-    baseDir: bench.dir,
-    agentUrl: bench.sims.urls.agent,
-    modelUrl: bench.sims.urls.model,
-    agentName: EMBEDDED_AGENT_NAME,
-    numRepeats: NUM_REPEATS,
-    numSamples: NUM_SAMPLES,
-    chunkSize: CHUNK_SIZE,
-    maxChunksInFlight: CHUNKS_IN_FLIGHT,
-    maxConcurrency: CONCURRENCY,
-  });
-  return { runDir, plan };
-}
-
-/**
- * Bare and durable alternate A B B A on the same simulator process, so drift in the machine's load
- * (other processes, JIT, caches) weighs on both sides alike; each side's rate is rows over seconds summed.
- */
-async function throughput(bench: Bench) {
-  const tasks = path.join(bench.dir, 'throughput_tasks.jsonl');
-  const warmupTasks = path.join(bench.dir, 'warmup_tasks.jsonl');
-  await writeDistinctRows(DEMO_TASKS, tasks, SIZES.throughputTasks);
-  await writeDistinctRows(DEMO_TASKS, warmupTasks, 20);
-  const bareOpts = { agentUrl: bench.sims.urls.agent, agentName: EMBEDDED_AGENT_NAME, numRepeats: NUM_REPEATS, concurrency: CONCURRENCY };
-  const bare = { rows: 0, seconds: 0 };
-  const runBare = async (name: string, tasksPath: string) => {
-    const r = await runBareCollect({ ...bareOpts, tasksPath, outPath: path.join(bench.dir, `bare_${name}.jsonl`) });
-    if (tasksPath === tasks) {
-      bare.rows += r.rows;
-      bare.seconds += r.seconds;
-    }
-  };
-
-  const { value: durable } = await withWorker(bench, async (taskQueue) => {
-    const runDurable = async (name: string, inputPath: string) => {
-      const { runDir, plan } = planFor(bench, name);
-      const run = await runDurableStage(bench.client, {
-        taskQueue,
-        workflowId: `bench-${process.pid}-${name}`,
-        plan,
-        stage: 'collect',
-        inputPath,
-        outPrefix: path.join(runDir, 'rollouts'),
-      });
-      return { run, runDir };
-    };
-    await runBare('warmup', warmupTasks);
-    await runDurable('collect_warmup', warmupTasks);
-    await runBare('a1', tasks);
-    const first = await runDurable('collect_b1', tasks);
-    const second = await runDurable('collect_b2', tasks);
-    await runBare('a2', tasks);
-    return { first, second };
-  });
-  const durableRows = durable.first.run.result.merge.completed + durable.second.run.result.merge.completed;
-  const durableSeconds = durable.first.run.seconds + durable.second.run.seconds;
-  if (durableRows !== bare.rows) throw new Error(`the durable stage completed ${durableRows} rollouts, the bare loop ${bare.rows}`);
-  const bareRate = bare.rows / bare.seconds;
-  const durableRate = durableRows / durableSeconds;
-  log(`collect throughput (gym_agent /run, 2 x ${durableRows / 2} rollouts = ${SIZES.throughputTasks} tasks x ${NUM_REPEATS} per round, concurrency ${CONCURRENCY}, order A B B A):`);
-  log(`  (a) bare undici loop      ${round(bareRate, 1)} rollouts/s (${round(bare.seconds, 1)} s)`);
-  log(`  (b) durable collect stage ${round(durableRate, 1)} rollouts/s (${round(durableSeconds, 1)} s: materialize, ${durable.first.run.result.materialize.chunks} chunks, merge, profile per round)`);
-  log(`  durable / bare = ${round(durableRate / bareRate, 3)}`);
-  return { bareRate, durableRate, durable: durable.first, durableRuns: [durable.first.run, durable.second.run] };
-}
-
-async function candidatesFrom(collectRunDir: string, collect: DurableStageRun): Promise<string> {
-  const summary = await convertToCandidates({
-    inputs: [collect.result.merge.rolloutsPath],
-    outDir: collectRunDir,
-    rewardProfilePath: collect.result.profile.rewardProfilingPath,
-    sourceRoot: collectRunDir,
-    agent_name: 'bench_pivot_agent',
-    source_format: 'gym_rollouts',
-  });
-  if (summary.counts.candidates === 0) throw new Error('the collect run gave no pivot candidates to profile');
-  return summary.candidatesPath;
-}
-
-/** A local-profile stage (single-step against the policy simulator) over `candidates` x 8 samples, in a fresh worker. */
-async function localProfileRun(bench: Bench, candidatesSource: string, candidates: number, name: string) {
-  const { runDir, plan } = planFor(bench, name);
-  // Local profiling reads only candidates inside its run directory, as a pipeline's own would be.
-  const inputPath = path.join(runDir, 'candidates.jsonl');
-  await writeDistinctRows(candidatesSource, inputPath, candidates);
-  const workflowId = `bench-${process.pid}-${name}`;
-  const rssByPhase = new Map<string, number>();
-  // Sampled, so a phase's figure can miss a short spike; the peak overall is the kernel's VmHWM.
-  // Stopped and awaited before anything else happens, even when the worker dies, so no query is
-  // left in flight on a connection being closed.
-  let sampling = Promise.resolve();
-  let finished = false;
-  const sample = async (worker: BenchWorker) => {
-    // A query can fail while the workflow continues as new; the sample then counts for the last phase seen.
-    let phase = 'starting';
-    while (!finished) {
-      phase = await bench.client
-        .withDeadline(Date.now() + 2000, () => bench.client.workflow.getHandle(workflowId).query(stageProgressQuery))
-        .then((p) => p.stage.split(':')[1] ?? p.stage, () => phase);
-      rssByPhase.set(phase, Math.max(rssByPhase.get(phase) ?? 0, worker.rssBytes()));
-      await sleep(500);
-    }
-  };
-  let measured;
-  try {
-    measured = await withWorker(bench, (taskQueue, worker) => {
-      sampling = sample(worker);
-      return runDurableStage(bench.client, {
-        taskQueue,
-        workflowId,
-        plan,
-        stage: 'local_profile',
-        inputPath,
-        outPrefix: path.join(runDir, 'local_profile'),
-        continueAsNewAfterEvents: CONTINUE_AS_NEW_AFTER_EVENTS,
-      });
-    });
-  } finally {
-    finished = true;
-    await sampling;
-  }
-  const { value: run, peakRssBytes } = measured;
-  const phases = [...rssByPhase].map(([phase, bytes]) => `${phase} ${round(bytes / MB, 0)}`).join(', ');
-  return { run, peakRssBytes, phases, rows: run.result.materialize.rows };
+function historyLines(large: ScaleRun, allRuns: number[]): string[] {
+  const chunks = large.run.result.materialize.chunks;
+  const events = large.run.historyEventsPerRun.reduce((a, b) => a + b, 0);
+  const eventsPerChunk = events / chunks;
+  const millionChunks = Math.ceil(MILLION / CHUNK_SIZE);
+  return [
+    `history: ${large.rows} rows = ${chunks} chunks -> ${events} events over ${large.run.historyEventsPerRun.length} runs = ${round(eventsPerChunk, 2)} events/chunk, ` +
+      `~${Math.round(chunks / large.run.historyEventsPerRun.length)} chunks per run at continue_as_new_after_events=${CONTINUE_AS_NEW_AFTER_EVENTS}`,
+    `  1,000,000 rollouts / chunk_size ${CHUNK_SIZE} = ${millionChunks} chunks x ${round(eventsPerChunk, 2)} events/chunk = ${Math.round(millionChunks * eventsPerChunk)} events ` +
+      `/ ${CONTINUE_AS_NEW_AFTER_EVENTS} per run = ${Math.ceil((millionChunks * eventsPerChunk) / CONTINUE_AS_NEW_AFTER_EVENTS)} runs (max measured ${Math.max(...allRuns)} events per run, < 10,000)`,
+  ];
 }
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-bench-'));
-  const keep = process.argv.includes('--keep');
+  const keep = args.includes('--keep');
   const server = await ensureDevServer({ port: await freePort(), uiPort: await freePort(), stateDir: path.join(dir, 'state') });
   const sims = await startSimulatorProcess(7);
   const connection = await Connection.connect({ address: server.address });
-  const bench: Bench = { client: new Client({ connection }), temporalAddress: server.address, sims, dir };
+  const [temporalPid] = childPidsMatching('start-dev');
+  if (temporalPid === undefined) throw new Error('the Temporal dev server is not a child of the bench (a reused server cannot be measured)');
+  const loadAtStart = loadNow();
+  const bench: Bench = { client: new Client({ connection }), temporalAddress: server.address, temporalPid, sims, dir, workerMaxOldSpaceMb, workerNodeOptions };
   try {
-    log(`pivot-miner bench${quick ? ' (--quick)' : ''}: Temporal dev server ${server.address}, simulators (zero added latency) in their own process,`);
-    log(`worker = \`pivot-miner worker\` child process (one fresh per memory figure), chunk_size ${CHUNK_SIZE}, ${CHUNKS_IN_FLIGHT} chunks in flight; work dir ${dir}`);
+    log(`pivot-miner bench${quick ? ' --quick' : ''}${million ? ' --million' : ''}: Temporal dev server ${server.address}, simulators (zero added latency) in their own process, ` +
+      `${os.cpus().length} CPUs, load ${loadAtStart}`);
+    log(`worker = \`pivot-miner worker\` child process (one fresh per figure); product defaults: chunk_size ${CHUNK_SIZE}, ${CHUNKS_IN_FLIGHT} chunks in flight, ` +
+      `max_concurrency ${CONCURRENCY}; work dir ${dir}`);
     if (workerMaxOldSpaceMb !== undefined) log(`worker V8 old space capped at ${workerMaxOldSpaceMb} MB (--max-old-space-size)`);
 
-    const tp = await throughput(bench);
-    const candidatesSource = await candidatesFrom(tp.durable.runDir, tp.durable.run);
-
-    const scale = [];
-    for (const rows of SIZES.scaleRows) {
-      const s = await localProfileRun(bench, candidatesSource, rows / NUM_SAMPLES, `scale_${rows}`);
-      scale.push(s);
-      log(`worker peak RSS at ${s.rows} rows (local_profile, ${s.rows / NUM_SAMPLES} candidates x ${NUM_SAMPLES}): ${round(s.peakRssBytes / MB, 1)} MB, ` +
-        `${round(s.rows / s.run.seconds, 1)} rollouts/s, history events per run [${s.run.historyEventsPerRun.join(', ')}]`);
-      log(`  sampled RSS by phase (MB): ${s.phases}`);
+    const throughputs: ThroughputResult[] = [];
+    if (only !== 'scale' && !million) {
+      for (const [concurrency, target] of [[CONCURRENCY, TARGETS.durableOverBare], [4 * CONCURRENCY, TARGETS.durableOverBareAt4x]] as const) {
+        const tp = await measureThroughput(bench, { concurrency, cycles, ...THROUGHPUT });
+        throughputs.push(tp);
+        throughputLines(tp, target).forEach(log);
+      }
     }
-    const [small, large] = scale as [(typeof scale)[0], (typeof scale)[0]];
-    const rssRatio = large.peakRssBytes / small.peakRssBytes;
-    log(`  RSS ${large.rows} / ${small.rows} rows = ${round(rssRatio, 3)}`);
+    const scale: ScaleRun[] = [];
+    if (only !== 'throughput') {
+      const sample = throughputs[0]?.sample;
+      const candidatesSource = sample ? await candidatesFrom(sample.runDir, sample.run) : await sampleCandidates(bench);
+      for (const rows of SCALE_ROWS) {
+        const s = await localProfileRun(bench, candidatesSource, rows);
+        scale.push(s);
+        scaleLines(s).forEach(log);
+      }
+    }
+    const [small, large] = scale;
+    const rssRatio = small && large ? large.peakRssBytes / small.peakRssBytes : undefined;
+    if (small && large && rssRatio !== undefined) {
+      log(`worker peak RSS ${large.rows} rows / ${small.rows} rows (baseline) = ${round(large.peakRssBytes / MB, 1)} / ${round(small.peakRssBytes / MB, 1)} MB = ` +
+        `${round(rssRatio, 3)} (target <= ${TARGETS.rssRatio}: ${rssRatio <= TARGETS.rssRatio ? 'met' : 'NOT met'}; load ${loadNow()})`);
+    }
+    const allRuns = [...throughputs.map((t) => t.sample.run), ...scale.map((s) => s.run)].flatMap((r) => r.historyEventsPerRun);
+    if (large) historyLines(large, allRuns).forEach(log);
 
-    log(`local-profile run at scale: ${large.rows / NUM_SAMPLES} candidates x ${NUM_SAMPLES} = ${large.rows} rollouts in ${round(large.run.seconds, 1)} s ` +
-      `(${round(large.rows / large.run.seconds, 1)} rollouts/s), ${large.run.result.profile.tasks} pivots profiled`);
-
-    // History per run is bounded by the continue-as-new threshold, not by the input size: a bigger
-    // input only adds runs. The largest scale run shows the per-chunk cost and the per-run maximum.
-    const allRuns = [...tp.durableRuns, ...scale.map((s) => s.run)].flatMap((r) => r.historyEventsPerRun);
-    const historyMax = Math.max(...allRuns);
-    const chunks = large.run.result.materialize.chunks;
-    const events = large.run.historyEventsPerRun.reduce((a, b) => a + b, 0);
-    const eventsPerChunk = events / chunks;
-    const millionChunks = Math.ceil(MILLION / CHUNK_SIZE);
-    const chunksPerRun = chunks / large.run.historyEventsPerRun.length;
-    const millionRuns = Math.ceil((millionChunks * eventsPerChunk) / CONTINUE_AS_NEW_AFTER_EVENTS);
-    log(`history: ${large.rows} rows = ${chunks} chunks -> ${events} events over ${large.run.historyEventsPerRun.length} runs = ${round(eventsPerChunk, 2)} events/chunk, ` +
-      `~${Math.round(chunksPerRun)} chunks per run at continue_as_new_after_events=${CONTINUE_AS_NEW_AFTER_EVENTS}`);
-    log(`  1,000,000 rollouts / chunk_size ${CHUNK_SIZE} = ${millionChunks} chunks x ${round(eventsPerChunk, 2)} events/chunk = ${Math.round(millionChunks * eventsPerChunk)} events ` +
-      `/ ${CONTINUE_AS_NEW_AFTER_EVENTS} per run = ${millionRuns} runs, each ending like the runs measured here (max ${historyMax} events per run, < 10,000)`);
-
+    const [tp16, tp64] = throughputs;
+    const rate = (t: ThroughputResult | undefined, side: 'bare' | 'durable') => (t ? round(t[side].rows / t[side].seconds, 1) : null);
+    const ratio = (t: ThroughputResult | undefined) => (t ? round(t.durable.rows / t.durable.seconds / (t.bare.rows / t.bare.seconds), 3) : null);
     console.log(
       JSON.stringify({
-        quick,
+        mode: million ? 'million' : quick ? 'quick' : 'default',
+        load_start_end: [loadAtStart, loadNow()],
         worker_max_old_space_mb: workerMaxOldSpaceMb ?? null,
-        bare_rollouts_per_s: round(tp.bareRate, 1),
-        durable_rollouts_per_s: round(tp.durableRate, 1),
-        durable_over_bare: round(tp.durableRate / tp.bareRate, 3),
-        rss_rows: [small.rows, large.rows],
-        rss_mb: [round(small.peakRssBytes / MB, 1), round(large.peakRssBytes / MB, 1)],
-        rss_100k_over_10k: round(rssRatio, 3),
-        history_events_max_per_run: historyMax,
-        history_events_per_chunk: round(eventsPerChunk, 2),
-        runs_for_1m_rollouts: millionRuns,
-        local_profile_rollouts: large.rows,
-        local_profile_rollouts_per_s: round(large.rows / large.run.seconds, 1),
+        bare_rollouts_per_s: rate(tp16, 'bare'),
+        durable_rollouts_per_s: rate(tp16, 'durable'),
+        durable_over_bare: ratio(tp16),
+        durable_over_bare_4x_concurrency: ratio(tp64),
+        rss_rows: scale.map((s) => s.rows),
+        rss_mb: scale.map((s) => round(s.peakRssBytes / MB, 1)),
+        rss_large_over_small: rssRatio === undefined ? null : round(rssRatio, 3),
+        idle_rss_mb_before_after: large ? [round(large.idleRssBeforeBytes / MB, 1), round(large.idleRssAfterBytes / MB, 1)] : null,
+        history_events_max_per_run: allRuns.length > 0 ? Math.max(...allRuns) : null,
+        local_profile_rollouts: large?.rows ?? null,
+        local_profile_rollouts_per_s: large ? round(large.rows / large.run.seconds, 1) : null,
       }),
     );
   } finally {

@@ -6,6 +6,7 @@ import type { Client } from '@temporalio/client';
 // Processes a bench stands up besides the worker: the simulators, and readiness checks on them.
 
 export interface SimulatorProcess {
+  pid: number;
   urls: { model: string; resources: string; agent: string; head: string };
   stop(): Promise<void>;
 }
@@ -25,6 +26,7 @@ export async function startSimulatorProcess(seed: number): Promise<SimulatorProc
     child.once('exit', (code) => reject(new Error(`the simulator process exited during start-up (code ${code})`)));
   });
   return {
+    pid: child.pid!,
     urls,
     async stop() {
       if (child.exitCode !== null) return;

@@ -28,13 +28,16 @@ export interface BenchWorkerOptions {
   logPath: string;
   /** V8 old-space cap; unset = Node's default, which lets the heap grow far past the live set before collecting. */
   maxOldSpaceMb?: number;
+  /** Further node flags for the worker (`--cpu-prof`, `--heapsnapshot-near-heap-limit=1`, ...), for digging into a figure. */
+  nodeOptions?: string;
 }
 
 export function startBenchWorker(opts: BenchWorkerOptions): BenchWorker {
   // The worker's own log goes to a file: the bench prints figures, and a failure points at the log.
   const logFd = openSync(opts.logPath, 'a');
   const env: Record<string, string> = {};
-  if (opts.maxOldSpaceMb !== undefined) env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=${opts.maxOldSpaceMb}`.trim();
+  const nodeOptions = [process.env.NODE_OPTIONS, opts.maxOldSpaceMb !== undefined ? `--max-old-space-size=${opts.maxOldSpaceMb}` : undefined, opts.nodeOptions];
+  if (nodeOptions.some((o) => o !== undefined)) env.NODE_OPTIONS = nodeOptions.filter((o) => o !== undefined).join(' ').trim();
   const child = spawnWorkerProcess({ ...opts, env, stdio: ['ignore', logFd, logFd] });
   if (child.pid === undefined) throw new Error('could not start a worker process');
   const pid = child.pid;

@@ -1,0 +1,108 @@
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { stageProgressQuery } from '../../contracts/temporal';
+import { convertToCandidates } from '../../gym/convert';
+import { loadNow, NUM_SAMPLES, planFor, withWorker, type Bench } from './benchContext';
+import { runDurableStage, type DurableStageRun } from './collect';
+import { DEMO_TASKS, writeDistinctRows } from './inputs';
+import type { BenchWorker } from './workerProcess';
+
+// Worker memory at scale: a local-profile stage (single-step against the policy simulator) over
+// N candidates x 8 samples, each in a fresh worker process so its peak RSS is that run's alone.
+
+const CONTINUE_AS_NEW_AFTER_EVENTS = 4000;
+/** Long enough for the worker's start-up garbage to be collected and its pollers to settle. */
+const IDLE_SETTLE_MS = 5000;
+
+export interface ScaleRun {
+  rows: number;
+  run: DurableStageRun;
+  peakRssBytes: number;
+  /** VmRSS once the worker polls and has settled, before any work. */
+  idleRssBeforeBytes: number;
+  /** VmRSS after the stage finished and the worker settled again: what the run left behind. */
+  idleRssAfterBytes: number;
+  /** Highest sampled VmRSS per workflow phase (materialize, chunks, merge, profile). */
+  rssByPhase: Map<string, number>;
+  loads: [string, string];
+}
+
+export { CONTINUE_AS_NEW_AFTER_EVENTS };
+
+/** Pivot candidates of a finished collect run, to be repeated into local-profile inputs. */
+export async function candidatesFrom(collectRunDir: string, collect: DurableStageRun): Promise<string> {
+  const summary = await convertToCandidates({
+    inputs: [collect.result.merge.rolloutsPath],
+    outDir: collectRunDir,
+    rewardProfilePath: collect.result.profile.rewardProfilingPath,
+    sourceRoot: collectRunDir,
+    agent_name: 'bench_pivot_agent',
+    source_format: 'gym_rollouts',
+  });
+  if (summary.counts.candidates === 0) throw new Error('the collect run gave no pivot candidates to profile');
+  return summary.candidatesPath;
+}
+
+/** A short durable collect run over the demo tasks, converted to candidates: the scale runs' input when no throughput run made one. */
+export async function sampleCandidates(bench: Bench): Promise<string> {
+  const { runDir, plan } = planFor(bench, 'candidates', { numRepeats: 4 });
+  const inputPath = path.join(runDir, 'tasks.jsonl');
+  await writeDistinctRows(DEMO_TASKS, inputPath, 50);
+  const { value: run } = await withWorker(bench, (taskQueue) =>
+    runDurableStage(bench.client, { taskQueue, workflowId: `bench-${process.pid}-candidates`, plan, stage: 'collect', inputPath, outPrefix: path.join(runDir, 'rollouts') }),
+  );
+  return candidatesFrom(runDir, run);
+}
+
+export async function localProfileRun(bench: Bench, candidatesSource: string, rows: number): Promise<ScaleRun> {
+  const name = `scale_${rows}`;
+  const { runDir, plan } = planFor(bench, name);
+  // Local profiling reads only candidates inside its run directory, as a pipeline's own would be.
+  const inputPath = path.join(runDir, 'candidates.jsonl');
+  await writeDistinctRows(candidatesSource, inputPath, Math.ceil(rows / NUM_SAMPLES));
+  const workflowId = `bench-${process.pid}-${name}`;
+  const rssByPhase = new Map<string, number>();
+  // Sampled, so a phase's figure can miss a short spike; the peak overall is the kernel's VmHWM.
+  // Stopped and awaited before anything else happens, even when the worker dies, so no query is
+  // left in flight on a connection being closed.
+  let sampling = Promise.resolve();
+  let finished = false;
+  const sample = async (worker: BenchWorker) => {
+    // A query can fail while the workflow continues as new; the sample then counts for the last phase seen.
+    let phase = 'starting';
+    while (!finished) {
+      phase = await bench.client
+        .withDeadline(Date.now() + 2000, () => bench.client.workflow.getHandle(workflowId).query(stageProgressQuery))
+        .then((p) => p.stage.split(':')[1] ?? p.stage, () => phase);
+      rssByPhase.set(phase, Math.max(rssByPhase.get(phase) ?? 0, worker.rssBytes()));
+      await sleep(500);
+    }
+  };
+  const loadBefore = loadNow();
+  let measured;
+  try {
+    measured = await withWorker(bench, async (taskQueue, worker) => {
+      await sleep(IDLE_SETTLE_MS);
+      const idleRssBeforeBytes = worker.rssBytes();
+      sampling = sample(worker);
+      const run = await runDurableStage(bench.client, {
+        taskQueue,
+        workflowId,
+        plan,
+        stage: 'local_profile',
+        inputPath,
+        outPrefix: path.join(runDir, 'local_profile'),
+        continueAsNewAfterEvents: CONTINUE_AS_NEW_AFTER_EVENTS,
+      });
+      finished = true;
+      await sampling;
+      await sleep(IDLE_SETTLE_MS);
+      return { run, idleRssBeforeBytes, idleRssAfterBytes: worker.rssBytes() };
+    });
+  } finally {
+    finished = true;
+    await sampling;
+  }
+  const { value, peakRssBytes } = measured;
+  return { rows: value.run.result.materialize.rows, ...value, peakRssBytes, rssByPhase, loads: [loadBefore, loadNow()] };
+}

@@ -1,0 +1,97 @@
+import path from 'node:path';
+import { EMBEDDED_AGENT_NAME } from '../../servers/embeddedStack';
+import { runBareCollect } from './bare';
+import { loadNow, planFor, withWorker, type Bench } from './benchContext';
+import { runDurableStage } from './collect';
+import { cpuSnapshot, cpuUsed } from './cpu';
+import { DEMO_TASKS, writeDistinctRows } from './inputs';
+import { stageTimeline, type StageTimeline } from './timeline';
+
+// Durable collect against its anchor, the bare HTTP loop: same simulators, same rows, same
+// concurrency, in the same run. The sides alternate A B B A (per cycle) on one simulator process, so
+// drift in the machine's load weighs on both alike; each side's rate is rows over summed seconds.
+
+export interface SideMeasure {
+  rows: number;
+  seconds: number;
+  /** CPU seconds per process over this side's runs. */
+  cpu: Record<string, number>;
+}
+
+export interface ThroughputResult {
+  concurrency: number;
+  rowsPerRound: number;
+  bare: SideMeasure;
+  durable: SideMeasure & { timelines: StageTimeline[] };
+  loads: string[];
+  /** A durable collect run directory and its result, for the candidates of the scale runs. */
+  sample: { runDir: string; run: Awaited<ReturnType<typeof runDurableStage>> };
+}
+
+function addCpu(into: Record<string, number>, used: Record<string, number>): void {
+  for (const [name, s] of Object.entries(used)) into[name] = (into[name] ?? 0) + s;
+}
+
+export async function measureThroughput(bench: Bench, opts: { concurrency: number; tasks: number; numRepeats: number; cycles: number }): Promise<ThroughputResult> {
+  const tag = `c${opts.concurrency}`;
+  const tasks = path.join(bench.dir, `throughput_tasks_${tag}.jsonl`);
+  const warmupTasks = path.join(bench.dir, `warmup_tasks_${tag}.jsonl`);
+  await writeDistinctRows(DEMO_TASKS, tasks, opts.tasks);
+  await writeDistinctRows(DEMO_TASKS, warmupTasks, 20);
+  const bare: SideMeasure = { rows: 0, seconds: 0, cpu: {} };
+  const durable: ThroughputResult['durable'] = { rows: 0, seconds: 0, cpu: {}, timelines: [] };
+  const loads: string[] = [];
+  let serial = 0;
+
+  const { value: sample } = await withWorker(bench, async (taskQueue, worker) => {
+    const pids = () => ({ bench: process.pid, simulators: bench.sims.pid, temporal: bench.temporalPid, worker: worker.pid });
+    const runBare = async (inputPath: string, counted: boolean) => {
+      const before = cpuSnapshot(pids());
+      const r = await runBareCollect({
+        agentUrl: bench.sims.urls.agent,
+        agentName: EMBEDDED_AGENT_NAME,
+        numRepeats: opts.numRepeats,
+        concurrency: opts.concurrency,
+        tasksPath: inputPath,
+        outPath: path.join(bench.dir, `bare_${tag}_${++serial}.jsonl`),
+      });
+      if (!counted) return;
+      addCpu(bare.cpu, cpuUsed(before, cpuSnapshot(pids())));
+      bare.rows += r.rows;
+      bare.seconds += r.seconds;
+    };
+    const runDurable = async (inputPath: string, counted: boolean) => {
+      const name = `collect_${tag}_${++serial}`;
+      const { runDir, plan } = planFor(bench, name, { maxConcurrency: opts.concurrency, numRepeats: opts.numRepeats });
+      const before = cpuSnapshot(pids());
+      const run = await runDurableStage(bench.client, {
+        taskQueue,
+        workflowId: `bench-${process.pid}-${name}`,
+        plan,
+        stage: 'collect',
+        inputPath,
+        outPrefix: path.join(runDir, 'rollouts'),
+      });
+      if (counted) {
+        addCpu(durable.cpu, cpuUsed(before, cpuSnapshot(pids())));
+        durable.rows += run.result.merge.completed;
+        durable.seconds += run.seconds;
+        durable.timelines.push(stageTimeline(run.runs));
+      }
+      return { runDir, run };
+    };
+    await runBare(warmupTasks, false);
+    let last = await runDurable(warmupTasks, false);
+    for (let cycle = 0; cycle < opts.cycles; cycle++) {
+      loads.push(loadNow());
+      await runBare(tasks, true);
+      await runDurable(tasks, true);
+      last = await runDurable(tasks, true);
+      await runBare(tasks, true);
+    }
+    loads.push(loadNow());
+    return last;
+  });
+  if (durable.rows !== bare.rows) throw new Error(`the durable stage completed ${durable.rows} rollouts, the bare loop ${bare.rows}`);
+  return { concurrency: opts.concurrency, rowsPerRound: opts.tasks * opts.numRepeats, bare, durable, loads, sample };
+}

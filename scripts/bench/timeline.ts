@@ -1,0 +1,148 @@
+import { tsToMs } from '@temporalio/common/lib/time';
+import type { HistoryEvent } from './history';
+
+// Where a durable stage spends its wall time, read from the Temporal server's own event timestamps
+// (activity scheduled / started / completed, workflow started / completed) across a continued-as-new
+// chain, so the breakdown is measured by the server, not estimated by the bench.
+
+interface ActivitySpan {
+  name: string;
+  scheduled: number;
+  started: number;
+  completed: number;
+}
+
+export interface StageTimeline {
+  /** Workflow started → workflow completed, over every run of the chain. */
+  totalMs: number;
+  /** Workflow started → materialize scheduled: the first workflow task. */
+  firstTaskMs: number;
+  materialize: { queueMs: number; runMs: number };
+  /** Materialize completed → first chunk scheduled. */
+  toChunksMs: number;
+  /** First chunk scheduled → last chunk completed. */
+  chunkSpanMs: number;
+  chunks: number;
+  chunkQueueMeanMs: number;
+  chunkRunMeanMs: number;
+  /** A chunk completed → its replacement scheduled: one workflow task round trip per chunk. */
+  refillMeanMs: number;
+  /** Time-weighted mean number of chunk activities running during the chunk span. */
+  meanChunksRunning: number;
+  /** Last event of a run → first event of the next (continue-as-new), summed. */
+  continueAsNewMs: number;
+  /** Last chunk completed → merge scheduled. */
+  toMergeMs: number;
+  merge: { queueMs: number; runMs: number };
+  toProfileMs: number;
+  profile: { queueMs: number; runMs: number };
+  /** Profile completed → workflow completed. */
+  closeMs: number;
+}
+
+const at = (e: HistoryEvent) => tsToMs(e.eventTime);
+
+/** What the breakdown needs of one run's history; the events themselves are not kept. */
+export interface RunRecord {
+  events: number;
+  firstMs: number;
+  lastMs: number;
+  startsWorkflow: boolean;
+  completesWorkflow: boolean;
+  activities: ActivitySpan[];
+}
+
+export function runRecord(events: HistoryEvent[]): RunRecord {
+  const activities: ActivitySpan[] = [];
+  const byId = new Map<string, ActivitySpan>();
+  for (const e of events) {
+    if (e.activityTaskScheduledEventAttributes) {
+      const span = { name: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', scheduled: at(e), started: NaN, completed: NaN };
+      byId.set(String(e.eventId), span);
+      activities.push(span);
+    } else if (e.activityTaskStartedEventAttributes) {
+      byId.get(String(e.activityTaskStartedEventAttributes.scheduledEventId))!.started = at(e);
+    } else if (e.activityTaskCompletedEventAttributes) {
+      byId.get(String(e.activityTaskCompletedEventAttributes.scheduledEventId))!.completed = at(e);
+    }
+  }
+  const unfinished = activities.find((s) => Number.isNaN(s.completed) || Number.isNaN(s.started));
+  if (unfinished) throw new Error(`activity ${unfinished.name} scheduled at ${unfinished.scheduled} never completed in its run`);
+  const first = events[0];
+  const last = events.at(-1);
+  if (!first || !last) throw new Error('a run with an empty history');
+  return {
+    events: events.length,
+    firstMs: at(first),
+    lastMs: at(last),
+    startsWorkflow: Boolean(first.workflowExecutionStartedEventAttributes) && !first.workflowExecutionStartedEventAttributes?.continuedExecutionRunId,
+    completesWorkflow: Boolean(last.workflowExecutionCompletedEventAttributes),
+    activities,
+  };
+}
+
+function only(spans: ActivitySpan[], name: string): ActivitySpan {
+  const found = spans.filter((s) => s.name === name);
+  if (found.length !== 1) throw new Error(`expected one ${name} activity in the history, found ${found.length}`);
+  return found[0]!;
+}
+
+const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+
+/** Mean of "how many spans are running" over [from, to], from the spans' start and end edges. */
+function meanRunning(spans: ActivitySpan[], from: number, to: number): number {
+  const busy = spans.reduce((sum, s) => sum + Math.max(0, Math.min(s.completed, to) - Math.max(s.started, from)), 0);
+  return to > from ? busy / (to - from) : 0;
+}
+
+/** Each chunk scheduled after the first window waited for the latest completion before it. */
+function refillDelays(chunks: ActivitySpan[]): number[] {
+  const completions = chunks.map((c) => c.completed).sort((a, b) => a - b);
+  const delays: number[] = [];
+  for (const c of chunks) {
+    // Binary search for the last completion at or before this scheduling.
+    let lo = 0;
+    let hi = completions.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (completions[mid]! <= c.scheduled) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo > 0) delays.push(c.scheduled - completions[lo - 1]!);
+  }
+  return delays;
+}
+
+export function stageTimeline(runs: RunRecord[]): StageTimeline {
+  const spans = runs.flatMap((r) => r.activities);
+  const first = runs[0];
+  const last = runs.at(-1);
+  if (!first?.startsWorkflow || !last?.completesWorkflow) throw new Error('the runs do not go from workflow start to completion');
+  const materialize = only(spans, 'materializeStage');
+  const merge = only(spans, 'mergeShards');
+  const profile = only(spans, 'profileStage');
+  const chunks = spans.filter((s) => s.name === 'runChunk');
+  if (chunks.length === 0) throw new Error('the history has no chunk activities');
+  const chunkStart = chunks.reduce((t, c) => Math.min(t, c.scheduled), Infinity);
+  const chunkEnd = chunks.reduce((t, c) => Math.max(t, c.completed), -Infinity);
+  let continueAsNewMs = 0;
+  for (let i = 1; i < runs.length; i++) continueAsNewMs += runs[i]!.firstMs - runs[i - 1]!.lastMs;
+  return {
+    totalMs: last.lastMs - first.firstMs,
+    firstTaskMs: materialize.scheduled - first.firstMs,
+    materialize: { queueMs: materialize.started - materialize.scheduled, runMs: materialize.completed - materialize.started },
+    toChunksMs: chunkStart - materialize.completed,
+    chunkSpanMs: chunkEnd - chunkStart,
+    chunks: chunks.length,
+    chunkQueueMeanMs: mean(chunks.map((c) => c.started - c.scheduled)),
+    chunkRunMeanMs: mean(chunks.map((c) => c.completed - c.started)),
+    refillMeanMs: mean(refillDelays(chunks)),
+    meanChunksRunning: meanRunning(chunks, chunkStart, chunkEnd),
+    continueAsNewMs,
+    toMergeMs: merge.scheduled - chunkEnd,
+    merge: { queueMs: merge.started - merge.scheduled, runMs: merge.completed - merge.started },
+    toProfileMs: profile.scheduled - merge.completed,
+    profile: { queueMs: profile.started - profile.scheduled, runMs: profile.completed - profile.started },
+    closeMs: last.lastMs - profile.completed,
+  };
+}
