@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { msNumberToTs } from '@temporalio/common/lib/time';
+import type { HistoryEvent } from '../../../scripts/bench/history';
+import { runRecord, stageTimeline } from '../../../scripts/bench/timeline';
+
+// A hand-built history with known event times, so every figure of the breakdown can be checked
+// against arithmetic done here rather than against the code's own output.
+
+class HistoryBuilder {
+  readonly events: HistoryEvent[] = [];
+  private id = 0;
+
+  private push(ms: number, attrs: Partial<HistoryEvent>): number {
+    this.events.push({ eventId: ++this.id, eventTime: msNumberToTs(ms), ...attrs } as HistoryEvent);
+    return this.id;
+  }
+
+  started(ms: number, continuedFrom?: string): this {
+    this.push(ms, { workflowExecutionStartedEventAttributes: continuedFrom ? { continuedExecutionRunId: continuedFrom } : {} });
+    return this;
+  }
+
+  /** Scheduled, started and completed events of one activity, in that order. */
+  activity(name: string, scheduled: number, started: number, completed: number): this {
+    const scheduledEventId = this.push(scheduled, { activityTaskScheduledEventAttributes: { activityType: { name } } });
+    this.push(started, { activityTaskStartedEventAttributes: { scheduledEventId } });
+    this.push(completed, { activityTaskCompletedEventAttributes: { scheduledEventId } });
+    return this;
+  }
+
+  completed(ms: number): this {
+    this.push(ms, { workflowExecutionCompletedEventAttributes: {} });
+    return this;
+  }
+
+  continuedAsNew(ms: number): this {
+    this.push(ms, { workflowExecutionContinuedAsNewEventAttributes: { newExecutionRunId: 'next' } });
+    return this;
+  }
+}
+
+test('one run: each phase and gap is read from the event times', () => {
+  const t0 = 1_700_000_000_000;
+  const h = new HistoryBuilder()
+    .started(t0)
+    .activity('materializeStage', t0 + 100, t0 + 110, t0 + 300)
+    // Window of two: chunks 0 and 1 start together, 2 replaces 0 (20 ms later), 3 replaces 1 (30 ms later).
+    .activity('runChunk', t0 + 320, t0 + 325, t0 + 1000)
+    .activity('runChunk', t0 + 320, t0 + 330, t0 + 1200)
+    .activity('runChunk', t0 + 1020, t0 + 1025, t0 + 1800)
+    .activity('runChunk', t0 + 1230, t0 + 1240, t0 + 2000)
+    .activity('mergeShards', t0 + 2050, t0 + 2060, t0 + 2400)
+    .activity('profileStage', t0 + 2450, t0 + 2455, t0 + 2900)
+    .completed(t0 + 2950);
+  const t = stageTimeline([runRecord(h.events)]);
+  assert.equal(t.totalMs, 2950);
+  assert.equal(t.firstTaskMs, 100);
+  assert.deepEqual(t.materialize, { queueMs: 10, runMs: 190 });
+  assert.equal(t.toChunksMs, 20);
+  assert.equal(t.chunks, 4);
+  assert.equal(t.chunkSpanMs, 2000 - 320);
+  assert.equal(t.chunkQueueMeanMs, (5 + 10 + 5 + 10) / 4);
+  assert.equal(t.chunkRunMeanMs, (675 + 870 + 775 + 760) / 4);
+  assert.equal(t.refillMeanMs, (20 + 30) / 2);
+  assert.equal(t.meanChunksRunning, (675 + 870 + 775 + 760) / (2000 - 320));
+  assert.equal(t.continueAsNewMs, 0);
+  assert.equal(t.toMergeMs, 50);
+  assert.deepEqual(t.merge, { queueMs: 10, runMs: 340 });
+  assert.equal(t.toProfileMs, 50);
+  assert.deepEqual(t.profile, { queueMs: 5, runMs: 445 });
+  assert.equal(t.closeMs, 50);
+});
+
+test('a continued-as-new chain: chunks of every run count, and the gap between runs is its own figure', () => {
+  const first = new HistoryBuilder()
+    .started(0)
+    .activity('materializeStage', 10, 12, 50)
+    .activity('runChunk', 60, 61, 500)
+    .continuedAsNew(520);
+  const second = new HistoryBuilder()
+    .started(600, 'first-run')
+    .activity('runChunk', 620, 621, 900)
+    .activity('mergeShards', 910, 911, 950)
+    .activity('profileStage', 960, 961, 990)
+    .completed(1000);
+  const runs = [runRecord(first.events), runRecord(second.events)];
+  assert.deepEqual(runs.map((r) => r.events), [first.events.length, second.events.length]);
+  const t = stageTimeline(runs);
+  assert.equal(t.totalMs, 1000);
+  assert.equal(t.chunks, 2);
+  assert.equal(t.continueAsNewMs, 80);
+  assert.equal(t.chunkSpanMs, 900 - 60);
+  // The second run's chunk waited 120 ms after the first run's chunk completed (the continue-as-new).
+  assert.equal(t.refillMeanMs, 120);
+});
+
+test('histories that do not cover a whole stage are refused instead of giving a partial breakdown', () => {
+  const unfinished = new HistoryBuilder().started(0);
+  unfinished.events.push({ eventId: 99, eventTime: msNumberToTs(5), activityTaskScheduledEventAttributes: { activityType: { name: 'runChunk' } } } as HistoryEvent);
+  assert.throws(() => runRecord(unfinished.events), /runChunk .* never completed/);
+
+  const noEnd = new HistoryBuilder().started(0).activity('materializeStage', 1, 2, 3);
+  assert.throws(() => stageTimeline([runRecord(noEnd.events)]), /from workflow start to completion/);
+});
