@@ -22,9 +22,9 @@ import { agentDirectory, resolveEndpoints } from './servers';
 
 const key = (t: number, r: number) => `${t}:${r}`;
 
-/** Reads a shard's keyed lines after dropping a torn tail; a shard that does not exist yet is empty. */
 type ShardLine = Record<string, unknown> & { _ng_task_index: number; _ng_rollout_index: number };
 
+/** Reads a shard's keyed lines after dropping a torn tail; a shard that does not exist yet is empty. */
 async function* readShard(file: string): AsyncGenerator<ShardLine> {
   try {
     await truncateTornTail(file);
