@@ -1,7 +1,33 @@
 // The per-row checks of NeMo Gym's validate_pivot_dataset.py, in its order and with its wording.
-// A row is checked as Python decoded it, so types follow Python (`isinstance(x, dict)` is a Map).
-import { isPyDict, loadsPythonJson, PythonJsonDecodeError, type PyDict, type PyValue } from '../pythonJson';
+// They read the row through a RowReader: Python's decoded values (types as Python has them,
+// `isinstance(x, dict)` is a Map) for the exact path, or JSON.parse's values for the fast path.
+import { decodePythonJson, isPyDict, PythonJsonFailure, type PyValue } from '../pythonJson';
 import { pyRepr, pyReprString } from './pythonRepr';
+
+/** How the checks read a decoded row. Arrays are JavaScript arrays and strings, booleans and null
+ * are themselves in both representations; objects and the decoder differ. */
+export interface RowReader<V> {
+  isDict(value: V | undefined): boolean;
+  /** Own keys only: `toString` or `__proto__` are present only if the row has them. */
+  has(dict: V, key: string): boolean;
+  get(dict: V, key: string): V | undefined;
+  /** Python's `repr` of a value, for the two messages that quote one. */
+  repr(value: V | undefined): string;
+  /** The decoder's error text for `function_call.arguments`, or undefined when they decode. */
+  argumentsError(text: string): string | undefined;
+}
+
+/** Rows as CPython's json decodes them: the reader whose messages are the reference's. */
+export const pythonRowReader: RowReader<PyValue> = {
+  isDict: isPyDict,
+  has: (dict, key) => isPyDict(dict) && dict.has(key),
+  get: (dict, key) => (isPyDict(dict) ? dict.get(key) : undefined),
+  repr: pyRepr,
+  argumentsError(text) {
+    const decoded = decodePythonJson(text);
+    return decoded instanceof PythonJsonFailure ? decoded.toError().message : undefined;
+  },
+};
 
 export interface RowCheckOptions {
   agentRef?: string;
@@ -31,38 +57,45 @@ function fail(message: string): RowCheckResult {
   return { ok: false, message };
 }
 
+// Paths are few and fixed per run while rows are many, so each is split once.
+const pathSegments = new Map<string, readonly string[]>();
+
 /** A dotted path is present when every step is an own key of an object and the end is not null. */
-export function hasFieldPath(row: PyDict, path: string): boolean {
-  let current: PyValue | undefined = row;
-  for (const segment of path.split('.')) {
-    if (!isPyDict(current) || !current.has(segment)) return false;
-    current = current.get(segment);
+export function hasFieldPath<V>(row: V, path: string, reader: RowReader<V>): boolean {
+  let segments = pathSegments.get(path);
+  if (segments === undefined) {
+    segments = path.split('.');
+    pathSegments.set(path, segments);
+  }
+  let current: V | undefined = row;
+  for (const segment of segments) {
+    if (!reader.isDict(current) || !reader.has(current as V, segment)) return false;
+    current = reader.get(current as V, segment);
   }
   return current !== null;
 }
 
-/** Tool names a `tools` list offers: an entry's own string `name` wins even when empty (and then
- * hides `function.name`); empty names are dropped at the end. */
-export function toolNames(tools: readonly PyValue[]): Set<string> {
-  const names = new Set<string>();
+/** Whether a `tools` list offers `name`: an entry's own string `name` wins even when empty (and
+ * then hides `function.name`); empty names offer nothing. */
+export function offersTool<V>(tools: readonly V[], name: string, reader: RowReader<V>): boolean {
+  if (name === '') return false;
   for (const tool of tools) {
-    if (!isPyDict(tool)) continue;
-    const own = tool.get('name');
+    if (!reader.isDict(tool)) continue;
+    const own = reader.get(tool, 'name');
     if (typeof own === 'string') {
-      if (own !== '') names.add(own);
+      if (own === name) return true;
       continue;
     }
-    const fn = tool.get('function');
-    const nested = isPyDict(fn) ? fn.get('name') : undefined;
-    if (typeof nested === 'string' && nested !== '') names.add(nested);
+    const fn = reader.get(tool, 'function');
+    if (reader.isDict(fn) && reader.get(fn as V, 'name') === name) return true;
   }
-  return names;
+  return false;
 }
 
-function checkAgentRef(agentRef: PyValue | undefined, options: RowCheckOptions): string | undefined {
-  if (!isPyDict(agentRef)) return 'agent_ref must be an object';
-  if (agentRef.get('type') !== 'responses_api_agents') return 'agent_ref.type must be responses_api_agents';
-  const name = agentRef.get('name');
+function checkAgentRef<V>(agentRef: V | undefined, options: RowCheckOptions, reader: RowReader<V>): string | undefined {
+  if (!reader.isDict(agentRef)) return 'agent_ref must be an object';
+  if (reader.get(agentRef as V, 'type') !== 'responses_api_agents') return 'agent_ref.type must be responses_api_agents';
+  const name = reader.get(agentRef as V, 'name');
   if (typeof name !== 'string' || name === '') return 'agent_ref.name must be a non-empty string';
   if (options.agentRef !== undefined && name !== options.agentRef) {
     return `agent_ref.name ${pyReprString(name)} does not match expected ${pyReprString(options.agentRef)}`;
@@ -70,64 +103,60 @@ function checkAgentRef(agentRef: PyValue | undefined, options: RowCheckOptions):
   return options.checkAgentName?.(name);
 }
 
-function checkParams(params: PyValue | undefined): string | undefined {
-  if (!isPyDict(params)) return 'responses_create_params must be an object';
-  if (params.has('metadata') && params.get('metadata') === null) {
+function checkParams<V>(value: V | undefined, reader: RowReader<V>): string | undefined {
+  if (!reader.isDict(value)) return 'responses_create_params must be an object';
+  const params = value as V;
+  if (reader.has(params, 'metadata') && reader.get(params, 'metadata') === null) {
     return 'responses_create_params.metadata must be omitted or non-null';
   }
-  if (params.has('tool_choice') && params.get('tool_choice') !== 'auto') {
-    return `responses_create_params.tool_choice should be 'auto', found ${pyRepr(params.get('tool_choice'))}`;
+  if (reader.has(params, 'tool_choice') && reader.get(params, 'tool_choice') !== 'auto') {
+    return `responses_create_params.tool_choice should be 'auto', found ${reader.repr(reader.get(params, 'tool_choice'))}`;
   }
-  const input = params.get('input');
+  const input = reader.get(params, 'input');
   if (!Array.isArray(input) || input.length === 0) return 'responses_create_params.input must be a non-empty list';
-  if (!Array.isArray(params.get('tools'))) return 'responses_create_params.tools must be a list';
-  if (params.has('parallel_tool_calls') && typeof params.get('parallel_tool_calls') !== 'boolean') {
+  if (!Array.isArray(reader.get(params, 'tools'))) return 'responses_create_params.tools must be a list';
+  if (reader.has(params, 'parallel_tool_calls') && typeof reader.get(params, 'parallel_tool_calls') !== 'boolean') {
     return 'responses_create_params.parallel_tool_calls must be a boolean';
   }
   return undefined;
 }
 
-export function checkRow(row: PyValue, options: RowCheckOptions): RowCheckResult {
-  if (!isPyDict(row)) return fail('row must be an object');
-  for (const key of requiredKeys) if (!row.has(key)) return fail(`missing required key '${key}'`);
+export function checkRow<V>(row: V, options: RowCheckOptions, reader: RowReader<V>): RowCheckResult {
+  if (!reader.isDict(row)) return fail('row must be an object');
+  for (const key of requiredKeys) if (!reader.has(row, key)) return fail(`missing required key '${key}'`);
   for (const path of options.requireFields) {
-    if (!hasFieldPath(row, path)) return fail(`missing required field ${pyReprString(path)}`);
+    if (!hasFieldPath(row, path, reader)) return fail(`missing required field ${pyReprString(path)}`);
   }
   for (const group of options.requireAnyFields) {
-    if (group.length > 0 && !group.some((path) => hasFieldPath(row, path))) {
+    if (group.length > 0 && !group.some((path) => hasFieldPath(row, path, reader))) {
       return fail(`none of required alternative fields are present: ${group.join(', ')}`);
     }
   }
-  const agentError = checkAgentRef(row.get('agent_ref'), options);
+  const agentError = checkAgentRef(reader.get(row, 'agent_ref'), options, reader);
   if (agentError !== undefined) return fail(agentError);
-  const paramsError = checkParams(row.get('responses_create_params'));
+  const paramsError = checkParams(reader.get(row, 'responses_create_params'), reader);
   if (paramsError !== undefined) return fail(paramsError);
-  const params = row.get('responses_create_params') as PyDict;
-  const agentName = (row.get('agent_ref') as PyDict).get('name') as string;
-  const input = params.get('input') as PyValue[];
-  const tools = params.get('tools') as PyValue[];
-  const counts = { agentName, inputItems: input.length, tools: tools.length };
+  const params = reader.get(row, 'responses_create_params') as V;
+  const agentName = reader.get(reader.get(row, 'agent_ref') as V, 'name') as string;
+  const input = reader.get(params, 'input') as V[];
+  const tools = reader.get(params, 'tools') as V[];
 
-  const action = row.get('expected_action');
-  if (!isPyDict(action)) return fail('expected_action must be an object');
-  const type = action.get('type');
+  const action = reader.get(row, 'expected_action');
+  if (!reader.isDict(action)) return fail('expected_action must be an object');
+  const type = reader.get(action as V, 'type');
   if (type === 'message') {
-    if (typeof action.get('content') !== 'string') return fail('message expected_action.content must be a string');
-    return { ok: true, summary: { ...counts, actionType: 'message' } };
+    if (typeof reader.get(action as V, 'content') !== 'string') return fail('message expected_action.content must be a string');
+    return { ok: true, summary: { agentName, actionType: 'message', inputItems: input.length, tools: tools.length } };
   }
-  if (type !== 'function_call') return fail(`unsupported expected_action type ${pyRepr(type)}`);
-  const name = action.get('name');
+  if (type !== 'function_call') return fail(`unsupported expected_action type ${reader.repr(type)}`);
+  const name = reader.get(action as V, 'name');
   if (typeof name !== 'string' || name === '') return fail('function_call is missing a non-empty name');
-  const args = action.get('arguments');
+  const args = reader.get(action as V, 'arguments');
   if (typeof args !== 'string') return fail('function_call.arguments must be a JSON string');
-  try {
-    loadsPythonJson(args);
-  } catch (error) {
-    if (!(error instanceof PythonJsonDecodeError)) throw error;
-    return fail(`function_call.arguments is not valid JSON: ${error.message}`);
-  }
-  if (options.checkToolNames && !toolNames(tools).has(name)) {
+  const argumentsError = reader.argumentsError(args);
+  if (argumentsError !== undefined) return fail(`function_call.arguments is not valid JSON: ${argumentsError}`);
+  if (options.checkToolNames && !offersTool(tools, name, reader)) {
     return fail(`expected_action uses tools absent from responses_create_params.tools: [${pyReprString(name)}]`);
   }
-  return { ok: true, summary: { ...counts, actionType: 'function_call', toolName: name } };
+  return { ok: true, summary: { agentName, actionType: 'function_call', toolName: name, inputItems: input.length, tools: tools.length } };
 }

@@ -1,41 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { z } from 'zod';
-import { fixturesDir } from '../fixtures';
-import { parseRequireAnyField, validatePivotDataset, type PivotValidatorOptions } from '../../gym/validator';
-
-const casesDir = path.join(fixturesDir, 'validator');
-const caseSchema = z.object({
-  name: z.string(),
-  args: z.array(z.string()),
-  file: z.string(),
-  exit_code: z.number().int(),
-  stdout: z.string(),
-  stderr: z.string(),
-});
-const cases = z.array(caseSchema).parse(JSON.parse(readFileSync(path.join(casesDir, 'cases.json'), 'utf8')));
-
-/** The reference CLI's options as plain argv (`--opt value` or `--opt=value`), for the library API. */
-function optionsFromArgs(filePath: string, args: readonly string[]): PivotValidatorOptions {
-  const options = { path: filePath, requireFields: [] as string[], requireAnyFields: [] as string[][], checkToolNames: true, agentRef: undefined as string | undefined };
-  for (let i = 0; i < args.length; i++) {
-    const [flag, inline] = args[i].includes('=') ? [args[i].slice(0, args[i].indexOf('=')), args[i].slice(args[i].indexOf('=') + 1)] : [args[i], undefined];
-    if (flag === '--no-check-tool-names') {
-      options.checkToolNames = false;
-      continue;
-    }
-    const value = inline ?? args[++i];
-    if (flag === '--agent-ref') options.agentRef = value;
-    else if (flag === '--require-field') options.requireFields.push(value);
-    else if (flag === '--require-any-field') options.requireAnyFields.push(parseRequireAnyField(value));
-    else throw new Error(`unexpected case argument ${flag}`);
-  }
-  return options;
-}
+import { validatePivotDataset } from '../../gym/validator';
+import { cases, casesDir, optionsFromArgs } from './validatorCases';
 
 const withoutPath = (text: string, filePath: string, file: string) => text.split(filePath).join(file);
 
@@ -76,9 +45,9 @@ async function withTempDir<T>(run: (dir: string) => Promise<T>): Promise<T> {
 test('a CR or CRLF split across read chunks still counts as one line break', async () => {
   await withTempDir(async (dir) => {
     const row = validRow('weather_agent');
-    // The filler row is padded with spaces (JSON whitespace) so its terminator straddles 64 KiB,
+    // The filler row is padded with spaces (JSON whitespace) so its terminator straddles 1 MiB,
     // the stream's chunk size; the line after it is the one that must be blamed.
-    const chunk = 64 * 1024;
+    const chunk = 1 << 20;
     for (const [terminator, offset] of [['\r\n', 1], ['\r', 1], ['\r\n', 2], ['\r', 0]] as const) {
       const filler = row + ' '.repeat(chunk - offset - row.length);
       const file = path.join(dir, 'rows.jsonl');

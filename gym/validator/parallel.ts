@@ -1,0 +1,86 @@
+// Worker threads for the validator's fast path on large files. JSON.parse is most of the work and
+// lines are independent, so batches go round-robin to one worker per core; the caller consumes the
+// outcomes in file order, so the first failure and the metrics are those of a sequential run.
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { LineOutcome } from './fastRows';
+import type { RawLine } from './jsonlLines';
+import type { RowCheckOptions } from './rowChecks';
+
+/** Below this size the threads' start-up (each compiles the checks) costs more than they save. */
+export const PARALLEL_MIN_BYTES = 16 * 2 ** 20;
+
+export function defaultThreadCount(fileBytes: number): number {
+  return fileBytes >= PARALLEL_MIN_BYTES ? availableParallelism() : 1;
+}
+
+/** One batch as it crosses to a worker: the lines' bytes back to back, in one transferred buffer. */
+export interface LineBatch {
+  id: number;
+  bytes: Uint8Array<ArrayBuffer>;
+  /** Line i is bytes[offsets[i], offsets[i + 1]). */
+  offsets: Int32Array;
+  terminated: Uint8Array;
+}
+
+function toBatch(id: number, lines: readonly RawLine[]): LineBatch {
+  const offsets = new Int32Array(lines.length + 1);
+  const terminated = new Uint8Array(lines.length);
+  lines.forEach((line, i) => {
+    offsets[i + 1] = offsets[i] + line.bytes.length;
+    terminated[i] = line.terminated ? 1 : 0;
+  });
+  // A buffer of its own (not Buffer's shared pool), since it is handed over to the worker.
+  const bytes = new Uint8Array(offsets[lines.length]);
+  lines.forEach((line, i) => bytes.set(line.bytes, offsets[i]));
+  return { id, bytes, offsets, terminated };
+}
+
+// Workers start from source like the rest of the project: tsx compiles the worker module on load.
+const bootstrap = `require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(path.join(__dirname, 'fastRowsWorker.ts'))});`;
+
+export class FastRowWorkers {
+  private readonly workers: Worker[];
+  private readonly waiting = new Map<number, { resolve: (outcomes: LineOutcome[]) => void; reject: (error: Error) => void }>();
+  private nextId = 0;
+
+  /** `options` without `checkAgentName`: a function cannot cross to a thread; the caller applies it. */
+  constructor(count: number, options: Omit<RowCheckOptions, 'checkAgentName'>) {
+    this.workers = Array.from({ length: count }, () => {
+      const worker = new Worker(bootstrap, { eval: true, execArgv: [], workerData: options });
+      worker.on('message', ({ id, outcomes }: { id: number; outcomes: LineOutcome[] }) => {
+        this.waiting.get(id)?.resolve(outcomes);
+        this.waiting.delete(id);
+      });
+      worker.on('error', (error) => this.failAll(error));
+      return worker;
+    });
+  }
+
+  private failAll(error: Error): void {
+    for (const { reject } of this.waiting.values()) reject(error);
+    this.waiting.clear();
+  }
+
+  get size(): number {
+    return this.workers.length;
+  }
+
+  check(lines: readonly RawLine[]): Promise<LineOutcome[]> {
+    const id = this.nextId++;
+    const batch = toBatch(id, lines);
+    const outcomes = new Promise<LineOutcome[]>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      this.workers[id % this.workers.length]?.postMessage(batch, [batch.bytes.buffer]);
+    });
+    // The caller awaits batches in order and may stop early; a failure of one it never reaches must
+    // not surface as an unhandled rejection.
+    outcomes.catch(() => undefined);
+    return outcomes;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((worker) => worker.terminate()));
+  }
+}
