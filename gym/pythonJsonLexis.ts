@@ -17,22 +17,20 @@ function isPythonWhitespace(code: number): boolean {
   );
 }
 
-/** `s.split()`: words separated by runs of Python whitespace, no empty words. */
-export function pythonSplit(s: string): string[] {
-  const words: string[] = [];
+/** Calls `visit` with each word of `s.split()` in order, without building the list. */
+export function forEachPythonWord(s: string, visit: (word: string) => void): void {
   let start = -1;
   for (let i = 0; i < s.length; i++) {
     if (isPythonWhitespace(s.charCodeAt(i))) {
       if (start >= 0) {
-        words.push(s.slice(start, i));
+        visit(s.slice(start, i));
         start = -1;
       }
     } else if (start < 0) {
       start = i;
     }
   }
-  if (start >= 0) words.push(s.slice(start));
-  return words;
+  if (start >= 0) visit(s.slice(start));
 }
 
 /** `len(s.split())`, without building the list. */

@@ -175,13 +175,11 @@ export function compareToolCalls(
   actualCalls: FunctionCall[],
   config: ToolCallComparatorConfig,
 ): VerifyResult {
+  if (expectedCalls.length === 1 && actualCalls.length === 1) {
+    return compareOneCall(new PreparedCall(expectedCalls[0] as FunctionCall), new PreparedCall(actualCalls[0] as FunctionCall), config);
+  }
   const expected = expectedCalls.map((call) => new PreparedCall(call));
   const actual = actualCalls.map((call) => new PreparedCall(call));
-  const [onlyExpected] = expected;
-  const [onlyActual] = actual;
-  if (expected.length === 1 && actual.length === 1 && onlyExpected && onlyActual) {
-    return compareOneCall(onlyExpected, onlyActual, config);
-  }
   if (!isCallCountAdmissible(expected.length, actual.length, config)) {
     return { reward: 0, category: 'FUNCTION_CALL_BATCH_LENGTH_DIFFERENT' };
   }

@@ -1,5 +1,5 @@
 // Python's `str.lower()` and the word-overlap string rule NeMo Gym builds on `s.lower().split()`.
-import { countPythonWords, pythonSplit } from '../pythonJsonLexis';
+import { countPythonWords, forEachPythonWord } from '../pythonJsonLexis';
 
 // Capital letters that gained a lower-case mapping after Unicode 15.1. NeMo Gym runs on CPython
 // 3.12/3.13 (Unicode 15.0/15.1), where they are unassigned and lower() leaves them alone, while
@@ -38,14 +38,14 @@ export function stringsMatch(expected: string, actual: string, wordCountSimilari
   if (actualCount < 2) return expected === actual;
   // Σ min(countE(w), countA(w)): each actual word uses up one remaining copy in the expected words.
   const remaining = new Map<string, number>();
-  for (const word of pythonSplit(pythonLower(expected))) remaining.set(word, (remaining.get(word) ?? 0) + 1);
+  forEachPythonWord(pythonLower(expected), (word) => remaining.set(word, (remaining.get(word) ?? 0) + 1));
   let shared = 0;
-  for (const word of pythonSplit(pythonLower(actual))) {
+  forEachPythonWord(pythonLower(actual), (word) => {
     const left = remaining.get(word);
     if (left) {
       shared++;
       remaining.set(word, left - 1);
     }
-  }
+  });
   return shared / (expectedCount + actualCount) >= wordCountSimilarityThreshold;
 }

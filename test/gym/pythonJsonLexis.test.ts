@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { compareCodePoints, countPythonWords, isBlank, pythonSplit, pythonStrip } from '../../gym/pythonJsonLexis';
+import { compareCodePoints, countPythonWords, forEachPythonWord, isBlank, pythonStrip } from '../../gym/pythonJsonLexis';
+
+/** `s.split()`, collected. */
+function pythonSplit(s: string): string[] {
+  const words: string[] = [];
+  forEachPythonWord(s, (word) => words.push(word));
+  return words;
+}
 
 test('str.isspace set: Python whitespace that JavaScript misses, and the reverse', () => {
   const pythonOnly = '\u001c\u001d\u001e\u001f\u0085';

@@ -13,9 +13,16 @@ import {
   type ToolCallComparatorConfigInput,
 } from '../../gym/verifier';
 import { findMaximumMatching } from '../../gym/verifier/compare';
-import { pythonSplit } from '../../gym/pythonJsonLexis';
+import { forEachPythonWord } from '../../gym/pythonJsonLexis';
 import { pythonLower } from '../../gym/verifier/pythonText';
 import { fixturesDir } from '../fixtures';
+
+/** `s.split()`, collected. */
+function pythonSplit(s: string): string[] {
+  const words: string[] = [];
+  forEachPythonWord(s, (word) => words.push(word));
+  return words;
+}
 
 const vectorSchema = z.object({
   id: z.string(),
