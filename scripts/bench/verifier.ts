@@ -1,44 +1,113 @@
-// Verifier throughput over the whole NeMo Gym vector file. Prints numbers only; parity is the
-// test suite's job (test/gym/verifier.test.ts).
+// Verifier throughput against NeMo Gym's own Python verifier, in one run on the same vectors
+// (shared/fixtures/verifier/vectors.jsonl). Parity is the test suite's job (test/gym/verifier.test.ts).
+// Run: npx tsx scripts/bench/verifier.ts
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { expectedActionSchema } from '../../gym/schemas';
 import { toolCallComparatorConfigSchema, verifyResponse } from '../../gym/verifier';
+import { median, nemoGymPython, runPythonAnchor } from './python/nemoGym';
 
-const WARMUP_PASSES = 3;
+/** Python's anchor warms up for this many passes; it has no JIT to wait for. */
+const PYTHON_WARMUP_PASSES = 3;
+/** V8 tiers code up over many calls, later still on a busy machine (its compiler threads wait for
+ * a core), so ours warms up for a while rather than a count of passes. */
+const WARMUP_SECONDS = 3;
 const PASSES = 10;
+/** Python and TypeScript take turns, so a load change on the machine hits both sides alike. */
+const ROUNDS = 2;
+
+const vectorsPath = path.resolve(__dirname, '../../../shared/fixtures/verifier/vectors.jsonl');
 
 const vectorSchema = z.object({
+  // Parsed once up front, as the resources server parses its config once at start-up.
   config: toolCallComparatorConfigSchema,
   expected_action: expectedActionSchema,
   response: z.object({ output: z.array(z.unknown()) }),
 });
+type Vector = z.infer<typeof vectorSchema>;
 
-function main(): void {
-  const file = path.resolve(__dirname, '../../../shared/fixtures/verifier/vectors.jsonl');
-  const vectors = fs
-    .readFileSync(file, 'utf8')
+/** What the Python anchor reports besides its rates: how often 0.4.0 returns the vectors' verdict. */
+const anchorVerdictsSchema = z.looseObject({ agree: z.number().int(), errors: z.number().int() });
+
+interface Rates {
+  rates: number[];
+  cpuRates: number[];
+}
+
+function timePasses(vectors: readonly Vector[], passes: number, into: Rates): void {
+  let rewardSum = 0;
+  for (let pass = 0; pass < passes; pass++) {
+    const wall = process.hrtime.bigint();
+    const cpu = process.cpuUsage();
+    for (const v of vectors) rewardSum += verifyResponse(v.expected_action, v.response, v.config).reward;
+    const used = process.cpuUsage(cpu);
+    into.rates.push(vectors.length / (Number(process.hrtime.bigint() - wall) / 1e9));
+    into.cpuRates.push(vectors.length / ((used.user + used.system) / 1e6));
+  }
+  // Keeps the loop's result observable so the JIT cannot drop the work.
+  if (Number.isNaN(rewardSum)) throw new Error('reward sum is NaN');
+}
+
+function warmUp(vectors: readonly Vector[]): void {
+  const until = process.hrtime.bigint() + BigInt(WARMUP_SECONDS * 1e9);
+  while (process.hrtime.bigint() < until) timePasses(vectors, 1, newRates());
+}
+
+function newRates(): Rates {
+  return { rates: [], cpuRates: [] };
+}
+
+const perSecond = (rate: number) => `${Math.round(rate).toLocaleString('en-US')}/s`;
+
+async function main(): Promise<void> {
+  const all = fs
+    .readFileSync(vectorsPath, 'utf8')
     .split('\n')
     .filter((line) => line.length > 0)
     .map((line) => vectorSchema.parse(JSON.parse(line)));
+  // NeMo Gym 0.4.0's verifier knows no function_call_batch (later commits added it), so the
+  // comparison runs on the vectors both sides can take; the batch vectors are timed for us alone.
+  const common = all.filter((v) => v.expected_action.type !== 'function_call_batch');
+  const python = await nemoGymPython();
 
-  // Untimed passes let the JIT settle so the timed ones measure steady state.
-  let rewardSum = 0;
-  for (let pass = 0; pass < WARMUP_PASSES; pass++) {
-    for (const v of vectors) rewardSum += verifyResponse(v.expected_action, v.response, v.config).reward;
+  const py: Rates = { rates: [], cpuRates: [] };
+  let verdicts = { agree: 0, errors: 0 };
+  const ours: Rates = { rates: [], cpuRates: [] };
+  for (let round = 1; round <= ROUNDS; round++) {
+    const anchor = await runPythonAnchor(python, 'verifier_anchor.py', [vectorsPath, String(PASSES), String(PYTHON_WARMUP_PASSES)]);
+    if (anchor.cases !== common.length) throw new Error(`python timed ${anchor.cases} vectors, ours ${common.length}`);
+    verdicts = anchorVerdictsSchema.parse(anchor);
+    py.rates.push(...anchor.rates);
+    py.cpuRates.push(...anchor.cpu_rates);
+    warmUp(common);
+    timePasses(common, PASSES, ours);
   }
+  const allRates = newRates();
+  warmUp(all);
+  timePasses(all, PASSES, allRates);
 
-  const rates: number[] = [];
-  for (let pass = 1; pass <= PASSES; pass++) {
-    const start = process.hrtime.bigint();
-    for (const v of vectors) rewardSum += verifyResponse(v.expected_action, v.response, v.config).reward;
-    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-    rates.push(vectors.length / seconds);
-    console.log(`pass ${pass}: ${vectors.length} verifications in ${(seconds * 1000).toFixed(1)} ms, ${Math.round(vectors.length / seconds)}/s`);
-  }
-  const sorted = [...rates].sort((a, b) => a - b);
-  console.log(`verifier: median ${Math.round(sorted[Math.floor(sorted.length / 2)] ?? 0)} verifications/s over ${PASSES} passes of ${vectors.length} vectors (reward checksum ${rewardSum.toFixed(3)})`);
+  const pythonRate = median(py.rates);
+  const oursRate = median(ours.rates);
+  const ratio = oursRate / pythonRate;
+  const cpuRatio = median(ours.cpuRates) / median(py.cpuRates);
+  console.log(`verifier, ${common.length} vectors with a message or function_call expected (NeMo Gym 0.4.0 verify() logic):`);
+  console.log(`  python ${perSecond(pythonRate)}  ours ${perSecond(oursRate)}  ours/python ${ratio.toFixed(1)}x  (per CPU second ${cpuRatio.toFixed(1)}x)`);
+  console.log(`  (0.4.0's own verdicts equal the vectors' on ${verdicts.agree} of ${common.length}, ${verdicts.errors} raised: the vectors come from a later NeMo Gym)`);
+  console.log(`verifier, all ${all.length} vectors incl. function_call_batch (ours only): ${perSecond(median(allRates.rates))}`);
+  console.log(JSON.stringify({
+    bench: 'verifier',
+    vectors_common: common.length,
+    python_per_s: Math.round(pythonRate),
+    ours_per_s: Math.round(oursRate),
+    ours_over_python: Number(ratio.toFixed(2)),
+    ours_over_python_cpu: Number(cpuRatio.toFixed(2)),
+    ours_all_vectors_per_s: Math.round(median(allRates.rates)),
+    passes: PASSES * ROUNDS,
+  }));
 }
 
-main();
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.message : String(error));
+  process.exitCode = 1;
+});
