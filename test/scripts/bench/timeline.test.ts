@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { msNumberToTs } from '@temporalio/common/lib/time';
+import Long from 'long';
 import type { HistoryEvent } from '../../../scripts/bench/history';
 import { runRecord, stageTimeline } from '../../../scripts/bench/timeline';
 
@@ -11,9 +12,10 @@ class HistoryBuilder {
   readonly events: HistoryEvent[] = [];
   private id = 0;
 
-  private push(ms: number, attrs: Partial<HistoryEvent>): number {
-    this.events.push({ eventId: ++this.id, eventTime: msNumberToTs(ms), ...attrs } as HistoryEvent);
-    return this.id;
+  private push(ms: number, attrs: Partial<HistoryEvent>): Long {
+    const eventId = Long.fromNumber(++this.id);
+    this.events.push({ eventId, eventTime: msNumberToTs(ms), ...attrs });
+    return eventId;
   }
 
   started(ms: number, continuedFrom?: string): this {
@@ -97,7 +99,7 @@ test('a continued-as-new chain: chunks of every run count, and the gap between r
 
 test('histories that do not cover a whole stage are refused instead of giving a partial breakdown', () => {
   const unfinished = new HistoryBuilder().started(0);
-  unfinished.events.push({ eventId: 99, eventTime: msNumberToTs(5), activityTaskScheduledEventAttributes: { activityType: { name: 'runChunk' } } } as HistoryEvent);
+  unfinished.events.push({ eventId: Long.fromNumber(99), eventTime: msNumberToTs(5), activityTaskScheduledEventAttributes: { activityType: { name: 'runChunk' } } });
   assert.throws(() => runRecord(unfinished.events), /runChunk .* never completed/);
 
   const noEnd = new HistoryBuilder().started(0).activity('materializeStage', 1, 2, 3);
