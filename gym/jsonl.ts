@@ -29,7 +29,13 @@ export interface ReadJsonlOptions {
   allowTornTail?: boolean;
 }
 
-const READ_CHUNK_BYTES = 1 << 16;
+// Rollout lines run to several KB; a large read hands out many lines per await and splits few lines
+// across reads. The buffer is per open reader (no larger than its byte range), and readers are few.
+export const READ_CHUNK_BYTES = 1 << 20;
+/** A torn tail is at most one line: scanning back for it reads small pieces. */
+const TAIL_SCAN_BYTES = 1 << 16;
+/** Bytes a writer may hold before `write` waits for the file to catch up. */
+const WRITE_BUFFER_BYTES = 1 << 20;
 const NEWLINE = 0x0a;
 
 // `fatal` turns invalid UTF-8 into an error naming the line instead of silent U+FFFD damage.
@@ -62,7 +68,7 @@ export async function* readJsonl(file: string, opts: ReadJsonlOptions = {}): Asy
     let pending: Buffer[] = [];
     let pendingBytes = 0;
     let position = start;
-    const buf = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+    const buf = Buffer.allocUnsafe(Math.max(1, Math.min(READ_CHUNK_BYTES, end - start)));
 
     const finishLine = (bytes: Buffer, terminated: boolean): JsonlRecord | undefined => {
       const record = { line, byteOffset: lineStart, byteLength: bytes.length + (terminated ? 1 : 0) };
@@ -111,12 +117,18 @@ export function jsonLine(value: unknown): string {
   return `${JSON.stringify(value)}\n`;
 }
 
-/** Appends JSON lines through a buffered stream, waiting for `drain` so a fast producer cannot balloon memory. */
+/**
+ * Appends JSON lines through a buffered stream, waiting for `drain` so a fast producer cannot balloon
+ * memory. Lines written in the same tick go to the file in one write: the stream is corked on the
+ * first and uncorked on the next tick, so no line waits in memory past the current tick, but a
+ * loop of writes costs one system call instead of one per line.
+ */
 export class JsonlWriter {
   bytesWritten: number;
   private readonly stream: WriteStream;
   private failure: Error | undefined;
   private drained: Promise<void> | undefined;
+  private corked = false;
 
   private constructor(stream: WriteStream, initialBytes: number) {
     this.stream = stream;
@@ -128,7 +140,7 @@ export class JsonlWriter {
 
   /** `bytesWritten` starts at the current file size when appending, so it is always an offset into the file. */
   static async open(file: string, opts: { append?: boolean } = {}): Promise<JsonlWriter> {
-    const stream = createWriteStream(file, { flags: opts.append ? 'a' : 'w' });
+    const stream = createWriteStream(file, { flags: opts.append ? 'a' : 'w', highWaterMark: WRITE_BUFFER_BYTES });
     await new Promise<void>((resolve, reject) => {
       stream.once('open', () => resolve());
       stream.once('error', reject);
@@ -149,6 +161,14 @@ export class JsonlWriter {
     if (this.failure) throw this.failure;
     const data = Buffer.from(jsonLine(value), 'utf8');
     this.bytesWritten += data.length;
+    if (!this.corked) {
+      this.corked = true;
+      this.stream.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.stream.uncork();
+      });
+    }
     if (this.stream.write(data)) return;
     // Concurrent writers share one wait for 'drain' instead of each adding listeners to the stream.
     this.drained ??= new Promise<void>((resolve, reject) => {
@@ -189,10 +209,10 @@ export async function truncateTornTail(file: string): Promise<number> {
   const handle = await open(file, 'r+');
   try {
     const size = (await handle.stat()).size;
-    const buf = Buffer.allocUnsafe(READ_CHUNK_BYTES);
+    const buf = Buffer.allocUnsafe(TAIL_SCAN_BYTES);
     let keep = 0;
     for (let chunkEnd = size; chunkEnd > 0; ) {
-      const chunkStart = Math.max(0, chunkEnd - READ_CHUNK_BYTES);
+      const chunkStart = Math.max(0, chunkEnd - TAIL_SCAN_BYTES);
       const { bytesRead } = await handle.read(buf, 0, chunkEnd - chunkStart, chunkStart);
       const nl = buf.subarray(0, bytesRead).lastIndexOf(NEWLINE);
       if (nl !== -1) {

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { JsonlWriter, jsonLine, readJsonl, truncateTornTail, type JsonlRecord } from '../../gym/jsonl';
+import { JsonlWriter, jsonLine, READ_CHUNK_BYTES, readJsonl, truncateTornTail, type JsonlRecord } from '../../gym/jsonl';
 import { JsonlError } from '../../gym/errors';
 import { fixturesDir } from '../fixtures';
 
@@ -113,11 +113,11 @@ test('a 12 MB line streams through', async () => {
 });
 
 test('multi-byte UTF-8 characters split across read chunks decode intact', async () => {
-  // 65536-byte read chunks: pad so a 4-byte emoji and a 3-byte CJK char straddle chunk boundaries.
+  // Pad so a 4-byte emoji and a 3-byte CJK char straddle read-chunk boundaries.
   const emoji = '😀';
   const prefix = '{"s":"';
-  const pad = 'a'.repeat(65536 - prefix.length - 2);
-  const value = `${pad}${emoji}${'b'.repeat(65536 - 3)}漢字é`;
+  const pad = 'a'.repeat(READ_CHUNK_BYTES - prefix.length - 2);
+  const value = `${pad}${emoji}${'b'.repeat(READ_CHUNK_BYTES - 3)}漢字é`;
   const file = await fileWith('utf8.jsonl', `${JSON.stringify({ s: value })}\n{"t":"ü"}\n`);
   const records = await readAll(file);
   assert.equal((records[0]?.value as { s: string }).s, value);
@@ -185,6 +185,29 @@ test('JsonlWriter writes, appends, counts bytes and survives backpressure', asyn
     records.map((r) => (r.value as { i: number }).i),
     Array.from({ length: 201 }, (_, i) => i),
   );
+});
+
+test('JsonlWriter: lines from concurrent writers batched in one tick reach the file whole, in call order, before the next tick', async () => {
+  const file = path.join(dir, 'batched.jsonl');
+  const writer = await JsonlWriter.open(file);
+  // Sixteen lanes, each writing without awaiting I/O in between, as a chunk's rows finish together.
+  await Promise.all(Array.from({ length: 16 }, (_, lane) => (async () => {
+    for (let i = 0; i < 50; i++) await writer.write({ lane, i, pad: 'x'.repeat(3000) });
+  })()));
+  // Handed to the file by the next tick, without close(): a killed worker loses no line it was told is written.
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal((await stat(file)).size, writer.bytesWritten);
+  const records = await readAll(file);
+  assert.equal(records.length, 16 * 50);
+  for (let lane = 0; lane < 16; lane++) {
+    const order = records.map((r) => r.value as { lane: number; i: number }).filter((v) => v.lane === lane).map((v) => v.i);
+    assert.deepEqual(order, Array.from({ length: 50 }, (_, i) => i));
+  }
+  // A write and a close in the same tick still lands.
+  void writer.write({ last: true });
+  await writer.close();
+  assert.deepEqual((await readAll(file)).at(-1)?.value, { last: true });
 });
 
 test('JsonlWriter.open fails for a missing directory', async () => {
