@@ -36,3 +36,8 @@ async def main() -> None:
 
 if __name__ == "__main__":
     asyncio.run(main())
+    # A short-lived client-only process can abort during interpreter teardown while the SDK's Rust
+    # runtime threads are still alive (temporalio/sdk-python#300, open): the result is printed by
+    # then, so flush it and skip the teardown instead of exiting with SIGABRT.
+    sys.stdout.flush()
+    os._exit(0)
