@@ -1,7 +1,6 @@
 // Port of NeMo Gym's pivot-dataset validator (skill nemo-gym-pivot-datasets,
 // validate_pivot_dataset.py): same checks, order, messages, exit codes and metrics, held to the
 // recorded cases in shared/fixtures/validator. Plus `gymConfigPath`, which the reference lacks.
-import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { loadsPythonJson, PythonJsonDecodeError } from './pythonJson';
 import { isBlank, pythonStrip } from './pythonJsonLexis';
@@ -9,7 +8,7 @@ import { acceptLineFast, type LineOutcome } from './validator/fastRows';
 import { GymConfigError, loadAgentNameCheck } from './validator/gymConfigAgents';
 import { decodeLine, InvalidUtf8Error, readJsonlLineBatches, type RawLine } from './validator/jsonlLines';
 import { PivotMetrics } from './validator/metrics';
-import { defaultThreadCount, FastRowWorkers } from './validator/parallel';
+import { FastRowWorkers } from './validator/parallel';
 import { checkRow, pythonRowReader, type RowCheckOptions } from './validator/rowChecks';
 
 export const pivotValidatorOptionsSchema = z.object({
@@ -23,8 +22,9 @@ export const pivotValidatorOptionsSchema = z.object({
   checkToolNames: z.boolean().default(true),
   /** A NeMo Gym config YAML whose agents every row's agent_ref must name. */
   gymConfigPath: z.string().min(1).optional(),
-  /** Threads for the JSON.parse fast path; by default one per core for files of 16 MiB or more. */
-  threads: z.number().int().min(1).optional(),
+  /** Worker threads for the JSON.parse fast path; 1 (the default) checks on the calling thread.
+   * Worth it for large files on a machine with idle cores. */
+  threads: z.number().int().min(1).default(1),
 });
 export type PivotValidatorOptions = z.input<typeof pivotValidatorOptionsSchema>;
 
@@ -138,11 +138,10 @@ export async function validatePivotDataset(input: PivotValidatorOptions): Promis
       throw error;
     }
   }
-  const threads = options.threads ?? defaultThreadCount((await stat(options.path)).size);
 
   const sink = new RowSink(rowOptions);
   try {
-    const failed = await validateLines(options.path, sink, fastOptions, threads);
+    const failed = await validateLines(options.path, sink, fastOptions, options.threads);
     if (failed !== undefined) return failure(failed);
   } catch (error) {
     if (error instanceof InvalidUtf8Error) return failure(error.message);

@@ -1,19 +1,13 @@
-// Worker threads for the validator's fast path on large files. JSON.parse is most of the work and
-// lines are independent, so batches go round-robin to one worker per core; the caller consumes the
-// outcomes in file order, so the first failure and the metrics are those of a sequential run.
-import { availableParallelism } from 'node:os';
+// Worker threads for the validator's fast path (the `threads` option). JSON.parse is most of the
+// work and lines are independent, so batches go round-robin to the workers; the caller consumes the
+// outcomes in file order, so the first failure and the metrics are those of a sequential run. Not
+// the default: each worker compiles the checks on start (about a second on a busy machine), and on
+// a machine whose cores are already taken the threads only add contention.
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { LineOutcome } from './fastRows';
 import type { RawLine } from './jsonlLines';
 import type { RowCheckOptions } from './rowChecks';
-
-/** Below this size the threads' start-up (each compiles the checks) costs more than they save. */
-export const PARALLEL_MIN_BYTES = 16 * 2 ** 20;
-
-export function defaultThreadCount(fileBytes: number): number {
-  return fileBytes >= PARALLEL_MIN_BYTES ? availableParallelism() : 1;
-}
 
 /** One batch as it crosses to a worker: the lines' bytes back to back, in one transferred buffer. */
 export interface LineBatch {
