@@ -14,7 +14,7 @@ import { singleStepExecutor } from './executors/singleStep';
 import { AgentReportedFailure, isTerminalFailureLine, type RolloutExecutor } from './executors/types';
 import { RequestFailure } from './http/client';
 import { withRetries, type FailedAttempt } from './http/retry';
-import { agentDirectory, resolveEndpoints } from './servers';
+import { agentDirectory, resolveEndpoints, unknownAgentReason } from './servers';
 
 // One chunk = one line range of the materialized inputs = one shard file. A retried chunk (worker
 // killed, server restarted) drops the torn last line of its shard and skips keys already there, so
@@ -78,8 +78,15 @@ async function buildExecutor(secrets: NodeJS.ProcessEnv, input: ChunkInput): Pro
   if (stage === 'collect') {
     return gymAgentExecutor({ agentUrls: await agentDirectory(plan), timeoutMs: settings.requestTimeoutMs, maxConcurrency: settings.maxConcurrency });
   }
+  const lp = plan.config.local_profile;
+  if (lp.verifier === 'nemo_gym_agent') {
+    const agentName = lp.agent_name ?? settings.agentName;
+    const agentUrls = await agentDirectory(plan);
+    if (!agentUrls.has(agentName)) throw new ConfigError(`local_profile.agent_name: ${unknownAgentReason(plan, agentName, agentUrls)}`);
+    return gymAgentExecutor({ agentUrls, agentName, timeoutMs: settings.requestTimeoutMs, maxConcurrency: settings.maxConcurrency });
+  }
   const endpoints = await resolveEndpoints(plan);
-  const model = plan.config.local_profile.model;
+  const model = lp.model;
   let apiKey: string | undefined;
   if (model.api_key_env) {
     apiKey = secrets[model.api_key_env];
@@ -92,7 +99,7 @@ async function buildExecutor(secrets: NodeJS.ProcessEnv, input: ChunkInput): Pro
     apiKey,
     timeoutMs: Math.min(settings.requestTimeoutMs, model.timeout_ms),
     maxConcurrency: Math.min(settings.maxConcurrency, model.max_concurrency),
-    comparatorConfig: plan.config.local_profile.tool_call_comparator_config,
+    comparatorConfig: lp.tool_call_comparator_config,
   });
 }
 

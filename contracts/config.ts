@@ -66,6 +66,19 @@ const collectSchema = z.strictObject({
 
 const localProfileSchema = z.strictObject({
   num_samples: z.number().int().min(2).default(8),
+  verifier: z
+    .enum(['builtin', 'nemo_gym_agent'])
+    .default('builtin')
+    .describe(
+      'builtin: one call to local_profile.model, scored by our port of NeMo Gym\'s argument-comparison verifier. ' +
+        'nemo_gym_agent: each sample is a /run of local_profile.agent_name on the NeMo Gym servers (servers.head_url), ' +
+        'so pass rates come from the NeMo Gym version that will train on them; local_profile.model is then not called',
+    ),
+  agent_name: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('With verifier nemo_gym_agent: the NeMo Gym agent that runs and verifies the pivots; defaults to the published agent name'),
   model: modelEndpointSchema.prefault({}),
   responses_create_params: z.record(z.string(), z.unknown()).default({}),
   // NeMo Gym requires the threshold; 0.1 is what its pivot configs ship with.

@@ -7,6 +7,11 @@ import { agentReportedFailure, keyedResult, type RolloutExecutor } from './types
 export interface GymAgentOptions {
   /** Agent name → base URL; each row goes to the agent its own `agent_ref.name` names. */
   agentUrls: ReadonlyMap<string, string>;
+  /**
+   * Sends every row to this agent instead: local profiling's pivots name the agent they will be
+   * published for, while the one that verifies them here is whichever the user serves.
+   */
+  agentName?: string;
   timeoutMs: number;
   maxConcurrency: number;
 }
@@ -32,7 +37,7 @@ export function gymAgentExecutor(opts: GymAgentOptions): RolloutExecutor {
   }
   return {
     async run(row: MaterializedRow, signal: AbortSignal) {
-      const { url, limiter } = endpointFor(row.agent_ref.name);
+      const { url, limiter } = endpointFor(opts.agentName ?? row.agent_ref.name);
       const result = await limiter.run(() =>
         postJson(url, row, { timeoutMs: opts.timeoutMs, signal, connections: opts.maxConcurrency }),
       );
