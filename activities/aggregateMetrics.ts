@@ -95,26 +95,41 @@ async function askAgent(name: string, baseUrl: string, file: FileHandle, places:
 }
 
 /**
+ * The agent server that ran the rollouts of a row naming `agent_ref.name`, or undefined when no
+ * server did: collect posts each row to its own agent; local profiling either runs every row through
+ * one NeMo Gym agent or runs them in-process (the single-step executor is agent and verifier in one).
+ */
+function servingAgent(plan: RunPlan, stage: RolloutStage): ((rowAgent: string) => string) | undefined {
+  if (stage === 'collect') return (rowAgent) => rowAgent;
+  const lp = plan.config.local_profile;
+  if (lp.verifier !== 'nemo_gym_agent') return undefined;
+  const name = lp.agent_name ?? stageSettings(plan, stage).agentName;
+  return () => name;
+}
+
+/**
  * Writes the aggregate metrics of a merged stage and returns the path, or nothing when no rollout
- * completed (upstream writes no file then). Collect asks each agent; local profiling has no agent
- * server (the single-step executor is the agent and the verifier in one), so it computes what a
- * NeMo Gym pivot agent answers by default, the same computation the embedded resources server runs.
+ * completed (upstream writes no file then). Rollouts an agent server ran are aggregated by that
+ * agent; in-process ones get what a NeMo Gym pivot agent answers by default, the same computation
+ * the embedded resources server runs. Entries are named by the rows' `agent_ref`, as upstream's are.
  */
 export async function writeAggregateMetrics(input: { plan: RunPlan; stage: RolloutStage; rolloutsPath: string }): Promise<string | undefined> {
   const places = await placesByAgent(input.rolloutsPath);
   if (places.size === 0) return undefined;
   const timeoutMs = stageSettings(input.plan, input.stage).requestTimeoutMs;
-  const agents = input.stage === 'collect' ? await agentDirectory(input.plan) : undefined;
+  const serving = servingAgent(input.plan, input.stage);
+  const agents = serving && (await agentDirectory(input.plan));
   const entries: AggregateMetricsEntry[] = [];
   const file = await open(input.rolloutsPath, 'r');
   const beat = setInterval(() => heartbeat({ aggregateMetrics: entries.length }), 5000);
   try {
     for (const [name, agentPlaces] of places) {
       let metrics: AggregateMetrics;
-      if (agents) {
-        const baseUrl = agents.get(name);
-        if (!baseUrl) throw new ConfigError(`${input.rolloutsPath}: agent_ref.name "${name}" is no longer served, so its metrics cannot be aggregated`);
-        metrics = await askAgent(name, baseUrl, file, agentPlaces, timeoutMs);
+      if (serving && agents) {
+        const server = serving(name);
+        const baseUrl = agents.get(server);
+        if (!baseUrl) throw new ConfigError(`${input.rolloutsPath}: agent "${server}" is no longer served, so its metrics cannot be aggregated`);
+        metrics = await askAgent(server, baseUrl, file, agentPlaces, timeoutMs);
       } else {
         // Numeric views only: they are all the computation reads, and a few numbers per rollout.
         const results: Row[] = [];

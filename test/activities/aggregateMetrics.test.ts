@@ -127,6 +127,23 @@ test('local profiling has no agent server, so its metrics are computed in-proces
   assert.deepEqual(JSON.parse(readFileSync(out!, 'utf8')), [aggregateMetricsEntry('pivots', computeAggregateMetrics(sorted.map(stripForAggregateMetrics)))]);
 });
 
+test('local profiling through a NeMo Gym agent asks that agent, under the rows\' agent name', async () => {
+  const dir = freshDir();
+  const plan = collectPlan(dir, { head_url: head.url }, {}, { local_profile: { verifier: 'nemo_gym_agent', agent_name: 'beta' } });
+  const rolloutsPath = path.join(plan.runDir, 'local_profile.jsonl');
+  const rows = [0, 1].map((rollout) => ({ _ng_task_index: 0, _ng_rollout_index: rollout, agent_ref: { name: 'pivots' }, response: { output: [] }, reward: rollout }));
+  writeJsonl(rolloutsPath, rows);
+  const requests = beta.aggregateRequests.length;
+  const input: Parameters<typeof writeAggregateMetrics>[0] = { plan, stage: 'local_profile', rolloutsPath };
+  const out = await new MockActivityEnvironment().run(writeAggregateMetrics, input);
+  assert.equal(out, path.join(plan.runDir, 'local_profile_aggregate_metrics.json'));
+  assert.equal(beta.aggregateRequests.length, requests + 1);
+  assert.deepEqual((beta.aggregateRequests.at(-1)!.verify_responses as Row[]).map(key), ['0:0', '0:1']);
+  const [entry] = JSON.parse(readFileSync(out, 'utf8')) as Row[];
+  assert.deepEqual(entry!.agent_ref, { name: 'pivots' });
+  assert.equal(entry!.agent_metrics['mean/reward'], 0.5);
+});
+
 test("NeMo Gym's ng_aggregate_rollouts accepts the pipeline's rollouts and writes the same metrics", { timeout: 180_000 }, async () => {
   const binDir = execFileSync('bash', [path.join(repoRoot, 'scripts/ensure-nemo-gym.sh')], { encoding: 'utf8' }).trim().split('\n').at(-1)!;
   const dir = freshDir();

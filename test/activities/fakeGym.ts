@@ -74,13 +74,14 @@ export function taskRow(taskId: string, extra: Row = {}): Row {
   return { task_id: taskId, responses_create_params: { input: [{ role: 'user', content: `task ${taskId}` }] }, ...extra };
 }
 
-export function collectPlan(baseDir: string, servers: Row, collect: Row = {}): RunPlan {
+export function collectPlan(baseDir: string, servers: Row, collect: Row = {}, otherStages: Row = {}): RunPlan {
   const runDir = path.join(baseDir, 'run');
   mkdirSync(runDir, { recursive: true });
   const config = pipelineConfigSchema.parse({
     name: 'fake',
     servers: { mode: 'attach', ...servers },
     collect: { input_jsonl: 'tasks.jsonl', agent_name: 'alpha', num_repeats: 1, chunk_size: 4, seed_per_repeat: false, ...collect },
+    ...otherStages,
   });
   return { runId: 'fake', runDir, baseDir, config };
 }
