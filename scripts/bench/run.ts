@@ -11,7 +11,7 @@ import { startSimulatorProcess } from './services';
 import { measureThroughput, type ThroughputResult } from './throughput';
 import { throughputLines } from './throughputReport';
 
-// `npm run bench [-- --quick | --million] [--cycles=N] [--only=throughput|scale] [--keep]
+// `npm run bench [-- --quick | --million] [--cycles=N] [--only=throughput|scale] [--rows=small,large] [--keep]
 //   [--worker-max-old-space-mb=N] [--worker-node-options="--cpu-prof ..."]`:
 // orchestration overhead against a bare HTTP loop, worker memory and history size, measured in one
 // run on the simulators with zero added latency. The last line is one JSON object so the figures
@@ -32,7 +32,8 @@ const workerNodeOptions = args.find((a) => a.startsWith('--worker-node-options='
 
 const THROUGHPUT = { tasks: quick ? 50 : 150, numRepeats: 4 };
 const TARGETS = { durableOverBare: 0.95, durableOverBareAt4x: 0.9, rssRatio: 1.2, idleRssMb: 200 };
-const SCALE_ROWS = million ? [10_000, 1_000_000] : quick ? [2_000, 20_000] : [10_000, 100_000];
+const rowsFlag = args.find((a) => a.startsWith('--rows='))?.split('=')[1]?.split(',').map(Number);
+const SCALE_ROWS = rowsFlag ?? (million ? [10_000, 1_000_000] : quick ? [2_000, 20_000] : [10_000, 100_000]);
 const MILLION = 1_000_000;
 const MB = 1024 * 1024;
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;

@@ -13,6 +13,9 @@ import type { BenchWorker } from './workerProcess';
 const CONTINUE_AS_NEW_AFTER_EVENTS = 4000;
 /** Long enough for the worker's start-up garbage to be collected and its pollers to settle. */
 const IDLE_SETTLE_MS = 5000;
+/** A long run prints where it is this often, so an hour-long million-row run is not silent. */
+const PROGRESS_EVERY_MS = 5 * 60_000;
+const MB = 1024 * 1024;
 
 export interface ScaleRun {
   rows: number;
@@ -70,11 +73,18 @@ export async function localProfileRun(bench: Bench, candidatesSource: string, ro
   const sample = async (worker: BenchWorker) => {
     // A query can fail while the workflow continues as new; the sample then counts for the last phase seen.
     let phase = 'starting';
+    let done = 0;
+    let lastReport = Date.now();
     while (!finished) {
-      phase = await bench.client
+      [phase, done] = await bench.client
         .withDeadline(Date.now() + 2000, () => bench.client.workflow.getHandle(workflowId).query(stageProgressQuery))
-        .then((p) => p.stage.split(':')[1] ?? p.stage, () => phase);
-      rssByPhase.set(phase, Math.max(rssByPhase.get(phase) ?? 0, worker.rssBytes()));
+        .then((p) => [p.stage.split(':')[1] ?? p.stage, p.done] as [string, number], () => [phase, done] as [string, number]);
+      const rss = worker.rssBytes();
+      rssByPhase.set(phase, Math.max(rssByPhase.get(phase) ?? 0, rss));
+      if (rss > 0 && Date.now() - lastReport >= PROGRESS_EVERY_MS) {
+        lastReport = Date.now();
+        console.log(`  ... ${name}: ${phase}, ${done}/${rows} rollouts, RSS ${Math.round(rss / MB)} MB (peak ${Math.round(worker.peakRssBytes() / MB)} MB), load ${loadNow()}`);
+      }
       await sleep(500);
     }
   };
