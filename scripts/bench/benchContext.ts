@@ -24,6 +24,8 @@ export interface Bench {
   dir: string;
   workerMaxOldSpaceMb?: number;
   workerNodeOptions?: string;
+  /** Sample each worker's live heap (forced GC every few seconds); its RSS figures then are not the product's. */
+  workerHeapProbe?: boolean;
 }
 
 let workerSerial = 0;
@@ -46,6 +48,7 @@ export async function withWorker<T>(
     logPath: path.join(bench.dir, `${taskQueue}.log`),
     maxOldSpaceMb: bench.workerMaxOldSpaceMb,
     nodeOptions: bench.workerNodeOptions,
+    heapProbePath: bench.workerHeapProbe ? path.join(bench.dir, `${taskQueue}.heap.jsonl`) : undefined,
   });
   try {
     await Promise.race([waitForPoller(bench.client, taskQueue), worker.exited]);

@@ -12,7 +12,7 @@ import { measureThroughput, type ThroughputResult } from './throughput';
 import { throughputLines } from './throughputReport';
 
 // `npm run bench [-- --quick | --million] [--cycles=N] [--only=throughput|scale] [--rows=small,large] [--keep]
-//   [--worker-max-old-space-mb=N] [--worker-node-options="--cpu-prof ..."]`:
+//   [--worker-heap] [--worker-max-old-space-mb=N] [--worker-node-options="..."]`:
 // orchestration overhead against a bare HTTP loop, worker memory and history size, measured in one
 // run on the simulators with zero added latency. The last line is one JSON object so the figures
 // can be tracked run to run. Every figure is printed with the machine's load beside it: on a busy
@@ -29,6 +29,7 @@ const workerMaxOldSpaceMb = numberFlag('worker-max-old-space-mb');
 const cycles = numberFlag('cycles') ?? 1;
 const only = args.find((a) => a.startsWith('--only='))?.split('=')[1];
 const workerNodeOptions = args.find((a) => a.startsWith('--worker-node-options='))?.slice('--worker-node-options='.length);
+const workerHeapProbe = args.includes('--worker-heap');
 
 const THROUGHPUT = { tasks: quick ? 50 : 150, numRepeats: 4 };
 const TARGETS = { durableOverBare: 0.95, durableOverBareAt4x: 0.9, rssRatio: 1.2, idleRssMb: 200 };
@@ -41,11 +42,13 @@ const log = (line: string) => console.log(line);
 
 function scaleLines(s: ScaleRun): string[] {
   const phases = [...s.rssByPhase].map(([phase, bytes]) => `${phase} ${round(bytes / MB, 0)}`).join(', ');
+  const heap = [...s.liveHeapByPhase].map(([phase, bytes]) => `${phase} ${round(bytes / MB, 0)}`).join(', ');
   return [
     `worker at ${s.rows} rows (local_profile, ${s.rows / NUM_SAMPLES} candidates x ${NUM_SAMPLES}; load ${s.loads[0]} -> ${s.loads[1]}): ` +
       `peak RSS ${round(s.peakRssBytes / MB, 1)} MB, ${round(s.rows / s.run.seconds, 1)} rollouts/s, ${s.run.historyEventsPerRun.length} runs, max ${Math.max(...s.run.historyEventsPerRun)} events per run`,
     `  idle RSS before the run ${round(s.idleRssBeforeBytes / MB, 1)} MB (target < ${TARGETS.idleRssMb}), after it ${round(s.idleRssAfterBytes / MB, 1)} MB ` +
       `(= ${round(s.idleRssAfterBytes / s.idleRssBeforeBytes, 3)} x before); sampled RSS by phase (MB): ${phases}`,
+    ...(heap ? [`  live main-thread heap after a forced GC, highest by phase (MB): ${heap}`] : []),
   ];
 }
 
@@ -71,13 +74,14 @@ async function main(): Promise<void> {
   const [temporalPid] = childPidsMatching('start-dev');
   if (temporalPid === undefined) throw new Error('the Temporal dev server is not a child of the bench (a reused server cannot be measured)');
   const loadAtStart = loadNow();
-  const bench: Bench = { client: new Client({ connection }), temporalAddress: server.address, temporalPid, sims, dir, workerMaxOldSpaceMb, workerNodeOptions };
+  const bench: Bench = { client: new Client({ connection }), temporalAddress: server.address, temporalPid, sims, dir, workerMaxOldSpaceMb, workerNodeOptions, workerHeapProbe };
   try {
     log(`pivot-miner bench${quick ? ' --quick' : ''}${million ? ' --million' : ''}: Temporal dev server ${server.address}, simulators (zero added latency) in their own process, ` +
       `${os.cpus().length} CPUs, load ${loadAtStart}`);
     log(`worker = \`pivot-miner worker\` child process (one fresh per figure); product defaults: chunk_size ${CHUNK_SIZE}, ${CHUNKS_IN_FLIGHT} chunks in flight, ` +
       `max_concurrency ${CONCURRENCY}; work dir ${dir}`);
     if (workerMaxOldSpaceMb !== undefined) log(`worker V8 old space capped at ${workerMaxOldSpaceMb} MB (--max-old-space-size)`);
+    if (workerHeapProbe) log('--worker-heap: workers force a full GC every 5 s to sample their live heap, so their RSS figures are lower than the product\'s');
 
     const throughputs: ThroughputResult[] = [];
     if (only !== 'scale' && !million) {

@@ -5,7 +5,7 @@ import { convertToCandidates } from '../../gym/convert';
 import { loadNow, NUM_SAMPLES, planFor, withWorker, type Bench } from './benchContext';
 import { runDurableStage, type DurableStageRun } from './collect';
 import { DEMO_TASKS, writeDistinctRows } from './inputs';
-import type { BenchWorker } from './workerProcess';
+import type { BenchWorker, HeapSample } from './workerProcess';
 
 // Worker memory at scale: a local-profile stage (single-step against the policy simulator) over
 // N candidates x 8 samples, each in a fresh worker process so its peak RSS is that run's alone.
@@ -27,6 +27,8 @@ export interface ScaleRun {
   idleRssAfterBytes: number;
   /** Highest sampled VmRSS per workflow phase (materialize, chunks, merge, profile). */
   rssByPhase: Map<string, number>;
+  /** Highest live heap (after a forced GC) per phase, with --worker-heap; empty otherwise. */
+  liveHeapByPhase: Map<string, number>;
   loads: [string, string];
 }
 
@@ -57,6 +59,16 @@ export async function sampleCandidates(bench: Bench): Promise<string> {
   return candidatesFrom(runDir, run);
 }
 
+function byPhase(samples: HeapSample[], phaseStarts: Array<{ t: number; phase: string }>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const sample of samples) {
+    let phase = 'idle';
+    for (const p of phaseStarts) if (p.t <= sample.t) phase = p.phase;
+    out.set(phase, Math.max(out.get(phase) ?? 0, sample.heapUsed));
+  }
+  return out;
+}
+
 export async function localProfileRun(bench: Bench, candidatesSource: string, rows: number): Promise<ScaleRun> {
   const name = `scale_${rows}`;
   const { runDir, plan } = planFor(bench, name);
@@ -65,6 +77,8 @@ export async function localProfileRun(bench: Bench, candidatesSource: string, ro
   await writeDistinctRows(candidatesSource, inputPath, Math.ceil(rows / NUM_SAMPLES));
   const workflowId = `bench-${process.pid}-${name}`;
   const rssByPhase = new Map<string, number>();
+  // When each phase was first seen, so the worker's own heap samples can be put in their phase.
+  const phaseStarts: Array<{ t: number; phase: string }> = [];
   // Sampled, so a phase's figure can miss a short spike; the peak overall is the kernel's VmHWM.
   // Stopped and awaited before anything else happens, even when the worker dies, so no query is
   // left in flight on a connection being closed.
@@ -79,6 +93,7 @@ export async function localProfileRun(bench: Bench, candidatesSource: string, ro
       [phase, done] = await bench.client
         .withDeadline(Date.now() + 2000, () => bench.client.workflow.getHandle(workflowId).query(stageProgressQuery))
         .then((p) => [p.stage.split(':')[1] ?? p.stage, p.done] as [string, number], () => [phase, done] as [string, number]);
+      if (phaseStarts.at(-1)?.phase !== phase) phaseStarts.push({ t: Date.now(), phase });
       const rss = worker.rssBytes();
       rssByPhase.set(phase, Math.max(rssByPhase.get(phase) ?? 0, rss));
       if (rss > 0 && Date.now() - lastReport >= PROGRESS_EVERY_MS) {
@@ -107,7 +122,7 @@ export async function localProfileRun(bench: Bench, candidatesSource: string, ro
       finished = true;
       await sampling;
       await sleep(IDLE_SETTLE_MS);
-      return { run, idleRssBeforeBytes, idleRssAfterBytes: worker.rssBytes() };
+      return { run, idleRssBeforeBytes, idleRssAfterBytes: worker.rssBytes(), liveHeapByPhase: byPhase(worker.heapSamples(), phaseStarts) };
     });
   } finally {
     finished = true;

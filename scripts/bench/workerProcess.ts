@@ -1,4 +1,5 @@
-import { openSync, readFileSync } from 'node:fs';
+import { existsSync, openSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { spawnWorkerProcess, stopProcess } from '../lib/workerProcess';
 
 // The durable side of the bench runs in a real worker process (`pivot-miner worker`), so its peak
@@ -10,9 +11,18 @@ export interface BenchWorker {
   peakRssBytes(): number;
   /** Resident set size now, in bytes (VmRSS); 0 once the worker has exited. */
   rssBytes(): number;
+  /** Live heap samples (after a forced full GC) when started with `heapProbePath`; empty otherwise. */
+  heapSamples(): HeapSample[];
   /** Rejects if the worker exits before stop(), so a bench waiting on it fails instead of hanging. */
   exited: Promise<never>;
   stop(): Promise<void>;
+}
+
+export interface HeapSample {
+  t: number;
+  heapUsed: number;
+  external: number;
+  rss: number;
 }
 
 function statusKb(pid: number, field: string): number {
@@ -28,16 +38,24 @@ export interface BenchWorkerOptions {
   logPath: string;
   /** V8 old-space cap; unset = Node's default, which lets the heap grow far past the live set before collecting. */
   maxOldSpaceMb?: number;
-  /** Further node flags for the worker (`--cpu-prof`, `--heapsnapshot-near-heap-limit=1`, ...), for digging into a figure. */
+  /** Further node flags for the worker (`--heapsnapshot-near-heap-limit=1`, `--require` of a probe, ...), for digging into a figure. */
   nodeOptions?: string;
+  /** Where heapProbe.cjs appends the worker's live heap; unset = no probe. */
+  heapProbePath?: string;
 }
 
 export function startBenchWorker(opts: BenchWorkerOptions): BenchWorker {
   // The worker's own log goes to a file: the bench prints figures, and a failure points at the log.
   const logFd = openSync(opts.logPath, 'a');
   const env: Record<string, string> = {};
-  const nodeOptions = [process.env.NODE_OPTIONS, opts.maxOldSpaceMb !== undefined ? `--max-old-space-size=${opts.maxOldSpaceMb}` : undefined, opts.nodeOptions];
+  const nodeOptions = [
+    process.env.NODE_OPTIONS,
+    opts.maxOldSpaceMb !== undefined ? `--max-old-space-size=${opts.maxOldSpaceMb}` : undefined,
+    opts.heapProbePath !== undefined ? `--expose-gc --require ${path.join(__dirname, 'heapProbe.cjs')}` : undefined,
+    opts.nodeOptions,
+  ];
   if (nodeOptions.some((o) => o !== undefined)) env.NODE_OPTIONS = nodeOptions.filter((o) => o !== undefined).join(' ').trim();
+  if (opts.heapProbePath !== undefined) env.PIVOT_BENCH_HEAP_PROBE = opts.heapProbePath;
   const child = spawnWorkerProcess({ ...opts, env, stdio: ['ignore', logFd, logFd] });
   if (child.pid === undefined) throw new Error('could not start a worker process');
   const pid = child.pid;
@@ -56,6 +74,10 @@ export function startBenchWorker(opts: BenchWorkerOptions): BenchWorker {
       return statusKb(pid, 'VmHWM') * 1024;
     },
     rssBytes: () => (gone() ? 0 : statusKb(pid, 'VmRSS') * 1024),
+    heapSamples: () =>
+      opts.heapProbePath && existsSync(opts.heapProbePath)
+        ? readFileSync(opts.heapProbePath, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as HeapSample)
+        : [],
     exited,
     async stop() {
       stopping = true;
