@@ -28,6 +28,7 @@ export const pipelineCases: PipelineCase[] = [
   { name: 'tool not an object', input: { collect_input: 'input/tool_not_an_object.jsonl' }, expect: 'error', message: /tool_not_an_object\.jsonl:1: not a task row: responses_create_params\.tools\.0/ },
   { name: '_ng_task_index mistyped', input: { collect_input: 'input/task_index_is_string.jsonl' }, expect: 'error', message: /task_index_is_string\.jsonl:1: not a task row: _ng_task_index/ },
   { name: 'agent_ref mistyped', input: { collect_input: 'input/agent_ref_is_string.jsonl' }, expect: 'error', message: /agent_ref_is_string\.jsonl:1: not a task row: agent_ref/ },
+  { name: 'agent_ref names no known agent', input: { collect_input: 'input/unknown_agent.jsonl' }, expect: 'error', message: /unknown_agent\.jsonl:2: agent_ref\.name "nobody_agent" is not an agent the servers know/ },
   { name: 'extra_body not JSON', input: { collect_input: 'input/extra_body_not_json.jsonl' }, expect: 'error', message: /extra_body_not_json\.jsonl:2: responses_create_params\.metadata\.extra_body is not a JSON string/ },
   { name: 'empty file', input: { collect_input: 'input/empty.jsonl' }, expect: 'error', message: /empty\.jsonl: no task rows/ },
   { name: 'blank lines only', input: { collect_input: 'input/blank_lines_only.jsonl' }, expect: 'error', message: /blank_lines_only\.jsonl: no task rows/ },
