@@ -19,9 +19,15 @@ export function throughputLines(tp: ThroughputResult, target: number): string[] 
   const ratio = durableRate / bareRate;
   const u = (pick: (t: StageTimeline) => number) => meanOf(tp.durable.timelines, pick);
   const m = (pick: (t: StageTimeline) => number) => u(pick) / 1000;
+  const worst = (pick: (t: StageTimeline) => number) => Math.max(...tp.durable.timelines.map(pick)) / 1000;
   const row = (label: string, seconds: number, note = '') =>
     `    ${label.padEnd(44)} ${fix(seconds, 3).padStart(8)} s  ${fix(seconds / bareRound, 3).padStart(6)}${note ? `  ${note}` : ''}`;
+  // A phase of the history: its mean, its ratio to the bare round and the worst round.
+  const phase = (label: string, pick: (t: StageTimeline) => number, note = '') =>
+    row(label, m(pick), `max ${fix(worst(pick), 3)} s${note ? `; ${note}` : ''}`);
   const historySpan = m((t) => t.totalMs);
+  const serial = m((t) => t.materialize.runMs + t.merge.runMs + t.profile.runMs);
+  const handoffs = durableRound - serial - m((t) => t.chunkSpanMs);
   const lines = [
     `collect throughput at concurrency ${tp.concurrency}: ${rounds / 2} cycle(s) A B B A of ${tp.rowsPerRound} rollouts per round; load (1/5/15 min) at each cycle start and the end: ${tp.loads.join(' | ')}`,
     `  (a) bare undici loop (baseline)  ${fix(bareRate, 1)} rollouts/s, ${fix(bareRound, 3)} s per round`,
@@ -30,23 +36,26 @@ export function throughputLines(tp: ThroughputResult, target: number): string[] 
     `  where (b) spends a round, from the Temporal server's event times (mean of ${rounds} rounds)    seconds  x bare round`,
     row('bare loop, whole round (baseline)', bareRound),
     row('durable, client start -> result', durableRound),
-    row('  workflow start -> materialize scheduled', m((t) => t.firstTaskMs)),
-    row('  materialize: queue', m((t) => t.materialize.queueMs)),
-    row('  materialize: run', m((t) => t.materialize.runMs)),
-    row('  materialized -> first chunk scheduled', m((t) => t.toChunksMs)),
-    row('  chunks: first scheduled -> last completed', m((t) => t.chunkSpanMs),
-      `rate in this span / bare rate = ${fix(bareRound / m((t) => t.chunkSpanMs), 3)}`),
+    phase('  workflow start -> materialize scheduled', (t) => t.firstTaskMs),
+    phase('  materialize: queue', (t) => t.materialize.queueMs),
+    phase('  materialize: run', (t) => t.materialize.runMs),
+    phase('  materialized -> first chunk scheduled', (t) => t.toChunksMs),
+    phase('  chunks: first scheduled -> last completed', (t) => t.chunkSpanMs, `rate in this span / bare rate = ${fix(bareRound / m((t) => t.chunkSpanMs), 3)}`),
     `      ${u((t) => t.chunks)} chunks; per chunk: queue ${fix(u((t) => t.chunkQueueMeanMs), 1)} ms, run ${fix(m((t) => t.chunkRunMeanMs), 3)} s, ` +
       `completed -> replacement scheduled ${fix(u((t) => t.refillMeanMs), 1)} ms; mean chunks running ${fix(u((t) => t.meanChunksRunning), 2)}`,
-    row('  continue-as-new gaps', m((t) => t.continueAsNewMs)),
-    row('  last chunk -> merge scheduled', m((t) => t.toMergeMs)),
-    row('  merge: queue', m((t) => t.merge.queueMs)),
-    row('  merge: run', m((t) => t.merge.runMs)),
-    row('  merged -> profile scheduled', m((t) => t.toProfileMs)),
-    row('  profile: queue', m((t) => t.profile.queueMs)),
-    row('  profile: run', m((t) => t.profile.runMs)),
-    row('  profiled -> workflow completed', m((t) => t.closeMs)),
+    phase('  continue-as-new gaps', (t) => t.continueAsNewMs),
+    phase('  last chunk -> merge scheduled', (t) => t.toMergeMs),
+    phase('  merge: queue', (t) => t.merge.queueMs),
+    phase('  merge: run', (t) => t.merge.runMs),
+    phase('  merged -> profile scheduled', (t) => t.toProfileMs),
+    phase('  profile: queue', (t) => t.profile.queueMs),
+    phase('  profile: run', (t) => t.profile.runMs),
+    phase('  profiled -> workflow completed', (t) => t.closeMs),
     row('  client: start RPC + result delivery', durableRound - historySpan),
+    `  beyond the bare loop: ${fix(durableRound - bareRound, 3)} s per round = ` +
+      `serial activities ${fix(serial, 3)} s (materialize + merge + profile runs) + ` +
+      `hand-offs ${fix(handoffs, 3)} s (workflow tasks, activity queues, client) + ` +
+      `chunk span minus bare round ${fix(m((t) => t.chunkSpanMs) - bareRound, 3)} s`,
     `  CPU seconds per 1000 rollouts, by process          durable   bare (baseline)   durable / bare`,
   ];
   const names = [...new Set([...Object.keys(tp.durable.cpu), ...Object.keys(tp.bare.cpu)])];
