@@ -20,7 +20,10 @@ const MB = 1024 * 1024;
 export interface ScaleRun {
   rows: number;
   run: DurableStageRun;
+  /** Peak RSS from the start of the stage to its end (the start-up peak excluded). */
   peakRssBytes: number;
+  /** Peak RSS of the worker's start-up (bundling its workflows), before the stage. */
+  startupPeakRssBytes: number;
   /** VmRSS once the worker polls and has settled, before any work. */
   idleRssBeforeBytes: number;
   /** VmRSS after the stage finished and the worker settled again: what the run left behind. */
@@ -109,6 +112,8 @@ export async function localProfileRun(bench: Bench, candidatesSource: string, ro
     measured = await withWorker(bench, async (taskQueue, worker) => {
       await sleep(IDLE_SETTLE_MS);
       const idleRssBeforeBytes = worker.rssBytes();
+      const startupPeakRssBytes = worker.peakRssBytes();
+      worker.resetPeakRss();
       sampling = sample(worker);
       const run = await runDurableStage(bench.client, {
         taskQueue,
@@ -122,7 +127,13 @@ export async function localProfileRun(bench: Bench, candidatesSource: string, ro
       finished = true;
       await sampling;
       await sleep(IDLE_SETTLE_MS);
-      return { run, idleRssBeforeBytes, idleRssAfterBytes: worker.rssBytes(), liveHeapByPhase: byPhase(worker.heapSamples(), phaseStarts) };
+      return {
+        run,
+        startupPeakRssBytes,
+        idleRssBeforeBytes,
+        idleRssAfterBytes: worker.rssBytes(),
+        liveHeapByPhase: byPhase(worker.heapSamples(), phaseStarts),
+      };
     });
   } finally {
     finished = true;

@@ -1,4 +1,4 @@
-import { existsSync, openSync, readFileSync } from 'node:fs';
+import { existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawnWorkerProcess, stopProcess } from '../lib/workerProcess';
 
@@ -9,6 +9,11 @@ export interface BenchWorker {
   pid: number;
   /** Peak resident set size of the worker so far, in bytes (Linux /proc/<pid>/status VmHWM). */
   peakRssBytes(): number;
+  /**
+   * Starts the peak over from the current RSS (Linux clear_refs 5), so a peak read later belongs to
+   * what ran since, not to the start-up (bundling the workflows peaks higher than a small run).
+   */
+  resetPeakRss(): void;
   /** Resident set size now, in bytes (VmRSS); 0 once the worker has exited. */
   rssBytes(): number;
   /** Live heap samples (after a forced full GC) when started with `heapProbePath`; empty otherwise. */
@@ -73,6 +78,7 @@ export function startBenchWorker(opts: BenchWorkerOptions): BenchWorker {
       if (gone()) throw new Error(`worker ${pid} exited before its memory was read`);
       return statusKb(pid, 'VmHWM') * 1024;
     },
+    resetPeakRss: () => writeFileSync(`/proc/${pid}/clear_refs`, '5'),
     rssBytes: () => (gone() ? 0 : statusKb(pid, 'VmRSS') * 1024),
     heapSamples: () =>
       opts.heapProbePath && existsSync(opts.heapProbePath)
