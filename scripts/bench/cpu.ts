@@ -41,3 +41,35 @@ export function cpuSnapshot(processes: Record<string, number>): Record<string, n
 export function cpuUsed(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
   return Object.fromEntries(Object.entries(after).map(([name, s]) => [name, s - (before[name] ?? 0)]));
 }
+
+export interface CpuTrace {
+  /** CPU seconds each process used between two epoch-ms instants inside the trace (interpolated). */
+  between(fromMs: number, toMs: number): Record<string, number>;
+}
+
+/** Samples the processes' CPU every `everyMs` until stop(), so a span known only later can be charged. */
+export function startCpuTrace(processes: Record<string, number>, everyMs = 100): { stop(): CpuTrace } {
+  const samples: Array<{ t: number; cpu: Record<string, number> }> = [];
+  const take = () => samples.push({ t: Date.now(), cpu: cpuSnapshot(processes) });
+  take();
+  const timer = setInterval(take, everyMs);
+  const at = (t: number, name: string): number => {
+    // Samples are few (one per `everyMs`), so a linear scan is fine.
+    let i = samples.findIndex((s) => s.t >= t);
+    if (i === -1) i = samples.length - 1;
+    if (i === 0) return samples[0]!.cpu[name] ?? 0;
+    const a = samples[i - 1]!;
+    const b = samples[i]!;
+    const f = b.t === a.t ? 1 : Math.min(1, Math.max(0, (t - a.t) / (b.t - a.t)));
+    return (a.cpu[name] ?? 0) + f * ((b.cpu[name] ?? 0) - (a.cpu[name] ?? 0));
+  };
+  return {
+    stop() {
+      clearInterval(timer);
+      take();
+      return {
+        between: (fromMs, toMs) => Object.fromEntries(Object.keys(processes).map((name) => [name, at(toMs, name) - at(fromMs, name)])),
+      };
+    },
+  };
+}

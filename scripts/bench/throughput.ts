@@ -3,9 +3,9 @@ import { EMBEDDED_AGENT_NAME } from '../../servers/embeddedStack';
 import { runBareCollect } from './bare';
 import { loadNow, planFor, withWorker, type Bench } from './benchContext';
 import { runDurableStage } from './collect';
-import { cpuSnapshot, cpuUsed } from './cpu';
+import { cpuSnapshot, cpuUsed, startCpuTrace } from './cpu';
 import { DEMO_TASKS, writeDistinctRows } from './inputs';
-import { stageTimeline, type StageTimeline } from './timeline';
+import { stageTimeline, type StagePhase, type StageTimeline } from './timeline';
 
 // Durable collect against its anchor, the bare HTTP loop: same simulators, same rows, same
 // concurrency, in the same run. The sides alternate A B B A (per cycle) on one simulator process, so
@@ -22,7 +22,11 @@ export interface ThroughputResult {
   concurrency: number;
   rowsPerRound: number;
   bare: SideMeasure;
-  durable: SideMeasure & { timelines: StageTimeline[] };
+  durable: SideMeasure & {
+    timelines: StageTimeline[];
+    /** CPU seconds per phase and process; 'hand-offs' is the workflow's span outside the four phases. */
+    cpuByPhase: Record<string, Record<string, number>>;
+  };
   loads: string[];
   /** A durable collect run directory and its result, for the candidates of the scale runs. */
   sample: { runDir: string; run: Awaited<ReturnType<typeof runDurableStage>> };
@@ -39,7 +43,7 @@ export async function measureThroughput(bench: Bench, opts: { concurrency: numbe
   await writeDistinctRows(DEMO_TASKS, tasks, opts.tasks);
   await writeDistinctRows(DEMO_TASKS, warmupTasks, 20);
   const bare: SideMeasure = { rows: 0, seconds: 0, cpu: {} };
-  const durable: ThroughputResult['durable'] = { rows: 0, seconds: 0, cpu: {}, timelines: [] };
+  const durable: ThroughputResult['durable'] = { rows: 0, seconds: 0, cpu: {}, timelines: [], cpuByPhase: {} };
   const loads: string[] = [];
   let serial = 0;
 
@@ -64,6 +68,7 @@ export async function measureThroughput(bench: Bench, opts: { concurrency: numbe
       const name = `collect_${tag}_${++serial}`;
       const { runDir, plan } = planFor(bench, name, { maxConcurrency: opts.concurrency, numRepeats: opts.numRepeats });
       const before = cpuSnapshot(pids());
+      const trace = startCpuTrace(pids());
       const run = await runDurableStage(bench.client, {
         taskQueue,
         workflowId: `bench-${process.pid}-${name}`,
@@ -72,11 +77,21 @@ export async function measureThroughput(bench: Bench, opts: { concurrency: numbe
         inputPath,
         outPrefix: path.join(runDir, 'rollouts'),
       });
+      const cpu = trace.stop();
       if (counted) {
         addCpu(durable.cpu, cpuUsed(before, cpuSnapshot(pids())));
         durable.rows += run.result.merge.completed;
         durable.seconds += run.seconds;
-        durable.timelines.push(stageTimeline(run.runs));
+        const timeline = stageTimeline(run.runs);
+        durable.timelines.push(timeline);
+        const phases: StagePhase[] = ['materialize', 'chunks', 'merge', 'profile'];
+        const handoffs = cpu.between(...timeline.windows.workflow);
+        for (const phase of phases) {
+          const used = cpu.between(...timeline.windows[phase]);
+          addCpu((durable.cpuByPhase[phase] ??= {}), used);
+          for (const [name, s] of Object.entries(used)) handoffs[name] = (handoffs[name] ?? 0) - s;
+        }
+        addCpu((durable.cpuByPhase['hand-offs'] ??= {}), handoffs);
       }
       return { runDir, run };
     };

@@ -66,5 +66,13 @@ export function throughputLines(tp: ThroughputResult, target: number): string[] 
     const b = per1000(tp.bare.cpu, tp.bare.rows, name);
     lines.push(`    ${(name ?? 'all processes').padEnd(44)} ${fix(d, 2).padStart(8)}   ${fix(b, 2).padStart(8)}   ${b > 0 ? fix(d / b, 3) : '-'}`);
   }
+  // On a machine whose CPUs are all busy, rate follows CPU per rollout: this says which phase pays.
+  const bareAll = per1000(tp.bare.cpu, tp.bare.rows);
+  lines.push(`  durable CPU seconds per 1000 rollouts by phase (Temporal event windows, 100 ms samples); x = share of the bare loop's ${fix(bareAll, 2)} (all processes)`);
+  lines.push(`    ${'phase'.padEnd(14)}${names.map((n) => n.padStart(12)).join('')}${'all'.padStart(12)}${'x bare'.padStart(9)}`);
+  for (const [phaseName, cpu] of Object.entries(tp.durable.cpuByPhase)) {
+    const all = per1000(cpu, tp.durable.rows);
+    lines.push(`    ${phaseName.padEnd(14)}${names.map((n) => fix(per1000(cpu, tp.durable.rows, n), 2).padStart(12)).join('')}${fix(all, 2).padStart(12)}${fix(all / bareAll, 3).padStart(9)}`);
+  }
   return lines;
 }

@@ -38,7 +38,11 @@ export interface StageTimeline {
   profile: { queueMs: number; runMs: number };
   /** Profile completed → workflow completed. */
   closeMs: number;
+  /** Epoch-ms [start, end] of each phase, to match against samples taken on this machine's clock. */
+  windows: Record<StagePhase, [number, number]>;
 }
+
+export type StagePhase = 'workflow' | 'materialize' | 'chunks' | 'merge' | 'profile';
 
 const at = (e: HistoryEvent) => tsToMs(e.eventTime);
 
@@ -144,5 +148,12 @@ export function stageTimeline(runs: RunRecord[]): StageTimeline {
     toProfileMs: profile.scheduled - merge.completed,
     profile: { queueMs: profile.started - profile.scheduled, runMs: profile.completed - profile.started },
     closeMs: last.lastMs - profile.completed,
+    windows: {
+      workflow: [first.firstMs, last.lastMs],
+      materialize: [materialize.started, materialize.completed],
+      chunks: [chunkStart, chunkEnd],
+      merge: [merge.started, merge.completed],
+      profile: [profile.started, profile.completed],
+    },
   };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
-import { childPidsMatching, cpuSeconds, cpuSnapshot, cpuUsed } from '../../../scripts/bench/cpu';
+import { childPidsMatching, cpuSeconds, cpuSnapshot, cpuUsed, startCpuTrace } from '../../../scripts/bench/cpu';
 
 test('cpuSeconds grows by about the CPU time this process burns, and is 0 for a pid that is gone', () => {
   const before = cpuSeconds(process.pid);
@@ -25,4 +25,21 @@ test('a child process is found by its command line and metered by name', async (
   } finally {
     child.kill();
   }
+});
+
+test('a CPU trace charges a busy span with this process\'s CPU and an idle span with next to none', async () => {
+  const trace = startCpuTrace({ self: process.pid }, 20);
+  const idleFrom = Date.now();
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  const idleTo = Date.now();
+  const until = process.cpuUsage().user + 400_000;
+  while (process.cpuUsage().user < until);
+  // Let the timer take a sample after the spin, since samples only come between ticks.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const busyTo = Date.now();
+  const cpu = trace.stop();
+  const idle = cpu.between(idleFrom, idleTo).self!;
+  const busy = cpu.between(idleTo, busyTo).self!;
+  assert.ok(busy >= 0.25, `busy span charged ${busy} s`);
+  assert.ok(idle < busy / 2, `idle span charged ${idle} s against ${busy} s busy`);
 });

@@ -72,6 +72,13 @@ test('one run: each phase and gap is read from the event times', () => {
   assert.equal(t.toProfileMs, 50);
   assert.deepEqual(t.profile, { queueMs: 5, runMs: 445 });
   assert.equal(t.closeMs, 50);
+  assert.deepEqual(t.windows, {
+    workflow: [t0, t0 + 2950],
+    materialize: [t0 + 110, t0 + 300],
+    chunks: [t0 + 320, t0 + 2000],
+    merge: [t0 + 2060, t0 + 2400],
+    profile: [t0 + 2455, t0 + 2900],
+  });
 });
 
 test('a continued-as-new chain: chunks of every run count, and the gap between runs is its own figure', () => {
