@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
+import { pipelineConfigSchema } from '../../contracts/config';
 import { EMBEDDED_AGENT_NAME } from '../../servers/embeddedStack';
 import { benchPlan } from './collect';
 import { waitForPoller, type SimulatorProcess } from './services';
@@ -9,11 +10,12 @@ import { startBenchWorker, type BenchWorker } from './workerProcess';
 // What every measurement of a bench shares: the Temporal client and server, the simulator process,
 // the work directory and the product settings the durable side runs with.
 
-/** The product defaults of contracts/config.ts (chunking), which the bench runs with unchanged. */
-export const NUM_SAMPLES = 8;
-export const CONCURRENCY = 16;
-export const CHUNK_SIZE = 32;
-export const CHUNKS_IN_FLIGHT = 4;
+// The product defaults, read from the config schema so the bench cannot drift from them.
+const productDefaults = pipelineConfigSchema.parse({ name: 'defaults', collect: { input_jsonl: 'tasks.jsonl', agent_name: 'agent' } });
+export const NUM_SAMPLES = productDefaults.local_profile.num_samples;
+export const CONCURRENCY = productDefaults.collect.max_concurrency;
+export const DEFAULT_CHUNK_SIZE = productDefaults.collect.chunk_size;
+export const DEFAULT_CHUNKS_IN_FLIGHT = productDefaults.collect.max_chunks_in_flight;
 
 export interface Bench {
   client: Client;
@@ -26,6 +28,9 @@ export interface Bench {
   workerNodeOptions?: string;
   /** Sample each worker's live heap (forced GC every few seconds); its RSS figures then are not the product's. */
   workerHeapProbe?: boolean;
+  /** The product defaults unless a flag asks otherwise, for trying a candidate default. */
+  chunkSize: number;
+  chunksInFlight: number;
 }
 
 let workerSerial = 0;
@@ -70,8 +75,8 @@ export function planFor(bench: Bench, runName: string, opts: { maxConcurrency?: 
     agentName: EMBEDDED_AGENT_NAME,
     numRepeats: opts.numRepeats ?? 1,
     numSamples: NUM_SAMPLES,
-    chunkSize: CHUNK_SIZE,
-    maxChunksInFlight: CHUNKS_IN_FLIGHT,
+    chunkSize: bench.chunkSize,
+    maxChunksInFlight: bench.chunksInFlight,
     maxConcurrency: opts.maxConcurrency ?? CONCURRENCY,
   });
   return { runDir, plan };

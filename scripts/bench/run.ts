@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { ensureDevServer } from '../lib/devServer';
 import { freePort } from '../lib/net';
-import { CHUNK_SIZE, CHUNKS_IN_FLIGHT, CONCURRENCY, loadNow, NUM_SAMPLES, type Bench } from './benchContext';
+import { CONCURRENCY, DEFAULT_CHUNK_SIZE, DEFAULT_CHUNKS_IN_FLIGHT, loadNow, NUM_SAMPLES, type Bench } from './benchContext';
 import { childPidsMatching } from './cpu';
 import { candidatesFrom, CONTINUE_AS_NEW_AFTER_EVENTS, localProfileRun, sampleCandidates, type ScaleRun } from './scale';
 import { startSimulatorProcess } from './services';
@@ -12,7 +12,7 @@ import { measureThroughput, type ThroughputResult } from './throughput';
 import { throughputLines } from './throughputReport';
 
 // `npm run bench [-- --quick | --million] [--cycles=N] [--only=throughput|scale] [--rows=small,large] [--keep]
-//   [--worker-heap] [--worker-max-old-space-mb=N] [--worker-node-options="..."]`:
+//   [--worker-heap] [--worker-max-old-space-mb=N] [--worker-node-options="..."] [--chunk-size=N] [--chunks-in-flight=N]`:
 // orchestration overhead against a bare HTTP loop, worker memory and history size, measured in one
 // run on the simulators with zero added latency. The last line is one JSON object so the figures
 // can be tracked run to run. Every figure is printed with the machine's load beside it: on a busy
@@ -30,6 +30,9 @@ const cycles = numberFlag('cycles') ?? 1;
 const only = args.find((a) => a.startsWith('--only='))?.split('=')[1];
 const workerNodeOptions = args.find((a) => a.startsWith('--worker-node-options='))?.slice('--worker-node-options='.length);
 const workerHeapProbe = args.includes('--worker-heap');
+const chunkSize = numberFlag('chunk-size') ?? DEFAULT_CHUNK_SIZE;
+const chunksInFlight = numberFlag('chunks-in-flight') ?? DEFAULT_CHUNKS_IN_FLIGHT;
+const productChunking = chunkSize === DEFAULT_CHUNK_SIZE && chunksInFlight === DEFAULT_CHUNKS_IN_FLIGHT;
 
 const THROUGHPUT = { tasks: quick ? 50 : 150, numRepeats: 4 };
 const TARGETS = { durableOverBare: 0.95, durableOverBareAt4x: 0.9, rssRatio: 1.2, idleRssMb: 200 };
@@ -52,15 +55,15 @@ function scaleLines(s: ScaleRun): string[] {
   ];
 }
 
-function historyLines(large: ScaleRun, allRuns: number[]): string[] {
+function historyLines(large: ScaleRun, allRuns: number[], chunkSize: number): string[] {
   const chunks = large.run.result.materialize.chunks;
   const events = large.run.historyEventsPerRun.reduce((a, b) => a + b, 0);
   const eventsPerChunk = events / chunks;
-  const millionChunks = Math.ceil(MILLION / CHUNK_SIZE);
+  const millionChunks = Math.ceil(MILLION / chunkSize);
   return [
     `history: ${large.rows} rows = ${chunks} chunks -> ${events} events over ${large.run.historyEventsPerRun.length} runs = ${round(eventsPerChunk, 2)} events/chunk, ` +
       `~${Math.round(chunks / large.run.historyEventsPerRun.length)} chunks per run at continue_as_new_after_events=${CONTINUE_AS_NEW_AFTER_EVENTS}`,
-    `  1,000,000 rollouts / chunk_size ${CHUNK_SIZE} = ${millionChunks} chunks x ${round(eventsPerChunk, 2)} events/chunk = ${Math.round(millionChunks * eventsPerChunk)} events ` +
+    `  1,000,000 rollouts / chunk_size ${chunkSize} = ${millionChunks} chunks x ${round(eventsPerChunk, 2)} events/chunk = ${Math.round(millionChunks * eventsPerChunk)} events ` +
       `/ ${CONTINUE_AS_NEW_AFTER_EVENTS} per run = ${Math.ceil((millionChunks * eventsPerChunk) / CONTINUE_AS_NEW_AFTER_EVENTS)} runs (max measured ${Math.max(...allRuns)} events per run, < 10,000)`,
   ];
 }
@@ -74,12 +77,12 @@ async function main(): Promise<void> {
   const [temporalPid] = childPidsMatching('start-dev');
   if (temporalPid === undefined) throw new Error('the Temporal dev server is not a child of the bench (a reused server cannot be measured)');
   const loadAtStart = loadNow();
-  const bench: Bench = { client: new Client({ connection }), temporalAddress: server.address, temporalPid, sims, dir, workerMaxOldSpaceMb, workerNodeOptions, workerHeapProbe };
+  const bench: Bench = { client: new Client({ connection }), temporalAddress: server.address, temporalPid, sims, dir, workerMaxOldSpaceMb, workerNodeOptions, workerHeapProbe, chunkSize, chunksInFlight };
   try {
     log(`pivot-miner bench${quick ? ' --quick' : ''}${million ? ' --million' : ''}: Temporal dev server ${server.address}, simulators (zero added latency) in their own process, ` +
       `${os.cpus().length} CPUs, load ${loadAtStart}`);
-    log(`worker = \`pivot-miner worker\` child process (one fresh per figure); product defaults: chunk_size ${CHUNK_SIZE}, ${CHUNKS_IN_FLIGHT} chunks in flight, ` +
-      `max_concurrency ${CONCURRENCY}; work dir ${dir}`);
+    log(`worker = \`pivot-miner worker\` child process (one fresh per figure); chunk_size ${chunkSize}, ${chunksInFlight} chunks in flight, ` +
+      `max_concurrency ${CONCURRENCY} (${productChunking ? 'the product defaults' : `NOT the product defaults ${DEFAULT_CHUNK_SIZE} / ${DEFAULT_CHUNKS_IN_FLIGHT}: figures for a candidate default only`}); work dir ${dir}`);
     if (workerMaxOldSpaceMb !== undefined) log(`worker V8 old space capped at ${workerMaxOldSpaceMb} MB (--max-old-space-size)`);
     if (workerHeapProbe) log('--worker-heap: workers force a full GC every 5 s to sample their live heap, so their RSS figures are lower than the product\'s');
 
@@ -108,7 +111,7 @@ async function main(): Promise<void> {
         `${round(rssRatio, 3)} (target <= ${TARGETS.rssRatio}: ${rssRatio <= TARGETS.rssRatio ? 'met' : 'NOT met'}; load ${loadNow()})`);
     }
     const allRuns = [...throughputs.map((t) => t.sample.run), ...scale.map((s) => s.run)].flatMap((r) => r.historyEventsPerRun);
-    if (large) historyLines(large, allRuns).forEach(log);
+    if (large) historyLines(large, allRuns, chunkSize).forEach(log);
 
     const [tp16, tp64] = throughputs;
     const rate = (t: ThroughputResult | undefined, side: 'bare' | 'durable') => (t ? round(t[side].rows / t[side].seconds, 1) : null);
@@ -116,6 +119,9 @@ async function main(): Promise<void> {
     console.log(
       JSON.stringify({
         mode: million ? 'million' : quick ? 'quick' : 'default',
+        chunk_size: chunkSize,
+        chunks_in_flight: chunksInFlight,
+        product_defaults: productChunking,
         load_start_end: [loadAtStart, loadNow()],
         worker_max_old_space_mb: workerMaxOldSpaceMb ?? null,
         bare_rollouts_per_s: rate(tp16, 'bare'),
