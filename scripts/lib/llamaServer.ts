@@ -131,7 +131,7 @@ export async function startLlamaServer(opts: LlamaServerOptions): Promise<LlamaS
     ['--threads', String(opts.threads ?? 1)],
     ['--no-webui'],
   ].flat();
-  const logFd = opts.logFile ? openSync(opts.logFile, 'a') : undefined;
+  const logFd = opts.logFile ? openSync(opts.logFile, 'w') : undefined;
   const child = spawn(opts.install.serverBin, args, { stdio: ['ignore', logFd ?? 'ignore', logFd ?? 'ignore'] });
   if (logFd !== undefined) closeSync(logFd);
   // A crashed test or demo must not leave a model server holding two cores.

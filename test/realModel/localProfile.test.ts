@@ -21,10 +21,12 @@ import { fixturesDir } from '../fixtures';
 // profiled as the pipeline does. Both model APIs the config offers are exercised.
 
 const K = 4;
-/** A fixture environment whose pivots have short prompts (three function-call pivots), so a loaded 2-core machine profiles them in minutes. */
+/** A fixture environment whose pivots have short prompts, so a loaded 2-core machine profiles them in minutes. */
 const ENVIRONMENTS = ['example_single_tool_call'];
-/** As configs/demo_real_model.yaml: tool calls are required, and a sample is cut after 64 tokens. */
-const OVERRIDES = { tool_choice: 'required', max_output_tokens: 64 };
+/** Pivots of each action type profiled; the environment has 3 function-call and 5 message pivots. */
+const PIVOTS_PER_TYPE = 2;
+/** As configs/demo_real_model.yaml: the pivots keep their tool_choice, a sample is cut after 64 tokens. */
+const OVERRIDES = { max_output_tokens: 64 };
 const comparatorConfig = resolveComparatorConfig({ word_count_similarity_threshold: 0.1 });
 
 let server: LlamaServerHandle | undefined;
@@ -41,10 +43,13 @@ before(async () => {
     outDir: dir,
     agent_name: 'real_model_pivot_agent',
   });
-  // Function-call pivots only: with a tool call required, a message pivot could never pass.
   candidates = [];
+  const perType = new Map<string, number>();
   for await (const { value } of readJsonl(converted.candidatesPath)) {
-    if ((value as { expected_action: { type: string } }).expected_action.type === 'function_call') candidates.push(value as Record<string, unknown>);
+    const type = (value as { expected_action: { type: string } }).expected_action.type;
+    if ((perType.get(type) ?? 0) >= PIVOTS_PER_TYPE) continue;
+    perType.set(type, (perType.get(type) ?? 0) + 1);
+    candidates.push(value as Record<string, unknown>);
   }
   const records = candidates.map((value, i) => ({ value, line: i + 1, byteOffset: 0, byteLength: 0, text: JSON.stringify(value) }));
   const options = materializeOptionsSchema.parse({
@@ -94,7 +99,7 @@ function action(sample: Sample): unknown[] {
 
 for (const api of ['responses', 'chat_completions'] as const) {
   test(`local profiling through ${api === 'responses' ? '/v1/responses' : '/v1/chat/completions'}: K real samples per pivot, verified and profiled`, async () => {
-    assert.ok(candidates.length >= 2, `only ${candidates.length} function-call pivots in ${ENVIRONMENTS.join(', ')}`);
+    assert.equal(candidates.length, 2 * PIVOTS_PER_TYPE, `function-call and message pivots in ${ENVIRONMENTS.join(', ')}`);
     const run = executor(api);
     const started = Date.now();
     const samples = (await Promise.all(materialized.map((row) => run.run(row, AbortSignal.timeout(600_000))))) as Sample[];
