@@ -100,6 +100,7 @@ async function buildExecutor(secrets: NodeJS.ProcessEnv, input: ChunkInput): Pro
     timeoutMs: Math.min(settings.requestTimeoutMs, model.timeout_ms),
     maxConcurrency: Math.min(settings.maxConcurrency, model.max_concurrency),
     comparatorConfig: lp.tool_call_comparator_config,
+    unpackExtraBody: model.unpack_extra_body,
   });
 }
 

@@ -18,6 +18,10 @@ const modelEndpointSchema = z.strictObject({
     .describe('Name of the worker environment variable holding the API key; the key itself never enters a config'),
   timeout_ms: z.number().int().positive().default(120_000),
   max_concurrency: z.number().int().positive().default(16),
+  unpack_extra_body: z
+    .boolean()
+    .default(false)
+    .describe('api responses only: also send metadata.extra_body keys (the per-repeat seed) as top-level fields, for engines such as llama-server that read a top-level seed; off because OpenAI rejects unknown fields'),
 });
 
 // Where attached or spawned servers are found: a NeMo Gym head server, or explicit URLs.

@@ -1,4 +1,4 @@
-import { ChatConversionError, chatCompletionToResponse, responsesRequestToChat } from '../../gym/chatCompletions';
+import { ChatConversionError, chatCompletionToResponse, responsesRequestToChat, withExtraBodyUnpacked } from '../../gym/chatCompletions';
 import type { MaterializedRow } from '../../gym/schemas';
 import { expectedActionSchema } from '../../gym/schemas';
 import { verifyResponse, type ToolCallComparatorConfig } from '../../gym/verifier';
@@ -14,6 +14,8 @@ export interface SingleStepOptions {
   timeoutMs: number;
   maxConcurrency: number;
   comparatorConfig: ToolCallComparatorConfig;
+  /** Responses API: send `metadata.extra_body` keys (the per-repeat seed) as top-level fields too. */
+  unpackExtraBody?: boolean;
 }
 
 /**
@@ -30,7 +32,7 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
   type ModelResponse = Record<string, unknown> & { output: unknown[] };
 
   async function callModel(params: Record<string, unknown>, signal: AbortSignal): Promise<ModelResponse> {
-    const body = opts.api === 'responses' ? params : engineRequest(params);
+    const body = opts.api === 'chat_completions' ? engineRequest(params) : opts.unpackExtraBody ? unpackedRequest(params) : params;
     const raw = (await limiter.run(() =>
       postJson(url, body, { timeoutMs: opts.timeoutMs, signal, headers, connections: opts.maxConcurrency }),
     )) as Record<string, unknown>;
@@ -42,6 +44,15 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
       return chatCompletionToResponse(raw) as ModelResponse;
     } catch (err) {
       if (err instanceof ChatConversionError) throw new RequestFailure('invalid_response', `${url} returned an unreadable completion: ${err.message}`, true);
+      throw err;
+    }
+  }
+
+  function unpackedRequest(params: Record<string, unknown>): Record<string, unknown> {
+    try {
+      return withExtraBodyUnpacked(params);
+    } catch (err) {
+      if (err instanceof ChatConversionError) throw new RequestFailure('invalid_response', `row cannot be sent to ${url}: ${err.message}`, false);
       throw err;
     }
   }

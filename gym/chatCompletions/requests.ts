@@ -86,6 +86,16 @@ export function responsesRequestToChat(request: Item): Item {
   return { ...metadataObject(metadata, 'extra_body'), ...body };
 }
 
+/**
+ * A Responses request with `metadata.extra_body` (the per-repeat seed) also spread into its top level,
+ * request fields winning: for Responses engines such as llama-server that read a top-level `seed`.
+ * Opt-in, because OpenAI's Responses API rejects fields it does not know.
+ */
+export function withExtraBodyUnpacked(request: Item): Item {
+  const metadata = isRecord(request.metadata) ? request.metadata : {};
+  return { ...metadataObject(metadata, 'extra_body'), ...request };
+}
+
 /** Chat Completions create params → a Responses `create` request (the policy server's chat route). */
 export function chatRequestToResponses(request: Item): Item {
   const messages = Array.isArray(request.messages) ? request.messages : [];

@@ -84,6 +84,8 @@ function executor(api: 'responses' | 'chat_completions') {
     timeoutMs: 180_000,
     maxConcurrency: server!.slots,
     comparatorConfig,
+    // llama-server's /v1/responses reads only a top-level seed (config: local_profile.model.unpack_extra_body).
+    unpackExtraBody: api === 'responses',
   });
 }
 

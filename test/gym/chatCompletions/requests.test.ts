@@ -6,6 +6,7 @@ import {
   chatRequestToResponses,
   responseToChatCompletion,
   responsesRequestToChat,
+  withExtraBodyUnpacked,
 } from '../../../gym/chatCompletions';
 
 type Item = Record<string, any>;
@@ -135,4 +136,11 @@ test('Response → chat completion for the policy server, and its chat requests 
     max_output_tokens: 9,
     seed: 4,
   });
+});
+
+test('withExtraBodyUnpacked spreads metadata.extra_body to the top level, request fields winning', () => {
+  const request = { model: 'm', input: 'hi', temperature: 0.5, metadata: { extra_body: '{"seed": 3, "temperature": 1.0}' } };
+  assert.deepEqual(withExtraBodyUnpacked(request), { seed: 3, ...request });
+  assert.deepEqual(withExtraBodyUnpacked({ input: 'hi' }), { input: 'hi' });
+  assert.throws(() => withExtraBodyUnpacked({ input: 'hi', metadata: { extra_body: 'not json' } }), /extra_body/);
 });
