@@ -4,9 +4,10 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { ensureDevServer } from '../lib/devServer';
 import { freePort } from '../lib/net';
-import { CONCURRENCY, DEFAULT_CHUNK_SIZE, DEFAULT_CHUNKS_IN_FLIGHT, loadNow, NUM_SAMPLES, type Bench } from './benchContext';
+import { CONCURRENCY, DEFAULT_CHUNK_SIZE, DEFAULT_CHUNKS_IN_FLIGHT, loadNow, type Bench } from './benchContext';
 import { childPidsMatching } from './cpu';
-import { candidatesFrom, CONTINUE_AS_NEW_AFTER_EVENTS, localProfileRun, sampleCandidates, type ScaleRun } from './scale';
+import { candidatesFrom, localProfileRun, sampleCandidates, type ScaleRun } from './scale';
+import { historyLines, scaleLines } from './scaleReport';
 import { startSimulatorProcess } from './services';
 import { measureThroughput, type ThroughputResult } from './throughput';
 import { throughputLines } from './throughputReport';
@@ -38,35 +39,9 @@ const THROUGHPUT = { tasks: quick ? 50 : 150, numRepeats: 4 };
 const TARGETS = { durableOverBare: 0.95, durableOverBareAt4x: 0.9, rssRatio: 1.2, idleRssMb: 200 };
 const rowsFlag = args.find((a) => a.startsWith('--rows='))?.split('=')[1]?.split(',').map(Number);
 const SCALE_ROWS = rowsFlag ?? (million ? [10_000, 1_000_000] : quick ? [2_000, 20_000] : [10_000, 100_000]);
-const MILLION = 1_000_000;
 const MB = 1024 * 1024;
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 const log = (line: string) => console.log(line);
-
-function scaleLines(s: ScaleRun): string[] {
-  const phases = [...s.rssByPhase].map(([phase, bytes]) => `${phase} ${round(bytes / MB, 0)}`).join(', ');
-  const heap = [...s.liveHeapByPhase].map(([phase, bytes]) => `${phase} ${round(bytes / MB, 0)}`).join(', ');
-  return [
-    `worker at ${s.rows} rows (local_profile, ${s.rows / NUM_SAMPLES} candidates x ${NUM_SAMPLES}; load ${s.loads[0]} -> ${s.loads[1]}): ` +
-      `peak RSS during the stage ${round(s.peakRssBytes / MB, 1)} MB (start-up peak ${round(s.startupPeakRssBytes / MB, 1)} MB), ${round(s.rows / s.run.seconds, 1)} rollouts/s, ${s.run.historyEventsPerRun.length} runs, max ${Math.max(...s.run.historyEventsPerRun)} events per run`,
-    `  idle RSS before the run ${round(s.idleRssBeforeBytes / MB, 1)} MB (target < ${TARGETS.idleRssMb}), after it ${round(s.idleRssAfterBytes / MB, 1)} MB ` +
-      `(= ${round(s.idleRssAfterBytes / s.idleRssBeforeBytes, 3)} x before); sampled RSS by phase (MB): ${phases}`,
-    ...(heap ? [`  live main-thread heap after a forced GC, highest by phase (MB): ${heap}`] : []),
-  ];
-}
-
-function historyLines(large: ScaleRun, allRuns: number[], chunkSize: number): string[] {
-  const chunks = large.run.result.materialize.chunks;
-  const events = large.run.historyEventsPerRun.reduce((a, b) => a + b, 0);
-  const eventsPerChunk = events / chunks;
-  const millionChunks = Math.ceil(MILLION / chunkSize);
-  return [
-    `history: ${large.rows} rows = ${chunks} chunks -> ${events} events over ${large.run.historyEventsPerRun.length} runs = ${round(eventsPerChunk, 2)} events/chunk, ` +
-      `~${Math.round(chunks / large.run.historyEventsPerRun.length)} chunks per run at continue_as_new_after_events=${CONTINUE_AS_NEW_AFTER_EVENTS}`,
-    `  1,000,000 rollouts / chunk_size ${chunkSize} = ${millionChunks} chunks x ${round(eventsPerChunk, 2)} events/chunk = ${Math.round(millionChunks * eventsPerChunk)} events ` +
-      `/ ${CONTINUE_AS_NEW_AFTER_EVENTS} per run = ${Math.ceil((millionChunks * eventsPerChunk) / CONTINUE_AS_NEW_AFTER_EVENTS)} runs (max measured ${Math.max(...allRuns)} events per run, < 10,000)`,
-  ];
-}
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-bench-'));
@@ -101,17 +76,20 @@ async function main(): Promise<void> {
       for (const rows of SCALE_ROWS) {
         const s = await localProfileRun(bench, candidatesSource, rows);
         scale.push(s);
-        scaleLines(s).forEach(log);
+        scaleLines(s, TARGETS.idleRssMb).forEach(log);
       }
     }
     const [small, large] = scale;
     const rssRatio = small && large ? large.peakRssBytes / small.peakRssBytes : undefined;
     if (small && large && rssRatio !== undefined) {
+      // A worker that died has no kernel peak: its highest sample is a floor, and the ratio with it.
+      const atLeast = large.failure || small.failure ? 'at least ' : '';
       log(`worker peak RSS during the stage, ${large.rows} rows / ${small.rows} rows (baseline) = ${round(large.peakRssBytes / MB, 1)} / ${round(small.peakRssBytes / MB, 1)} MB = ` +
-        `${round(rssRatio, 3)} (target <= ${TARGETS.rssRatio}: ${rssRatio <= TARGETS.rssRatio ? 'met' : 'NOT met'}; load ${loadNow()})`);
+        `${atLeast}${round(rssRatio, 3)} (target <= ${TARGETS.rssRatio}: ${rssRatio <= TARGETS.rssRatio && !atLeast ? 'met' : 'NOT met'}; load ${loadNow()})`);
     }
-    const allRuns = [...throughputs.map((t) => t.sample.run), ...scale.map((s) => s.run)].flatMap((r) => r.historyEventsPerRun);
-    if (large) historyLines(large, allRuns, chunkSize).forEach(log);
+    const allRuns = [...throughputs.map((t) => t.sample.run), ...scale.map((s) => s.run)].flatMap((r) => r?.historyEventsPerRun ?? []);
+    const finished = [...scale].reverse().find((s) => s.run);
+    if (finished?.run) historyLines(finished.rows, finished.run, allRuns, chunkSize).forEach(log);
 
     const [tp16, tp64] = throughputs;
     const rate = (t: ThroughputResult | undefined, side: 'bare' | 'durable') => (t ? round(t[side].rows / t[side].seconds, 1) : null);
@@ -134,10 +112,13 @@ async function main(): Promise<void> {
         rss_large_over_small: rssRatio === undefined ? null : round(rssRatio, 3),
         idle_rss_mb_before_after: large ? [round(large.idleRssBeforeBytes / MB, 1), round(large.idleRssAfterBytes / MB, 1)] : null,
         history_events_max_per_run: allRuns.length > 0 ? Math.max(...allRuns) : null,
+        scale_failures: scale.flatMap((s) => (s.failure ? [`${s.rows}: ${s.failure}`] : [])),
         local_profile_rollouts: large?.rows ?? null,
-        local_profile_rollouts_per_s: large ? round(large.rows / large.run.seconds, 1) : null,
+        local_profile_rollouts_per_s: large?.run ? round(large.rows / large.run.seconds, 1) : null,
       }),
     );
+    // A worker that died is printed as a figure above, and still fails the run.
+    if (scale.some((s) => s.failure)) process.exitCode = 1;
   } finally {
     await connection.close();
     await sims.stop();

@@ -1,11 +1,12 @@
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Client, Connection } from '@temporalio/client';
 import { stageProgressQuery } from '../../contracts/temporal';
 import { convertToCandidates } from '../../gym/convert';
 import { loadNow, NUM_SAMPLES, planFor, withWorker, type Bench } from './benchContext';
 import { runDurableStage, type DurableStageRun } from './collect';
 import { DEMO_TASKS, writeDistinctRows } from './inputs';
-import type { BenchWorker, HeapSample } from './workerProcess';
+import { WorkerExitedError, type BenchWorker, type HeapSample } from './workerProcess';
 
 // Worker memory at scale: a local-profile stage (single-step against the policy simulator) over
 // N candidates x 8 samples, each in a fresh worker process so its peak RSS is that run's alone.
@@ -19,8 +20,10 @@ const MB = 1024 * 1024;
 
 export interface ScaleRun {
   rows: number;
-  run: DurableStageRun;
-  /** Peak RSS from the start of the stage to its end (the start-up peak excluded). */
+  /** Unset when the worker died during the stage (`failure` says how). */
+  run?: DurableStageRun;
+  failure?: string;
+  /** Peak RSS from the start of the stage to its end (the start-up peak excluded); the highest sample if the worker died. */
   peakRssBytes: number;
   /** Peak RSS of the worker's start-up (bundling its workflows), before the stage. */
   startupPeakRssBytes: number;
@@ -82,9 +85,11 @@ export async function localProfileRun(bench: Bench, candidatesSource: string, ro
   const rssByPhase = new Map<string, number>();
   // When each phase was first seen, so the worker's own heap samples can be put in their phase.
   const phaseStarts: Array<{ t: number; phase: string }> = [];
+  // The progress queries have their own connection without the client's retry interceptor: a
+  // retry timer left behind by a query to a dead worker would otherwise fire on a closed channel.
+  const connection = await Connection.connect({ address: bench.temporalAddress, interceptors: [] });
+  const client = new Client({ connection });
   // Sampled, so a phase's figure can miss a short spike; the peak overall is the kernel's VmHWM.
-  // Stopped and awaited before anything else happens, even when the worker dies, so no query is
-  // left in flight on a connection being closed.
   let sampling = Promise.resolve();
   let finished = false;
   const sample = async (worker: BenchWorker) => {
@@ -92,30 +97,30 @@ export async function localProfileRun(bench: Bench, candidatesSource: string, ro
     let phase = 'starting';
     let done = 0;
     let lastReport = Date.now();
-    while (!finished) {
-      [phase, done] = await bench.client
-        .withDeadline(Date.now() + 2000, () => bench.client.workflow.getHandle(workflowId).query(stageProgressQuery))
-        .then((p) => [p.stage.split(':')[1] ?? p.stage, p.done] as [string, number], () => [phase, done] as [string, number]);
-      if (phaseStarts.at(-1)?.phase !== phase) phaseStarts.push({ t: Date.now(), phase });
-      const rss = worker.rssBytes();
+    for (let rss = worker.rssBytes(); !finished && rss > 0; rss = worker.rssBytes()) {
       rssByPhase.set(phase, Math.max(rssByPhase.get(phase) ?? 0, rss));
-      if (rss > 0 && Date.now() - lastReport >= PROGRESS_EVERY_MS) {
+      if (Date.now() - lastReport >= PROGRESS_EVERY_MS) {
         lastReport = Date.now();
-        console.log(`  ... ${name}: ${phase}, ${done}/${rows} rollouts, RSS ${Math.round(rss / MB)} MB (peak ${Math.round(worker.peakRssBytes() / MB)} MB), load ${loadNow()}`);
+        console.log(`  ... ${name}: ${phase}, ${done}/${rows} rollouts, RSS ${Math.round(rss / MB)} MB, load ${loadNow()}`);
       }
       await sleep(500);
+      [phase, done] = await client
+        .withDeadline(Date.now() + 2000, () => client.workflow.getHandle(workflowId).query(stageProgressQuery))
+        .then((p) => [p.stage.split(':')[1] ?? p.stage, p.done] as [string, number], () => [phase, done] as [string, number]);
+      if (phaseStarts.at(-1)?.phase !== phase) phaseStarts.push({ t: Date.now(), phase });
     }
   };
   const loadBefore = loadNow();
-  let measured;
+  const before = { startupPeakRssBytes: 0, idleRssBeforeBytes: 0 };
+  let stage: Promise<DurableStageRun> | undefined;
   try {
-    measured = await withWorker(bench, async (taskQueue, worker) => {
+    const { value, peakRssBytes } = await withWorker(bench, async (taskQueue, worker) => {
       await sleep(IDLE_SETTLE_MS);
-      const idleRssBeforeBytes = worker.rssBytes();
-      const startupPeakRssBytes = worker.peakRssBytes();
+      before.idleRssBeforeBytes = worker.rssBytes();
+      before.startupPeakRssBytes = worker.peakRssBytes();
       worker.resetPeakRss();
       sampling = sample(worker);
-      const run = await runDurableStage(bench.client, {
+      stage = runDurableStage(bench.client, {
         taskQueue,
         workflowId,
         plan,
@@ -124,21 +129,36 @@ export async function localProfileRun(bench: Bench, candidatesSource: string, ro
         outPrefix: path.join(runDir, 'local_profile'),
         continueAsNewAfterEvents: CONTINUE_AS_NEW_AFTER_EVENTS,
       });
+      const run = await stage;
       finished = true;
       await sampling;
       await sleep(IDLE_SETTLE_MS);
-      return {
-        run,
-        startupPeakRssBytes,
-        idleRssBeforeBytes,
-        idleRssAfterBytes: worker.rssBytes(),
-        liveHeapByPhase: byPhase(worker.heapSamples(), phaseStarts),
-      };
+      return { run, idleRssAfterBytes: worker.rssBytes(), liveHeapByPhase: byPhase(worker.heapSamples(), phaseStarts) };
     });
+    return { rows: value.run.result.materialize.rows, ...before, ...value, peakRssBytes, rssByPhase, loads: [loadBefore, loadNow()] };
+  } catch (err) {
+    // A worker that dies (out of memory, most likely) is a figure too: how far it got and how big it was.
+    if (!(err instanceof WorkerExitedError)) throw err;
+    finished = true;
+    await sampling;
+    // Nothing will run the workflow now: ended here, so the client's wait for its result settles
+    // before the connection closes instead of retrying on a closed channel.
+    await bench.client.workflow.getHandle(workflowId).terminate(`bench worker died: ${err.message}`);
+    await stage?.catch(() => undefined);
+    const lastPhase = phaseStarts.at(-1)?.phase ?? 'starting';
+    return {
+      rows,
+      failure: `${err.message} (during ${lastPhase})`,
+      ...before,
+      peakRssBytes: Math.max(0, ...rssByPhase.values()),
+      idleRssAfterBytes: 0,
+      liveHeapByPhase: new Map(),
+      rssByPhase,
+      loads: [loadBefore, loadNow()],
+    };
   } finally {
     finished = true;
     await sampling;
+    await connection.close();
   }
-  const { value, peakRssBytes } = measured;
-  return { rows: value.run.result.materialize.rows, ...value, peakRssBytes, rssByPhase, loads: [loadBefore, loadNow()] };
 }

@@ -1,4 +1,4 @@
-import { existsSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawnWorkerProcess, stopProcess } from '../lib/workerProcess';
 
@@ -21,6 +21,24 @@ export interface BenchWorker {
   /** Rejects if the worker exits before stop(), so a bench waiting on it fails instead of hanging. */
   exited: Promise<never>;
   stop(): Promise<void>;
+}
+
+/** The worker died before the bench stopped it; `outOfMemory` when its log ends with V8's heap-limit crash. */
+export class WorkerExitedError extends Error {
+  constructor(
+    readonly pid: number,
+    readonly logPath: string,
+    readonly outOfMemory: boolean,
+  ) {
+    super(`worker ${pid} exited unexpectedly${outOfMemory ? ': JavaScript heap out of memory' : ''}; see ${logPath}`);
+    this.name = 'WorkerExitedError';
+  }
+}
+
+function endsOutOfMemory(logPath: string): boolean {
+  const size = statSync(logPath).size;
+  const tail = readFileSync(logPath).subarray(Math.max(0, size - 64 * 1024)).toString('utf8');
+  return tail.includes('JavaScript heap out of memory');
 }
 
 export interface HeapSample {
@@ -68,7 +86,7 @@ export function startBenchWorker(opts: BenchWorkerOptions): BenchWorker {
   const gone = () => child.exitCode !== null || child.signalCode !== null;
   const exited = new Promise<never>((_resolve, reject) =>
     child.once('exit', () => {
-      if (!stopping) reject(new Error(`worker ${pid} exited unexpectedly; see ${opts.logPath}`));
+      if (!stopping) reject(new WorkerExitedError(pid, opts.logPath, endsOutOfMemory(opts.logPath)));
     }),
   );
   exited.catch(() => undefined);
