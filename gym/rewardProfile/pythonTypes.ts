@@ -31,7 +31,12 @@ interface RolloutKinds {
 
 /** Collects, rollout by rollout, the Python type of every number profiling reads. */
 export class RolloutNumberKinds {
-  private readonly byKey = new Map<string, RolloutKinds>();
+  // Rollouts of one run nearly all share one set of kinds: each distinct set is kept once, and a
+  // rollout holds only its set's number. Keeping the maps per rollout would also keep every rollout
+  // line alive, since the scanner's keys are slices of it.
+  private readonly kindSets: RolloutKinds[] = [];
+  private readonly kindSetIds = new Map<string, number>();
+  private readonly byTask = new Map<number, number[]>();
   private readonly columns = new Map<string, { float: boolean; seen: number }>();
   private rollouts = 0;
 
@@ -41,7 +46,15 @@ export class RolloutNumberKinds {
     const top = numericKinds(value);
     const response = isPyDict(value) ? value.get('response') : undefined;
     const usage = numericKinds(isPyDict(response) ? response.get('usage') : undefined);
-    this.byKey.set(`${task}:${rollout}`, { top, usage });
+    const signature = JSON.stringify([[...top], [...usage]]);
+    let id = this.kindSetIds.get(signature);
+    if (id === undefined) {
+      id = this.kindSets.push({ top, usage }) - 1;
+      this.kindSetIds.set(signature, id);
+    }
+    let ids = this.byTask.get(task);
+    if (!ids) this.byTask.set(task, (ids = []));
+    ids[rollout] = id;
     this.rollouts++;
     // The frame's columns: top-level numbers overwritten by usage numbers (`result | usage`).
     for (const [k, kind] of new Map([...top, ...usage])) {
@@ -66,7 +79,8 @@ export class RolloutNumberKinds {
 
   /** `rollout_infos` take top-level numbers over usage numbers (the reverse of the frame). */
   private rolloutInfo(info: Row): PyDict {
-    const kinds = this.byKey.get(`${String(info[TASK])}:${String(info[ROLLOUT])}`);
+    const id = this.byTask.get(info[TASK] as number)?.[info[ROLLOUT] as number];
+    const kinds = id === undefined ? undefined : this.kindSets[id];
     const typed: PyDict = new Map();
     for (const [k, v] of Object.entries(info)) {
       const kind = kinds?.top.get(k) ?? kinds?.usage.get(k);
