@@ -32,7 +32,7 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
   type ModelResponse = Record<string, unknown> & { output: unknown[] };
 
   async function callModel(params: Record<string, unknown>, signal: AbortSignal): Promise<ModelResponse> {
-    const body = opts.api === 'chat_completions' ? engineRequest(params) : opts.unpackExtraBody ? unpackedRequest(params) : params;
+    const body = engineRequest(params);
     const raw = (await limiter.run(() =>
       postJson(url, body, { timeoutMs: opts.timeoutMs, signal, headers, connections: opts.maxConcurrency }),
     )) as Record<string, unknown>;
@@ -48,19 +48,11 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
     }
   }
 
-  function unpackedRequest(params: Record<string, unknown>): Record<string, unknown> {
-    try {
-      return withExtraBodyUnpacked(params);
-    } catch (err) {
-      if (err instanceof ChatConversionError) throw new RequestFailure('invalid_response', `row cannot be sent to ${url}: ${err.message}`, false);
-      throw err;
-    }
-  }
-
-  /** A row Chat Completions cannot express fails the same way on every attempt, so it is not retried. */
+  /** A row the engine's API cannot express fails the same way on every attempt, so it is not retried. */
   function engineRequest(params: Record<string, unknown>): Record<string, unknown> {
     try {
-      return responsesRequestToChat(params);
+      if (opts.api === 'chat_completions') return responsesRequestToChat(params);
+      return opts.unpackExtraBody ? withExtraBodyUnpacked(params) : params;
     } catch (err) {
       if (err instanceof ChatConversionError) throw new RequestFailure('invalid_response', `row cannot be sent to ${url}: ${err.message}`, false);
       throw err;
