@@ -5,6 +5,7 @@ import { closeEmbeddedStacks } from '../activities/servers';
 import { hostTaskQueue, runManagedServers } from '../activities/spawn';
 import { TASK_QUEUE } from './connection';
 import { rolloutMetricsInterceptor } from './metrics';
+import { workflowBundlePath } from './workflowBundle';
 
 // Any number of these may serve one task queue, on one machine or many: chunks are handed out by
 // Temporal, and per-endpoint caps (activities/http/endpointLimiter.ts) bound what each sends.
@@ -23,7 +24,7 @@ export async function createPivotWorker(opts: PivotWorkerOptions): Promise<Worke
     connection: opts.connection,
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
-    workflowsPath: require.resolve('../workflows'),
+    workflowBundle: { codePath: await workflowBundlePath() },
     activities: createActivities(opts.activityDeps),
     maxConcurrentActivityTaskExecutions: opts.maxConcurrentActivities ?? 32,
     interceptors: { activity: [rolloutMetricsInterceptor] },
