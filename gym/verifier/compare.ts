@@ -1,6 +1,7 @@
 import type { StepRewardCategory, VerifyResult } from './categories';
 import type { ToolCallComparatorConfig } from './config';
 import { decodePythonJson, PythonJsonFailure, type PyDict, type PyValue } from '../pythonJson';
+import { compareArgumentTexts, UNDECIDED } from './argumentPair';
 import { stringsMatch } from './pythonText';
 
 export interface FunctionCall {
@@ -16,7 +17,7 @@ export class ExpectedArgumentsDecodeError extends Error {
   }
 }
 
-type ArgumentMismatch = Exclude<
+export type ArgumentMismatch = Exclude<
   StepRewardCategory,
   'NO_ACTION_FOUND' | 'NO_EXPECTED_TOOL_CALL' | 'EXPECTED_CHAT_MESSAGE_FOUND' | 'NO_EXPECTED_CHAT_MESSAGE'
 >;
@@ -112,6 +113,13 @@ function compareOneCall(expected: PreparedCall, actual: PreparedCall, config: To
   // The name is checked before anything is decoded, so a wrong tool with broken arguments is
   // reported as the wrong tool.
   if (expected.name !== actual.name) return { reward: 0, category: 'UNEXPECTED_TOOL' };
+  const inPlace = compareArgumentTexts(
+    expected.call.arguments,
+    actual.call.arguments,
+    config.floating_point_comparison_threshold,
+    config.word_count_similarity_threshold,
+  );
+  if (inPlace !== UNDECIDED) return inPlace ? { reward: 0, category: inPlace } : { reward: 1, category: 'EXPECTED_TOOL_CALL' };
   const expectedArguments = expected.arguments();
   if (expectedArguments instanceof PythonJsonFailure) throw new ExpectedArgumentsDecodeError(expected.name, expectedArguments);
   // The same text decodes to the same value, so a policy that repeats the expected arguments

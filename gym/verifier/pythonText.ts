@@ -1,5 +1,7 @@
 // Python's `str.lower()` and the word-overlap string rule NeMo Gym builds on `s.lower().split()`.
 import { countPythonWords, forEachPythonWord } from '../pythonJsonLexis';
+import { decodePythonJson } from '../pythonJson';
+import { sameRegion } from './argumentText';
 
 // Capital letters that gained a lower-case mapping after Unicode 15.1. NeMo Gym runs on CPython
 // 3.12/3.13 (Unicode 15.0/15.1), where they are unassigned and lower() leaves them alone, while
@@ -22,13 +24,120 @@ export function pythonLower(s: string): string {
     .join('');
 }
 
+/** Words the all-ASCII path compares in place: more take the general path. */
+const MAX_ASCII_WORDS = 64;
+// Word bounds as [start, end, start, end, ...], reused by every comparison so none allocates.
+const expectedWordBounds = new Int32Array(2 * MAX_ASCII_WORDS);
+const actualWordBounds = new Int32Array(2 * MAX_ASCII_WORDS);
+const claimedExpectedWords = new Uint8Array(MAX_ASCII_WORDS);
+
+/** `text[start:end].split()` into `bounds` when the region is all ASCII; the word count, or -1
+ * for a non-ASCII character, too many words, or (in `quoted` JSON string content) an escape other
+ * than the whitespace ones. */
+function asciiWordBounds(text: string, start: number, end: number, bounds: Int32Array, quoted: boolean): number {
+  let count = 0;
+  let inWord = false;
+  for (let index = start; index < end; index++) {
+    const at = index;
+    let code = text.charCodeAt(index);
+    if (code >= 0x80) return -1;
+    if (code === 0x5c && quoted) {
+      // \n \t \r \f stand for whitespace, so the words between them are the raw text itself.
+      const escape = text.charCodeAt(++index);
+      if (escape !== 0x6e && escape !== 0x74 && escape !== 0x72 && escape !== 0x66) return -1;
+      code = 0x20;
+    }
+    // `str.isspace()` below U+0080.
+    const space = code === 0x20 || (code >= 0x09 && code <= 0x0d) || (code >= 0x1c && code <= 0x1f);
+    if (space && inWord) {
+      bounds[2 * count - 1] = at;
+    } else if (!space && !inWord) {
+      if (count === MAX_ASCII_WORDS) return -1;
+      bounds[2 * count] = at;
+      count++;
+    }
+    inWord = !space;
+  }
+  if (inWord) bounds[2 * count - 1] = end;
+  return count;
+}
+
+function asciiLower(code: number): number {
+  return code >= 0x41 && code <= 0x5a ? code + 0x20 : code;
+}
+
+function sameLowerAsciiWord(expected: string, expectedWord: number, actual: string, actualWord: number): boolean {
+  const expectedStart = expectedWordBounds[2 * expectedWord] as number;
+  const actualStart = actualWordBounds[2 * actualWord] as number;
+  const length = (expectedWordBounds[2 * expectedWord + 1] as number) - expectedStart;
+  if ((actualWordBounds[2 * actualWord + 1] as number) - actualStart !== length) return false;
+  for (let offset = 0; offset < length; offset++) {
+    if (asciiLower(expected.charCodeAt(expectedStart + offset)) !== asciiLower(actual.charCodeAt(actualStart + offset))) return false;
+  }
+  return true;
+}
+
 /**
  * NeMo Gym's word-overlap match for strings. With fewer than two words on either side the original
  * strings must be identical; otherwise the shared-word count over the total word count (at most
  * 0.5 for identical multisets, since the denominator is a sum) must reach the threshold.
  */
 export function stringsMatch(expected: string, actual: string, wordCountSimilarityThreshold: number): boolean {
+  return stringRegionsMatch(expected, 0, expected.length, actual, 0, actual.length, false, wordCountSimilarityThreshold);
+}
+
+/**
+ * `stringsMatch` of `expected[expectedStart:expectedEnd]` and `actual[actualStart:actualEnd]`,
+ * which for ASCII text runs in place: no slices, no lower-cased copies, no word map. `quoted`
+ * regions are the raw content of JSON string literals (between the quotes), escapes unresolved.
+ */
+export function stringRegionsMatch(
+  expected: string,
+  expectedStart: number,
+  expectedEnd: number,
+  actual: string,
+  actualStart: number,
+  actualEnd: number,
+  quoted: boolean,
+  wordCountSimilarityThreshold: number,
+): boolean {
+  // Raw JSON content maps to text one to one, so identical regions are identical strings; in the
+  // fast path below, which admits only the whitespace escapes, different regions are different too.
+  const identical = sameRegion(expected, expectedStart, expectedEnd, actual, actualStart, actualEnd);
   // Identical strings: equal below two words, similarity exactly 0.5 otherwise.
+  if (identical && wordCountSimilarityThreshold <= 0.5) return true;
+  const expectedCount = asciiWordBounds(expected, expectedStart, expectedEnd, expectedWordBounds, quoted);
+  const actualCount = expectedCount < 0 ? -1 : asciiWordBounds(actual, actualStart, actualEnd, actualWordBounds, quoted);
+  if (actualCount < 0) {
+    return wordOverlapMatches(
+      regionText(expected, expectedStart, expectedEnd, quoted),
+      regionText(actual, actualStart, actualEnd, quoted),
+      wordCountSimilarityThreshold,
+    );
+  }
+  if (expectedCount < 2 || actualCount < 2) return identical;
+  // Σ min(countE(w), countA(w)): each actual word claims one unclaimed equal expected word.
+  claimedExpectedWords.fill(0, 0, expectedCount);
+  let shared = 0;
+  for (let actualWord = 0; actualWord < actualCount; actualWord++) {
+    for (let expectedWord = 0; expectedWord < expectedCount; expectedWord++) {
+      if (claimedExpectedWords[expectedWord] === 0 && sameLowerAsciiWord(expected, expectedWord, actual, actualWord)) {
+        claimedExpectedWords[expectedWord] = 1;
+        shared++;
+        break;
+      }
+    }
+  }
+  return shared / (expectedCount + actualCount) >= wordCountSimilarityThreshold;
+}
+
+function regionText(text: string, start: number, end: number, quoted: boolean): string {
+  // A string literal is itself a JSON text, and decoding it resolves the escapes.
+  return quoted ? (decodePythonJson(text.slice(start - 1, end + 1)) as string) : text.slice(start, end);
+}
+
+/** The string rule for any text: lower-cased with Python's full mapping, words counted in a map. */
+function wordOverlapMatches(expected: string, actual: string, wordCountSimilarityThreshold: number): boolean {
   if (expected === actual && wordCountSimilarityThreshold <= 0.5) return true;
   // No lower-case mapping makes or removes whitespace, so words can be counted before lowering,
   // and most pairs that fail or pass on plain equality never get lowered.

@@ -1,0 +1,334 @@
+// The verdict on two tool-call `arguments` texts read side by side in one pass, without decoding
+// either into values. NeMo Gym decodes both with `json.loads` and walks the two trees; when the
+// texts share their shape (the same keys in the same order, the common case for a policy that
+// answers the right tool) that walk visits the tokens in text order, so it can run on the texts
+// themselves. Anything else (keys in another order or missing, duplicate keys, escaped keys, a
+// text that is not valid on the expected side) is left to the tree walk in compare.ts.
+import type { ArgumentMismatch } from './compare';
+import * as tokens from './argumentText';
+import * as memberStack from './memberStack';
+import * as pythonText from './pythonText';
+
+// Bound once: every read of an import goes through the module's export getter, which on this path
+// (several calls per character) costs more than the work.
+const { floatValue, INVALID, isPythonJson, lastScan, MAX_SCAN_DEPTH, sameRegion, scanLiteral, scanNumber, scanString } = tokens;
+const { skipListRest, skipValue, skipWhitespace } = tokens;
+const { stringRegionsMatch } = pythonText;
+const { MAX_KEYS_PER_OBJECT, SLOT } = memberStack;
+
+/** The texts need the decoding comparison (compare.ts) for a verdict. */
+export const UNDECIDED = 'UNDECIDED';
+
+// Walk results: MATCH, a mismatch category, or STOP once a text turned out invalid or a shape
+// needs the decoding path, with the reason in `ArgumentPair.stop`.
+const MATCH = null;
+const STOP = 'STOP';
+/** The keys of two objects stop pairing up in order. */
+const DIVERGED = 'DIVERGED';
+type Step = ArgumentMismatch | typeof MATCH | typeof STOP;
+
+/** The members of the objects open on the walk. */
+const members = new memberStack.MemberStack();
+
+class ArgumentPair {
+  private e = 0;
+  private a = 0;
+  /** Why the walk stopped: the actual text is invalid, or the decoding path has to decide. */
+  stop: 'actual_invalid' | 'undecided' = 'undecided';
+
+  constructor(
+    private readonly expected: string,
+    private readonly actual: string,
+    private readonly floatThreshold: number,
+    private readonly wordThreshold: number,
+  ) {}
+
+  run(): Step {
+    members.top = 0;
+    this.e = skipWhitespace(this.expected, 0);
+    this.a = skipWhitespace(this.actual, 0);
+    const step = this.value(0);
+    if (step === STOP) return STOP;
+    if (skipWhitespace(this.expected, this.e) !== this.expected.length) return this.undecided();
+    if (skipWhitespace(this.actual, this.a) !== this.actual.length) return this.actualInvalid();
+    return step;
+  }
+
+  private undecided(): typeof STOP {
+    this.stop = 'undecided';
+    return STOP;
+  }
+
+  private actualInvalid(): typeof STOP {
+    this.stop = 'actual_invalid';
+    return STOP;
+  }
+
+  /** Moves past the actual value (the expected one is already behind), reporting `step`. */
+  private skipActual(step: ArgumentMismatch, depth: number): Step {
+    const end = skipValue(this.actual, this.a, depth);
+    if (end < 0) return end === INVALID ? this.actualInvalid() : this.undecided();
+    this.a = end;
+    return step;
+  }
+
+  /** Moves past both values once their comparison no longer matters or cannot be made in place. */
+  private skipBoth(step: ArgumentMismatch, depth: number): Step {
+    const end = skipValue(this.expected, this.e, depth);
+    if (end < 0) return this.undecided();
+    this.e = end;
+    return this.skipActual(step, depth);
+  }
+
+  /** Both cursors are at a value; Python's `compare_tool_call_arguments` on the two. */
+  private value(depth: number): Step {
+    const { expected, actual } = this;
+    const open = expected.charCodeAt(this.e);
+    if (open === 0x7b || open === 0x5b) {
+      if (depth >= MAX_SCAN_DEPTH) return this.undecided();
+      if (actual.charCodeAt(this.a) !== open) return this.skipBoth('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
+      this.e++;
+      this.a++;
+      return open === 0x7b ? this.object(depth + 1) : this.list(depth + 1);
+    }
+    if (open === 0x22) return this.string(depth);
+    const expectedEnd = open === 0x6e || open === 0x74 || open === 0x66 ? scanLiteral(expected, this.e) : scanNumber(expected, this.e);
+    if (expectedEnd < 0) return this.undecided();
+    const expectedStart = this.e;
+    this.e = expectedEnd;
+    const other = actual.charCodeAt(this.a);
+    if (open === 0x6e || open === 0x74 || open === 0x66) {
+      // None needs None; a bool needs a bool (an int is not one).
+      const actualEnd = scanLiteral(actual, this.a);
+      if (actualEnd < 0 || (open === 0x6e) !== (other === 0x6e)) return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
+      this.a = actualEnd;
+      return open === other ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
+    }
+    if (lastScan.numberIsFloat) {
+      const floatExpected = floatValue(expected, expectedStart, expectedEnd);
+      const actualEnd = scanNumber(actual, this.a);
+      if (actualEnd < 0 || !lastScan.numberIsFloat) return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
+      const floatActual = floatValue(actual, this.a, actualEnd);
+      this.a = actualEnd;
+      // Strict `<`: a zero threshold rejects identical floats, and NaN (also inf - inf) never matches.
+      return Math.abs(floatActual - floatExpected) < this.floatThreshold ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
+    }
+    return this.integer(expectedStart, expectedEnd, depth);
+  }
+
+  /** An int: equal ints have equal lexemes but for `-0`, and a bool is the int 1 or 0. */
+  private integer(expectedStart: number, expectedEnd: number, depth: number): Step {
+    const { expected, actual } = this;
+    if (expected.charCodeAt(expectedStart) === 0x2d && expected.charCodeAt(expectedStart + 1) === 0x30) expectedStart++;
+    const other = actual.charCodeAt(this.a);
+    if (other === 0x74 || other === 0x66) {
+      const actualEnd = scanLiteral(actual, this.a);
+      if (actualEnd < 0) return this.actualInvalid();
+      this.a = actualEnd;
+      const equal = expectedEnd - expectedStart === 1 && expected.charCodeAt(expectedStart) === (other === 0x74 ? 0x31 : 0x30);
+      return equal ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
+    }
+    let actualStart = this.a;
+    const actualEnd = scanNumber(actual, actualStart);
+    if (actualEnd < 0 || lastScan.numberIsFloat) return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
+    this.a = actualEnd;
+    if (actual.charCodeAt(actualStart) === 0x2d && actual.charCodeAt(actualStart + 1) === 0x30) actualStart++;
+    return sameRegion(expected, expectedStart, expectedEnd, actual, actualStart, actualEnd) ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
+  }
+
+  private string(depth: number): Step {
+    const { expected, actual } = this;
+    const expectedStart = this.e + 1;
+    const expectedEnd = scanString(expected, expectedStart);
+    if (expectedEnd < 0) return this.undecided();
+    this.e = expectedEnd;
+    if (actual.charCodeAt(this.a) !== 0x22) return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
+    const actualStart = this.a + 1;
+    const actualEnd = scanString(actual, actualStart);
+    if (actualEnd < 0) return this.actualInvalid();
+    this.a = actualEnd;
+    const matches = stringRegionsMatch(expected, expectedStart, expectedEnd - 1, actual, actualStart, actualEnd - 1, true, this.wordThreshold);
+    return matches ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
+  }
+
+  /** After `{` on both sides. While the keys pair up in order the values are compared as they
+   * come; from the first member where they do not, the rest is compared as sets (`unorderedRest`). */
+  private object(depth: number): Step {
+    const { expected, actual } = this;
+    this.e = skipWhitespace(expected, this.e);
+    this.a = skipWhitespace(actual, this.a);
+    const prefixBase = members.top;
+    let step: Step = MATCH;
+    let e = expected.charCodeAt(this.e);
+    let a = actual.charCodeAt(this.a);
+    if (e !== 0x7d || a !== 0x7d) {
+      for (;;) {
+        const key = this.sameNewKey(prefixBase);
+        if (key === STOP) return STOP;
+        if (key === DIVERGED) {
+          const afterComma = members.top > prefixBase;
+          return this.unorderedRest(prefixBase, step, afterComma, afterComma, depth);
+        }
+        this.e = skipWhitespace(expected, this.e);
+        this.a = skipWhitespace(actual, this.a);
+        if (expected.charCodeAt(this.e) !== 0x3a) return this.undecided();
+        if (actual.charCodeAt(this.a) !== 0x3a) return this.actualInvalid();
+        this.e = skipWhitespace(expected, this.e + 1);
+        this.a = skipWhitespace(actual, this.a + 1);
+        // Past the first mismatch the values are only read over, yet the keys still have to pair.
+        step = step === MATCH ? this.value(depth) : this.skipBoth(step, depth);
+        if (step === STOP) return STOP;
+        this.e = skipWhitespace(expected, this.e);
+        this.a = skipWhitespace(actual, this.a);
+        e = expected.charCodeAt(this.e);
+        a = actual.charCodeAt(this.a);
+        if (e !== 0x7d && e !== 0x2c) return this.undecided();
+        if (a !== 0x7d && a !== 0x2c) return this.actualInvalid();
+        if (e !== a) {
+          // One object has more members (or a trailing comma) than the other.
+          if (e === 0x2c) this.e = skipWhitespace(expected, this.e + 1);
+          else this.a = skipWhitespace(actual, this.a + 1);
+          return this.unorderedRest(prefixBase, step, e === 0x2c, a === 0x2c, depth);
+        }
+        if (e === 0x7d) break;
+        this.e = skipWhitespace(expected, this.e + 1);
+        this.a = skipWhitespace(actual, this.a + 1);
+      }
+    }
+    this.e++;
+    this.a++;
+    members.top = prefixBase;
+    return step;
+  }
+
+  /** Reads the key at both cursors when it is the same raw text on both sides, unescaped and new
+   * in its object; DIVERGED (cursors left alone) when the keys do not pair up that way. */
+  private sameNewKey(prefixBase: number): typeof MATCH | typeof STOP | typeof DIVERGED {
+    const { expected, actual } = this;
+    if (expected.charCodeAt(this.e) !== 0x22 || actual.charCodeAt(this.a) !== 0x22) return DIVERGED;
+    const start = this.e + 1;
+    const end = scanString(expected, start);
+    if (end < 0) return this.undecided();
+    if (lastScan.stringHadEscape) return DIVERGED;
+    const actualEnd = scanString(actual, this.a + 1);
+    if (actualEnd < 0) return this.actualInvalid();
+    if (lastScan.stringHadEscape || !sameRegion(expected, this.e, end, actual, this.a, actualEnd)) return DIVERGED;
+    if (members.top - prefixBase >= SLOT * MAX_KEYS_PER_OBJECT) return this.undecided();
+    if (members.find(expected, prefixBase, members.top, expected, start, end - 1) >= 0) return DIVERGED;
+    members.push(start, end - 1, -1);
+    this.e = end;
+    this.a = actualEnd;
+    return MATCH;
+  }
+
+  /**
+   * The members from the cursors on, after a prefix whose keys paired up in order (their slots
+   * from `prefixBase`, values already compared into `prefixStep`). Python compares dicts by key
+   * set first, then values in expected key order, so the prefix's verdict comes before the rest's.
+   */
+  private unorderedRest(prefixBase: number, prefixStep: Step, expectedAfterComma: boolean, actualAfterComma: boolean, depth: number): Step {
+    const { expected, actual } = this;
+    const expectedBase = members.top;
+    const expectedCount = members.pushMembers(expected, this.e, expectedAfterComma, depth);
+    if (expectedCount < 0) return this.undecided();
+    const expectedEnd = members.end;
+    const actualBase = members.top;
+    const actualCount = members.pushMembers(actual, this.a, actualAfterComma, depth);
+    if (actualCount < 0) return actualCount === INVALID ? this.actualInvalid() : this.undecided();
+    const actualEnd = members.end;
+    // Python keeps the last of duplicate keys in the first one's place; the decoding path does that.
+    if (members.hasDuplicate(expected, prefixBase, actualBase) || members.hasDuplicate(actual, actualBase, members.top)) return this.undecided();
+    const { slots } = members;
+    for (let slot = actualBase; slot < members.top; slot += SLOT) {
+      if (members.find(expected, prefixBase, expectedBase, actual, slots[slot] as number, slots[slot + 1] as number) >= 0) return this.undecided();
+    }
+    let step = expectedCount === actualCount ? prefixStep : 'ARGUMENT_OBJECT_KEYS_DIFFERENT';
+    for (let slot = expectedBase; step !== 'ARGUMENT_OBJECT_KEYS_DIFFERENT' && slot < actualBase; slot += SLOT) {
+      if (this.pairedSlot(slot, actualBase) < 0) step = 'ARGUMENT_OBJECT_KEYS_DIFFERENT';
+    }
+    for (let slot = expectedBase; step === MATCH && slot < actualBase; slot += SLOT) {
+      this.e = slots[slot + 2] as number;
+      this.a = slots[this.pairedSlot(slot, actualBase) + 2] as number;
+      step = this.value(depth);
+      if (step === STOP) return STOP;
+    }
+    this.e = expectedEnd;
+    this.a = actualEnd;
+    members.top = prefixBase;
+    return step;
+  }
+
+  /** The actual member (slots from `actualBase` to the top) with the key of the expected `slot`. */
+  private pairedSlot(slot: number, actualBase: number): number {
+    const { slots } = members;
+    return members.find(this.actual, actualBase, members.top, this.expected, slots[slot] as number, slots[slot + 1] as number);
+  }
+
+  /** After `[` on both sides. A length difference outranks every element mismatch. */
+  private list(depth: number): Step {
+    const { expected, actual } = this;
+    this.e = skipWhitespace(expected, this.e);
+    this.a = skipWhitespace(actual, this.a);
+    const expectedEmpty = expected.charCodeAt(this.e) === 0x5d;
+    const actualEmpty = actual.charCodeAt(this.a) === 0x5d;
+    if (expectedEmpty || actualEmpty) return this.listTails(expectedEmpty, actualEmpty, MATCH, depth);
+    let step: Step = MATCH;
+    for (;;) {
+      step = step === MATCH ? this.value(depth) : this.skipBoth(step, depth);
+      if (step === STOP) return STOP;
+      this.e = skipWhitespace(expected, this.e);
+      this.a = skipWhitespace(actual, this.a);
+      const e = expected.charCodeAt(this.e);
+      const a = actual.charCodeAt(this.a);
+      if (e !== 0x5d && e !== 0x2c) return this.undecided();
+      if (a !== 0x5d && a !== 0x2c) return this.actualInvalid();
+      if (e === 0x5d || a === 0x5d) {
+        if (e === 0x2c) this.e = skipWhitespace(expected, this.e + 1);
+        if (a === 0x2c) this.a = skipWhitespace(actual, this.a + 1);
+        return this.listTails(e === 0x5d, a === 0x5d, step, depth);
+      }
+      this.e = skipWhitespace(expected, this.e + 1);
+      this.a = skipWhitespace(actual, this.a + 1);
+    }
+  }
+
+  /** One list or both reached `]` (under the cursor); the other one's remaining elements are read over. */
+  private listTails(expectedDone: boolean, actualDone: boolean, step: Step, depth: number): Step {
+    if (expectedDone && actualDone) {
+      this.e++;
+      this.a++;
+      return step;
+    }
+    if (expectedDone) {
+      this.e++;
+      const end = skipListRest(this.actual, this.a, depth);
+      if (end < 0) return end === INVALID ? this.actualInvalid() : this.undecided();
+      this.a = end;
+    } else {
+      const end = skipListRest(this.expected, this.e, depth);
+      if (end < 0) return this.undecided();
+      this.e = end;
+      this.a++;
+    }
+    return 'ARGUMENT_LIST_LENGTH_DIFFERENT';
+  }
+}
+
+/**
+ * The first mismatch between the values `json.loads` gives the two texts (null when they match),
+ * ARGUMENTS_DECODE_ERROR when only the actual text is not Python JSON, or UNDECIDED when the
+ * texts need decoding for an answer (an invalid expected text, which NeMo Gym raises on, is one).
+ */
+export function compareArgumentTexts(
+  expected: string,
+  actual: string,
+  floatThreshold: number,
+  wordThreshold: number,
+): ArgumentMismatch | 'ARGUMENTS_DECODE_ERROR' | null | typeof UNDECIDED {
+  const pair = new ArgumentPair(expected, actual, floatThreshold, wordThreshold);
+  const step = pair.run();
+  if (step !== STOP) return step;
+  // The expected text is decoded first in NeMo Gym, so its own error would win.
+  if (pair.stop === 'actual_invalid' && isPythonJson(expected) === true) return 'ARGUMENTS_DECODE_ERROR';
+  return UNDECIDED;
+}

@@ -1,0 +1,218 @@
+// Python-`json` tokens read in place, without building values: what the lock-step argument
+// comparison (argumentPair.ts) walks both `arguments` texts with. Every reader accepts exactly what
+// CPython's scanner accepts for its token (the grammar in gym/pythonJson.ts), so a text these call
+// valid decodes there, and one they call invalid fails there.
+
+/** Returned for a text that is not Python JSON. */
+export const INVALID = -1;
+/** Returned for nesting deeper than these readers go; gym/pythonJson.ts decides those texts. */
+export const TOO_DEEP = -2;
+/** Deep enough for every real tool call; deeper texts take the decoding path. */
+export const MAX_SCAN_DEPTH = 256;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const MINUS = 0x2d;
+
+export function skipWhitespace(text: string, index: number): number {
+  for (;;) {
+    const code = text.charCodeAt(index);
+    if (code !== 0x20 && code !== 0x0a && code !== 0x0d && code !== 0x09) return index;
+    index++;
+  }
+}
+
+/** Whether `a[aStart:aEnd]` and `b[bStart:bEnd]` hold the same code units. */
+export function sameRegion(a: string, aStart: number, aEnd: number, b: string, bStart: number, bEnd: number): boolean {
+  if (aEnd - aStart !== bEnd - bStart) return false;
+  for (let offset = 0; aStart + offset < aEnd; offset++) {
+    if (a.charCodeAt(aStart + offset) !== b.charCodeAt(bStart + offset)) return false;
+  }
+  return true;
+}
+
+function isDigit(code: number): boolean {
+  return code >= 0x30 && code <= 0x39;
+}
+
+function isHexDigit(code: number): boolean {
+  return isDigit(code) || (code >= 0x61 && code <= 0x66) || (code >= 0x41 && code <= 0x46);
+}
+
+/** What the last scan saw besides where its token ends (an object: module bindings cannot be
+ * assigned from outside, and a fresh result per token would allocate on the hottest path). */
+export const lastScan = {
+  /** The last `scanString` met a backslash: only then do raw and decoded contents differ. */
+  stringHadEscape: false,
+  /** The last `scanNumber` read a Python float (fraction, exponent, NaN or ±Infinity). */
+  numberIsFloat: false,
+};
+
+/** Index past the closing quote of the string whose content starts at `start`, or INVALID. */
+export function scanString(text: string, start: number): number {
+  lastScan.stringHadEscape = false;
+  for (let index = start; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code === QUOTE) return index + 1;
+    if (code <= 0x1f) return INVALID;
+    if (code !== BACKSLASH) continue;
+    lastScan.stringHadEscape = true;
+    const escape = text.charCodeAt(++index);
+    if (escape === 0x75) {
+      // \uXXXX; a lone or paired surrogate is kept either way, so each escape stands alone.
+      for (let digit = 1; digit <= 4; digit++) if (!isHexDigit(text.charCodeAt(index + digit))) return INVALID;
+      index += 4;
+    } else if (
+      escape !== QUOTE && escape !== BACKSLASH && escape !== 0x2f && escape !== 0x62 &&
+      escape !== 0x66 && escape !== 0x6e && escape !== 0x72 && escape !== 0x74
+    ) {
+      return INVALID;
+    }
+  }
+  return INVALID;
+}
+
+/** Index past the number, NaN or ±Infinity token at `start`, or INVALID. The longest lexeme is
+ * taken as CPython does: `1.` and `1e` end after the `1`, and the leftover fails where it stands. */
+export function scanNumber(text: string, start: number): number {
+  let index = start;
+  lastScan.numberIsFloat = true;
+  if (text.startsWith('NaN', index)) return index + 3;
+  if (text.charCodeAt(index) === MINUS) index++;
+  if (text.startsWith('Infinity', index)) return index + 8;
+  lastScan.numberIsFloat = false;
+  const first = text.charCodeAt(index);
+  if (first === 0x30) index++;
+  else if (first >= 0x31 && first <= 0x39) while (isDigit(text.charCodeAt(++index)));
+  else return INVALID;
+  if (text.charCodeAt(index) === 0x2e && isDigit(text.charCodeAt(index + 1))) {
+    lastScan.numberIsFloat = true;
+    index++;
+    while (isDigit(text.charCodeAt(++index)));
+  }
+  const exponent = text.charCodeAt(index);
+  if (exponent === 0x65 || exponent === 0x45) {
+    let cursor = index + 1;
+    const sign = text.charCodeAt(cursor);
+    if (sign === 0x2b || sign === MINUS) cursor++;
+    if (isDigit(text.charCodeAt(cursor))) {
+      lastScan.numberIsFloat = true;
+      while (isDigit(text.charCodeAt(++cursor)));
+      index = cursor;
+    }
+  }
+  return index;
+}
+
+/** 10^0..10^22, every one exactly representable as a double. */
+const POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
+
+/** Python's float() of a token `scanNumber` accepted as a float. */
+export function floatValue(text: string, start: number, end: number): number {
+  const first = text.charCodeAt(start);
+  if (first === 0x4e) return Number.NaN;
+  if (first === 0x49) return Number.POSITIVE_INFINITY;
+  const negative = first === MINUS;
+  if (negative && text.charCodeAt(start + 1) === 0x49) return Number.NEGATIVE_INFINITY;
+  let mantissa = 0;
+  let significantDigits = 0;
+  let scale = 0;
+  let inFraction = false;
+  let index = negative ? start + 1 : start;
+  for (; index < end; index++) {
+    const code = text.charCodeAt(index);
+    if (code === 0x2e) {
+      inFraction = true;
+    } else if (isDigit(code)) {
+      mantissa = mantissa * 10 + (code - 0x30);
+      if (mantissa !== 0) significantDigits++;
+      if (inFraction) scale--;
+    } else {
+      break;
+    }
+  }
+  if (index < end) {
+    const sign = text.charCodeAt(++index);
+    if (sign === 0x2b || sign === MINUS) index++;
+    let exponent = 0;
+    // Capped, not cut short: every digit counts toward whether the fast path applies.
+    while (index < end) exponent = Math.min(exponent * 10 + (text.charCodeAt(index++) - 0x30), 1e6);
+    scale += sign === MINUS ? -exponent : exponent;
+  }
+  // At most 15 digits times an exact power of ten is one correctly rounded operation (Clinger's
+  // fast path), so it equals float(); Number() rounds the rest correctly and overflows to
+  // ±Infinity, as float() does.
+  if (significantDigits > 15 || scale < -22 || scale > 22) return Number(text.slice(start, end));
+  const magnitude = scale < 0 ? mantissa / (POWERS_OF_TEN[-scale] as number) : mantissa * (POWERS_OF_TEN[scale] as number);
+  return negative ? -magnitude : magnitude;
+}
+
+/** Index past `null`, `true` or `false` spelled exactly at `start`, or INVALID. */
+export function scanLiteral(text: string, start: number): number {
+  switch (text.charCodeAt(start)) {
+    case 0x6e:
+      return text.startsWith('null', start) ? start + 4 : INVALID;
+    case 0x74:
+      return text.startsWith('true', start) ? start + 4 : INVALID;
+    case 0x66:
+      return text.startsWith('false', start) ? start + 5 : INVALID;
+  }
+  return INVALID;
+}
+
+/** Index past the members and the closing bracket of a container whose opening bracket is just
+ * before `index`. */
+function skipContainerRest(text: string, index: number, close: number, isObject: boolean, depth: number): number {
+  index = skipWhitespace(text, index);
+  if (text.charCodeAt(index) === close) return index + 1;
+  for (;;) {
+    if (isObject) {
+      if (text.charCodeAt(index) !== QUOTE) return INVALID;
+      index = scanString(text, index + 1);
+      if (index < 0) return index;
+      index = skipWhitespace(text, index);
+      if (text.charCodeAt(index) !== 0x3a) return INVALID;
+      index = skipWhitespace(text, index + 1);
+    }
+    index = skipValue(text, index, depth);
+    if (index < 0) return index;
+    index = skipWhitespace(text, index);
+    const next = text.charCodeAt(index);
+    if (next === close) return index + 1;
+    if (next !== 0x2c) return INVALID;
+    index = skipWhitespace(text, index + 1);
+  }
+}
+
+/** Index past the value starting at `index` (no whitespace before it), INVALID, or TOO_DEEP.
+ * `depth` counts the containers already open around it. */
+export function skipValue(text: string, index: number, depth: number): number {
+  const code = text.charCodeAt(index);
+  if (code === QUOTE) return scanString(text, index + 1);
+  if (code === 0x7b || code === 0x5b) {
+    if (depth >= MAX_SCAN_DEPTH) return TOO_DEEP;
+    return skipContainerRest(text, index + 1, code + 2, code === 0x7b, depth + 1);
+  }
+  if (code === 0x6e || code === 0x74 || code === 0x66) return scanLiteral(text, index);
+  return scanNumber(text, index);
+}
+
+/** The rest of a list after an element and its comma: `index` is at the next element. */
+export function skipListRest(text: string, index: number, depth: number): number {
+  for (;;) {
+    index = skipValue(text, index, depth);
+    if (index < 0) return index;
+    index = skipWhitespace(text, index);
+    const next = text.charCodeAt(index);
+    if (next === 0x5d) return index + 1;
+    if (next !== 0x2c) return INVALID;
+    index = skipWhitespace(text, index + 1);
+  }
+}
+
+/** Whether `json.loads(text)` succeeds: true, false, or TOO_DEEP when only decoding can tell. */
+export function isPythonJson(text: string): boolean | typeof TOO_DEEP {
+  const end = skipValue(text, skipWhitespace(text, 0), 0);
+  if (end === TOO_DEEP) return TOO_DEEP;
+  return end >= 0 && skipWhitespace(text, end) === text.length;
+}
