@@ -1,18 +1,21 @@
-// The validator's fast path: a line is parsed with the native JSON.parse and put through the same
-// row checks. It only ever accepts rows; a line it cannot parse and a row it would reject go to the
-// exact path (CPython's decoder), so every message still comes from there.
+// The validator's fast path: a line is scanned as strict JSON (gym/validator/rowScan.ts), which builds
+// only the members the row checks read, and put through the same checks. It only ever accepts rows;
+// a line it cannot scan and a row it would reject go to the exact path (CPython's decoder), so every
+// message still comes from there.
 //
 // Why an accepted row is the one the exact path accepts, with the same metrics:
-// - JSON.parse accepts a subset of what CPython's json.loads accepts. Both allow the same four
+// - Strict JSON is a subset of what CPython's json.loads (and JSON.parse) accepts: the same four
 //   whitespace characters, the same escapes (lone surrogates included), no control characters in
-//   strings and no leading zeros; JSON.parse refuses NaN/Infinity, which send the line to the exact
-//   path. The exception is nesting beyond MAX_NESTING_DEPTH, checked below.
-// - Where the two decoders differ on an accepted text, the checks do not look: they read object-ness,
-//   own keys, strings, booleans, null and array lengths, never a number (int or float, rounded or
-//   not), the order of keys or where a duplicate key first stood (its value is the last one in both).
+//   strings, no leading zeros, no NaN/Infinity, nesting within MAX_NESTING_DEPTH.
+// - Every value the checks read is built by JSON.parse from its own bytes. Where JSON.parse and CPython
+//   differ on an accepted text, the checks do not look: they read object-ness, own keys, strings,
+//   booleans, null and array lengths, never a number (int or float, rounded or not), the order of
+//   keys or where a duplicate key first stood (its value is the last one in both).
+// - `function_call.arguments` is a string the checks decode: JSON.parse, bounded to the same depth.
 import { MAX_NESTING_DEPTH } from '../pythonJson';
 import { isBlank } from '../pythonJsonLexis';
 import { decodeLineBytes } from './jsonlLines';
+import { scanRow, type Members, type Selector } from './rowScan';
 import { checkRow, type RowCheckOptions, type RowReader, type RowSummary } from './rowChecks';
 
 type JsonObject = Record<string, unknown>;
@@ -68,21 +71,59 @@ const jsonParseReader: RowReader<unknown> = {
   argumentsError: (text) => (parse(text) === undefined ? NOT_FOR_JSON_PARSE : undefined),
 };
 
-/** The row's summary when JSON.parse and the checks accept the line, else undefined. */
-export function acceptRowFast(text: string, options: RowCheckOptions): RowSummary | undefined {
-  const parsed = parse(text);
-  if (parsed === undefined) return undefined;
-  const result = checkRow(parsed.value, options, jsonParseReader);
-  return result.ok ? result.summary : undefined;
+
+
+/** Everything checkRow reads of a row, and nothing more: the input list only for its length, of each
+ * tool only its names. Dotted paths the options require are built to their end. */
+function rowSelector(options: RowCheckOptions): Members {
+  const tool: Members = { keys: new Map<string, Selector>([['name', 'value'], ['function', { keys: new Map([['name', 'value']]) }]]) };
+  const params: Members = {
+    keys: new Map<string, Selector>([
+      ['metadata', 'value'],
+      ['tool_choice', 'value'],
+      ['input', 'length'],
+      ['tools', options.checkToolNames ? { each: tool } : 'length'],
+      ['parallel_tool_calls', 'value'],
+    ]),
+  };
+  const row: Members = { keys: new Map<string, Selector>([['responses_create_params', params], ['expected_action', 'value'], ['agent_ref', 'value']]) };
+  for (const path of [...options.requireFields, ...options.requireAnyFields.flat()]) {
+    let members: Members = row;
+    const segments = path.split('.');
+    for (const [i, segment] of segments.entries()) {
+      const existing = members.keys.get(segment);
+      if (existing === undefined) {
+        const next: Members = { keys: new Map() };
+        members.keys.set(segment, i === segments.length - 1 ? 'value' : next);
+        members = next;
+      } else if (typeof existing === 'object' && 'keys' in existing) {
+        members = existing;
+      } else {
+        // Built whole, or an array, which no further segment gets through.
+        break;
+      }
+    }
+  }
+  return row;
 }
 
+const selectors = new WeakMap<RowCheckOptions, Members>();
+
 /** What the fast path makes of one raw line: a blank line, an accepted row's summary, or undefined
- * for "take the exact path" (not UTF-8, not for JSON.parse, or a row some check rejects). */
+ * for "take the exact path" (not UTF-8, not strict JSON, or a row some check rejects). */
 export type LineOutcome = RowSummary | 'blank' | undefined;
 
 export function acceptLineFast(bytes: Uint8Array, terminated: boolean, options: RowCheckOptions): LineOutcome {
+  let selector = selectors.get(options);
+  if (selector === undefined) {
+    selector = rowSelector(options);
+    selectors.set(options, selector);
+  }
+  const row = scanRow(bytes, selector);
+  if (row !== undefined) {
+    const result = checkRow(row, options, jsonParseReader);
+    return result.ok ? result.summary : undefined;
+  }
   const text = decodeLineBytes(bytes, terminated);
-  if (text === undefined) return undefined;
-  if (isBlank(text)) return 'blank';
-  return acceptRowFast(text, options);
+  return text !== undefined && isBlank(text) ? 'blank' : undefined;
 }

@@ -1,0 +1,155 @@
+// A byte-level JSON scanner for the validator's fast path. It proves a line is strict JSON (RFC 8259
+// grammar, UTF-8, ASCII whitespace) and builds only the parts of the row the checks read, as a
+// selector names them; the rest (the input items' text, the tools' schemas: nearly all the bytes of
+// a long row) is checked for well-formedness and dropped. Strict JSON is a subset of what both
+// JSON.parse and CPython's json.loads accept, so a scanned row is one the exact path decodes too,
+// and every value the checks read is JSON.parse's value of the same bytes. Anything else (NaN,
+// a BOM, bad bytes, nesting past the decoder's limit) comes back undefined for the other paths.
+import { isAscii, isUtf8 } from 'node:buffer';
+import { MAX_NESTING_DEPTH } from '../pythonJson';
+import * as strictJson from './strictJson';
+
+/** What to build of a value: all of it; for an array only its length; for an object only the named
+ * members; for an array each element by one selector. A value of the wrong kind is built whole. */
+export type Selector = 'value' | 'length' | Members | { each: Selector };
+export type Members = { keys: Map<string, Selector> };
+
+// Taken out of the module object once: the CommonJS that TypeScript runs as reads an import through a
+// getter on every call, which costs more than a short token.
+const { FAILED, skipString, skipValue, skipWhitespace } = strictJson;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const utf8 = new TextDecoder('utf-8');
+
+class Scanner {
+  /** The value the last select() built. */
+  value: unknown;
+  private readonly text: Buffer;
+
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly ascii: boolean,
+  ) {
+    this.text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  }
+
+  /** Checks one value and builds what `selector` asks for into `value`. Returns its end or FAILED. */
+  select(at: number, depth: number, selector: Selector): number {
+    const c = this.bytes[at];
+    const members = typeof selector === 'object' && 'keys' in selector;
+    if ((c === 0x7b && members) || (c === 0x5b && selector !== 'value' && !members)) {
+      if (depth >= MAX_NESTING_DEPTH) return FAILED;
+      return c === 0x7b ? this.object(at, depth + 1, selector as Members) : this.array(at, depth + 1, selector as 'length' | { each: Selector });
+    }
+    const end = skipValue(this.bytes, at, depth);
+    if (end !== FAILED) this.value = this.parse(at, end);
+    return end;
+  }
+
+  private parse(start: number, end: number): unknown {
+    const bytes = this.bytes;
+    if (bytes[start] === QUOTE && this.ascii) {
+      // Most built values are short plain strings: no escapes, no JSON.parse needed.
+      let plain = true;
+      for (let k = start + 1; k < end - 1 && plain; k++) plain = bytes[k] !== BACKSLASH;
+      if (plain) return this.text.toString('latin1', start + 1, end - 1);
+    }
+    return JSON.parse(this.ascii ? this.text.toString('latin1', start, end) : utf8.decode(bytes.subarray(start, end)));
+  }
+
+  /** The selector for the member whose key lies in [start, end), undefined when not wanted. */
+  private member(selector: Members, start: number, end: number): { name: string; selector: Selector } | undefined {
+    const bytes = this.bytes;
+    let plain = true;
+    for (let k = start; k < end && plain; k++) plain = (bytes[k] as number) < 0x80 && bytes[k] !== BACKSLASH;
+    if (!plain) {
+      const name = this.parse(start - 1, end + 1) as string;
+      const wanted = selector.keys.get(name);
+      return wanted === undefined ? undefined : { name, selector: wanted };
+    }
+    // Compared on the bytes: most keys are not wanted, and a string for each would cost more.
+    for (const [name, wanted] of selector.keys) {
+      if (name.length !== end - start) continue;
+      let same = true;
+      for (let k = 0; k < name.length && same; k++) same = name.charCodeAt(k) === bytes[start + k];
+      if (same) return { name, selector: wanted };
+    }
+    return undefined;
+  }
+
+  /** An object built from its wanted members; the others are only checked. */
+  private object(at: number, depth: number, selector: Members): number {
+    // A prototype-free object: a member named "__proto__" is an own key, as JSON.parse makes it.
+    const built: Record<string, unknown> = Object.create(null);
+    at = skipWhitespace(this.bytes, at + 1);
+    if (this.bytes[at] === 0x7d) {
+      this.value = built;
+      return at + 1;
+    }
+    for (;;) {
+      if (this.bytes[at] !== QUOTE) return FAILED;
+      const keyEnd = skipString(this.bytes, at + 1);
+      if (keyEnd === FAILED) return FAILED;
+      const member = this.member(selector, at + 1, keyEnd - 1);
+      at = skipWhitespace(this.bytes, keyEnd);
+      if (this.bytes[at] !== 0x3a) return FAILED;
+      at = skipWhitespace(this.bytes, at + 1);
+      if (member === undefined) {
+        at = skipValue(this.bytes, at, depth);
+      } else {
+        at = this.select(at, depth, member.selector);
+        // Later duplicates overwrite earlier ones, as in both decoders.
+        built[member.name] = this.value;
+      }
+      if (at === FAILED) return FAILED;
+      at = skipWhitespace(this.bytes, at);
+      const next = this.bytes[at];
+      if (next === 0x7d) {
+        this.value = built;
+        return at + 1;
+      }
+      if (next !== 0x2c) return FAILED;
+      at = skipWhitespace(this.bytes, at + 1);
+    }
+  }
+
+  /** An array built as the selector says: its length only, or each element by one selector. */
+  private array(at: number, depth: number, selector: 'length' | { each: Selector }): number {
+    const each = selector === 'length' ? undefined : selector.each;
+    const built: unknown[] | undefined = each === undefined ? undefined : [];
+    let length = 0;
+    at = skipWhitespace(this.bytes, at + 1);
+    if (this.bytes[at] !== 0x5d) {
+      for (;;) {
+        at = each === undefined ? skipValue(this.bytes, at, depth) : this.select(at, depth, each);
+        if (at === FAILED) return FAILED;
+        length++;
+        if (built !== undefined) built.push(this.value);
+        at = skipWhitespace(this.bytes, at);
+        const next = this.bytes[at];
+        if (next === 0x5d) break;
+        if (next !== 0x2c) return FAILED;
+        at = skipWhitespace(this.bytes, at + 1);
+      }
+    }
+    this.value = built ?? new Array(length);
+    return at + 1;
+  }
+}
+
+/**
+ * The row a line holds, with only what `selector` names built, or undefined when the line is not
+ * one strict-JSON object in UTF-8 (blank lines included). `bytes` is the line without its
+ * terminator.
+ */
+export function scanRow(bytes: Uint8Array, selector: Members): Record<string, unknown> | undefined {
+  const ascii = isAscii(bytes);
+  if (!ascii && !isUtf8(bytes)) return undefined;
+  const scanner = new Scanner(bytes, ascii);
+  const start = skipWhitespace(bytes, 0);
+  if (bytes[start] !== 0x7b) return undefined;
+  const end = scanner.select(start, 0, selector);
+  if (end === FAILED || skipWhitespace(bytes, end) !== bytes.length) return undefined;
+  return scanner.value as Record<string, unknown>;
+}

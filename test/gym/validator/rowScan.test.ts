@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { scanRow, type Members, type Selector } from '../../../gym/validator/rowScan';
+
+const members = (entries: [string, Selector][]): Members => ({ keys: new Map(entries) });
+const tool = members([['name', 'value'], ['function', members([['name', 'value']])]]);
+const selector = members([
+  ['params', members([['input', 'length'], ['tools', { each: tool }], ['choice', 'value']])],
+  ['action', 'value'],
+  ['caf\u00e9', 'value'],
+  ['__proto__', 'value'],
+]);
+
+/** What the selector builds, read off JSON.parse's full value: the reference for scanRow. */
+function expected(value: unknown, wanted: Selector): unknown {
+  if (wanted === 'value') return value;
+  if (typeof wanted === 'object' && 'keys' in wanted) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+    const built: Record<string, unknown> = Object.create(null);
+    for (const [key, inner] of wanted.keys) if (Object.hasOwn(value, key)) built[key] = expected((value as Record<string, unknown>)[key], inner);
+    return built;
+  }
+  if (!Array.isArray(value)) return value;
+  return wanted === 'length' ? new Array(value.length) : value.map((element) => expected(element, wanted.each));
+}
+
+const ROWS = [
+  '{"params": {"input": [1, {"a": [2]}, "x"], "tools": [{"name": "f", "type": "function", "parameters": {"name": "no"}}, {"function": {"name": "g", "strict": true}}, 7, []], "choice": "auto"}, "action": {"type": "message", "content": "hi"}}',
+  '{"params": {"input": {"not": "a list"}, "tools": "nor this", "choice": {"type": "tool"}}, "action": null}',
+  '{"params": [1, 2], "action": [1], "caf\u00e9": "\u00fcber", "\\u0063af\\u00e9": "escaped key wins, coming last"}',
+  '{"p\\u0061rams": {"tools": [{"n\\u0061me": "escaped", "name": "dup", "name": "last"}], "input": []}, "__proto__": {"polluted": true}}',
+  ' {"action": "a\\"b\\u00e9\\ud800", "action": -1.5e3, "params": {"choice": null, "choice": false}} ',
+  '{"other": {"params": {"input": [1]}}, "params": {}}',
+];
+
+test('builds exactly the selected parts of what JSON.parse makes of the row, and only those', () => {
+  for (const row of ROWS) {
+    const scanned = scanRow(Buffer.from(row), selector);
+    assert.ok(scanned !== undefined, row);
+    assert.deepEqual(scanned, expected(JSON.parse(row), selector), row);
+  }
+});
+
+test('an input list is built as its length alone', () => {
+  const scanned = scanRow(Buffer.from('{"params": {"input": [{"role": "user"}, 2, 3]}}'), selector) as { params: { input: unknown[] } };
+  assert.equal(scanned.params.input.length, 3);
+  assert.equal(scanned.params.input[0], undefined);
+});
+
+test('declines a line that is not one strict-JSON object in UTF-8', () => {
+  const lines = ['', '   ', '[1]', '"row"', '{"a": NaN}', '{"a": 1} {}', '{"a": 1', '\ufeff{}', '\u00a0{}'].map((line) => Buffer.from(line));
+  lines.push(Buffer.from([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x3a, 0x31, 0x7d]));
+  for (const line of lines) assert.equal(scanRow(line, selector), undefined, line.toString());
+});

@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { decodePythonJson, MAX_NESTING_DEPTH, PythonJsonFailure } from '../../../gym/pythonJson';
+import { FAILED, skipValue } from '../../../gym/validator/strictJson';
+
+/** Whether the whole text is one strict-JSON value (leading and trailing whitespace allowed). */
+function accepts(text: string): boolean {
+  const bytes = Buffer.from(text);
+  let at = 0;
+  while (at < bytes.length && ' \t\n\r'.includes(String.fromCharCode(bytes[at] as number))) at++;
+  const end = skipValue(bytes, at, 0);
+  if (end === FAILED) return false;
+  let rest = end;
+  while (rest < bytes.length && ' \t\n\r'.includes(String.fromCharCode(bytes[rest] as number))) rest++;
+  return rest === bytes.length;
+}
+
+const VALID = [
+  '0', '-0', '1.5', '-12.25e+3', '1E-7', '12345678901234567890123', '1e400', 'true', 'false', 'null', '""', '"a\\"b\\\\c\\/d\\b\\f\\n\\r\\t"',
+  '"\\u00e9\\uD83D\\ude00\\ud800"', '"caf\u00e9 \u2028 \ud83d\ude00"', '[]', '{}', ' [ 1 , [ ] , { } ] ', '{"a": {"b": [null, true]}, "a": 1}',
+  '{"__proto__": 1}', '\t{\n"k"\r:\t"v" }', `${'['.repeat(MAX_NESTING_DEPTH)}${']'.repeat(MAX_NESTING_DEPTH)}`,
+];
+
+const INVALID = [
+  '', ' ', 'NaN', 'Infinity', '-Infinity', '01', '-', '1.', '.5', '1e', '1e+', '+1', '0x1', 'tru', 'nul', 'True', '"abc', '"\\x"', '"\\u12g4"', '"\\u12"',
+  '"a\u0001b"', '"tab\there"', '[1,]', '[,1]', '{"a":1,}', '{"a" 1}', '{a: 1}', "{'a': 1}", '[1 2]', '{"a":1 "b":2}', '[', '{', ']', '[1]]',
+  '"\u00a0"x', '\u00a0[]', '\ufeff{}', '[1] x', `${'['.repeat(MAX_NESTING_DEPTH + 1)}${']'.repeat(MAX_NESTING_DEPTH + 1)}`,
+];
+
+test('accepts strict JSON, whatever its tokens, escapes and nesting up to the decoder limit', () => {
+  for (const text of VALID) assert.ok(accepts(text), text.slice(0, 80));
+});
+
+test('declines what strict JSON does not allow, NaN and the BOM included', () => {
+  for (const text of INVALID) assert.ok(!accepts(text), JSON.stringify(text.slice(0, 80)));
+});
+
+/** A seeded generator (mulberry32), so a failure names a reproducible text. */
+function random(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+test('on token soup, everything it accepts both JSON.parse and CPython json.loads accept', () => {
+  const next = random(12);
+  const tokens = ['{', '}', '[', ']', ',', ':', ' ', '"k"', '"\\u00e9"', '"\\q"', '1', '-0.5e3', '01', 'true', 'null', 'NaN', '"', '\\', '\t', 'x'];
+  let accepted = 0;
+  for (let n = 0; n < 40_000; n++) {
+    const text = Array.from({ length: 1 + Math.floor(next() * 8) }, () => tokens[Math.floor(next() * tokens.length)]).join('');
+    if (!accepts(text)) continue;
+    accepted++;
+    assert.doesNotThrow(() => JSON.parse(text), text);
+    assert.ok(!(decodePythonJson(text) instanceof PythonJsonFailure), text);
+  }
+  assert.ok(accepted > 500, `only ${accepted} accepted`);
+});
