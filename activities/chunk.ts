@@ -3,15 +3,15 @@ import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { JsonlWriter, readJsonl, truncateTornTail } from '../gym/jsonl';
-import { JsonlError } from '../gym/errors';
-import { materializedRowSchema, type MaterializedRow } from '../gym/schemas';
+import { kindedFrom, withEntries, type JsonDict } from '../gym/kindedJson';
+import type { MaterializedRow } from '../gym/schemas';
 import { ConfigError } from '../contracts/errors';
 import { stageSettings } from '../contracts/stageSettings';
 import type { ChunkInput, ChunkResult } from '../contracts/payloads';
 import { chunkRange, materializedInputsPath, readMaterializedMeta, shardPath } from './chunkIndex';
 import { gymAgentExecutor } from './executors/gymAgent';
 import { singleStepExecutor } from './executors/singleStep';
-import { AgentReportedFailure, isTerminalFailureLine, type RolloutExecutor } from './executors/types';
+import { AgentReportedFailure, isTerminalFailureLine, type MaterializedInput, type RolloutExecutor } from './executors/types';
 import { RequestFailure } from './http/client';
 import { withRetries, type FailedAttempt } from './http/retry';
 import { agentDirectory, resolveEndpoints, unknownAgentReason } from './servers';
@@ -58,10 +58,10 @@ async function readFailedAttempts(file: string): Promise<{ attempts: Map<string,
  * it, the whole keyed result, with our attempt number and class after it; `_ng_no_persist` results
  * are written nowhere.
  */
-function failureLine(row: MaterializedRow, { attempt, failure }: FailedAttempt): Record<string, unknown> | undefined {
+function failureLine(row: MaterializedRow, { attempt, failure }: FailedAttempt): JsonDict | undefined {
   if (failure instanceof AgentReportedFailure) {
     if (failure.noPersist) return undefined;
-    return { ...failure.result, attempt, failure_class: failure.failureClass, error: failure.message };
+    return withEntries(failure.result, { attempt, failure_class: failure.failureClass, error: failure.message });
   }
   return {
     _ng_task_index: row._ng_task_index,
@@ -127,11 +127,12 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
   let failed = 0;
   let alreadyDone = 0;
 
-  async function runRow(row: MaterializedRow): Promise<void> {
+  async function runRow(input: MaterializedInput): Promise<void> {
+    const { row } = input;
     const k = key(row._ng_task_index, row._ng_rollout_index);
     const priorAttempts = failedAttempts.get(k) ?? 0;
     const outcome = await withRetries(
-      () => executor.run(row, signal),
+      () => executor.run(input, signal),
       { maxAttempts: settings.maxAttempts },
       async (failed) => {
         const line = failureLine(row, failed);
@@ -155,17 +156,16 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
     // than left as unhandled rejections, which would take the whole worker down.
     let rowError: unknown;
     const rows = readJsonl(materializedInputsPath(outPrefix), { start: range.start, end: range.end, firstLine: range.firstLine });
-    for await (const { value, line } of rows) {
-      const row = materializedRowSchema.safeParse(value);
-      if (!row.success) {
-        throw new JsonlError(materializedInputsPath(outPrefix), line, `not a materialized row: ${row.error.issues[0]?.message}`);
-      }
-      const k = key(row.data._ng_task_index, row.data._ng_rollout_index);
+    for await (const { value, text } of rows) {
+      // No schema check here: only materializeStage writes this file, from rows it validated and then
+      // gave agent_ref and both indices, and its meta file (read above) says it finished writing.
+      const row = value as MaterializedRow;
+      const k = key(row._ng_task_index, row._ng_rollout_index);
       if (done.has(k) || terminal.has(k) || (failedAttempts.get(k) ?? 0) >= settings.maxAttempts) {
         alreadyDone++;
         continue;
       }
-      const task: Promise<void> = runRow(row.data)
+      const task: Promise<void> = runRow({ row, value: kindedFrom(text, value) as JsonDict, text })
         .catch((err: unknown) => {
           rowError ??= err;
         })

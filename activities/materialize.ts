@@ -48,10 +48,10 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
       },
       source,
     );
-    for await (const { row, line } of materialized) {
+    for await (const { row, value, line } of materialized) {
       if (agents && !agents.has(row.agent_ref.name)) throw new JsonlError(source, line, unknownAgentReason(plan, row.agent_ref.name, agents));
       if (rows % settings.chunkSize === 0) chunkStarts.push(writer.bytesWritten);
-      await writer.write(row);
+      await writer.write(value);
       taskIndices.add(row._ng_task_index);
       rows++;
       if (rows % 10_000 === 0) heartbeat({ rows });

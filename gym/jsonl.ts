@@ -1,6 +1,7 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { JsonlError } from './errors';
+import { orjsonDumps } from './pythonJsonDumps';
 
 // JSONL as NeMo Gym reads and writes it: one JSON value per `\n`-terminated UTF-8 line. Reading
 // streams line by line so memory follows the longest line, not the file, and a byte range can be
@@ -14,7 +15,8 @@ export interface JsonlRecord {
   byteOffset: number;
   /** Bytes of the line including its terminator. */
   byteLength: number;
-  /** The line as read, without its terminator; materialization keys duplicate detection on it. */
+  /** The line as read, without its terminator (always set by readJsonl): materialization keys
+   * duplicate detection on it, and number kinds JSON.parse lost are read from it (gym/kindedJson.ts). */
   text?: string;
 }
 
@@ -58,7 +60,7 @@ function parseLine(text: string): { ok: true; value: unknown } | { ok: false; re
   }
 }
 
-export async function* readJsonl(file: string, opts: ReadJsonlOptions = {}): AsyncGenerator<JsonlRecord> {
+export async function* readJsonl(file: string, opts: ReadJsonlOptions = {}): AsyncGenerator<Required<JsonlRecord>> {
   const start = opts.start ?? 0;
   const handle = await open(file, 'r');
   try {
@@ -70,7 +72,7 @@ export async function* readJsonl(file: string, opts: ReadJsonlOptions = {}): Asy
     let position = start;
     const buf = Buffer.allocUnsafe(Math.max(1, Math.min(READ_CHUNK_BYTES, end - start)));
 
-    const finishLine = (bytes: Buffer, terminated: boolean): JsonlRecord | undefined => {
+    const finishLine = (bytes: Buffer, terminated: boolean): Required<JsonlRecord> | undefined => {
       const record = { line, byteOffset: lineStart, byteLength: bytes.length + (terminated ? 1 : 0) };
       line++;
       lineStart += record.byteLength;
@@ -113,8 +115,18 @@ export async function* readJsonl(file: string, opts: ReadJsonlOptions = {}): Asy
   }
 }
 
+// JSON.stringify writes a plain value (see kindedJson.ts) as orjson does, but for floats in
+// [1e-6, 1e-5), which orjson writes with an exponent (`1e-6`); a hit inside a string only costs the
+// slower writer. A PyDict needs that writer anyway: JSON.stringify knows no Python floats.
+const ORJSON_EXPONENT_RANGE = /[:,[]-?0\.00000[1-9]/;
+
+/** One line as NeMo Gym writes its JSONL, `orjson.dumps(value) + b"\n"`, of a plain value or a PyDict. */
 export function jsonLine(value: unknown): string {
-  return `${JSON.stringify(value)}\n`;
+  if (!(value instanceof Map)) {
+    const text = JSON.stringify(value);
+    if (!ORJSON_EXPONENT_RANGE.test(text)) return `${text}\n`;
+  }
+  return `${orjsonDumps(value)}\n`;
 }
 
 /**

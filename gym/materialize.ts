@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { type JsonlRecord } from './jsonl';
 import { JsonlError } from './errors';
+import { dictGet, dictSet, isJsonDict, kindedFrom, withEntries, type JsonDict } from './kindedJson';
 import { pythonJsonDumps } from './pythonJsonDumps';
 import { taskRowSchema, type MaterializedRow } from './schemas';
 
@@ -21,6 +22,14 @@ export type MaterializeOptions = z.infer<typeof materializeOptionsSchema>;
 
 type Row = Record<string, unknown>;
 
+/** A materialized row: `row` to read fields from, `value` to write (`row` itself unless the input
+ * line had number kinds JSON.parse loses), and the input line it came from. */
+export interface MaterializedRecord {
+  row: MaterializedRow;
+  value: JsonDict;
+  line: number;
+}
+
 function describeIssue(issue: z.core.$ZodIssue): string {
   const where = issue.path.length > 0 ? issue.path.map(String).join('.') : 'row';
   return `${where}: ${issue.message}`;
@@ -31,22 +40,26 @@ function describeIssue(issue: z.core.$ZodIssue): string {
  * terminator (hashed, so a million distinct rows cost a few MB), which differs from upstream only for
  * an unterminated last line repeating an earlier line: upstream gives it a new task, we do not.
  */
+function lineText(record: JsonlRecord): string {
+  return record.text ?? JSON.stringify(record.value);
+}
+
 function lineKey(record: JsonlRecord): string {
-  const text = record.text ?? JSON.stringify(record.value);
-  return createHash('sha256').update(text).digest('base64');
+  return createHash('sha256').update(lineText(record)).digest('base64');
 }
 
 /** Upstream parses `extra_body` (default "{}"), sets `seed`, and writes it back with Python's `json.dumps`. */
-function withSeed(row: Row, seed: number, file: string, line: number): void {
-  const params = row.responses_create_params as Row;
-  const metadata = (params.metadata ??= {});
-  if (typeof metadata !== 'object' || Array.isArray(metadata)) {
+function withSeed(row: JsonDict, seed: number, file: string, line: number): void {
+  const params = dictGet(row, 'responses_create_params') as JsonDict;
+  if (dictGet(params, 'metadata') === undefined) dictSet(params, 'metadata', {});
+  const metadata = dictGet(params, 'metadata');
+  if (!isJsonDict(metadata)) {
     throw new JsonlError(file, line, 'responses_create_params.metadata must be an object to carry a per-repeat seed');
   }
-  const meta = metadata as Row;
+  const encoded = dictGet(metadata, 'extra_body');
   let extraBody: unknown;
   try {
-    extraBody = JSON.parse(typeof meta.extra_body === 'string' ? meta.extra_body : '{}');
+    extraBody = JSON.parse(typeof encoded === 'string' ? encoded : '{}');
   } catch {
     throw new JsonlError(file, line, 'responses_create_params.metadata.extra_body is not a JSON string');
   }
@@ -54,7 +67,25 @@ function withSeed(row: Row, seed: number, file: string, line: number): void {
     throw new JsonlError(file, line, 'responses_create_params.metadata.extra_body must encode a JSON object');
   }
   (extraBody as Row).seed = seed;
-  meta.extra_body = pythonJsonDumps(extraBody);
+  dictSet(metadata, 'extra_body', pythonJsonDumps(extraBody));
+}
+
+/** Agent, overrides and task index as upstream gives them to a row, on a copy of `row` of its kind. */
+function prepared(row: JsonDict, opts: MaterializeOptions, taskIndex: number): JsonDict {
+  const params = withEntries(dictGet(row, 'responses_create_params') as JsonDict, opts.responses_create_params);
+  return withEntries(row, {
+    ...(dictGet(row, 'agent_ref') === undefined ? { agent_ref: { name: opts.agent_name } } : {}),
+    responses_create_params: params,
+    _ng_task_index: taskIndex,
+  });
+}
+
+/** Repeat `rolloutIndex` of a prepared row: a deep copy, so repeats share nothing. */
+function repeated(row: JsonDict, rolloutIndex: number, opts: MaterializeOptions, file: string, line: number): JsonDict {
+  const copy = structuredClone(row);
+  dictSet(copy, '_ng_rollout_index', rolloutIndex);
+  if (opts.seed_per_repeat) withSeed(copy, rolloutIndex, file, line);
+  return copy;
 }
 
 /**
@@ -67,7 +98,8 @@ function withSeed(row: Row, seed: number, file: string, line: number): void {
  * - `_ng_rollout_index` counts per task across the whole file, so a duplicate line continues its
  *   task's rollout indices (a line seen twice with num_repeats 2 yields rollouts 0..3 of one task);
  * - the seed is the rollout index, hence unique within a task even across duplicate lines;
- * - `limit` counts input rows, and rows past it are never read or validated.
+ * - `limit` counts input rows, and rows past it are never read or validated;
+ * - numbers keep the kind their lexeme gives them, as upstream's orjson round trip keeps them.
  */
 export async function* materializeRows(
   rows: AsyncIterable<JsonlRecord> | Iterable<JsonlRecord>,
@@ -77,12 +109,12 @@ export async function* materializeRows(
   for await (const { row } of materializeRecords(rows, opts, file)) yield row;
 }
 
-/** `materializeRows` with the input line each row came from, so a later check can name it. */
+/** `materializeRows` with the value to write and the input line each row came from, so a later check can name it. */
 export async function* materializeRecords(
   rows: AsyncIterable<JsonlRecord> | Iterable<JsonlRecord>,
   opts: MaterializeOptions,
   file: string,
-): AsyncGenerator<{ row: MaterializedRow; line: number }> {
+): AsyncGenerator<MaterializedRecord> {
   const options = materializeOptionsSchema.parse(opts);
   const taskIndexByLine = new Map<string, number>();
   const nextRolloutIndex = new Map<number, number>();
@@ -95,27 +127,25 @@ export async function* materializeRecords(
       throw new JsonlError(file, record.line, `not a task row: ${check.error.issues.map(describeIssue).join('; ')}`);
     }
     // Validation only: the parsed copy may reorder keys, and rows must pass through byte for byte.
-    // A shallow copy suffices because only top-level keys change before each repeat is deep-cloned.
-    const row = { ...(record.value as Row) };
-    row.agent_ref ??= { name: options.agent_name };
-    row.responses_create_params = { ...(row.responses_create_params as Row), ...options.responses_create_params };
-    if (row._ng_task_index === undefined) {
+    const value = record.value as Row;
+    let taskIndex = value._ng_task_index as number | undefined;
+    if (taskIndex === undefined) {
       const key = lineKey(record);
-      let taskIndex = taskIndexByLine.get(key);
+      taskIndex = taskIndexByLine.get(key);
       if (taskIndex === undefined) {
         taskIndex = taskIndexByLine.size;
         taskIndexByLine.set(key, taskIndex);
       }
-      row._ng_task_index = taskIndex;
     }
-    const taskIndex = row._ng_task_index as number;
+    const kinded = kindedFrom(lineText(record), value) as JsonDict;
+    const row = prepared(value, options, taskIndex);
+    const kindedRow = kinded === value ? row : prepared(kinded, options, taskIndex);
     for (let repeat = 0; repeat < options.num_repeats; repeat++) {
       const rolloutIndex = nextRolloutIndex.get(taskIndex) ?? 0;
       nextRolloutIndex.set(taskIndex, rolloutIndex + 1);
-      const copy = structuredClone(row);
-      copy._ng_rollout_index = rolloutIndex;
-      if (options.seed_per_repeat) withSeed(copy, rolloutIndex, file, record.line);
-      yield { row: copy as MaterializedRow, line: record.line };
+      const copy = repeated(row, rolloutIndex, options, file, record.line);
+      const kindedCopy = kindedRow === row ? copy : repeated(kindedRow, rolloutIndex, options, file, record.line);
+      yield { row: copy as MaterializedRow, value: kindedCopy, line: record.line };
     }
   }
 }

@@ -1,8 +1,8 @@
 import { ConfigError } from '../../contracts/errors';
-import type { MaterializedRow } from '../../gym/schemas';
-import { postJson, RequestFailure } from '../http/client';
+import { parseKinded, type JsonDict, type KindedJson } from '../../gym/kindedJson';
+import { postJsonText, RequestFailure } from '../http/client';
 import { endpointLimiter } from '../http/endpointLimiter';
-import { agentReportedFailure, keyedResult, type RolloutExecutor } from './types';
+import { agentReportedFailure, keyedResult, type MaterializedInput, type RolloutExecutor } from './types';
 
 export interface GymAgentOptions {
   /** Agent name → base URL; each row goes to the agent its own `agent_ref.name` names. */
@@ -19,7 +19,9 @@ export interface GymAgentOptions {
 /**
  * `gym_agent`: the row goes to a NeMo Gym agent's POST /run, which runs the model ↔ tool loop and
  * verifies. Like ng_collect_rollouts (run_examples posts to `row["agent_ref"]["name"]`), the agent is
- * chosen per row, so one file may mix agents; each agent gets its own per-worker request cap.
+ * chosen per row, so one file may mix agents; each agent gets its own per-worker request cap. The
+ * body is the materialized line itself, the bytes NeMo Gym posts, and the result keeps the number
+ * kinds of the agent's answer, as NeMo Gym's `orjson.loads` does.
  */
 export function gymAgentExecutor(opts: GymAgentOptions): RolloutExecutor {
   const endpoints = new Map<string, { url: string; limiter: ReturnType<typeof endpointLimiter> }>();
@@ -36,17 +38,17 @@ export function gymAgentExecutor(opts: GymAgentOptions): RolloutExecutor {
     return endpoint;
   }
   return {
-    async run(row: MaterializedRow, signal: AbortSignal) {
-      const { url, limiter } = endpointFor(opts.agentName ?? row.agent_ref.name);
-      const result = await limiter.run(() =>
-        postJson(url, row, { timeoutMs: opts.timeoutMs, signal, connections: opts.maxConcurrency }),
-      );
+    async run(input: MaterializedInput, signal: AbortSignal) {
+      const { url, limiter } = endpointFor(opts.agentName ?? input.row.agent_ref.name);
+      const { plain: result, kinded } = (await limiter.run(() =>
+        postJsonText(url, input.text, { timeoutMs: opts.timeoutMs, signal, connections: opts.maxConcurrency, parse: parseKinded }),
+      )) as KindedJson;
       if (!result || typeof result !== 'object' || Array.isArray(result)) {
         throw new RequestFailure('invalid_response', `${url} returned a result that is not a JSON object`, true);
       }
-      const keyed = keyedResult(row, result as Record<string, unknown>);
+      const keyed = keyedResult(input, kinded as JsonDict);
       // Checked before the shape: a failure report need not carry a usable response.
-      const reported = agentReportedFailure(keyed, url);
+      const reported = agentReportedFailure(result as Record<string, unknown>, keyed, url);
       if (reported) throw reported;
       if (!('response' in result)) throw new RequestFailure('invalid_response', `${url} returned a result without "response"`, true);
       return keyed;

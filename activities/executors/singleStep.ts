@@ -1,10 +1,11 @@
 import { ChatConversionError, chatCompletionToResponse, responsesRequestToChat, withExtraBodyUnpacked } from '../../gym/chatCompletions';
-import type { MaterializedRow } from '../../gym/schemas';
+import { parseKinded, toPy, withEntries, type KindedJson } from '../../gym/kindedJson';
+import type { PyValue } from '../../gym/pythonJson';
 import { expectedActionSchema } from '../../gym/schemas';
 import { verifyResponse, type ToolCallComparatorConfig } from '../../gym/verifier';
 import { postJson, RequestFailure } from '../http/client';
 import { endpointLimiter } from '../http/endpointLimiter';
-import { keyedResult, type RolloutExecutor } from './types';
+import { keyedResult, type MaterializedInput, type RolloutExecutor } from './types';
 
 export interface SingleStepOptions {
   modelUrl: string;
@@ -31,17 +32,21 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
 
   type ModelResponse = Record<string, unknown> & { output: unknown[] };
 
-  async function callModel(params: Record<string, unknown>, signal: AbortSignal): Promise<ModelResponse> {
+  /** The response to verify, and the same with the number kinds of the engine's answer, to write. */
+  async function callModel(params: Record<string, unknown>, signal: AbortSignal): Promise<{ response: ModelResponse; kinded: unknown }> {
     const body = engineRequest(params);
-    const raw = (await limiter.run(() =>
-      postJson(url, body, { timeoutMs: opts.timeoutMs, signal, headers, connections: opts.maxConcurrency }),
-    )) as Record<string, unknown>;
+    const { plain, kinded } = (await limiter.run(() =>
+      postJson(url, body, { timeoutMs: opts.timeoutMs, signal, headers, connections: opts.maxConcurrency, parse: parseKinded }),
+    )) as KindedJson;
+    const raw = plain as Record<string, unknown>;
     if (opts.api === 'responses') {
       if (!Array.isArray(raw?.output)) throw new RequestFailure('invalid_response', `${url} returned no "output" list`, true);
-      return raw as ModelResponse;
+      return { response: raw as ModelResponse, kinded };
     }
     try {
-      return chatCompletionToResponse(raw) as ModelResponse;
+      // A translated completion is a new object: only its plain numbers exist.
+      const response = chatCompletionToResponse(raw) as ModelResponse;
+      return { response, kinded: response };
     } catch (err) {
       if (err instanceof ChatConversionError) throw new RequestFailure('invalid_response', `${url} returned an unreadable completion: ${err.message}`, true);
       throw err;
@@ -60,16 +65,19 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
   }
 
   return {
-    async run(row: MaterializedRow, signal: AbortSignal) {
+    async run(input: MaterializedInput, signal: AbortSignal) {
+      const { row } = input;
       const expected = expectedActionSchema.safeParse(row.expected_action);
       if (!expected.success) {
         throw new RequestFailure('invalid_response', `row (${row._ng_task_index}, ${row._ng_rollout_index}) has no valid expected_action`, false);
       }
       const params: Record<string, unknown> = { ...row.responses_create_params };
       if (opts.model) params.model = opts.model;
-      const response = await callModel(params, signal);
+      const { response, kinded } = await callModel(params, signal);
       const { reward, category } = verifyResponse(expected.data, response, opts.comparatorConfig);
-      return keyedResult(row, { ...row, response, reward, category });
+      // The reward is a Python float (BaseVerifyResponse.reward), written `1.0` as a resources server's is.
+      const verdict = new Map<string, PyValue>([['response', toPy(kinded)], ['reward', reward], ['category', category]]);
+      return keyedResult(input, withEntries(input.value, verdict));
     },
   };
 }

@@ -1,23 +1,34 @@
 import { pythonTruthy } from '../../gym/aggregateMetrics';
+import { pickEntries, withEntries, type JsonDict } from '../../gym/kindedJson';
 import type { MaterializedRow } from '../../gym/schemas';
 import { RequestFailure } from '../http/client';
 
+/** One line of the materialized inputs: `row` to read fields from, `value` with Python's number kinds
+ * to write back, and `text` the line itself, which is what NeMo Gym posts (`orjson.dumps(row)`). */
+export interface MaterializedInput {
+  row: MaterializedRow;
+  value: JsonDict;
+  text: string;
+}
+
 /**
- * Runs one materialized row to a rollout result. Implementations throw RequestFailure for anything
- * that went wrong on the wire, so retries and the failures sidecar treat every executor alike.
+ * Runs one materialized row to a rollout result, kinded as NeMo Gym writes it. Implementations throw
+ * RequestFailure for anything that went wrong on the wire, so retries and the failures sidecar treat
+ * every executor alike.
  */
 export interface RolloutExecutor {
-  run(row: MaterializedRow, signal: AbortSignal): Promise<Record<string, unknown>>;
+  run(input: MaterializedInput, signal: AbortSignal): Promise<JsonDict>;
 }
+
+const RESULT_KEYS = ['_ng_task_index', '_ng_rollout_index', 'agent_ref'] as const;
 
 /**
  * NeMo Gym keys each result by the row's indices and agent, whatever the server echoed back
  * (rollout_collection.py RolloutCollectionHelper.run_from_config assigns `_ng_task_index`,
- * `_ng_rollout_index`, then `agent_ref`). Assigning to a dict key keeps its place, appending a new
- * one puts it last; object spread does the same, so key order matches NeMo Gym's lines.
+ * `_ng_rollout_index`, then `agent_ref`), so key order and the row's number kinds match its lines.
  */
-export function keyedResult(row: MaterializedRow, result: Record<string, unknown>): Record<string, unknown> {
-  return { ...result, _ng_task_index: row._ng_task_index, _ng_rollout_index: row._ng_rollout_index, agent_ref: row.agent_ref };
+export function keyedResult(input: MaterializedInput, result: JsonDict): JsonDict {
+  return withEntries(result, pickEntries(input.value, RESULT_KEYS));
 }
 
 // The routing sentinels a NeMo Gym agent may set on a 200 `/run` result (rollout_collection.py
@@ -35,7 +46,7 @@ const NG_TERMINAL_KEY = '_ng_failure_terminal';
 export class AgentReportedFailure extends RequestFailure {
   constructor(
     /** The keyed result, as NeMo Gym writes it to the sidecar. */
-    readonly result: Record<string, unknown>,
+    readonly result: JsonDict,
     readonly agentFailureClass: string,
     readonly noPersist: boolean,
     readonly terminal: boolean,
@@ -46,15 +57,18 @@ export class AgentReportedFailure extends RequestFailure {
   }
 }
 
-/** The failure a keyed result reports, decided as run_from_config does: no-persist first, then a failure class. */
-export function agentReportedFailure(result: Record<string, unknown>, url: string): AgentReportedFailure | undefined {
+/**
+ * The failure an agent's result reports, decided as run_from_config does: no-persist first, then a
+ * failure class. `result` is read, `keyed` (the same result keyed) is what the sidecar gets.
+ */
+export function agentReportedFailure(result: Record<string, unknown>, keyed: JsonDict, url: string): AgentReportedFailure | undefined {
   const noPersist = pythonTruthy(result[NG_NO_PERSIST_KEY]);
   const failureClass = result[NG_FAILURE_CLASS_KEY];
   if (!noPersist && (failureClass === undefined || failureClass === null)) return undefined;
   const cls = failureClass === undefined || failureClass === null ? 'no_persist' : String(failureClass);
   const terminal = !noPersist && pythonTruthy(result[NG_TERMINAL_KEY]);
   const detail = typeof result.error_message === 'string' ? `: ${result.error_message}` : '';
-  return new AgentReportedFailure(result, cls, noPersist, terminal, `${url} reported a failed rollout (${NG_FAILURE_CLASS_KEY}=${cls})${detail}`);
+  return new AgentReportedFailure(keyed, cls, noPersist, terminal, `${url} reported a failed rollout (${NG_FAILURE_CLASS_KEY}=${cls})${detail}`);
 }
 
 /** True for a sidecar line NeMo Gym would never retry. */

@@ -53,6 +53,8 @@ export interface PostOptions {
   headers?: Record<string, string>;
   signal?: AbortSignal;
   connections?: number;
+  /** Reads a 200 body instead of JSON.parse; what it throws classifies the body as not JSON. */
+  parse?: (text: string) => unknown;
 }
 
 function retryAfterMs(value: string | string[] | undefined): number | undefined {
@@ -137,7 +139,7 @@ async function postJsonOnce(url: string, body: string | (() => AsyncIterable<str
   }
   if (status >= 400) throw new RequestFailure('http_4xx', `${url} answered ${status}: ${text.slice(0, 500)}`, false);
   try {
-    return JSON.parse(text);
+    return (opts.parse ?? JSON.parse)(text);
   } catch {
     // A 200 with a torn or non-JSON body is what an overloaded proxy sends; trying again usually works.
     throw new RequestFailure('invalid_response', `${url} answered ${status} with a body that is not JSON: ${text.slice(0, 120)}`, true);

@@ -14,6 +14,7 @@ import { expectedActionSchema, type MaterializedRow } from '../../gym/schemas';
 import { verifyResponse } from '../../gym/verifier';
 import { resolveComparatorConfig } from '../../gym/verifier/config';
 import { ensureGemma, startLlamaServer, type LlamaServerHandle } from '../../scripts/lib/llamaServer';
+import { materializedInput, writtenResult } from '../activities/executors/materializedInput';
 import { fixturesDir } from '../fixtures';
 
 // Local profiling with a real model: pivots cut by our converter from NeMo Gym's own example
@@ -104,7 +105,7 @@ for (const api of ['responses', 'chat_completions'] as const) {
     assert.equal(candidates.length, 2 * PIVOTS_PER_TYPE, `function-call and message pivots in ${ENVIRONMENTS.join(', ')}`);
     const run = executor(api);
     const started = Date.now();
-    const samples = (await Promise.all(materialized.map((row) => run.run(row, AbortSignal.timeout(600_000))))) as Sample[];
+    const samples = (await Promise.all(materialized.map(async (row) => writtenResult(await run.run(materializedInput(row), AbortSignal.timeout(600_000)))))) as Sample[];
     const seconds = (Date.now() - started) / 1000;
 
     // Every sample is a generation of the model, scored by the verifier against the pivot's action.
@@ -157,8 +158,8 @@ for (const api of ['responses', 'chat_completions'] as const) {
   test(`the same per-repeat seed gives the same sample through ${api === 'responses' ? '/v1/responses' : '/v1/chat/completions'}`, async () => {
     const run = executor(api);
     const row = materialized.find((r) => r._ng_rollout_index === 1)!;
-    const first = (await run.run(row, AbortSignal.timeout(300_000))) as Sample;
-    const second = (await run.run(row, AbortSignal.timeout(300_000))) as Sample;
+    const first = writtenResult(await run.run(materializedInput(row), AbortSignal.timeout(300_000))) as Sample;
+    const second = writtenResult(await run.run(materializedInput(row), AbortSignal.timeout(300_000))) as Sample;
     assert.deepEqual(
       action(second),
       action(first),

@@ -6,6 +6,7 @@ import type { JsonlRecord } from '../../../gym/jsonl';
 import { materializeOptionsSchema, materializeRows } from '../../../gym/materialize';
 import type { MaterializedRow } from '../../../gym/schemas';
 import { resolveComparatorConfig } from '../../../gym/verifier/config';
+import { materializedInput, writtenResult } from './materializedInput';
 import { listenJson, type RunningServer } from '../../../servers/http';
 
 // A stand-in Chat Completions engine on 127.0.0.1 that records every body it receives and answers
@@ -77,7 +78,7 @@ test('each repeat reaches the engine with its seed and chat_template_kwargs unpa
   );
   answer = { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }] };
   received.length = 0;
-  for (const row of rows) await executor().run(row, new AbortController().signal);
+  for (const row of rows) await executor().run(materializedInput(row), new AbortController().signal);
 
   assert.deepEqual(received.map((b) => b.seed), [0, 1, 2]);
   for (const body of received) {
@@ -99,7 +100,7 @@ test('a row without tools sends neither tool_choice nor parallel_tool_calls', as
   );
   answer = { role: 'assistant', content: 'hi' };
   received.length = 0;
-  const result = await executor().run(row!, new AbortController().signal);
+  const result = writtenResult(await executor().run(materializedInput(row!), new AbortController().signal));
   assert.equal(received.length, 1);
   assert.equal('tool_choice' in received[0]!, false);
   assert.equal('parallel_tool_calls' in received[0]!, false);
@@ -120,7 +121,7 @@ test('the rollout carries Responses usage and reads <think> reasoning the way Ne
     content: 'Let me check.<think>the user wants Paris</think>',
     tool_calls: [{ id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } }],
   };
-  const result = await executor().run(row!, new AbortController().signal);
+  const result = writtenResult(await executor().run(materializedInput(row!), new AbortController().signal));
   const response = result.response as Record<string, any>;
   assert.deepEqual(response.usage, {
     input_tokens: 31,
@@ -145,6 +146,6 @@ test('a row Chat Completions cannot express fails once, without retries', async 
   );
   const broken = { ...row!, responses_create_params: { ...row!.responses_create_params, input: [{ type: 'web_search_call', id: 'ws' }] } };
   received.length = 0;
-  await assert.rejects(executor().run(broken, new AbortController().signal), (err: unknown) => err instanceof RequestFailure && !err.retryable);
+  await assert.rejects(executor().run(materializedInput(broken), new AbortController().signal), (err: unknown) => err instanceof RequestFailure && !err.retryable);
   assert.equal(received.length, 0);
 });

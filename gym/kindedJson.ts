@@ -1,0 +1,89 @@
+import { decodePythonJson, PythonJsonFailure, type PyDict, type PyValue } from './pythonJson';
+
+// NeMo Gym reads and writes its JSONL with orjson, where a number's lexeme decides int or float, so
+// a `1.0` from an agent or an input row comes back out as `1.0`. JSON.parse forgets that (and
+// loses ints beyond 2^53, and moves integer-like keys first), so a text that may hold such a lexeme
+// is also decoded by the CPython-semantics scanner, whose PyValue keeps what JSON.parse lost. Most
+// texts have none, and then the plain value is the kinded one too: the hot path parses once.
+
+/** A JSON object either plain (every integral number an int) or a PyDict (Python kinds throughout). */
+export type JsonDict = Record<string, unknown> | PyDict;
+
+/** A text's value as JSON.parse gives it, to read fields from, and with Python number kinds, to write back. */
+export interface KindedJson {
+  plain: unknown;
+  kinded: unknown;
+}
+
+// A number lexeme right after a delimiter that is a float with only zeros after the point or with
+// an exponent (both may be integral), or 16 digits and more (may exceed 2^53); or an integer-like
+// key. Hits inside strings only cost the second decode.
+const KIND_LOSING = /(?:^|[:,[\s])-?(?:[0-9]+(?:\.0+(?![0-9])|(?:\.[0-9]+)?[eE])|[0-9]{16})|"(?:0|[1-9][0-9]*)"\s*:/;
+/** Bounds of orjson's integers: `orjson.loads` reads a longer int lexeme as a float. */
+const ORJSON_INT_MIN = -(2n ** 63n);
+const ORJSON_INT_MAX = 2n ** 64n - 1n;
+
+/** `text` read as orjson reads it, given JSON.parse's value of it (which has validated it). */
+export function kindedFrom(text: string, plain: unknown): unknown {
+  if (!KIND_LOSING.test(text)) return plain;
+  const kinded = decodePythonJson(text);
+  if (kinded instanceof PythonJsonFailure) throw kinded.toError();
+  return /[0-9]{19}/.test(text) ? withOrjsonIntRange(kinded) : kinded;
+}
+
+export function parseKinded(text: string): KindedJson {
+  const plain: unknown = JSON.parse(text);
+  return { plain, kinded: kindedFrom(text, plain) };
+}
+
+function withOrjsonIntRange(value: PyValue): PyValue {
+  if (typeof value === 'bigint') return value < ORJSON_INT_MIN || value > ORJSON_INT_MAX ? Number(value) : value;
+  if (Array.isArray(value)) return value.map(withOrjsonIntRange);
+  if (value instanceof Map) return new Map([...value].map(([k, v]) => [k, withOrjsonIntRange(v)]));
+  return value;
+}
+
+/** A plain JSON value as a PyValue: integral numbers are ints; a PyDict inside is kept as it is. */
+export function toPy(value: unknown): PyValue {
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? BigInt(value) : value;
+  if (Array.isArray(value)) return value.map(toPy);
+  if (value instanceof Map) return value as PyDict;
+  if (value !== null && typeof value === 'object') {
+    return new Map(Object.entries(value).flatMap(([k, v]) => (v === undefined ? [] : [[k, toPy(v)] as [string, PyValue]])));
+  }
+  return (value ?? null) as PyValue;
+}
+
+export function isJsonDict(value: unknown): value is JsonDict {
+  return value instanceof Map || (value !== null && typeof value === 'object' && !Array.isArray(value));
+}
+
+export function dictGet(dict: JsonDict, key: string): unknown {
+  return dict instanceof Map ? dict.get(key) : dict[key];
+}
+
+/** `dict[key] = value` in place, `value` plain JSON or a PyDict. */
+export function dictSet(dict: JsonDict, key: string, value: unknown): void {
+  if (dict instanceof Map) dict.set(key, toPy(value));
+  else dict[key] = value;
+}
+
+/** The entries of `dict` under `keys`, in that order, of the same kind as `dict`. */
+export function pickEntries(dict: JsonDict, keys: readonly string[]): JsonDict {
+  if (dict instanceof Map) return new Map(keys.map((k) => [k, dict.get(k) ?? null]));
+  return Object.fromEntries(keys.map((k) => [k, dict[k]]));
+}
+
+/**
+ * A shallow copy of `dict` with `entries` assigned as Python assigns them: a key already there keeps
+ * its place, a new one goes last. `entries` is plain JSON or a PyDict (which carries floats that are
+ * integral); the copy is plain only when both are.
+ */
+export function withEntries(dict: JsonDict, entries: JsonDict): JsonDict {
+  const plain = !(dict instanceof Map) && !(entries instanceof Map) && !Object.values(entries).some((v) => v instanceof Map);
+  if (plain) return { ...dict, ...entries };
+  const copy = dict instanceof Map ? new Map(dict) : (toPy(dict) as PyDict);
+  if (entries instanceof Map) for (const [k, v] of entries) copy.set(k, v);
+  else for (const [k, v] of Object.entries(entries)) if (v !== undefined) copy.set(k, toPy(v));
+  return copy;
+}
