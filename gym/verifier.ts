@@ -3,7 +3,7 @@
 // reference is checked against fixtures/verifier/vectors.jsonl.
 import type { ExpectedAction } from './schemas';
 import type { VerifyResult } from './verifier/categories';
-import { compareToolCalls, type FunctionCall } from './verifier/compare';
+import { compareOneCall, compareToolCalls, type FunctionCall } from './verifier/compare';
 import { resolveComparatorConfig, type ToolCallComparatorConfig, type ToolCallComparatorConfigInput } from './verifier/config';
 import { extractAction } from './verifier/extract';
 
@@ -36,6 +36,7 @@ export function compareAction(
       : { reward: 0, category: 'NO_EXPECTED_CHAT_MESSAGE' };
   }
   if (actualAction.type === 'message') return { reward: 0, category: 'NO_EXPECTED_TOOL_CALL' };
+  if (expectedAction.type === 'function_call' && actualAction.type === 'function_call') return compareOneCall(expectedAction, actualAction, config);
   return compareToolCalls(toolCallsOf(expectedAction), toolCallsOf(actualAction), config);
 }
 

@@ -31,26 +31,27 @@ type Step = ArgumentMismatch | typeof MATCH | typeof STOP;
 const members = new memberStack.MemberStack();
 
 class ArgumentPair {
+  private expected = '';
+  private actual = '';
+  private floatThreshold = 0;
+  private wordThreshold = 0;
   private e = 0;
   private a = 0;
   /** Why the walk stopped: the actual text is invalid, or the decoding path has to decide. */
   stop: 'actual_invalid' | 'undecided' = 'undecided';
 
-  constructor(
-    private readonly expected: string,
-    private readonly actual: string,
-    private readonly floatThreshold: number,
-    private readonly wordThreshold: number,
-  ) {}
-
-  run(): Step {
+  run(expected: string, actual: string, floatThreshold: number, wordThreshold: number): Step {
+    this.expected = expected;
+    this.actual = actual;
+    this.floatThreshold = floatThreshold;
+    this.wordThreshold = wordThreshold;
     members.top = 0;
-    this.e = skipWhitespace(this.expected, 0);
-    this.a = skipWhitespace(this.actual, 0);
+    this.e = skipWhitespace(expected, 0);
+    this.a = skipWhitespace(actual, 0);
     const step = this.value(0);
     if (step === STOP) return STOP;
-    if (skipWhitespace(this.expected, this.e) !== this.expected.length) return this.undecided();
-    if (skipWhitespace(this.actual, this.a) !== this.actual.length) return this.actualInvalid();
+    if (skipWhitespace(expected, this.e) !== expected.length) return this.undecided();
+    if (skipWhitespace(actual, this.a) !== actual.length) return this.actualInvalid();
     return step;
   }
 
@@ -205,19 +206,18 @@ class ArgumentPair {
    * in its object; DIVERGED (cursors left alone) when the keys do not pair up that way. */
   private sameNewKey(prefixBase: number): typeof MATCH | typeof STOP | typeof DIVERGED {
     const { expected, actual } = this;
-    if (expected.charCodeAt(this.e) !== 0x22 || actual.charCodeAt(this.a) !== 0x22) return DIVERGED;
+    if (expected.charCodeAt(this.e) !== 0x22) return DIVERGED;
     const start = this.e + 1;
     const end = scanString(expected, start);
     if (end < 0) return this.undecided();
-    if (lastScan.stringHadEscape) return DIVERGED;
-    const actualEnd = scanString(actual, this.a + 1);
-    if (actualEnd < 0) return this.actualInvalid();
-    if (lastScan.stringHadEscape || !sameRegion(expected, this.e, end, actual, this.a, actualEnd)) return DIVERGED;
+    // An unescaped key, quotes included, that the actual text repeats code unit for code unit is
+    // the same key there, and a valid one.
+    if (lastScan.stringHadEscape || !sameRegion(expected, this.e, end, actual, this.a, this.a + end - this.e)) return DIVERGED;
     if (members.top - prefixBase >= SLOT * MAX_KEYS_PER_OBJECT) return this.undecided();
     if (members.find(expected, prefixBase, members.top, expected, start, end - 1) >= 0) return DIVERGED;
     members.push(start, end - 1, -1);
+    this.a += end - this.e;
     this.e = end;
-    this.a = actualEnd;
     return MATCH;
   }
 
@@ -225,43 +225,66 @@ class ArgumentPair {
    * The members from the cursors on, after a prefix whose keys paired up in order (their slots
    * from `prefixBase`, values already compared into `prefixStep`). Python compares dicts by key
    * set first, then values in expected key order, so the prefix's verdict comes before the rest's.
+   * The expected members are listed first; the actual ones are then read once, each value compared
+   * as it comes with the expected value of its key, keeping the mismatch first in expected order.
    */
   private unorderedRest(prefixBase: number, prefixStep: Step, expectedAfterComma: boolean, actualAfterComma: boolean, depth: number): Step {
     const { expected, actual } = this;
-    const expectedBase = members.top;
-    const expectedCount = members.pushMembers(expected, this.e, expectedAfterComma, depth);
-    if (expectedCount < 0) return this.undecided();
-    const expectedEnd = members.end;
-    const actualBase = members.top;
-    const actualCount = members.pushMembers(actual, this.a, actualAfterComma, depth);
-    if (actualCount < 0) return actualCount === INVALID ? this.actualInvalid() : this.undecided();
-    const actualEnd = members.end;
-    // Python keeps the last of duplicate keys in the first one's place; the decoding path does that.
-    if (members.hasDuplicate(expected, prefixBase, actualBase) || members.hasDuplicate(actual, actualBase, members.top)) return this.undecided();
     const { slots } = members;
-    for (let slot = actualBase; slot < members.top; slot += SLOT) {
-      if (members.find(expected, prefixBase, expectedBase, actual, slots[slot] as number, slots[slot + 1] as number) >= 0) return this.undecided();
-    }
-    let step = expectedCount === actualCount ? prefixStep : 'ARGUMENT_OBJECT_KEYS_DIFFERENT';
-    for (let slot = expectedBase; step !== 'ARGUMENT_OBJECT_KEYS_DIFFERENT' && slot < actualBase; slot += SLOT) {
-      if (this.pairedSlot(slot, actualBase) < 0) step = 'ARGUMENT_OBJECT_KEYS_DIFFERENT';
-    }
-    for (let slot = expectedBase; step === MATCH && slot < actualBase; slot += SLOT) {
-      this.e = slots[slot + 2] as number;
-      this.a = slots[this.pairedSlot(slot, actualBase) + 2] as number;
-      step = this.value(depth);
-      if (step === STOP) return STOP;
+    const restBase = members.top;
+    const expectedCount = members.pushMembers(expected, this.e, expectedAfterComma, depth);
+    // Python keeps the last of duplicate keys in the first one's place; the decoding path does that.
+    if (expectedCount < 0 || members.hasDuplicate(expected, prefixBase, members.top)) return this.undecided();
+    const expectedEnd = members.end;
+    const restTop = members.top;
+    let keysDiffer = false;
+    let actualCount = 0;
+    let firstMismatchSlot = restTop;
+    let firstMismatch: Step = MATCH;
+    let index = this.a;
+    if (actualAfterComma || actual.charCodeAt(index) !== 0x7d) {
+      for (;;) {
+        if (actual.charCodeAt(index) !== 0x22) return this.actualInvalid();
+        const keyEnd = scanString(actual, index + 1);
+        if (keyEnd < 0) return this.actualInvalid();
+        if (lastScan.stringHadEscape) return this.undecided();
+        actualCount++;
+        const colon = skipWhitespace(actual, keyEnd);
+        if (actual.charCodeAt(colon) !== 0x3a) return this.actualInvalid();
+        this.a = skipWhitespace(actual, colon + 1);
+        const slot = members.find(expected, restBase, restTop, actual, index + 1, keyEnd - 1);
+        if (slot < 0 || slots[slot + 3] !== 0) {
+          // A key seen before (in the prefix or earlier in this rest) is a duplicate.
+          if (slot >= 0 || members.find(expected, prefixBase, restBase, actual, index + 1, keyEnd - 1) >= 0) return this.undecided();
+          keysDiffer = true;
+        }
+        if (slot >= 0 && slot < firstMismatchSlot && !keysDiffer && prefixStep === MATCH) {
+          slots[slot + 3] = 1;
+          this.e = slots[slot + 2] as number;
+          const step = this.value(depth);
+          if (step === STOP) return STOP;
+          if (step !== MATCH) {
+            firstMismatchSlot = slot;
+            firstMismatch = step;
+          }
+        } else {
+          if (slot >= 0) slots[slot + 3] = 1;
+          const end = skipValue(actual, this.a, depth);
+          if (end < 0) return end === INVALID ? this.actualInvalid() : this.undecided();
+          this.a = end;
+        }
+        index = skipWhitespace(actual, this.a);
+        const next = actual.charCodeAt(index);
+        if (next === 0x7d) break;
+        if (next !== 0x2c) return this.actualInvalid();
+        index = skipWhitespace(actual, index + 1);
+      }
     }
     this.e = expectedEnd;
-    this.a = actualEnd;
+    this.a = index + 1;
     members.top = prefixBase;
-    return step;
-  }
-
-  /** The actual member (slots from `actualBase` to the top) with the key of the expected `slot`. */
-  private pairedSlot(slot: number, actualBase: number): number {
-    const { slots } = members;
-    return members.find(this.actual, actualBase, members.top, this.expected, slots[slot] as number, slots[slot + 1] as number);
+    if (keysDiffer || actualCount !== expectedCount) return 'ARGUMENT_OBJECT_KEYS_DIFFERENT';
+    return prefixStep === MATCH ? firstMismatch : prefixStep;
   }
 
   /** After `[` on both sides. A length difference outranks every element mismatch. */
@@ -314,6 +337,9 @@ class ArgumentPair {
   }
 }
 
+/** One walk runs at a time, so one pair object serves them all. */
+const pair = new ArgumentPair();
+
 /**
  * The first mismatch between the values `json.loads` gives the two texts (null when they match),
  * ARGUMENTS_DECODE_ERROR when only the actual text is not Python JSON, or UNDECIDED when the
@@ -325,8 +351,7 @@ export function compareArgumentTexts(
   floatThreshold: number,
   wordThreshold: number,
 ): ArgumentMismatch | 'ARGUMENTS_DECODE_ERROR' | null | typeof UNDECIDED {
-  const pair = new ArgumentPair(expected, actual, floatThreshold, wordThreshold);
-  const step = pair.run();
+  const step = pair.run(expected, actual, floatThreshold, wordThreshold);
   if (step !== STOP) return step;
   // The expected text is decoded first in NeMo Gym, so its own error would win.
   if (pair.stop === 'actual_invalid' && isPythonJson(expected) === true) return 'ARGUMENTS_DECODE_ERROR';

@@ -92,42 +92,29 @@ export function compareArgumentValues(
   return expected === actual ? null : 'ARGUMENT_VALUE_DIFFERENT';
 }
 
-/** A call whose arguments are decoded on first use: a batch compares each call many times. */
-class PreparedCall {
-  private decoded: PyValue | PythonJsonFailure | undefined;
-
-  constructor(readonly call: FunctionCall) {}
-
-  get name(): string {
-    return this.call.name;
-  }
-
-  arguments(): PyValue | PythonJsonFailure {
-    // `??=` would re-decode arguments that decode to null.
-    if (this.decoded === undefined) this.decoded = decodePythonJson(this.call.arguments);
-    return this.decoded;
-  }
+/** The decoding path, for the argument texts the in-place comparison leaves undecided. */
+function compareDecodedArguments(expected: FunctionCall, actual: FunctionCall, config: ToolCallComparatorConfig): VerifyResult {
+  const expectedArguments = decodePythonJson(expected.arguments);
+  if (expectedArguments instanceof PythonJsonFailure) throw new ExpectedArgumentsDecodeError(expected.name, expectedArguments);
+  const actualArguments = actual.arguments === expected.arguments ? expectedArguments : decodePythonJson(actual.arguments);
+  if (actualArguments instanceof PythonJsonFailure) return { reward: 0, category: 'ARGUMENTS_DECODE_ERROR' };
+  const mismatch = compareArgumentValues(expectedArguments, actualArguments, config);
+  return mismatch ? { reward: 0, category: mismatch } : { reward: 1, category: 'EXPECTED_TOOL_CALL' };
 }
 
-function compareOneCall(expected: PreparedCall, actual: PreparedCall, config: ToolCallComparatorConfig): VerifyResult {
+/** NeMo Gym's `compare_tool_call`: one expected call against one actual call. */
+export function compareOneCall(expected: FunctionCall, actual: FunctionCall, config: ToolCallComparatorConfig): VerifyResult {
   // The name is checked before anything is decoded, so a wrong tool with broken arguments is
   // reported as the wrong tool.
   if (expected.name !== actual.name) return { reward: 0, category: 'UNEXPECTED_TOOL' };
   const inPlace = compareArgumentTexts(
-    expected.call.arguments,
-    actual.call.arguments,
+    expected.arguments,
+    actual.arguments,
     config.floating_point_comparison_threshold,
     config.word_count_similarity_threshold,
   );
-  if (inPlace !== UNDECIDED) return inPlace ? { reward: 0, category: inPlace } : { reward: 1, category: 'EXPECTED_TOOL_CALL' };
-  const expectedArguments = expected.arguments();
-  if (expectedArguments instanceof PythonJsonFailure) throw new ExpectedArgumentsDecodeError(expected.name, expectedArguments);
-  // The same text decodes to the same value, so a policy that repeats the expected arguments
-  // verbatim (the common case) costs one decode.
-  const actualArguments = actual.call.arguments === expected.call.arguments ? expectedArguments : actual.arguments();
-  if (actualArguments instanceof PythonJsonFailure) return { reward: 0, category: 'ARGUMENTS_DECODE_ERROR' };
-  const mismatch = compareArgumentValues(expectedArguments, actualArguments, config);
-  return mismatch ? { reward: 0, category: mismatch } : { reward: 1, category: 'EXPECTED_TOOL_CALL' };
+  if (inPlace === UNDECIDED) return compareDecodedArguments(expected, actual, config);
+  return inPlace ? { reward: 0, category: inPlace } : { reward: 1, category: 'EXPECTED_TOOL_CALL' };
 }
 
 /**
@@ -178,16 +165,8 @@ function scoreMatchedCalls(
 }
 
 /** Scores the actual calls against the expected ones as an unordered set (NeMo Gym's `compare_tool_calls`). */
-export function compareToolCalls(
-  expectedCalls: FunctionCall[],
-  actualCalls: FunctionCall[],
-  config: ToolCallComparatorConfig,
-): VerifyResult {
-  if (expectedCalls.length === 1 && actualCalls.length === 1) {
-    return compareOneCall(new PreparedCall(expectedCalls[0] as FunctionCall), new PreparedCall(actualCalls[0] as FunctionCall), config);
-  }
-  const expected = expectedCalls.map((call) => new PreparedCall(call));
-  const actual = actualCalls.map((call) => new PreparedCall(call));
+export function compareToolCalls(expected: FunctionCall[], actual: FunctionCall[], config: ToolCallComparatorConfig): VerifyResult {
+  if (expected.length === 1 && actual.length === 1) return compareOneCall(expected[0] as FunctionCall, actual[0] as FunctionCall, config);
   if (!isCallCountAdmissible(expected.length, actual.length, config)) {
     return { reward: 0, category: 'FUNCTION_CALL_BATCH_LENGTH_DIFFERENT' };
   }

@@ -10,11 +10,12 @@ const { INVALID, lastScan, sameRegion, scanString, skipValue, skipWhitespace } =
 export const UNDECIDED_MEMBERS = -3;
 /** Keys one object may have here: finding a key is a linear search. */
 export const MAX_KEYS_PER_OBJECT = 32;
-/** Slots per member: key start, key end, value start. */
-export const SLOT = 3;
+/** Slots per member: key start, key end, value start, and whether a member of the other object
+ * has been paired with it (0 or 1). */
+export const SLOT = 4;
 
 export class MemberStack {
-  /** [key start, key end, value start] per member; a key's bounds exclude its quotes. */
+  /** SLOT numbers per member; a key's bounds exclude its quotes. */
   readonly slots: number[] = [];
   top = 0;
   /** Where the last `pushMembers` ended: past the closing brace. */
@@ -25,6 +26,7 @@ export class MemberStack {
     slots[this.top] = keyStart;
     slots[this.top + 1] = keyEnd;
     slots[this.top + 2] = valueStart;
+    slots[this.top + 3] = 0;
     this.top += SLOT;
   }
 
