@@ -1,22 +1,14 @@
-import { open, rename, writeFile, type FileHandle } from 'node:fs/promises';
+import { open, rename, type FileHandle } from 'node:fs/promises';
 import { heartbeat } from '@temporalio/activity';
 import { ConfigError } from '../contracts/errors';
 import { stageSettings } from '../contracts/stageSettings';
 import type { RolloutStage, RunPlan } from '../contracts/payloads';
-import {
-  aggregateMetricsEntry,
-  aggregateMetricsPath,
-  aggregateMetricsSchema,
-  computeAggregateMetrics,
-  formatAggregateMetricsFile,
-  numericView,
-  stripForAggregateMetrics,
-  type AggregateMetrics,
-  type AggregateMetricsEntry,
-} from '../gym/aggregateMetrics';
+import { aggregateMetricsPath, aggregateMetricsSchema, stripForAggregateMetrics, VerifyResponses, type AggregateMetrics } from '../gym/aggregateMetrics';
+import { AggregateMetricsWriter, type EntryValues } from '../gym/aggregateMetricsFile';
 import { readJsonl } from '../gym/jsonl';
 import { postJsonText, RequestFailure } from './http/client';
 import { agentDirectory } from './servers';
+import { KeyedTable, NumberColumn } from '../gym/rewardProfile/table';
 
 // `<stem>_aggregate_metrics.json` beside the merged rollouts, as ng_collect_rollouts writes it after
 // collecting (rollout_collection.py RolloutCollectionHelper._call_aggregate_metrics): the completed
@@ -25,47 +17,53 @@ import { agentDirectory } from './servers';
 
 type Row = Record<string, unknown>;
 
-interface Place {
-  task: number;
-  rollout: number;
-  offset: number;
-  length: number;
+/** Where one agent's rollouts are in the file, as columns: a few bytes per rollout however large the trajectories. */
+class Places extends KeyedTable {
+  private readonly offset = new NumberColumn();
+  private readonly size = new NumberColumn(true);
+
+  add(task: number, rollout: number, offset: number, size: number): void {
+    const i = this.addKey(task, rollout);
+    this.offset.set(i, offset);
+    this.size.set(i, size);
+  }
+
+  /** The lines in key order. */
+  async *lines(file: FileHandle): AsyncGenerator<string> {
+    for (const i of this.keyOrder()) {
+      const buf = Buffer.alloc(this.size.get(i));
+      await file.read(buf, 0, buf.length, this.offset.get(i));
+      yield buf.toString('utf8');
+    }
+  }
 }
 
-const byKey = (a: Place, b: Place) => a.task - b.task || a.rollout - b.rollout;
-
 /**
- * Where each agent's rollouts are in the file, in key order. Only places are kept, so memory holds
- * a few numbers per rollout however large the trajectories. Agents come in the order their first
- * rollout has after sorting, which is NeMo Gym's order when its agents answer in turn.
+ * Where each agent's rollouts are in the file. Agents come in the order their first rollout has
+ * after sorting, which is NeMo Gym's order when its agents answer in turn.
  */
-async function placesByAgent(rolloutsPath: string): Promise<Map<string, Place[]>> {
-  const byAgent = new Map<string, Place[]>();
+async function placesByAgent(rolloutsPath: string): Promise<Map<string, Places>> {
+  const byAgent = new Map<string, Places>();
   for await (const { value, byteOffset, byteLength } of readJsonl(rolloutsPath)) {
     const row = value as Row;
     const ref = row.agent_ref as { name?: unknown } | undefined;
     // Upstream skips results whose agent_ref has no (truthy) name.
     if (typeof ref?.name !== 'string' || ref.name === '') continue;
-    const place = { task: row._ng_task_index as number, rollout: row._ng_rollout_index as number, offset: byteOffset, length: byteLength };
-    const places = byAgent.get(ref.name);
-    if (places) places.push(place);
-    else byAgent.set(ref.name, [place]);
+    let places = byAgent.get(ref.name);
+    if (!places) byAgent.set(ref.name, (places = new Places()));
+    places.add(row._ng_task_index as number, row._ng_rollout_index as number, byteOffset, byteLength);
   }
-  for (const places of byAgent.values()) places.sort(byKey);
-  return new Map([...byAgent].sort(([, a], [, b]) => byKey(a[0]!, b[0]!)));
-}
-
-async function readPlace(file: FileHandle, place: Place): Promise<Row> {
-  const buf = Buffer.alloc(place.length);
-  await file.read(buf, 0, place.length, place.offset);
-  return JSON.parse(buf.toString('utf8')) as Row;
+  const first = (places: Places) => places.keyOrder()[0]!;
+  return new Map([...byAgent].sort(([, a], [, b]) => a.task.get(first(a)) - b.task.get(first(b)) || a.rollout.get(first(a)) - b.rollout.get(first(b))));
 }
 
 /** The request body, streamed in pieces so the worker never holds the whole run's results. */
-async function* requestBody(file: FileHandle, places: readonly Place[]): AsyncGenerator<string> {
+async function* requestBody(file: FileHandle, places: Places): AsyncGenerator<string> {
   let piece = '{"verify_responses":[';
-  for (let i = 0; i < places.length; i++) {
-    piece += (i === 0 ? '' : ',') + JSON.stringify(stripForAggregateMetrics(await readPlace(file, places[i]!)));
+  let first = true;
+  for await (const line of places.lines(file)) {
+    piece += (first ? '' : ',') + JSON.stringify(stripForAggregateMetrics(JSON.parse(line) as Row));
+    first = false;
     if (piece.length >= 1 << 16) {
       yield piece;
       piece = '';
@@ -74,7 +72,7 @@ async function* requestBody(file: FileHandle, places: readonly Place[]): AsyncGe
   yield `${piece}]}`;
 }
 
-async function askAgent(name: string, baseUrl: string, file: FileHandle, places: readonly Place[], timeoutMs: number): Promise<AggregateMetrics> {
+async function askAgent(name: string, baseUrl: string, file: FileHandle, places: Places, timeoutMs: number): Promise<AggregateMetrics> {
   const url = new URL('/aggregate_metrics', baseUrl).toString();
   let raw: unknown;
   try {
@@ -119,31 +117,36 @@ export async function writeAggregateMetrics(input: { plan: RunPlan; stage: Rollo
   const timeoutMs = stageSettings(input.plan, input.stage).requestTimeoutMs;
   const serving = servingAgent(input.plan, input.stage);
   const agents = serving && (await agentDirectory(input.plan));
-  const entries: AggregateMetricsEntry[] = [];
+  const out = aggregateMetricsPath(input.rolloutsPath);
   const file = await open(input.rolloutsPath, 'r');
-  const beat = setInterval(() => heartbeat({ aggregateMetrics: entries.length }), 5000);
+  const writer = await open(`${out}.tmp`, 'w');
+  const entries = new AggregateMetricsWriter(writer);
+  let written = 0;
+  const beat = setInterval(() => heartbeat({ aggregateMetrics: written }), 5000);
   try {
     for (const [name, agentPlaces] of places) {
-      let metrics: AggregateMetrics;
+      let values: EntryValues;
       if (serving && agents) {
         const server = serving(name);
         const baseUrl = agents.get(server);
         if (!baseUrl) throw new ConfigError(`${input.rolloutsPath}: agent "${server}" is no longer served, so its metrics cannot be aggregated`);
-        metrics = await askAgent(server, baseUrl, file, agentPlaces, timeoutMs);
+        const metrics = await askAgent(server, baseUrl, file, agentPlaces, timeoutMs);
+        values = { agentMetrics: metrics.agent_metrics, keyMetrics: metrics.key_metrics, groups: metrics.group_level_metrics };
       } else {
-        // Numeric views only: they are all the computation reads, and a few numbers per rollout.
-        const results: Row[] = [];
-        for (const place of agentPlaces) results.push(numericView(stripForAggregateMetrics(await readPlace(file, place))));
-        metrics = computeAggregateMetrics(results);
+        // Kept as columns with the Python types of the lines' numbers, so the file has NeMo Gym's bytes.
+        const responses = new VerifyResponses();
+        for await (const line of agentPlaces.lines(file)) responses.add(stripForAggregateMetrics(JSON.parse(line) as Row), line);
+        values = responses.typedMetrics();
       }
-      entries.push(aggregateMetricsEntry(name, metrics));
+      await entries.entry(name, values);
+      written++;
     }
+    await entries.close();
   } finally {
     clearInterval(beat);
+    await writer.close();
     await file.close();
   }
-  const out = aggregateMetricsPath(input.rolloutsPath);
-  await writeFile(`${out}.tmp`, formatAggregateMetricsFile(entries));
   await rename(`${out}.tmp`, out);
   return out;
 }

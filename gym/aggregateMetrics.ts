@@ -1,6 +1,11 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { prepareForSerialization, profileFromData } from './rewardProfile/profile';
+import type { PyValue } from './pythonJson';
+import { checkedKey } from './rewardProfile/fromData';
+import { profileTables, type ProfiledGroup } from './rewardProfile/profile';
+import { RolloutNumberKinds } from './rewardProfile/pythonTypes';
+import { InputTable, ROLLOUT, RolloutTable, TASK } from './rewardProfile/table';
+import type { EntryValues } from './aggregateMetricsFile';
 
 // NeMo Gym's `/aggregate_metrics` contract (nemo_gym/config_types.py AggregateMetricsRequest /
 // AggregateMetrics) and the default computation every NeMo Gym resources server and agent answers it
@@ -9,9 +14,6 @@ import { prepareForSerialization, profileFromData } from './rewardProfile/profil
 // (rollout_collection.py RolloutCollectionHelper._call_aggregate_metrics).
 
 type Row = Record<string, unknown>;
-
-const TASK = '_ng_task_index';
-const ROLLOUT = '_ng_rollout_index';
 
 export const aggregateMetricsRequestSchema = z.object({ verify_responses: z.array(z.looseObject({})) });
 export type AggregateMetricsRequest = z.infer<typeof aggregateMetricsRequestSchema>;
@@ -23,14 +25,6 @@ export const aggregateMetricsSchema = z.object({
   key_metrics: z.record(z.string(), z.unknown()).default({}),
 });
 export type AggregateMetrics = z.infer<typeof aggregateMetricsSchema>;
-
-/** One entry of `<stem>_aggregate_metrics.json`, keys in the order NeMo Gym writes them. */
-export interface AggregateMetricsEntry {
-  agent_ref: { name: string };
-  agent_metrics: Row;
-  key_metrics: Row;
-  group_level_metrics: Row[];
-}
 
 function isRow(value: unknown): value is Row {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -57,61 +51,67 @@ export function stripForAggregateMetrics(result: Row): Row {
 }
 
 /**
- * Only what the computation reads of a verify response: numeric and boolean fields, `reward`, and
- * `response.usage`. Everything else never reaches a column, so dropping it early changes no output
- * and keeps memory to a few numbers per rollout.
+ * compute_aggregate_metrics with the default hooks, over verify responses added one at a time: the
+ * RewardProfiler run over them as one agent named "agent" (missing indices count as 0 in the rows, a
+ * missing `response` as `{}`), `compute_metrics` adding nothing, and the `mean/*` entries as key
+ * metrics. Responses are kept as columns, and group rows are built as they are read.
  */
-export function numericView(result: Row): Row {
-  const out: Row = {};
-  for (const [k, v] of Object.entries(result)) {
-    if (k === 'response') out.response = isRow(v) && isRow(v.usage) ? { usage: v.usage } : {};
-    else if (k === 'reward' || typeof v === 'number' || typeof v === 'boolean') out[k] = v;
+export class VerifyResponses {
+  private readonly inputs = new InputTable();
+  private readonly results = new RolloutTable();
+  private readonly kinds = new RolloutNumberKinds();
+  private count = 0;
+
+  /** `text`, the response's line in the rollouts file, gives its numbers their Python types. */
+  add(verifyResponse: Row, text?: string): void {
+    const vr = checkedKey(verifyResponse, 'Rollout result', this.count++);
+    this.inputs.add(vr[TASK], vr[ROLLOUT], 'agent');
+    const i = this.results.add(vr[TASK], vr[ROLLOUT], isRow(vr.response) ? vr : { ...vr, response: {} });
+    if (text !== undefined) this.kinds.add(i, text);
   }
-  return out;
+
+  /** The metrics as plain values, which is what an agent answers (numbers lose Python's int/float). */
+  metrics(): AggregateMetrics {
+    const { agentMetrics, groups } = this.profile();
+    const group_level_metrics = [...groups].map((g) => g.row);
+    return { group_level_metrics, agent_metrics: agentMetrics, key_metrics: keyMetrics(agentMetrics) };
+  }
+
+  /** The metrics as Python values, group rows built one at a time: what NeMo Gym writes to its file. */
+  typedMetrics(): EntryValues {
+    const { agentMetrics, groups } = this.profile();
+    const typedAgent = this.kinds.agentRow(agentMetrics);
+    const kinds = this.kinds;
+    return {
+      agentMetrics: typedAgent,
+      keyMetrics: new Map([...typedAgent].filter(([k]) => k.startsWith('mean/'))),
+      groups: (function* () {
+        for (const { row, rollouts } of groups) yield kinds.groupRow(row, rollouts, row.sample as PyValue);
+      })(),
+    };
+  }
+
+  private profile(): { agentMetrics: Row; groups: Iterable<ProfiledGroup> } {
+    if (this.count === 0) return { agentMetrics: {}, groups: [] };
+    const profile = profileTables(this.inputs, this.results, false);
+    const agentMetrics: Row = {};
+    for (const entry of profile.agents()) for (const [k, v] of Object.entries(entry)) if (k !== 'agent_ref') agentMetrics[k] = v;
+    return { agentMetrics, groups: profile.groups(() => ({ agent_ref: { name: 'agent' } })) };
+  }
 }
 
-/**
- * compute_aggregate_metrics with the default hooks: the RewardProfiler run over every verify response
- * as one agent named "agent" (missing indices count as 0, a missing `response` as `{}`),
- * `compute_metrics` adding nothing, and the `mean/*` entries as key metrics.
- */
+function keyMetrics(agentMetrics: Row): Row {
+  return Object.fromEntries(Object.entries(agentMetrics).filter(([k]) => k.startsWith('mean/')));
+}
+
 export function computeAggregateMetrics(verifyResponses: readonly Row[]): AggregateMetrics {
-  if (verifyResponses.length === 0) return { group_level_metrics: [], agent_metrics: {}, key_metrics: {} };
-  const rows: Row[] = [];
-  const results: Row[] = [];
-  for (const vr of verifyResponses) {
-    const view = numericView(vr);
-    const task = vr[TASK] ?? 0;
-    const rollout = vr[ROLLOUT] ?? 0;
-    rows.push({ [TASK]: task, [ROLLOUT]: rollout, agent_ref: { name: 'agent' } });
-    results.push('response' in view ? view : { ...view, response: {} });
-  }
-  const { groupLevel, agentLevel } = profileFromData(rows, results, false);
-
-  const agentMetrics: Row = {};
-  for (const entry of agentLevel) for (const [k, v] of Object.entries(entry)) if (k !== 'agent_ref') agentMetrics[k] = v;
-  const groupLevelMetrics = prepareForSerialization(groupLevel) as Row[];
-  const agent = Object.keys(agentMetrics).length > 0 ? (prepareForSerialization([agentMetrics])[0] as Row) : {};
-  const keyMetrics = Object.fromEntries(Object.entries(agent).filter(([k]) => k.startsWith('mean/')));
-  return { group_level_metrics: groupLevelMetrics, agent_metrics: agent, key_metrics: keyMetrics };
-}
-
-export function aggregateMetricsEntry(agentName: string, metrics: AggregateMetrics): AggregateMetricsEntry {
-  return {
-    agent_ref: { name: agentName },
-    agent_metrics: metrics.agent_metrics,
-    key_metrics: metrics.key_metrics,
-    group_level_metrics: metrics.group_level_metrics,
-  };
+  const responses = new VerifyResponses();
+  for (const vr of verifyResponses) responses.add(vr);
+  return responses.metrics();
 }
 
 /** Upstream's `output_fpath.with_stem(stem + "_aggregate_metrics").with_suffix(".json")`. */
 export function aggregateMetricsPath(rolloutsPath: string): string {
   const { dir, name } = path.parse(rolloutsPath);
   return path.join(dir, `${name}_aggregate_metrics.json`);
-}
-
-/** orjson's OPT_INDENT_2 layout (two-space indent, `": "` after keys); integral floats print as integers. */
-export function formatAggregateMetricsFile(entries: readonly AggregateMetricsEntry[]): string {
-  return JSON.stringify(entries, null, 2);
 }

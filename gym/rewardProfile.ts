@@ -3,31 +3,18 @@ import path from 'node:path';
 import { z } from 'zod';
 import { readJsonl } from './jsonl';
 import { JsonlError } from './errors';
-import {
-  prepareForSerialization,
-  profileCompletionSummary,
-  profileFromData,
-  type CompletionSummary,
-  type GroupLevelMetrics,
-} from './rewardProfile/profile';
+import { completionSummary, profileTables, type CompletionSummary, type GroupLevelMetrics } from './rewardProfile/profile';
+import { InputTable, NumberColumn, RolloutTable } from './rewardProfile/table';
 export { RewardProfileError } from './errors';
 import { orjsonDumps, pythonRound } from './pythonJsonDumps';
-import { RolloutNumberKinds } from './rewardProfile/pythonTypes';
+import { RolloutNumberKinds, sampleValue } from './rewardProfile/pythonTypes';
 
 // `ng_reward_profile` on files: reads the materialized inputs and the rollouts, profiles them and
 // writes `<rollouts stem>_reward_profiling.jsonl` and `<rollouts stem>_agent_metrics.json` beside the
 // rollouts, as NeMo Gym does.
 
-export {
-  prepareForSerialization,
-  profileCompletionSummary,
-  profileFromData,
-  type AgentLevelMetrics,
-  type CompletionSummary,
-  type GroupLevelMetrics,
-} from './rewardProfile/profile';
-
-type Row = Record<string, unknown>;
+export { profileCompletionSummary, profileFromData, withoutIndices } from './rewardProfile/fromData';
+export type { AgentLevelMetrics, CompletionSummary, GroupLevelMetrics } from './rewardProfile/profile';
 
 const rolloutKeySchema = {
   _ng_task_index: z.number().int().nonnegative(),
@@ -40,11 +27,8 @@ export interface RewardProfileOutputs {
   rewardProfilingPath: string;
   agentMetricsPath: string;
   summary: CompletionSummary;
-  /**
-   * The group-level stats as written (histograms dropped), one per task with a completed rollout.
-   * Their `sample` holds only `agent_ref`: full samples are in the file, not kept in memory.
-   */
-  groupLevel: GroupLevelMetrics[];
+  /** Group rows written, one per task with a completed rollout. */
+  tasks: number;
 }
 
 /** Upstream's `Path.with_stem(stem + suffix).with_suffix(ext)` next to the rollouts file. */
@@ -71,81 +55,76 @@ async function* validated<T extends z.ZodType>(
 }
 
 /**
- * Only what profiling reads of a result: numeric and boolean fields, `reward` as is, and
- * `response.usage`. Trajectories are dropped while reading, so memory follows the number of
- * rollouts rather than their size.
+ * Where each group's `sample` is in the materialized inputs: the row of the task's lowest completed
+ * rollout. Samples are the bulk of a profile (full prompts and tool lists), so only their place is
+ * kept while profiling, and each is read back when its group row is written.
  */
-function projectResult(result: Row): Row {
-  const out: Row = {};
-  for (const [k, v] of Object.entries(result)) {
-    if (k === 'response') out.response = { usage: (v as Row).usage };
-    else if (k === 'reward' || typeof v === 'number' || typeof v === 'boolean') out[k] = v;
+class SamplePlaces {
+  private readonly offset = new NumberColumn();
+  private readonly length = new NumberColumn(true);
+
+  constructor(private readonly results: RolloutTable) {}
+
+  noteIfSample(inputPosition: number, task: number, rollout: number, place: { byteOffset: number; byteLength: number }): void {
+    const first = this.results.firstOfTask(task);
+    if (first === undefined || this.results.rollout.get(first) !== rollout) return;
+    this.offset.set(inputPosition, place.byteOffset);
+    this.length.set(inputPosition, place.byteLength);
   }
-  return out;
+
+  async read(file: Awaited<ReturnType<typeof open>>, inputPosition: number): Promise<string> {
+    const line = Buffer.alloc(this.length.get(inputPosition));
+    await file.read(line, 0, line.length, this.offset.get(inputPosition));
+    return line.toString('utf8').replace(/^\uFEFF/, '').trimEnd();
+  }
 }
 
 export async function writeRewardProfile(opts: {
   materializedInputsPath: string;
   rolloutsPath: string;
   allowPartialRollouts?: boolean;
+  /** Each group row as written, its `sample` left out: for callers that summarize the tasks. */
+  onGroup?: (row: GroupLevelMetrics) => void;
 }): Promise<RewardProfileOutputs> {
-  const results: Row[] = [];
+  const results = new RolloutTable(true);
   const kinds = new RolloutNumberKinds();
   for await (const { value, text } of validated(opts.rolloutsPath, profiledResultSchema)) {
-    results.push(projectResult(value));
-    kinds.add(value._ng_task_index, value._ng_rollout_index, text);
+    kinds.add(results.add(value._ng_task_index, value._ng_rollout_index, value), text);
   }
-  // Upstream sorts the results before profiling; it decides which duplicate key is reported first.
-  results.sort(
-    (a, b) =>
-      (a._ng_task_index as number) - (b._ng_task_index as number) ||
-      (a._ng_rollout_index as number) - (b._ng_rollout_index as number),
-  );
-
-  // Only the row of each task's lowest completed rollout becomes the `sample`. Samples are the bulk
-  // of a profile (full prompts and tool lists), so only their place in the file is kept while
-  // profiling, and each is read back when its group row is written: memory then follows the number
-  // of rollouts, not the size of their prompts.
-  const sampleRollout = new Map<number, number>();
-  for (const r of results) {
-    const task = r._ng_task_index as number;
-    if (!sampleRollout.has(task)) sampleRollout.set(task, r._ng_rollout_index as number);
-  }
-  const rows: Row[] = [];
-  const samplePlaces = new Map<number, { offset: number; length: number }>();
+  const inputs = new InputTable();
+  const samples = new SamplePlaces(results);
   for await (const { value, byteOffset, byteLength } of validated(opts.materializedInputsPath, profiledRowSchema)) {
     const { _ng_task_index: task, _ng_rollout_index: rollout } = value;
-    if (sampleRollout.get(task) === rollout) samplePlaces.set(task, { offset: byteOffset, length: byteLength });
-    rows.push({ _ng_task_index: task, _ng_rollout_index: rollout, agent_ref: { name: value.agent_ref.name } });
+    samples.noteIfSample(inputs.add(task, rollout, value.agent_ref.name), task, rollout, { byteOffset, byteLength });
   }
-  const { groupLevel, agentLevel } = profileFromData(rows, results, opts.allowPartialRollouts ?? false);
-  const summary = profileCompletionSummary(rows, results);
+  const profile = profileTables(inputs, results, opts.allowPartialRollouts ?? false);
   const outputs = rewardProfileOutputPaths(opts.rolloutsPath);
 
   // Written under a temporary name and renamed, so a crash never leaves a half profile that looks done.
   const profilingTmp = `${outputs.rewardProfilingPath}.tmp`;
-  const written = prepareForSerialization(groupLevel);
   const writer = await open(profilingTmp, 'w');
-  const inputs = await open(opts.materializedInputsPath, 'r');
+  const inputsFile = await open(opts.materializedInputsPath, 'r');
+  let tasks = 0;
   try {
-    for (const row of written) {
-      const place = samplePlaces.get(row._ng_task_index as number)!;
-      const line = Buffer.alloc(place.length);
-      await inputs.read(line, 0, place.length, place.offset);
+    for (const { row, rollouts } of profile.groups((i) => i)) {
       // The sample key already sits where upstream puts it; only its value is filled in, re-read with
       // Python's types so its numbers keep the form they have in the materialized inputs.
-      await writer.write(`${orjsonDumps(kinds.groupRow(row, line.toString('utf8').replace(/^\uFEFF/, '').trimEnd()))}\n`);
+      const sample = sampleValue(await samples.read(inputsFile, row.sample as number));
+      await writer.write(`${orjsonDumps(kinds.groupRow(row, rollouts, sample))}\n`);
+      const { sample: _sample, ...stats } = row;
+      opts.onGroup?.(stats);
+      tasks++;
     }
   } finally {
-    await inputs.close();
+    await inputsFile.close();
     await writer.close();
   }
   await rename(profilingTmp, outputs.rewardProfilingPath);
   const agentTmp = `${outputs.agentMetricsPath}.tmp`;
-  await writeFile(agentTmp, orjsonDumps(prepareForSerialization(agentLevel).map((row) => kinds.agentRow(row))));
+  await writeFile(agentTmp, orjsonDumps(profile.agents().map((row) => kinds.agentRow(row))));
   await rename(agentTmp, outputs.agentMetricsPath);
 
-  return { ...outputs, summary, groupLevel: written };
+  return { ...outputs, summary: completionSummary(inputs, results), tasks };
 }
 
 /** Python's `f"{x:.2f}"`: rounds the exact binary value half to even, where `toFixed` rounds half up. */

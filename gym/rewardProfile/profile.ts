@@ -1,10 +1,11 @@
-import { describeGroup, type Cell, type StatValue } from './stats';
+import { describeGroup } from './stats';
+import { InputTable, RolloutTable, TASK } from './table';
 import { RewardProfileError } from '../errors';
 
-// NeMo Gym's RewardProfiler (`profile_from_data`, `profile_completion_summary`,
-// `prepare_for_serialization`) over in-memory rows: the materialized inputs and the rollout results,
-// aligned by (`_ng_task_index`, `_ng_rollout_index`). Error messages are upstream's, word for word,
-// because users search for them.
+// NeMo Gym's RewardProfiler (`profile_from_data`, `profile_completion_summary`) over the columns of
+// the materialized inputs and the rollout results, aligned by (`_ng_task_index`, `_ng_rollout_index`).
+// Group rows are built one task at a time, so a caller can write them without holding them all.
+// Error messages are upstream's, word for word, because users search for them.
 
 type Row = Record<string, unknown>;
 
@@ -20,52 +21,16 @@ export interface CompletionSummary {
   missing_input_rows: number;
 }
 
-export type GroupLevelMetrics = Record<string, unknown>;
-export type AgentLevelMetrics = Record<string, unknown>;
+export type GroupLevelMetrics = Row;
+export type AgentLevelMetrics = Row;
 
-const TASK = '_ng_task_index';
-const ROLLOUT = '_ng_rollout_index';
+/** One task's group row and the result positions its `rollout_infos` come from, in order. */
+export interface ProfiledGroup {
+  row: GroupLevelMetrics;
+  rollouts: Uint32Array;
+}
+
 const MAX_KEYS_SHOWN = 10;
-
-interface Keyed {
-  task: number;
-  rollout: number;
-  value: Row;
-  /** Index in the caller's array, for error messages. */
-  position: number;
-}
-
-function isRow(value: unknown): value is Row {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function keyed(value: unknown, what: string, position: number): Keyed {
-  if (!isRow(value)) throw new RewardProfileError(`${what} ${position} is not a JSON object`);
-  for (const key of [TASK, ROLLOUT]) {
-    if (!(key in value)) throw new RewardProfileError(`${what} ${position} has no '${key}'`);
-    if (!Number.isInteger(value[key])) throw new RewardProfileError(`${what} ${position}: '${key}' must be an integer`);
-  }
-  return { task: value[TASK] as number, rollout: value[ROLLOUT] as number, value, position };
-}
-
-const mapKey = (task: number, rollout: number): string => `${task},${rollout}`;
-const pythonTuple = (k: Keyed): string => `(${k.task}, ${k.rollout})`;
-const byKey = (a: Keyed, b: Keyed): number => a.task - b.task || a.rollout - b.rollout;
-
-function keyList(keys: Keyed[]): string {
-  return `[${[...keys].sort(byKey).slice(0, MAX_KEYS_SHOWN).map(pythonTuple).join(', ')}]`;
-}
-
-function indexUnique(items: readonly unknown[], what: string, duplicateLabel: string): Map<string, Keyed> {
-  const map = new Map<string, Keyed>();
-  items.forEach((item, i) => {
-    const k = keyed(item, what, i);
-    const id = mapKey(k.task, k.rollout);
-    if (map.has(id)) throw new RewardProfileError(`Duplicate ${duplicateLabel} for rollout key ${pythonTuple(k)}`);
-    map.set(id, k);
-  });
-  return map;
-}
 
 /** Python's default string order (code points), which differs from UTF-16 order above the BMP. */
 function comparePython(a: string, b: string): number {
@@ -78,178 +43,197 @@ function comparePython(a: string, b: string): number {
   return ca.length - cb.length;
 }
 
-function numericOrUndefined(v: unknown): number | undefined {
-  if (typeof v === 'boolean') return v ? 1 : 0;
-  return typeof v === 'number' ? v : undefined;
+function keyList(table: RolloutTable | InputTable, positions: number[]): string {
+  return `[${positions.slice(0, MAX_KEYS_SHOWN).map((i) => table.keyText(i)).join(', ')}]`;
 }
 
-function usageOf(result: Keyed): Row {
-  const response = result.value.response;
-  if (!isRow(response)) throw new RewardProfileError(`Rollout result ${result.position} has no 'response' object`);
-  return isRow(response.usage) ? response.usage : {};
-}
-
-function agentNameOf(row: Row): unknown {
-  const ref = row.agent_ref;
-  if (!isRow(ref) || !('name' in ref)) {
-    throw new RewardProfileError(`Materialized input row for rollout key (${String(row[TASK])}, ${String(row[ROLLOUT])}) has no 'agent_ref.name'`);
+/** The duplicate upstream meets first: the earliest repeat in table order, or the lowest key. */
+function throwOnDuplicate(table: RolloutTable | InputTable, label: string, inKeyOrder: boolean): void {
+  const order = table.keyOrder();
+  let found: number | undefined;
+  for (let j = 1; j < order.length; j++) {
+    const [a, b] = [order[j - 1]!, order[j]!];
+    if (table.task.get(a) !== table.task.get(b) || table.rollout.get(a) !== table.rollout.get(b)) continue;
+    if (inKeyOrder) {
+      found = b;
+      break;
+    }
+    if (found === undefined || b < found) found = b;
   }
-  return ref.name;
+  if (found !== undefined) throw new RewardProfileError(`Duplicate ${label} for rollout key ${table.keyText(found)}`);
 }
 
-/** One rollout's numeric columns: result fields merged with usage fields (usage wins), bool → 0/1. */
-function numericRecord(row: Row, result: Keyed): Map<string, unknown> {
-  const record = new Map<string, unknown>([
-    ['agent_name', agentNameOf(row)],
-    [TASK, result.task],
-    [ROLLOUT, result.rollout],
-  ]);
-  for (const [k, v] of Object.entries({ ...result.value, ...usageOf(result) })) {
-    const n = numericOrUndefined(v);
-    if (n !== undefined) record.set(k, n);
+/** Both key orders walked side by side: matched results (with their row), extra results, missing rows. */
+function join(inputs: InputTable, results: RolloutTable) {
+  const rows = inputs.keyOrder();
+  const done = results.keyOrder();
+  const rowOf = new Uint32Array(done.length);
+  const extra: number[] = [];
+  const missing: number[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < rows.length || j < done.length) {
+    const r = rows[i];
+    const d = done[j];
+    const c =
+      r === undefined ? 1 : d === undefined ? -1 : inputs.task.get(r) - results.task.get(d) || inputs.rollout.get(r) - results.rollout.get(d);
+    if (c < 0) missing.push(rows[i++]!);
+    else if (c > 0) extra.push(done[j++]!);
+    else rowOf[j++] = rows[i++]!;
   }
-  return record;
+  return { rowOf, extra, missing };
 }
 
-/** `rollout_infos` entry: here top-level fields overwrite usage fields, the reverse of the stats. */
-function rolloutInfo(result: Keyed): Row {
-  const info: Row = { rollout_id: `${result.task}:${result.rollout}`, [TASK]: result.task, [ROLLOUT]: result.rollout };
-  if ('reward' in result.value) info.reward = result.value.reward;
-  for (const [k, v] of Object.entries(usageOf(result))) {
-    const n = numericOrUndefined(v);
-    if (n !== undefined) info[k] = n;
+/** Result key-order indices where each task's rollouts start, with the end as the last entry. */
+function taskStarts(results: RolloutTable): Uint32Array {
+  const order = results.keyOrder();
+  const starts: number[] = [];
+  for (let j = 0; j < order.length; j++) {
+    if (j === 0 || results.task.get(order[j]!) !== results.task.get(order[j - 1]!)) starts.push(j);
   }
-  for (const [k, v] of Object.entries(result.value)) {
-    if (k === TASK || k === ROLLOUT || k === 'reward' || k === 'response') continue;
-    const n = numericOrUndefined(v);
-    if (n !== undefined) info[k] = n;
-  }
-  return info;
+  starts.push(order.length);
+  return Uint32Array.from(starts);
 }
 
-function groupStats(records: Map<string, unknown>[], columns: string[]): [string, StatValue][] {
-  const cells = new Map<string, Cell[]>(columns.map((c) => [c, records.map((r) => r.get(c) as Cell)]));
-  return describeGroup(columns, cells);
+/** How many input rows each task has, by binary search over the inputs' key order. */
+function rowsOfTask(inputs: InputTable, task: number): number {
+  const order = inputs.keyOrder();
+  const bound = (strict: boolean) => {
+    let lo = 0;
+    let hi = order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const t = inputs.task.get(order[mid]!);
+      if (t < task || (strict && t === task)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  return bound(true) - bound(false);
 }
 
-/** Groups in first-seen order, which is ascending for task indices because records are sorted by key. */
-function groupBy<T, K>(items: readonly T[], keyOf: (item: T) => K): Map<K, T[]> {
-  const groups = new Map<K, T[]>();
-  for (const item of items) {
-    const k = keyOf(item);
-    const group = groups.get(k);
-    if (group) group.push(item);
-    else groups.set(k, [item]);
-  }
-  return groups;
+export interface Profile {
+  /** Group rows in task order, built on demand; `sampleOf` gets the input position of the task's first completed rollout. */
+  groups(sampleOf: (inputPosition: number) => unknown): Generator<ProfiledGroup>;
+  agents(): AgentLevelMetrics[];
 }
 
-export function withoutIndices(row: Row): Row {
-  return Object.fromEntries(Object.entries(row).filter(([k]) => k !== TASK && k !== ROLLOUT));
-}
-
-export function profileFromData(
-  rows: readonly object[],
-  results: readonly object[],
-  allowPartialRollouts: boolean,
-): { groupLevel: GroupLevelMetrics[]; agentLevel: AgentLevelMetrics[] } {
-  const rowByKey = indexUnique(rows, 'Materialized input row', 'materialized input row');
-  const resultByKey = indexUnique(results, 'Rollout result', 'result row');
-
-  const extra = [...resultByKey.entries()].filter(([id]) => !rowByKey.has(id)).map(([, k]) => k);
+export function profileTables(inputs: InputTable, results: RolloutTable, allowPartialRollouts: boolean): Profile {
+  throwOnDuplicate(inputs, 'materialized input row', false);
+  throwOnDuplicate(results, 'result row', results.firstDuplicateInKeyOrder);
+  const { rowOf, extra, missing } = join(inputs, results);
   if (extra.length > 0) {
     throw new RewardProfileError(
-      `Rollout results contain rows with no matching materialized input rows. Found ${extra.length} extra rollout rows. Extra rollout keys: ${keyList(extra)}`,
+      `Rollout results contain rows with no matching materialized input rows. Found ${extra.length} extra rollout rows. Extra rollout keys: ${keyList(results, extra)}`,
     );
   }
-  const missing = [...rowByKey.entries()].filter(([id]) => !resultByKey.has(id)).map(([, k]) => k);
   if (missing.length > 0 && !allowPartialRollouts) {
     throw new RewardProfileError(
-      `Materialized input rows and rollout results do not have matching rollout keys. Missing rollout results for ${missing.length} materialized input rows. Missing rollout keys: ${keyList(missing)}.\n\nUse ++allow_partial_rollouts=True to profile completed rollouts from a partial collection.`,
+      `Materialized input rows and rollout results do not have matching rollout keys. Missing rollout results for ${missing.length} materialized input rows. Missing rollout keys: ${keyList(inputs, missing)}.\n\nUse ++allow_partial_rollouts=True to profile completed rollouts from a partial collection.`,
     );
   }
-
-  const matched = [...resultByKey.values()].sort(byKey);
-  if (matched.length === 0) return { groupLevel: [], agentLevel: [] };
-
-  const expectedPerTask = new Map<number, number>();
-  for (const k of rowByKey.values()) expectedPerTask.set(k.task, (expectedPerTask.get(k.task) ?? 0) + 1);
-  const records = matched.map((res) => numericRecord(rowByKey.get(mapKey(res.task, res.rollout))!.value, res));
-
-  const columns = new Set<string>();
-  for (const r of records) for (const k of r.keys()) columns.add(k);
-  const groupColumns = [...columns].filter((c) => c !== TASK && c !== ROLLOUT && c !== 'agent_name');
-
-  const resultsByTask = groupBy(matched, (k) => k.task);
-  const groupLevel: GroupLevelMetrics[] = [];
-  for (const [task, group] of groupBy(records, (r) => r.get(TASK) as number)) {
-    const taskResults = resultsByTask.get(task)!;
-    const first = taskResults[0]!;
-    const sample = withoutIndices(rowByKey.get(mapKey(first.task, first.rollout))!.value);
-    const expected = expectedPerTask.get(task) ?? 0;
-    groupLevel.push({
-      [TASK]: task,
-      ...Object.fromEntries(groupStats(group, groupColumns)),
-      sample,
-      num_rollouts: group.length,
-      expected_num_rollouts: expected,
-      missing_num_rollouts: expected - group.length,
-      reward_profile_completion_pct: expected > 0 ? (100 * group.length) / expected : 100,
-      rollout_infos: taskResults.map(rolloutInfo),
-    });
+  const order = results.keyOrder();
+  if (results.withoutResponse.length > 0) {
+    const first = results.withoutResponse.reduce((a, b) => (results.compare(a, b) <= 0 ? a : b));
+    throw new RewardProfileError(`Rollout result ${first} has no 'response' object`);
   }
 
-  const agentGroups = [...groupBy(records, (r) => r.get('agent_name'))].sort(([a], [b]) => comparePython(String(a), String(b)));
-  const agentLevel: AgentLevelMetrics[] = agentGroups.map(([name, group]) => ({
-    ...Object.fromEntries(groupStats(group, groupColumns)),
-    agent_ref: { name },
-  }));
-  return { groupLevel, agentLevel };
-}
+  // The frame's columns in first-seen order over the rollouts in key order.
+  const columnSet = new Set<string>();
+  const shapesSeen = new Set<object>();
+  for (const i of order) {
+    const shape = results.shape(i);
+    if (shapesSeen.has(shape)) continue;
+    shapesSeen.add(shape);
+    for (const k of shape.stat) columnSet.add(k);
+  }
+  const columns = [...columnSet];
+  const cellsOver = (members: Uint32Array) => (column: string) => {
+    const values = results.stats.get(column)!;
+    return Float64Array.from(members, (i) => values.get(i));
+  };
 
-export function profileCompletionSummary(rows: readonly object[], results: readonly object[]): CompletionSummary {
-  const rowKeys = new Map(rows.map((r, i) => {
-    const k = keyed(r, 'Materialized input row', i);
-    return [mapKey(k.task, k.rollout), k] as const;
-  }));
-  const resultKeys = new Set(results.map((r, i) => {
-    const k = keyed(r, 'Rollout result', i);
-    return mapKey(k.task, k.rollout);
-  }));
-  const expectedPerTask = new Map<number, number>();
-  const donePerTask = new Map<number, number>();
-  let completed = 0;
-  for (const [id, k] of rowKeys) {
-    expectedPerTask.set(k.task, (expectedPerTask.get(k.task) ?? 0) + 1);
-    if (resultKeys.has(id)) {
-      completed++;
-      donePerTask.set(k.task, (donePerTask.get(k.task) ?? 0) + 1);
+  function* groups(sampleOf: (inputPosition: number) => unknown): Generator<ProfiledGroup> {
+    const starts = taskStarts(results);
+    for (let g = 0; g + 1 < starts.length; g++) {
+      const members = order.subarray(starts[g]!, starts[g + 1]!);
+      const task = results.task.get(members[0]!);
+      const expected = rowsOfTask(inputs, task);
+      const row: Row = { [TASK]: task, ...Object.fromEntries(describeGroup(columns, cellsOver(members))) };
+      row.sample = sampleOf(rowOf[starts[g]!]!);
+      row.num_rollouts = members.length;
+      row.expected_num_rollouts = expected;
+      row.missing_num_rollouts = expected - members.length;
+      row.reward_profile_completion_pct = expected > 0 ? (100 * members.length) / expected : 100;
+      row.rollout_infos = Array.from(members, (i) => results.rolloutInfo(i));
+      yield { row, rollouts: members };
     }
   }
-  let complete = 0;
-  let partial = 0;
-  let missingTasks = 0;
-  for (const [task, expected] of expectedPerTask) {
-    const done = donePerTask.get(task) ?? 0;
-    if (done === expected) complete++;
-    else if (done > 0) partial++;
-    else missingTasks++;
+
+  function agents(): AgentLevelMetrics[] {
+    const byAgent = new Map<number, number[]>();
+    order.forEach((i, j) => {
+      const agent = inputs.agent.get(rowOf[j]!);
+      const members = byAgent.get(agent);
+      if (members) members.push(i);
+      else byAgent.set(agent, [i]);
+    });
+    return [...byAgent]
+      .map(([agent, members]) => [inputs.agentNames[agent], Uint32Array.from(members)] as const)
+      .sort(([a], [b]) => comparePython(String(a), String(b)))
+      .map(([name, members]) => ({ ...Object.fromEntries(describeGroup(columns, cellsOver(members))), agent_ref: { name } }));
   }
-  const expected = rowKeys.size;
+
+  return { groups, agents };
+}
+
+/** Distinct keys only, as upstream counts them from dicts and sets. */
+export function completionSummary(inputs: InputTable, results: RolloutTable): CompletionSummary {
+  const rows = inputs.keyOrder();
+  const done = results.keyOrder();
+  const same = (t: RolloutTable | InputTable, a: number | undefined, b: number) =>
+    a !== undefined && t.task.get(a) === t.task.get(b) && t.rollout.get(a) === t.rollout.get(b);
+  let expected = 0;
+  let completed = 0;
+  let extra = 0;
+  const tasks = { total: 0, complete: 0, partial: 0, missing: 0 };
+  let taskRows = 0;
+  let taskDone = 0;
+  const closeTask = () => {
+    if (taskRows === 0) return;
+    tasks.total++;
+    if (taskDone === taskRows) tasks.complete++;
+    else if (taskDone > 0) tasks.partial++;
+    else tasks.missing++;
+    taskRows = 0;
+    taskDone = 0;
+  };
+  let j = 0;
+  for (let k = 0; k < rows.length; k++) {
+    const r = rows[k]!;
+    if (same(inputs, rows[k - 1], r)) continue;
+    if (k > 0 && inputs.task.get(rows[k - 1]!) !== inputs.task.get(r)) closeTask();
+    const c = () => results.task.get(done[j]!) - inputs.task.get(r) || results.rollout.get(done[j]!) - inputs.rollout.get(r);
+    for (; j < done.length && c() < 0; j++) if (!same(results, done[j - 1], done[j]!)) extra++;
+    expected++;
+    taskRows++;
+    if (j < done.length && c() === 0) {
+      completed++;
+      taskDone++;
+      for (j++; j < done.length && same(results, done[j - 1], done[j]!); j++);
+    }
+  }
+  closeTask();
+  for (; j < done.length; j++) if (!same(results, done[j - 1], done[j]!)) extra++;
   return {
     expected_rollout_rows: expected,
     completed_rollout_rows: completed,
     missing_rollout_rows: expected - completed,
-    extra_rollout_rows: [...resultKeys].filter((id) => !rowKeys.has(id)).length,
+    extra_rollout_rows: extra,
     reward_profile_completion_pct: expected > 0 ? (100 * completed) / expected : 100,
-    total_input_rows: expectedPerTask.size,
-    complete_input_rows: complete,
-    partial_input_rows: partial,
-    missing_input_rows: missingTasks,
+    total_input_rows: tasks.total,
+    complete_input_rows: tasks.complete,
+    partial_input_rows: tasks.partial,
+    missing_input_rows: tasks.missing,
   };
-}
-
-/** Copies without the `histogram*` keys, which hold W&B objects that are never written to disk. */
-export function prepareForSerialization<T extends object>(rows: readonly T[]): Partial<T>[] {
-  return rows.map((row) => Object.fromEntries(Object.entries(row).filter(([k]) => !k.startsWith('histogram'))) as Partial<T>);
 }

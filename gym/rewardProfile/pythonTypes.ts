@@ -1,4 +1,6 @@
-import { isPyDict, loadsPythonJson, type PyDict, type PyValue } from '../pythonJson';
+import { loadsPythonJson, type PyDict, type PyValue } from '../pythonJson';
+import { lineKinds, type LineKinds } from './numberKinds';
+import { NumberColumn, ROLLOUT, TASK } from './table';
 
 // `ng_reward_profile` writes Python values with orjson, so `1.0` and `1` are different bytes. Which
 // one a number is follows Python's and pandas' rules from the types in the rollouts file itself:
@@ -7,57 +9,33 @@ import { isPyDict, loadsPythonJson, type PyDict, type PyValue } from '../pythonJ
 // - `rollout_infos` and `sample` copy values with the type they had in the files.
 
 type Row = Record<string, unknown>;
-type Kind = 'int' | 'float';
 
-const TASK = '_ng_task_index';
-const ROLLOUT = '_ng_rollout_index';
 const FLOAT_STATS = /^(mean|median|std)\//;
 const EXTREME_STATS = /^(max|min)\//;
-
-function numericKinds(dict: PyValue | undefined): Map<string, Kind> {
-  const kinds = new Map<string, Kind>();
-  if (!isPyDict(dict)) return kinds;
-  for (const [k, v] of dict) {
-    if (typeof v === 'number') kinds.set(k, 'float');
-    else if (typeof v === 'bigint' || typeof v === 'boolean') kinds.set(k, 'int');
-  }
-  return kinds;
-}
-
-interface RolloutKinds {
-  top: Map<string, Kind>;
-  usage: Map<string, Kind>;
-}
 
 /** Collects, rollout by rollout, the Python type of every number profiling reads. */
 export class RolloutNumberKinds {
   // Rollouts of one run nearly all share one set of kinds: each distinct set is kept once, and a
-  // rollout holds only its set's number. Keeping the maps per rollout would also keep every rollout
-  // line alive, since the scanner's keys are slices of it.
-  private readonly kindSets: RolloutKinds[] = [];
+  // rollout holds only its set's number.
+  private readonly kindSets: LineKinds[] = [];
   private readonly kindSetIds = new Map<string, number>();
-  private readonly byTask = new Map<number, number[]>();
+  private readonly kindSetOf = new NumberColumn(true);
   private readonly columns = new Map<string, { float: boolean; seen: number }>();
   private rollouts = 0;
 
-  /** `text` is the rollout's JSON line as written in the rollouts file. */
-  add(task: number, rollout: number, text: string): void {
-    const value = loadsPythonJson(text);
-    const top = numericKinds(value);
-    const response = isPyDict(value) ? value.get('response') : undefined;
-    const usage = numericKinds(isPyDict(response) ? response.get('usage') : undefined);
-    const signature = JSON.stringify([[...top], [...usage]]);
+  /** `text` is the JSON line, as written in the rollouts file, of the rollout at `position` in the table. */
+  add(position: number, text: string): void {
+    const kinds = lineKinds(text);
+    const signature = JSON.stringify([[...kinds.top], [...kinds.usage]]);
     let id = this.kindSetIds.get(signature);
     if (id === undefined) {
-      id = this.kindSets.push({ top, usage }) - 1;
+      id = this.kindSets.push(kinds) - 1;
       this.kindSetIds.set(signature, id);
     }
-    let ids = this.byTask.get(task);
-    if (!ids) this.byTask.set(task, (ids = []));
-    ids[rollout] = id;
+    this.kindSetOf.set(position, id);
     this.rollouts++;
     // The frame's columns: top-level numbers overwritten by usage numbers (`result | usage`).
-    for (const [k, kind] of new Map([...top, ...usage])) {
+    for (const [k, kind] of new Map([...kinds.top, ...kinds.usage])) {
       if (k === TASK || k === ROLLOUT) continue;
       const column = this.columns.get(k) ?? { float: false, seen: 0 };
       column.float ||= kind === 'float';
@@ -78,9 +56,8 @@ export class RolloutNumberKinds {
   }
 
   /** `rollout_infos` take top-level numbers over usage numbers (the reverse of the frame). */
-  private rolloutInfo(info: Row): PyDict {
-    const id = this.byTask.get(info[TASK] as number)?.[info[ROLLOUT] as number];
-    const kinds = id === undefined ? undefined : this.kindSets[id];
+  private rolloutInfo(info: Row, position: number): PyDict {
+    const kinds = this.kindSets[this.kindSetOf.get(position)];
     const typed: PyDict = new Map();
     for (const [k, v] of Object.entries(info)) {
       const kind = kinds?.top.get(k) ?? kinds?.usage.get(k);
@@ -89,22 +66,17 @@ export class RolloutNumberKinds {
     return typed;
   }
 
-  /** A group-level row as Python values; `sampleLine` is the sample's materialized input line. */
-  groupRow(row: Row, sampleLine: string): PyDict {
+  /**
+   * A group-level row as Python values: `rollouts` are the table positions of its `rollout_infos`,
+   * and `sample` is already a Python value (a materialized input line as decoded, indices removed).
+   */
+  groupRow(row: Row, rollouts: Uint32Array, sample: PyValue): PyDict {
     const typed: PyDict = new Map();
     for (const [k, v] of Object.entries(row)) {
-      if (k === 'sample') {
-        const sample = loadsPythonJson(sampleLine) as PyDict;
-        sample.delete(TASK);
-        sample.delete(ROLLOUT);
-        typed.set(k, sample);
-      } else if (k === 'rollout_infos') {
-        typed.set(k, (v as Row[]).map((info) => this.rolloutInfo(info)));
-      } else if (k === 'reward_profile_completion_pct') {
-        typed.set(k, v as number);
-      } else {
-        typed.set(k, this.statValue(k, v));
-      }
+      if (k === 'sample') typed.set(k, sample);
+      else if (k === 'rollout_infos') typed.set(k, (v as Row[]).map((info, j) => this.rolloutInfo(info, rollouts[j]!)));
+      else if (k === 'reward_profile_completion_pct') typed.set(k, v as number);
+      else typed.set(k, this.statValue(k, v));
     }
     return typed;
   }
@@ -113,4 +85,12 @@ export class RolloutNumberKinds {
   agentRow(row: Row): PyDict {
     return new Map(Object.entries(row).map(([k, v]) => [k, k === 'agent_ref' ? (v as PyValue) : this.statValue(k, v)]));
   }
+}
+
+/** A materialized input line as the `sample` of its group: decoded with Python's types, indices removed. */
+export function sampleValue(line: string): PyDict {
+  const sample = loadsPythonJson(line) as PyDict;
+  sample.delete(TASK);
+  sample.delete(ROLLOUT);
+  return sample;
 }

@@ -1,25 +1,18 @@
 // Per-group column statistics as NeMo Gym's RewardProfiler gets them from pandas (`describe_dataframe`):
 // the same reductions, the same skip-missing rules and numpy's pairwise summation, so float results
-// agree to the last bit rather than only approximately.
+// agree to the last bit rather than only approximately. Upstream's histograms are left out: they are
+// W&B objects that `prepare_for_serialization` drops before anything is written.
 
-/** A column value in one rollout record; `undefined` is pandas' missing value (NaN). */
-export type Cell = number | undefined;
+/** A column over some rollouts; NaN is pandas' missing value (a rollout without the field). */
+export type Cells = Float64Array;
 
-/** A W&B-style histogram (numpy's 64 equal-width bins); never serialized, as upstream drops it. */
-export interface Histogram {
-  bins: number[];
-  histogram: number[];
-}
-
-export type StatValue = number | Histogram;
-
-export const STATS = ['mean', 'max', 'min', 'median', 'std', 'histogram'] as const;
+export const STATS = ['mean', 'max', 'min', 'median', 'std'] as const;
 export type StatName = (typeof STATS)[number];
 
 const PAIRWISE_BLOCK = 128;
 
 /** numpy's `add.reduce` on float64: pairwise summation with an 8-way unrolled base case. */
-export function pairwiseSum(values: readonly number[], from = 0, to = values.length): number {
+export function pairwiseSum(values: ArrayLike<number>, from = 0, to = values.length): number {
   const n = to - from;
   if (n < 8) {
     let sum = 0;
@@ -27,7 +20,7 @@ export function pairwiseSum(values: readonly number[], from = 0, to = values.len
     return sum;
   }
   if (n <= PAIRWISE_BLOCK) {
-    const r = values.slice(from, from + 8);
+    const r = Float64Array.from({ length: 8 }, (_, j) => values[from + j]!);
     let i = from + 8;
     for (; i < to - (n % 8); i += 8) {
       for (let j = 0; j < 8; j++) r[j]! += values[i + j]!;
@@ -41,61 +34,37 @@ export function pairwiseSum(values: readonly number[], from = 0, to = values.len
   return pairwiseSum(values, from, from + half) + pairwiseSum(values, from + half, to);
 }
 
-function present(cells: readonly Cell[]): number[] {
-  return cells.filter((c): c is number => c !== undefined && !Number.isNaN(c));
+function present(cells: Cells): Float64Array {
+  return cells.filter((c) => !Number.isNaN(c));
 }
 
 /** pandas `nanmean`: missing values are summed as 0 (they still occupy their place in the pairwise tree). */
-function mean(cells: readonly Cell[], count: number): number {
+function mean(cells: Cells, count: number): number {
   if (count === 0) return NaN;
-  return pairwiseSum(cells.map((c) => (c === undefined || Number.isNaN(c) ? 0 : c))) / count;
+  return pairwiseSum(cells.map((c) => (Number.isNaN(c) ? 0 : c))) / count;
 }
 
 /** pandas `nanvar` two-pass algorithm with ddof = 1, then the square root. */
-function std(cells: readonly Cell[], count: number): number {
+function std(cells: Cells, count: number): number {
   if (count <= 1) return NaN;
   const avg = mean(cells, count);
-  const squares = cells.map((c) => (c === undefined || Number.isNaN(c) ? 0 : (avg - c) ** 2));
-  return Math.sqrt(pairwiseSum(squares) / (count - 1));
+  return Math.sqrt(pairwiseSum(cells.map((c) => (Number.isNaN(c) ? 0 : (avg - c) ** 2))) / (count - 1));
 }
 
-function maxOf(values: readonly number[]): number {
+function maxOf(values: Float64Array): number {
   return values.reduce((a, b) => (b > a ? b : a));
 }
 
-function minOf(values: readonly number[]): number {
+function minOf(values: Float64Array): number {
   return values.reduce((a, b) => (b < a ? b : a));
 }
 
-function median(values: readonly number[]): number {
+/** Sorts `values` in place. */
+function median(values: Float64Array): number {
   if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
+  const sorted = values.sort();
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-/** numpy `histogram(values, bins=64)` on uniform bins, including its edge corrections. */
-export function histogram(values: readonly number[], bins = 64): Histogram | undefined {
-  if (values.length === 0) return undefined;
-  let first = minOf(values);
-  let last = maxOf(values);
-  if (first === last) {
-    first -= 0.5;
-    last += 0.5;
-  }
-  const step = (last - first) / bins;
-  const edges = Array.from({ length: bins + 1 }, (_, i) => i * step + first);
-  edges[bins] = last;
-  const counts = new Array<number>(bins).fill(0);
-  const norm = bins / (last - first);
-  for (const x of values) {
-    let i = Math.trunc((x - first) * norm);
-    if (i === bins) i--;
-    if (x < edges[i]!) i--;
-    else if (i !== bins - 1 && x >= edges[i + 1]!) i++;
-    counts[i]!++;
-  }
-  return { bins: edges, histogram: counts };
 }
 
 /**
@@ -103,31 +72,26 @@ export function histogram(values: readonly number[], bins = 64): Histogram | und
  * with missing stats left out. When no column has a std (always so for a single rollout) the std of
  * every column without a missing value becomes 0.0, which reads better than no std at all.
  */
-export function describeGroup(columns: readonly string[], cellsByColumn: ReadonlyMap<string, Cell[]>): [string, StatValue][] {
+export function describeGroup(columns: readonly string[], cellsOf: (column: string) => Cells): [string, number][] {
   const perColumn = columns.map((column) => {
-    const cells = cellsByColumn.get(column) ?? [];
+    const cells = cellsOf(column);
     const values = present(cells);
-    return {
-      column,
-      complete: values.length === cells.length,
-      stats: {
-        mean: mean(cells, values.length),
-        max: values.length > 0 ? maxOf(values) : NaN,
-        min: values.length > 0 ? minOf(values) : NaN,
-        median: median(values),
-        std: std(cells, values.length),
-        histogram: histogram(values),
-      } satisfies Record<StatName, StatValue | undefined>,
+    const stats: Record<StatName, number> = {
+      mean: mean(cells, values.length),
+      max: values.length > 0 ? maxOf(values) : NaN,
+      min: values.length > 0 ? minOf(values) : NaN,
+      std: std(cells, values.length),
+      median: median(values),
     };
+    return { column, complete: values.length === cells.length, stats };
   });
   if (perColumn.every((c) => Number.isNaN(c.stats.std))) {
     for (const c of perColumn) if (c.complete) c.stats.std = 0;
   }
-  const entries: [string, StatValue][] = [];
+  const entries: [string, number][] = [];
   for (const stat of STATS) {
     for (const { column, stats } of perColumn) {
-      const value = stats[stat];
-      if (value !== undefined && !(typeof value === 'number' && Number.isNaN(value))) entries.push([`${stat}/${column}`, value]);
+      if (!Number.isNaN(stats[stat])) entries.push([`${stat}/${column}`, stats[stat]]);
     }
   }
   return entries;

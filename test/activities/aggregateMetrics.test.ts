@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { writeAggregateMetrics } from '../../activities/aggregateMetrics';
 import { ConfigError } from '../../contracts/errors';
-import { aggregateMetricsEntry, computeAggregateMetrics, stripForAggregateMetrics } from '../../gym/aggregateMetrics';
+import { computeAggregateMetrics, stripForAggregateMetrics } from '../../gym/aggregateMetrics';
 import { startEmbeddedStack } from '../../servers/embeddedStack';
 import { HttpError, listenJson, type RunningServer } from '../../servers/http';
 import { readJsonlSync } from '../helpers/jsonl';
@@ -21,6 +21,8 @@ import { collectPlan, materialize, merge, outPrefixOf, runChunks, startFakeAgent
 type Row = Record<string, any>;
 const repoRoot = path.resolve(__dirname, '../..');
 const key = (r: Row) => `${r._ng_task_index}:${r._ng_rollout_index}`;
+/** One entry of the file as NeMo Gym's `_call_aggregate_metrics` builds it from an agent's answer. */
+const entry = (name: string, rollouts: Row[]) => ({ agent_ref: { name }, ...computeAggregateMetrics(rollouts.map(stripForAggregateMetrics)) });
 
 let alpha: FakeAgent;
 let beta: FakeAgent;
@@ -79,7 +81,7 @@ test('merge writes one entry per agent from its /aggregate_metrics, fed its own 
   const written = JSON.parse(readFileSync(file, 'utf8')) as Row[];
   const expected = ['beta', 'alpha'].map((name) => {
     const own = rollouts.filter((r) => r.agent_ref.name === name).sort((a, b) => a._ng_task_index - b._ng_task_index || a._ng_rollout_index - b._ng_rollout_index);
-    return aggregateMetricsEntry(name, computeAggregateMetrics(own.map(stripForAggregateMetrics)));
+    return entry(name, own);
   });
   assert.deepEqual(written, JSON.parse(JSON.stringify(expected)));
   assert.deepEqual(written.map((e) => e.agent_metrics['mean/reward']), [1, 0]);
@@ -124,7 +126,54 @@ test('local profiling has no agent server, so its metrics are computed in-proces
   const out = await new MockActivityEnvironment().run(writeAggregateMetrics, input);
   assert.equal(out, path.join(plan.runDir, 'local_profile_aggregate_metrics.json'));
   const sorted = [rows[2]!, rows[1]!, rows[0]!];
-  assert.deepEqual(JSON.parse(readFileSync(out!, 'utf8')), [aggregateMetricsEntry('pivots', computeAggregateMetrics(sorted.map(stripForAggregateMetrics)))]);
+  assert.deepEqual(JSON.parse(readFileSync(out!, 'utf8')), [entry('pivots', sorted)]);
+});
+
+test('in-process metrics are written with the bytes NeMo Gym writes from its agent\'s answer', { timeout: 180_000 }, async () => {
+  const binDir = execFileSync('bash', [path.join(repoRoot, 'scripts/ensure-nemo-gym.sh')], { encoding: 'utf8' }).trim().split('\n').at(-1)!;
+  const dir = freshDir();
+  const plan = collectPlan(dir, { agent_url: 'http://127.0.0.1:9' });
+  const rolloutsPath = path.join(plan.runDir, 'local_profile.jsonl');
+  // Python's types decide the bytes: float rewards that look integral, int and float usage, a bool,
+  // a column one rollout lacks (pandas then makes every max/min a float) and an orjson exponent.
+  const line = (task: number, rollout: number, reward: string, extra: string, usage: string) =>
+    `{"_ng_task_index":${task},"_ng_rollout_index":${rollout},"agent_ref":{"name":"pivots"},"responses_create_params":{"input":[]},` +
+    `"response":{"output":[],"usage":{${usage}}},"reward":${reward}${extra}}`;
+  const lines = [
+    line(0, 0, '1.0', ',"passed":true', '"input_tokens":5,"output_tokens":7'),
+    line(0, 1, '0.0', ',"passed":false,"score":0.5', '"input_tokens":6,"output_tokens":7'),
+    line(1, 0, '1.0', ',"passed":true', '"input_tokens":6,"output_tokens":1e-6'),
+  ];
+  writeFileSync(rolloutsPath, `${[lines[2], lines[0], lines[1]].join('\n')}\n`);
+  const input: Parameters<typeof writeAggregateMetrics>[0] = { plan, stage: 'local_profile', rolloutsPath };
+  const out = await new MockActivityEnvironment().run(writeAggregateMetrics, input);
+  // NeMo Gym's side: the stripped results sent as JSON, its agent's answer as JSON, and the file as
+  // `_call_aggregate_metrics` writes it.
+  const script = [
+    'import json, sys, orjson',
+    'from nemo_gym.config_types import AggregateMetrics, AggregateMetricsRequest',
+    'from nemo_gym.reward_profile import compute_aggregate_metrics',
+    'results = [orjson.loads(l) for l in sys.stdin.read().splitlines()]',
+    'stripped = []',
+    'for r in results:',
+    '    entry = {k: v for k, v in r.items() if k not in ("response", "responses_create_params")}',
+    '    usage = (r.get("response") or {}).get("usage")',
+    '    if usage: entry["response"] = {"usage": usage}',
+    '    stripped.append(entry)',
+    'request = json.loads(AggregateMetricsRequest(verify_responses=stripped).model_dump_json())',
+    'answer = AggregateMetrics.model_validate(json.loads(compute_aggregate_metrics(request["verify_responses"]).model_dump_json()))',
+    'entry = {"agent_ref": {"name": "pivots"}, "agent_metrics": answer.agent_metrics, "key_metrics": answer.key_metrics, "group_level_metrics": answer.group_level_metrics}',
+    'sys.stdout.buffer.write(orjson.dumps([entry], option=orjson.OPT_INDENT_2))',
+  ].join('\n');
+  const theirs = await new Promise<string>((resolve, reject) => {
+    const child = execFile(path.join(binDir, 'python'), ['-c', script], { maxBuffer: 1 << 24 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+    );
+    child.stdin!.end(lines.join('\n'));
+  });
+  assert.match(theirs, /"mean\/reward": 0\.6666666666666666,/);
+  assert.equal(out, path.join(plan.runDir, 'local_profile_aggregate_metrics.json'));
+  assert.equal(readFileSync(path.join(plan.runDir, 'local_profile_aggregate_metrics.json'), 'utf8'), theirs);
 });
 
 test('local profiling through a NeMo Gym agent asks that agent, under the rows\' agent name', async () => {

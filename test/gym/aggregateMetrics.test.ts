@@ -6,8 +6,6 @@ import { test } from 'node:test';
 import {
   aggregateMetricsPath,
   computeAggregateMetrics,
-  formatAggregateMetricsFile,
-  numericView,
   pythonTruthy,
   stripForAggregateMetrics,
 } from '../../gym/aggregateMetrics';
@@ -70,22 +68,11 @@ test('the request drops response and responses_create_params, keeping non-empty 
   assert.deepEqual(stripForAggregateMetrics({ response: null, reward: 0 }), { reward: 0 });
 });
 
-test('numericView keeps only what the computation reads', () => {
-  assert.deepEqual(numericView({ a: 'text', b: 2, c: false, reward: 1, response: { output: [], usage: { t: 1 } }, d: [1] }), {
-    b: 2,
-    c: false,
-    reward: 1,
-    response: { usage: { t: 1 } },
-  });
-});
-
 test('pythonTruthy follows Python for JSON values', () => {
   for (const falsy of [undefined, null, false, 0, '', [], {}]) assert.equal(pythonTruthy(falsy), false, JSON.stringify(falsy));
   for (const truthy of [true, 1, -1, 'x', [0], { a: 0 }]) assert.equal(pythonTruthy(truthy), true, JSON.stringify(truthy));
 });
 
-test('the file sits next to the rollouts as <stem>_aggregate_metrics.json, indented by two', () => {
+test('the file sits next to the rollouts as <stem>_aggregate_metrics.json', () => {
   assert.equal(aggregateMetricsPath('/runs/r/rollouts.jsonl'), '/runs/r/rollouts_aggregate_metrics.json');
-  const text = formatAggregateMetricsFile([{ agent_ref: { name: 'a' }, agent_metrics: {}, key_metrics: {}, group_level_metrics: [] }]);
-  assert.equal(text.split('\n')[2], '    "agent_ref": {');
 });

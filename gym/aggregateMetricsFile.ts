@@ -1,0 +1,47 @@
+import type { FileHandle } from 'node:fs/promises';
+import { orjsonDumps } from './pythonJsonDumps';
+import type { PyValue } from './pythonJson';
+
+// `<stem>_aggregate_metrics.json` as NeMo Gym writes it (`orjson.dumps(entries, option=OPT_INDENT_2)`),
+// written entry by entry and group row by group row, so a run's metrics are never one string in memory.
+
+/** One agent's metrics, as Python values where their types are known (plain JS values otherwise). */
+export interface EntryValues {
+  agentMetrics: PyValue | Record<string, unknown>;
+  keyMetrics: PyValue | Record<string, unknown>;
+  groups: Iterable<PyValue | Record<string, unknown>>;
+}
+
+/** orjson's indented form of a value that sits `depth` levels deep. */
+function nested(value: unknown, depth: number): string {
+  return orjsonDumps(value, { indent: 2 }).replaceAll('\n', `\n${'  '.repeat(depth)}`);
+}
+
+export class AggregateMetricsWriter {
+  private entries = 0;
+  private pending = '';
+
+  constructor(private readonly file: FileHandle) {}
+
+  private async write(text: string, force = false): Promise<void> {
+    this.pending += text;
+    if (force || this.pending.length >= 1 << 16) {
+      await this.file.write(this.pending);
+      this.pending = '';
+    }
+  }
+
+  /** Keys in the order NeMo Gym's entries have them. */
+  async entry(agentName: string, values: EntryValues): Promise<void> {
+    await this.write(`${this.entries++ === 0 ? '[' : ','}\n  {\n    "agent_ref": ${nested({ name: agentName }, 2)}`);
+    await this.write(`,\n    "agent_metrics": ${nested(values.agentMetrics, 2)}`);
+    await this.write(`,\n    "key_metrics": ${nested(values.keyMetrics, 2)},\n    "group_level_metrics": `);
+    let groups = 0;
+    for (const group of values.groups) await this.write(`${groups++ === 0 ? '[' : ','}\n      ${nested(group, 3)}`);
+    await this.write(groups === 0 ? '[]\n  }' : '\n    ]\n  }');
+  }
+
+  async close(): Promise<void> {
+    await this.write(this.entries === 0 ? '[]' : '\n]', true);
+  }
+}

@@ -1,0 +1,191 @@
+// The rollouts and materialized inputs a reward profile reads, as columns: one Float64Array per
+// numeric field rather than an object per rollout, so a million rollouts cost tens of megabytes
+// instead of gigabytes. Key orders and the few values that do not fit a column are kept once per
+// distinct shape of rollout, which nearly every rollout of a run shares.
+
+type Row = Record<string, unknown>;
+
+export const TASK = '_ng_task_index';
+export const ROLLOUT = '_ng_rollout_index';
+const AGENT_NAME = 'agent_name';
+
+/**
+ * A column of numbers that grows as it fills. A value column reads NaN where never set (pandas'
+ * missing value); an index column (keys, ids, sizes) takes 4 bytes a row while its values fit an
+ * unsigned 32-bit integer, and widens to 8 once one does not.
+ */
+export class NumberColumn {
+  private data: Float64Array | Uint32Array;
+
+  constructor(private readonly index = false) {
+    this.data = index ? new Uint32Array(1024) : new Float64Array(1024).fill(NaN);
+  }
+
+  get(i: number): number {
+    return i < this.data.length ? this.data[i]! : NaN;
+  }
+
+  set(i: number, x: number): void {
+    if (this.data instanceof Uint32Array && x >>> 0 !== x) this.data = Float64Array.from(this.data);
+    if (i >= this.data.length) {
+      const size = Math.max(i + 1, this.data.length * 2);
+      const next = this.data instanceof Uint32Array ? new Uint32Array(size) : new Float64Array(size).fill(this.index ? 0 : NaN);
+      next.set(this.data);
+      this.data = next;
+    }
+    this.data[i] = x;
+  }
+}
+
+export function isRow(value: unknown): value is Row {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function numericOrUndefined(v: unknown): number | undefined {
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  return typeof v === 'number' ? v : undefined;
+}
+
+/** The key order one kind of rollout has in the stats frame and in its `rollout_infos` entry. */
+interface Shape {
+  stat: string[];
+  info: string[];
+}
+
+/** Keys of rows in a table, and the order positions take when sorted by key (stable). */
+export abstract class KeyedTable {
+  readonly task = new NumberColumn(true);
+  readonly rollout = new NumberColumn(true);
+  length = 0;
+  private sorted: Uint32Array | undefined;
+
+  protected addKey(task: number, rollout: number): number {
+    this.task.set(this.length, task);
+    this.rollout.set(this.length, rollout);
+    this.sorted = undefined;
+    return this.length++;
+  }
+
+  compare(a: number, b: number): number {
+    return this.task.get(a) - this.task.get(b) || this.rollout.get(a) - this.rollout.get(b) || a - b;
+  }
+
+  keyOrder(): Uint32Array {
+    this.sorted ??= Uint32Array.from({ length: this.length }, (_, i) => i).sort((a, b) => this.compare(a, b));
+    return this.sorted;
+  }
+
+  /** The position of a task's lowest rollout, by binary search over the key order. */
+  firstOfTask(task: number): number | undefined {
+    const order = this.keyOrder();
+    let lo = 0;
+    let hi = order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.task.get(order[mid]!) < task) lo = mid + 1;
+      else hi = mid;
+    }
+    const first = order[lo];
+    return first !== undefined && this.task.get(first) === task ? first : undefined;
+  }
+
+  /** Python's tuple repr of a position's key, as upstream's messages print it. */
+  keyText(i: number): string {
+    return `(${this.task.get(i)}, ${this.rollout.get(i)})`;
+  }
+}
+
+/** The materialized inputs' keys and agent names. */
+export class InputTable extends KeyedTable {
+  readonly agent = new NumberColumn(true);
+  readonly agentNames: unknown[] = [];
+  private readonly agentIds = new Map<unknown, number>();
+
+  add(task: number, rollout: number, agentName: unknown): number {
+    let id = this.agentIds.get(agentName);
+    if (id === undefined) {
+      id = this.agentNames.push(agentName) - 1;
+      this.agentIds.set(agentName, id);
+    }
+    const i = this.addKey(task, rollout);
+    this.agent.set(i, id);
+    return i;
+  }
+}
+
+/**
+ * The rollout results' numbers. A stats column takes result fields merged with usage fields (usage
+ * wins, bool → 0/1); a `rollout_infos` entry takes them the other way round and keeps `reward` as
+ * it is, so the few rollouts where the two disagree keep their entry aside.
+ */
+export class RolloutTable extends KeyedTable {
+  readonly stats = new Map<string, NumberColumn>();
+  readonly shapes: Shape[] = [];
+  private readonly shapeIds = new Map<string, number>();
+  private readonly shapeOf = new NumberColumn(true);
+  private readonly infoAside = new Map<number, Row>();
+  /** Positions whose `response` is not an object, reported only once the keys have been checked. */
+  readonly withoutResponse: number[] = [];
+
+  /**
+   * `firstDuplicateInKeyOrder`: upstream's command sorts the results before profiling, so the
+   * duplicate it reports is the lowest key rather than the first in the file.
+   */
+  constructor(readonly firstDuplicateInKeyOrder = false) {
+    super();
+  }
+
+  add(task: number, rollout: number, result: Row): number {
+    const i = this.addKey(task, rollout);
+    const response = result.response;
+    if (!isRow(response)) this.withoutResponse.push(i);
+    const usage = isRow(response) && isRow(response.usage) ? response.usage : {};
+
+    const stat: string[] = [];
+    for (const [k, v] of Object.entries({ ...result, ...usage })) {
+      const n = numericOrUndefined(v);
+      if (n === undefined || k === TASK || k === ROLLOUT || k === AGENT_NAME) continue;
+      stat.push(k);
+      let column = this.stats.get(k);
+      if (!column) this.stats.set(k, (column = new NumberColumn()));
+      column.set(i, n);
+    }
+
+    const info: Row = {};
+    if ('reward' in result) info.reward = result.reward;
+    for (const [k, v] of Object.entries(usage)) {
+      const n = numericOrUndefined(v);
+      if (n !== undefined) info[k] = n;
+    }
+    for (const [k, v] of Object.entries(result)) {
+      if (k === TASK || k === ROLLOUT || k === 'reward' || k === 'response') continue;
+      const n = numericOrUndefined(v);
+      if (n !== undefined) info[k] = n;
+    }
+    const infoKeys = Object.keys(info);
+    if (infoKeys.some((k) => info[k] !== this.stats.get(k)?.get(i))) this.infoAside.set(i, info);
+
+    const signature = `${stat.join('\0')}\u0001${infoKeys.join('\0')}`;
+    let id = this.shapeIds.get(signature);
+    if (id === undefined) {
+      id = this.shapes.push({ stat, info: infoKeys }) - 1;
+      this.shapeIds.set(signature, id);
+    }
+    this.shapeOf.set(i, id);
+    return i;
+  }
+
+  shape(i: number): Shape {
+    return this.shapes[this.shapeOf.get(i)]!;
+  }
+
+  /** The `rollout_infos` entry of one rollout. */
+  rolloutInfo(i: number): Row {
+    const task = this.task.get(i);
+    const rollout = this.rollout.get(i);
+    const info: Row = { rollout_id: `${task}:${rollout}`, [TASK]: task, [ROLLOUT]: rollout };
+    const aside = this.infoAside.get(i);
+    for (const k of this.shape(i).info) info[k] = aside ? aside[k] : this.stats.get(k)!.get(i);
+    return info;
+  }
+}
