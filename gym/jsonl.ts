@@ -120,13 +120,19 @@ export async function* readJsonl(file: string, opts: ReadJsonlOptions = {}): Asy
 // slower writer. A PyDict needs that writer anyway: JSON.stringify knows no Python floats.
 const ORJSON_EXPONENT_RANGE = /[:,[]-?0\.00000[1-9]/;
 
+function orjsonText(value: unknown): string {
+  if (value instanceof Map) return orjsonDumps(value);
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.values(value).some((v) => v instanceof Map)) {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${orjsonText(v)}`).join(',')}}`;
+  }
+  const text = JSON.stringify(value);
+  return ORJSON_EXPONENT_RANGE.test(text) ? orjsonDumps(value) : text;
+}
+
 /** One line as NeMo Gym writes its JSONL, `orjson.dumps(value) + b"\n"`, of a plain value or a PyDict. */
 export function jsonLine(value: unknown): string {
-  if (!(value instanceof Map)) {
-    const text = JSON.stringify(value);
-    if (!ORJSON_EXPONENT_RANGE.test(text)) return `${text}\n`;
-  }
-  return `${orjsonDumps(value)}\n`;
+  return `${orjsonText(value)}\n`;
 }
 
 /**

@@ -6,7 +6,10 @@ import { decodePythonJson, PythonJsonFailure, type PyDict, type PyValue } from '
 // is also decoded by the CPython-semantics scanner, whose PyValue keeps what JSON.parse lost. Most
 // texts have none, and then the plain value is the kinded one too: the hot path parses once.
 
-/** A JSON object either plain (every integral number an int) or a PyDict (Python kinds throughout). */
+/**
+ * A JSON object either plain (every integral number an int; its top-level values may be PyDicts)
+ * or a PyDict (Python kinds throughout).
+ */
 export type JsonDict = Record<string, unknown> | PyDict;
 
 /** A text's value as JSON.parse gives it, to read fields from, and with Python number kinds, to write back. */
@@ -54,6 +57,19 @@ export function toPy(value: unknown): PyValue {
   return (value ?? null) as PyValue;
 }
 
+/**
+ * A plain dict as a PyDict whose integral numbers under `floatKeys` are Python floats: fields NeMo
+ * Gym types `float`, such as a reward, are written `1.0` even when they hold an integer.
+ */
+export function withPythonFloats(dict: Record<string, unknown>, floatKeys: readonly string[]): PyDict {
+  const py = toPy(dict) as PyDict;
+  for (const key of floatKeys) {
+    const value = py.get(key);
+    if (typeof value === 'bigint') py.set(key, Number(value));
+  }
+  return py;
+}
+
 export function isJsonDict(value: unknown): value is JsonDict {
   return value instanceof Map || (value !== null && typeof value === 'object' && !Array.isArray(value));
 }
@@ -76,12 +92,11 @@ export function pickEntries(dict: JsonDict, keys: readonly string[]): JsonDict {
 
 /**
  * A shallow copy of `dict` with `entries` assigned as Python assigns them: a key already there keeps
- * its place, a new one goes last. `entries` is plain JSON or a PyDict (which carries floats that are
- * integral); the copy is plain only when both are.
+ * its place, a new one goes last. `entries` is plain JSON (whose values may be PyDicts) or a PyDict,
+ * which can carry integral floats; the copy is a PyDict when either is.
  */
 export function withEntries(dict: JsonDict, entries: JsonDict): JsonDict {
-  const plain = !(dict instanceof Map) && !(entries instanceof Map) && !Object.values(entries).some((v) => v instanceof Map);
-  if (plain) return { ...dict, ...entries };
+  if (!(dict instanceof Map) && !(entries instanceof Map)) return { ...dict, ...entries };
   const copy = dict instanceof Map ? new Map(dict) : (toPy(dict) as PyDict);
   if (entries instanceof Map) for (const [k, v] of entries) copy.set(k, v);
   else for (const [k, v] of Object.entries(entries)) if (v !== undefined) copy.set(k, toPy(v));

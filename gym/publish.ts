@@ -6,7 +6,8 @@ import { finished } from 'node:stream/promises';
 import { z } from 'zod';
 import { DatasetMetricsAccumulator, datasetMetricsHeader, formatDatasetMetricsFile } from './datasetMetrics';
 import { buildPivotGymConfig, pivotGymConfigFileName, renderPivotGymConfigYaml } from './gymConfig';
-import { readJsonl } from './jsonl';
+import { jsonLine, readJsonl } from './jsonl';
+import { withKindedProvenance } from './convert/candidates';
 import { readCandidateSummaries, readLocalProfile, readSkipReasons, readUpstreamCounts } from './publishInputs';
 import { PublishInputError } from './errors';
 import { renderReport } from './report';
@@ -102,7 +103,7 @@ async function writePivotRows(
         },
       };
       metrics.add(pivot);
-      if (!out.write(`${JSON.stringify(pivot)}\n`)) await once(out, 'drain');
+      if (!out.write(jsonLine(withKindedProvenance(pivot)))) await once(out, 'drain');
     }
     if (index !== selections.length) {
       throw new PublishInputError(candidatesPath, null, 'file changed while it was being published');

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { withPythonFloats } from '../kindedJson';
 import { agentRefSchema, expectedActionSchema } from '../schemas';
 import { type SkipReason, type Turn, assistantTurns, callIdMismatch, readAction } from './decisionPoints';
 import { pivotKey } from '../pivotIdentity';
@@ -25,6 +26,16 @@ export const pivotProvenanceSchema = z.looseObject({
   source_trace: z.record(z.string(), z.unknown()).optional(),
 });
 export type PivotProvenance = z.infer<typeof pivotProvenanceSchema>;
+
+/** The source rollout's reward is a Python float (`BaseVerifyResponse.reward: float`), written `1.0`
+ * as NeMo Gym writes it even when the source file had `1`. (A published `local_pass_rate` needs no
+ * such care: only mixed pivots are published, so it is never integral.) */
+const PROVENANCE_FLOATS = ['source_reward'];
+
+/** A candidate, audit or pivot row with its provenance kinded for jsonLine. */
+export function withKindedProvenance<T extends { provenance: Record<string, unknown> }>(row: T): Record<string, unknown> {
+  return { ...row, provenance: withPythonFloats(row.provenance, PROVENANCE_FLOATS) };
+}
 
 /** One line of candidates.jsonl: a pivot row (single_step_tool_use_with_argument_comparison) plus provenance. */
 export const pivotCandidateSchema = z.looseObject({

@@ -2,10 +2,11 @@ import { createWriteStream, rmSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { type PivotCandidate, type SkipAuditRow, type TrajectorySource, decisionPointOutcomes, duplicateAudit } from './candidates';
+import { type PivotCandidate, type SkipAuditRow, type TrajectorySource, decisionPointOutcomes, duplicateAudit, withKindedProvenance } from './candidates';
 import { SKIP_REASONS } from './decisionPoints';
 import { convertRow, detectSourceFormat, fitsFormat } from './detect';
 import { describeValue, readJsonlRows } from './lineReader';
+import { jsonLine } from '../jsonl';
 import { ConvertInputError } from '../errors';
 import { SOURCE_PREFERENCES, TaskRewardSpread, isCleanPositive, readRewardProfile, taskTier, tierCount } from './sourceSelection';
 import { fieldMappingSchema } from './toolMessages';
@@ -240,7 +241,7 @@ class JsonlWriter {
   }
 
   async write(row: PivotCandidate | SkipAuditRow): Promise<void> {
-    if (!this.stream.write(`${JSON.stringify(row)}\n`)) await new Promise<void>((resolve) => this.stream.once('drain', () => resolve()));
+    if (!this.stream.write(jsonLine(withKindedProvenance(row)))) await new Promise<void>((resolve) => this.stream.once('drain', () => resolve()));
   }
 
   async commit(): Promise<void> {

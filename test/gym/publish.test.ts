@@ -250,3 +250,19 @@ test('bad inputs fail with file, line and reason', async (t) => {
 
   await assert.rejects(publishPivotDataset({ ...opts, agentName: 'bad name' }));
 });
+
+test('published provenance writes source_reward as NeMo Gym writes a reward: a Python float', async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'publish-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const opts = await writeInputs(dir);
+  // The candidates file as NeMo Gym-written rollouts would give it, and as an integer.
+  const lines = (await readFile(opts.candidatesPath, 'utf8')).split('\n');
+  lines[0] = lines[0]!.replace('"source_reward":1,', '"source_reward":1.0,');
+  await writeFile(opts.candidatesPath, lines.join('\n'));
+  const result = await publishPivotDataset(opts);
+
+  const published = (await readFile(result.pivotsPath, 'utf8')).split('\n');
+  assert.match(published[0]!, /"source_reward":1\.0,"pivot_index":0,"depth":0,/);
+  assert.match(published[1]!, /"source_reward":0\.5,"pivot_index":0,"depth":0,/);
+  assert.match(published[0]!, /"local_pass_rate":0\.5,"local_num_samples":4\}/);
+});
