@@ -26,7 +26,7 @@ const KIND_LOSING = /(?:^|[:,[\s])-?(?:[0-9]+(?:\.0+(?![0-9])|(?:\.[0-9]+)?[eE])
 const ORJSON_INT_MIN = -(2n ** 63n);
 const ORJSON_INT_MAX = 2n ** 64n - 1n;
 
-/** `text` read as orjson reads it, given JSON.parse's value of it (which has validated it). */
+/** A JSON object's `text` read as orjson reads it, given JSON.parse's value of it (which has validated it). */
 export function kindedFrom(text: string, plain: unknown): unknown {
   if (!KIND_LOSING.test(text)) return plain;
   const kinded = decodePythonJson(text);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { readJsonl, type JsonlRecord } from '../../gym/jsonl';
+import { jsonLine, readJsonl, type JsonlRecord } from '../../gym/jsonl';
 import { JsonlError } from '../../gym/errors';
 import { materializeOptionsSchema, materializeRecords, materializeRows, type MaterializeOptions } from '../../gym/materialize';
 import { fixturesDir } from '../fixtures';
@@ -198,4 +198,22 @@ test('materializeRecords names the input line of every repeat, and keeps each ro
     out.push(`${line}:${row.agent_ref.name}:${row._ng_rollout_index}`);
   }
   assert.deepEqual(out, ['1:other:0', '1:other:1', '2:my_agent:0', '2:my_agent:1']);
+});
+
+test('materialized rows keep the number kinds of their input line, as upstream\'s orjson round trip does', async () => {
+  const lines = [
+    '{"x":1.0,"big":12345678901234567890,"keys":{"2":"b","1":"a"},"responses_create_params":{"input":"hi","temperature":1.0}}',
+    '{"x":1,"responses_create_params":{"input":"hi"}}',
+  ];
+  const out: string[] = [];
+  const opts = options({ seed_per_repeat: true, responses_create_params: { top_p: 0.5 } });
+  for await (const { row, value } of materializeRecords(records(lines), opts, 'in.jsonl')) {
+    out.push(jsonLine(value));
+    assert.equal(typeof row._ng_task_index, 'number', 'the row read for fields stays plain');
+  }
+  const params = (seed: number, extra = '') => `"responses_create_params":{"input":"hi"${extra},"top_p":0.5,"metadata":{"extra_body":"{\\"seed\\": ${seed}}"}}`;
+  assert.deepEqual(out, [
+    `{"x":1.0,"big":12345678901234567890,"keys":{"2":"b","1":"a"},${params(0, ',"temperature":1.0')},"agent_ref":{"name":"my_agent"},"_ng_task_index":0,"_ng_rollout_index":0}\n`,
+    `{"x":1,${params(0)},"agent_ref":{"name":"my_agent"},"_ng_task_index":1,"_ng_rollout_index":0}\n`,
+  ]);
 });
