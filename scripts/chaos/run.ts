@@ -6,9 +6,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import YAML from 'yaml';
-import { FAULT_KINDS } from '../../contracts/faultsConfig';
 import type { PivotMiningResult } from '../../contracts/payloads';
 import { checkFailuresSidecar, checkRolloutKeys, compareRunDirs, readFaultEvents } from './compare';
+import { chaosPassed, formatReport, type ChaosReport } from './report';
+import { faultsBlock, FULL, pipelineConfig, rng, SHORT, type ChaosOptions } from './scenario';
 import { startRestartableTemporal } from './temporalServer';
 import { WorkerPool } from './workers';
 
@@ -18,84 +19,6 @@ import { WorkerPool } from './workers';
 // same artifacts. The last stdout line is a JSON summary for CI.
 
 const repoRoot = path.resolve(__dirname, '../..');
-
-export interface ChaosOptions {
-  label: string;
-  seed: number;
-  numRepeats: number;
-  collectChunkSize: number;
-  localProfileChunkSize: number;
-  workers: number;
-  /** Worker SIGKILLs in all: up to half during collect, the rest during local profiling. */
-  kills: number;
-  killGapMs: [number, number];
-  serverRestarts: number;
-  keepDir?: boolean;
-}
-
-export const FULL: ChaosOptions = {
-  label: 'full',
-  seed: 7,
-  numRepeats: 16,
-  collectChunkSize: 8,
-  localProfileChunkSize: 16,
-  workers: 2,
-  kills: 22,
-  killGapMs: [4_000, 9_000],
-  serverRestarts: 2,
-};
-
-export const SHORT: ChaosOptions = {
-  label: 'short',
-  seed: 7,
-  numRepeats: 2,
-  collectChunkSize: 8,
-  localProfileChunkSize: 32,
-  workers: 2,
-  kills: 4,
-  killGapMs: [2_000, 5_000],
-  serverRestarts: 2,
-};
-
-/** mulberry32: the kill schedule is reproducible from the chaos seed (timing aside). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-// Why the faults below are transient enough for identical artifacts: random faults (rate, bursts)
-// hit a request key at most `max_faults_per_request` = 1 time per worker process, and the sidecar
-// counts attempts across processes. A key could only reach max_attempts = 6 failed attempts if its
-// chunk were picked up by 6 successive worker processes while that key was still unfinished; kills
-// are seconds apart and a faulted key is retried within about a second (8 s for a hang), so that
-// does not happen at these sizes. The hang (60 s) outlasts request_timeout_ms (8 s), so it is a
-// client timeout, as in production; slow responses (1.5 s) stay under it and must not fail.
-function faultsBlock(eventsFile: string) {
-  const common = { kinds: [...FAULT_KINDS], max_faults_per_request: 1, hang_ms: 60_000, slow_ms: 1_500 };
-  return {
-    events_jsonl: eventsFile,
-    agent: { ...common, rate: 0.08, burst_5xx: { every: 97, length: 4 }, retry_after_s: 1 },
-    model: { ...common, rate: 0.03, burst_5xx: { every: 211, length: 5 } },
-  };
-}
-
-function pipelineConfig(opts: ChaosOptions, faults?: ReturnType<typeof faultsBlock>) {
-  const chunking = { max_chunks_in_flight: 4, max_concurrency: 4, max_attempts: 6, request_timeout_ms: 8_000 };
-  return {
-    name: 'chaos',
-    seed: opts.seed,
-    servers: faults ? { mode: 'embedded', faults } : { mode: 'embedded' },
-    collect: { input_jsonl: 'tasks.jsonl', agent_name: 'demo_tool_agent', num_repeats: opts.numRepeats, chunk_size: opts.collectChunkSize, ...chunking },
-    local_profile: { num_samples: 8, chunk_size: opts.localProfileChunkSize, ...chunking },
-    publish: { dataset_name: 'chaos_pivots' },
-  };
-}
 
 async function stageOf(handle: WorkflowHandle): Promise<string | undefined> {
   try {
@@ -125,31 +48,6 @@ async function chunkActivityRetries(client: Client, workflowId: string): Promise
     for (const e of history.events ?? []) if ((e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1) retries++;
   }
   return retries;
-}
-
-export interface ChaosReport {
-  label: string;
-  worker_kills: number;
-  kills_by_stage: Record<string, number>;
-  server_restarts: number;
-  identical: boolean;
-  differing: string[];
-  files_compared: number;
-  duplicate_keys: number;
-  missing_keys: number;
-  faults_injected: Record<string, Record<string, number>>;
-  failure_lines: number;
-  failure_lines_by_class: Record<string, number>;
-  unexplained_failure_lines: number;
-  faults_lost_with_killed_workers: number;
-  exhausted_keys: number;
-  chunk_activity_retries: number;
-  unexpected_worker_exits: number;
-  wall_seconds: { undisturbed: number; chaos: number };
-  rollouts: number;
-  local_profile_rollouts: number;
-  published: number;
-  work_dir: string;
 }
 
 export async function runChaos(opts: ChaosOptions, log: (line: string) => void = console.error): Promise<ChaosReport> {
@@ -261,48 +159,6 @@ export async function runChaos(opts: ChaosOptions, log: (line: string) => void =
     await temporal.stop();
     if (!opts.keepDir) rmSync(baseDir, { recursive: true, force: true });
   }
-}
-
-export function formatReport(r: ChaosReport): string {
-  const rows: Array<[string, string]> = [];
-  for (const server of Object.keys(r.faults_injected).sort()) {
-    for (const kind of FAULT_KINDS) rows.push([`faults injected: ${server} ${kind}`, String(r.faults_injected[server]![kind] ?? 0)]);
-  }
-  for (const [cls, n] of Object.entries(r.failure_lines_by_class).sort()) rows.push([`request retries (failure lines): ${cls}`, String(n)]);
-  rows.push(
-    ['request retries (failure lines): total', String(r.failure_lines)],
-    ['failure lines without an injected fault', String(r.unexplained_failure_lines)],
-    ['injected faults lost with a killed worker', String(r.faults_lost_with_killed_workers)],
-    ['keys out of attempts', String(r.exhausted_keys)],
-    ['chunk activity retries (Temporal)', String(r.chunk_activity_retries)],
-    ['worker SIGKILLs (collect / local_profile)', `${r.worker_kills} (${r.kills_by_stage.collect} / ${r.kills_by_stage.local_profile})`],
-    ['workers that exited on their own', String(r.unexpected_worker_exits)],
-    ['Temporal server restarts', String(r.server_restarts)],
-    ['rollouts / local-profile rollouts / published pivots', `${r.rollouts} / ${r.local_profile_rollouts} / ${r.published}`],
-    ['wall time undisturbed → chaos (s)', `${r.wall_seconds.undisturbed.toFixed(1)} → ${r.wall_seconds.chaos.toFixed(1)}`],
-    ['artifacts identical to undisturbed (files)', `${r.identical} (${r.files_compared})${r.differing.length ? `: ${r.differing.join(', ')}` : ''}`],
-    ['duplicate / missing rollout keys', `${r.duplicate_keys} / ${r.missing_keys}`],
-  );
-  const width = Math.max(...rows.map(([k]) => k.length));
-  const summary = {
-    label: r.label,
-    worker_kills: r.worker_kills,
-    server_restarts: r.server_restarts,
-    identical: r.identical,
-    duplicate_keys: r.duplicate_keys,
-    missing_keys: r.missing_keys,
-    faults_injected: Object.values(r.faults_injected).reduce((n, kinds) => n + Object.values(kinds).reduce((a, b) => a + b, 0), 0),
-    failure_lines: r.failure_lines,
-    unexplained_failure_lines: r.unexplained_failure_lines,
-    exhausted_keys: r.exhausted_keys,
-    wall_seconds: r.wall_seconds,
-  };
-  return [`chaos run (${r.label})`, ...rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`), JSON.stringify(summary)].join('\n');
-}
-
-/** True when the run proved what it must: same artifacts, exact keys, a sidecar we can explain. */
-export function chaosPassed(r: ChaosReport): boolean {
-  return r.identical && r.duplicate_keys === 0 && r.missing_keys === 0 && r.unexplained_failure_lines === 0 && r.exhausted_keys === 0;
 }
 
 if (require.main === module) {

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { chaosPassed, formatReport, runChaos, SHORT } from '../../scripts/chaos/run';
+import { chaosPassed, formatReport } from '../../scripts/chaos/report';
+import { runChaos } from '../../scripts/chaos/run';
+import { SHORT } from '../../scripts/chaos/scenario';
 
 // The short chaos variant: worker SIGKILLs in collect and local profiling, two Temporal dev server
 // restarts on the same SQLite file, and injected HTTP faults; the run must publish exactly what an
