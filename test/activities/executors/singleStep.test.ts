@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { singleStepExecutor } from '../../../activities/executors/singleStep';
 import { closePools, RequestFailure } from '../../../activities/http/client';
-import type { JsonlRecord } from '../../../gym/jsonl';
+import { jsonLine, type JsonlRecord } from '../../../gym/jsonl';
 import { materializeOptionsSchema, materializeRows } from '../../../gym/materialize';
 import type { MaterializedRow } from '../../../gym/schemas';
 import { resolveComparatorConfig } from '../../../gym/verifier/config';
@@ -100,7 +100,10 @@ test('a row without tools sends neither tool_choice nor parallel_tool_calls', as
   );
   answer = { role: 'assistant', content: 'hi' };
   received.length = 0;
-  const result = writtenResult(await executor().run(materializedInput(row!), new AbortController().signal));
+  const rollout = await executor().run(materializedInput(row!), new AbortController().signal);
+  const result = writtenResult(rollout);
+  // A reward is a Python float, as a NeMo Gym resources server answers it.
+  assert.match(jsonLine(rollout), /,"reward":1\.0,"category":"/);
   assert.equal(received.length, 1);
   assert.equal('tool_choice' in received[0]!, false);
   assert.equal('parallel_tool_calls' in received[0]!, false);
