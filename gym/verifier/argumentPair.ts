@@ -11,7 +11,7 @@ import * as pythonText from './pythonText';
 
 // Bound once: every read of an import goes through the module's export getter, which on this path
 // (several calls per character) costs more than the work.
-const { floatValue, INVALID, isPythonJson, lastScan, MAX_SCAN_DEPTH, sameRegion, scanLiteral, scanNumber, scanString } = tokens;
+const { floatSelfDifference, floatValue, INVALID, isPythonJson, lastScan, MAX_SCAN_DEPTH, sameRegion, scanLiteral, scanNumber, scanString } = tokens;
 const { skipListRest, skipValue, skipWhitespace } = tokens;
 const { stringRegionsMatch } = pythonText;
 const { MAX_KEYS_PER_OBJECT, SLOT } = memberStack;
@@ -106,13 +106,15 @@ class ArgumentPair {
       return open === other ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
     }
     if (lastScan.numberIsFloat) {
-      const floatExpected = floatValue(expected, expectedStart, expectedEnd);
-      const actualEnd = scanNumber(actual, this.a);
+      const actualStart = this.a;
+      const actualEnd = scanNumber(actual, actualStart);
       if (actualEnd < 0 || !lastScan.numberIsFloat) return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
-      const floatActual = floatValue(actual, this.a, actualEnd);
       this.a = actualEnd;
+      const difference = sameRegion(expected, expectedStart, expectedEnd, actual, actualStart, actualEnd)
+        ? floatSelfDifference(expected, expectedStart, expectedEnd)
+        : floatValue(actual, actualStart, actualEnd) - floatValue(expected, expectedStart, expectedEnd);
       // Strict `<`: a zero threshold rejects identical floats, and NaN (also inf - inf) never matches.
-      return Math.abs(floatActual - floatExpected) < this.floatThreshold ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
+      return Math.abs(difference) < this.floatThreshold ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
     }
     return this.integer(expectedStart, expectedEnd, depth);
   }
@@ -144,6 +146,12 @@ class ArgumentPair {
     if (expectedEnd < 0) return this.undecided();
     this.e = expectedEnd;
     if (actual.charCodeAt(this.a) !== 0x22) return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
+    // The same literal, closing quote included, is the same valid string: equal below two words,
+    // similarity exactly 0.5 otherwise.
+    if (this.wordThreshold <= 0.5 && sameRegion(expected, expectedStart - 1, expectedEnd, actual, this.a, this.a + expectedEnd - expectedStart + 1)) {
+      this.a += expectedEnd - expectedStart + 1;
+      return MATCH;
+    }
     const actualStart = this.a + 1;
     const actualEnd = scanString(actual, actualStart);
     if (actualEnd < 0) return this.actualInvalid();

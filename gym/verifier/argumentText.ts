@@ -105,7 +105,7 @@ export function scanNumber(text: string, start: number): number {
 }
 
 /** 10^0..10^22, every one exactly representable as a double. */
-const POWERS_OF_TEN = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
+const POWERS_OF_TEN = Float64Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
 
 /** Python's float() of a token `scanNumber` accepted as a float. */
 export function floatValue(text: string, start: number, end: number): number {
@@ -115,7 +115,6 @@ export function floatValue(text: string, start: number, end: number): number {
   const negative = first === MINUS;
   if (negative && text.charCodeAt(start + 1) === 0x49) return Number.NEGATIVE_INFINITY;
   let mantissa = 0;
-  let significantDigits = 0;
   let scale = 0;
   let inFraction = false;
   let index = negative ? start + 1 : start;
@@ -125,7 +124,6 @@ export function floatValue(text: string, start: number, end: number): number {
       inFraction = true;
     } else if (isDigit(code)) {
       mantissa = mantissa * 10 + (code - 0x30);
-      if (mantissa !== 0) significantDigits++;
       if (inFraction) scale--;
     } else {
       break;
@@ -139,12 +137,24 @@ export function floatValue(text: string, start: number, end: number): number {
     while (index < end) exponent = Math.min(exponent * 10 + (text.charCodeAt(index++) - 0x30), 1e6);
     scale += sign === MINUS ? -exponent : exponent;
   }
-  // At most 15 digits times an exact power of ten is one correctly rounded operation (Clinger's
-  // fast path), so it equals float(); Number() rounds the rest correctly and overflows to
-  // ±Infinity, as float() does.
-  if (significantDigits > 15 || scale < -22 || scale > 22) return Number(text.slice(start, end));
+  // Digits below 2^53 (so every step above was exact) times an exact power of ten is one correctly
+  // rounded operation (Clinger's fast path), so it equals float(); Number() rounds the rest
+  // correctly and overflows to ±Infinity, as float() does.
+  if (!(mantissa < 2 ** 53) || scale < -22 || scale > 22) return Number(text.slice(start, end));
   const magnitude = scale < 0 ? mantissa / (POWERS_OF_TEN[-scale] as number) : mantissa * (POWERS_OF_TEN[scale] as number);
   return negative ? -magnitude : magnitude;
+}
+
+/** `x - x` for the float x of the token: 0 when finite, NaN for NaN and ±Infinity. */
+export function floatSelfDifference(text: string, start: number, end: number): number {
+  // Fewer than 309 characters and no exponent cannot reach 1.8e308, the largest double.
+  if (end - start < 309) {
+    let index = start;
+    while (index < end && text.charCodeAt(index) !== 0x65 && text.charCodeAt(index) !== 0x45 && text.charCodeAt(index) !== 0x4e && text.charCodeAt(index) !== 0x49) index++;
+    if (index === end) return 0;
+  }
+  const value = floatValue(text, start, end);
+  return value - value;
 }
 
 /** Index past `null`, `true` or `false` spelled exactly at `start`, or INVALID. */

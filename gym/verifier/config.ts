@@ -18,8 +18,6 @@ export const toolCallComparatorConfigSchema = z.object({
 export type ToolCallComparatorConfig = z.infer<typeof toolCallComparatorConfigSchema>;
 export type ToolCallComparatorConfigInput = z.input<typeof toolCallComparatorConfigSchema>;
 
-const rewardModes: ReadonlySet<unknown> = new Set(parallelToolCallRewardModeSchema.options);
-
 /** The config with NeMo Gym's defaults filled in. One that already has every field with the right
  * type (a resources server parses its config once) is used as it is, as zod would return it. */
 export function resolveComparatorConfig(config: ToolCallComparatorConfigInput): ToolCallComparatorConfig {
@@ -29,7 +27,10 @@ export function resolveComparatorConfig(config: ToolCallComparatorConfigInput): 
     typeof config.parallel_tool_call_rewarding === 'boolean' &&
     typeof config.allow_subset === 'boolean' &&
     typeof config.allow_superset === 'boolean' &&
-    rewardModes.has(config.parallel_tool_call_reward_mode)
+    // Spelled out rather than a Set lookup: this runs once per verified response.
+    (config.parallel_tool_call_reward_mode === 'binary_strict' ||
+      config.parallel_tool_call_reward_mode === 'fractional' ||
+      config.parallel_tool_call_reward_mode === 'f1')
   ) {
     return config as ToolCallComparatorConfig;
   }

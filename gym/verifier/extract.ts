@@ -25,6 +25,8 @@ export const responseOutputItemSchema = z.looseObject({ type: z.string() }).supe
 export const verifierResponseSchema = z.looseObject({ output: z.array(responseOutputItemSchema) });
 export type VerifierResponse = z.infer<typeof verifierResponseSchema>;
 
+type FunctionCallAction = Extract<ExpectedAction, { type: 'function_call' }>;
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -43,18 +45,21 @@ function firstOutputText(item: Record<string, unknown>): string | undefined {
  * `output_text` of the first assistant message that has one. Null when there is neither.
  */
 export function extractAction(output: readonly unknown[]): ExpectedAction | null {
-  const calls: Array<{ type: 'function_call'; name: string; arguments: string }> = [];
+  // The common single call is returned without collecting a list.
+  let firstCall: FunctionCallAction | undefined;
+  let calls: FunctionCallAction[] | undefined;
   let text: string | undefined;
   for (const item of output) {
     if (!isRecord(item)) continue;
     if (item.type === 'function_call') {
-      calls.push({ type: 'function_call', name: String(item.name), arguments: String(item.arguments) });
+      const call: FunctionCallAction = { type: 'function_call', name: String(item.name), arguments: String(item.arguments) };
+      if (firstCall === undefined) firstCall = call;
+      else (calls ??= [firstCall]).push(call);
     } else if (item.type === 'message' && text === undefined) {
       text = firstOutputText(item);
     }
   }
-  const [onlyCall] = calls;
-  if (calls.length === 1 && onlyCall) return onlyCall;
-  if (calls.length > 1) return { type: 'function_call_batch', calls };
+  if (calls) return { type: 'function_call_batch', calls };
+  if (firstCall) return firstCall;
   return text === undefined ? null : { type: 'message', content: text };
 }
