@@ -1,11 +1,12 @@
 // Everything the worker registers. Activities are the IO shell around gym/: one file per stage.
 // What a worker process was started with (its base dir, artifacts root, secrets) is read once, here,
 // and handed to the activities that need it, instead of each reading process.env on every call.
+import { writeAggregateMetrics } from './aggregateMetrics';
 import { runChunk } from './chunk';
 import { convertStage } from './convert';
 import { prepareCurriculumRound, publishCurriculumRound, startCurriculum } from './curriculum';
 import { materializeStage } from './materialize';
-import { mergeShards } from './merge';
+import { finishMerge, mergeChunks, mergeShards } from './merge';
 import { convertNewSources, prepareNightlyRun, publishNightlyVersion } from './nightly';
 import { prepareRun } from './prepare';
 import { profileStage } from './profile';
@@ -34,6 +35,9 @@ export function createActivities(deps: ActivityDeps = activityDepsFromEnv()) {
     materializeStage,
     runChunk: (input: Parameters<typeof runChunk>[1]) => runChunk(secrets, input),
     mergeShards,
+    mergeChunks,
+    finishMerge,
+    aggregateMetricsStage: writeAggregateMetrics,
     profileStage,
     convertStage,
     publishStage,

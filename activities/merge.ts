@@ -1,12 +1,13 @@
-import { open, rename, type FileHandle } from 'node:fs/promises';
+import { open, rename, stat, type FileHandle } from 'node:fs/promises';
 import { heartbeat } from '@temporalio/activity';
 import { readJsonl } from '../gym/jsonl';
-import type { CollectStageInput, MergeResult } from '../contracts/payloads';
+import { NOTHING_MERGED, type CollectStageInput, type MergeProgress, type MergeResult } from '../contracts/payloads';
 import { writeAggregateMetrics } from './aggregateMetrics';
-import { chunkRange, materializedInputsPath, readMaterializedMeta, shardPath } from './chunkIndex';
+import { chunkRange, materializedInputsPath, readMaterializedMeta, shardPath, type MaterializedMeta } from './chunkIndex';
 
 // Shards are written in completion order, which depends on timing; the merged files are written in
-// materialized order so the same seed gives byte-identical artifacts whatever crashed when.
+// materialized order so the same seed gives byte-identical artifacts whatever crashed when. The
+// workflow merges chunks as the ones before them finish, so after the last chunk only a tail is left.
 
 interface Keyed {
   _ng_task_index: number;
@@ -25,13 +26,22 @@ async function readAll(file: string): Promise<Array<{ value: Keyed; text: string
   return out;
 }
 
-/** Appends whole lines as read: shard lines are already our JSON, so re-serializing them would only cost time. */
+/**
+ * Appends whole lines as read (shard lines are already our JSON, so re-serializing them would only
+ * cost time) at an explicit position: a retried merge starts over at the size the last successful
+ * one reported, so lines a failed attempt wrote are overwritten instead of repeated.
+ */
 class LineWriter {
   private lines: string[] = [];
-  private constructor(private readonly handle: FileHandle) {}
+  private constructor(
+    private readonly handle: FileHandle,
+    public position: number,
+  ) {}
 
-  static async open(file: string): Promise<LineWriter> {
-    return new LineWriter(await open(file, 'w'));
+  static async openAt(file: string, position: number): Promise<LineWriter> {
+    const handle = await open(file, position === 0 ? 'w' : 'r+');
+    await handle.truncate(position);
+    return new LineWriter(handle, position);
   }
 
   push(text: string): void {
@@ -41,9 +51,10 @@ class LineWriter {
   /** Called once per chunk, so memory holds one chunk's lines at most. */
   async flush(): Promise<void> {
     if (this.lines.length === 0) return;
-    const data = this.lines.join('');
+    const data = Buffer.from(this.lines.join(''), 'utf8');
     this.lines = [];
-    await this.handle.writeFile(data, 'utf8');
+    await this.handle.write(data, 0, data.length, this.position);
+    this.position += data.length;
   }
 
   async close(): Promise<void> {
@@ -55,19 +66,28 @@ class LineWriter {
   }
 }
 
-/** Merges the shards, then writes the aggregate metrics NeMo Gym writes once rollouts are collected. */
-export async function mergeShards(input: Pick<CollectStageInput, 'plan' | 'stage' | 'outPrefix'>): Promise<MergeResult> {
-  const { outPrefix } = input;
-  const meta = await readMaterializedMeta(outPrefix);
-  if (!meta) throw new Error(`${outPrefix}: materialized inputs are not finished`);
-  const rolloutsPath = `${outPrefix}.jsonl`;
-  const failuresPath = `${outPrefix}_failures.jsonl`;
-  const rollouts = await LineWriter.open(`${rolloutsPath}.tmp`);
-  const failures = await LineWriter.open(`${failuresPath}.tmp`);
-  let completed = 0;
-  let failedKeys = 0;
+const mergedPaths = (outPrefix: string) => ({ rolloutsPath: `${outPrefix}.jsonl`, failuresPath: `${outPrefix}_failures.jsonl` });
+
+async function sizeOf(file: string): Promise<number | undefined> {
   try {
-    for (let chunk = 0; chunk < meta.chunks; chunk++) {
+    return (await stat(file)).size;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** Appends chunks [from.chunks, to) to the partial merged files, in materialized order. */
+async function appendChunks(outPrefix: string, meta: MaterializedMeta, from: MergeProgress, to: number): Promise<MergeProgress> {
+  const { rolloutsPath, failuresPath } = mergedPaths(outPrefix);
+  // A partial file shorter than the progress says (removed, or not on this host's disk) is rebuilt from chunk 0.
+  const intact = from.chunks > 0 && ((await sizeOf(`${rolloutsPath}.tmp`)) ?? -1) >= from.rolloutsBytes && ((await sizeOf(`${failuresPath}.tmp`)) ?? -1) >= from.failuresBytes;
+  const start = intact ? from : NOTHING_MERGED;
+  const rollouts = await LineWriter.openAt(`${rolloutsPath}.tmp`, start.rolloutsBytes);
+  const failures = await LineWriter.openAt(`${failuresPath}.tmp`, start.failuresBytes);
+  let { completed, failedKeys } = start;
+  try {
+    for (let chunk = start.chunks; chunk < to; chunk++) {
       const results = new Map((await readAll(shardPath(outPrefix, chunk, 'rollouts'))).map((r) => [key(r.value), r.text]));
       const failuresByKey = new Map<string, Array<{ value: Keyed; text: string }>>();
       for (const f of await readAll(shardPath(outPrefix, chunk, 'failures'))) {
@@ -94,8 +114,36 @@ export async function mergeShards(input: Pick<CollectStageInput, 'plan' | 'stage
     await rollouts.close();
     await failures.close();
   }
+  return { chunks: to, rolloutsBytes: rollouts.position, failuresBytes: failures.position, completed, failedKeys };
+}
+
+async function finishedMeta(outPrefix: string): Promise<MaterializedMeta> {
+  const meta = await readMaterializedMeta(outPrefix);
+  if (!meta) throw new Error(`${outPrefix}: materialized inputs are not finished`);
+  return meta;
+}
+
+/** Merges chunks [from.chunks, to) while later chunks still run; every chunk below `to` has finished. */
+export async function mergeChunks(input: { outPrefix: string; from: MergeProgress; to: number }): Promise<MergeProgress> {
+  return appendChunks(input.outPrefix, await finishedMeta(input.outPrefix), input.from, input.to);
+}
+
+/** Merges the chunks not merged yet and puts the merged files in place; every chunk has finished. */
+export async function finishMerge(input: { outPrefix: string; from?: MergeProgress }): Promise<MergeResult> {
+  const meta = await finishedMeta(input.outPrefix);
+  const { completed, failedKeys } = await appendChunks(input.outPrefix, meta, input.from ?? NOTHING_MERGED, meta.chunks);
+  const { rolloutsPath, failuresPath } = mergedPaths(input.outPrefix);
   await rename(`${rolloutsPath}.tmp`, rolloutsPath);
   await rename(`${failuresPath}.tmp`, failuresPath);
-  await writeAggregateMetrics({ plan: input.plan, stage: input.stage, rolloutsPath });
   return { rolloutsPath, failuresPath, completed, failedKeys };
+}
+
+/**
+ * Merges every shard, then writes the aggregate metrics NeMo Gym writes once rollouts are collected.
+ * The activity stage workflows scheduled before merging moved into the chunk phase still call.
+ */
+export async function mergeShards(input: Pick<CollectStageInput, 'plan' | 'stage' | 'outPrefix'>): Promise<MergeResult> {
+  const merged = await finishMerge({ outPrefix: input.outPrefix });
+  await writeAggregateMetrics({ plan: input.plan, stage: input.stage, rolloutsPath: merged.rolloutsPath });
+  return merged;
 }

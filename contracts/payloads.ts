@@ -15,7 +15,7 @@ export type RolloutStage = 'collect' | 'local_profile';
 export interface CollectStageInput {
   plan: RunPlan;
   /** Set by continue-as-new: what earlier runs of this workflow already did. */
-  resume?: { materialize: MaterializeResult; nextChunk: number; done: number; failed: number; startedAtMs: number };
+  resume?: { materialize: MaterializeResult; nextChunk: number; done: number; failed: number; startedAtMs: number; merged?: MergeProgress };
   /** History length after which the workflow continues as new (tests lower it to prove the bound). */
   continueAsNewAfterEvents?: number;
   stage: RolloutStage;
@@ -45,6 +45,17 @@ export interface ChunkResult {
   failed: number;
   alreadyDone: number;
 }
+
+/** How far the merged files have got while chunks still run: chunks [0, chunks) are in them, ending at these byte sizes. */
+export interface MergeProgress {
+  chunks: number;
+  rolloutsBytes: number;
+  failuresBytes: number;
+  completed: number;
+  failedKeys: number;
+}
+
+export const NOTHING_MERGED: MergeProgress = { chunks: 0, rolloutsBytes: 0, failuresBytes: 0, completed: 0, failedKeys: 0 };
 
 export interface MergeResult {
   rolloutsPath: string;

@@ -1,21 +1,30 @@
-import { continueAsNew, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { PivotActivities } from '../activities';
 import { stageProgressQuery } from '../contracts/temporal';
 import { collectStageActivityOptions, chunkActivityOptions } from './activityOptions';
 import { stageSettings } from '../contracts/stageSettings';
-import type { ChunkResult, CollectStageInput, CollectStageResult } from '../contracts/payloads';
+import { NOTHING_MERGED, type ChunkResult, type CollectStageInput, type CollectStageResult, type MergeResult, type ProfileResult } from '../contracts/payloads';
+import { MergeFrontier } from './mergeFrontier';
 
 // collect → profile as one reusable sub-pipeline (DESIGN §1): the collect stage runs it with the
 // agent executor, local profiling runs it on pivot candidates with the single-step executor.
 
-const { materializeStage, mergeShards, profileStage } = proxyActivities<PivotActivities>(collectStageActivityOptions);
+const { materializeStage, mergeShards, mergeChunks, finishMerge, aggregateMetricsStage, profileStage } =
+  proxyActivities<PivotActivities>(collectStageActivityOptions);
 
 const { runChunk } = proxyActivities<PivotActivities>(chunkActivityOptions);
 
 
 const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 4000;
 
+/**
+ * Histories begun before merging moved into the chunk phase replay the old order: one merge after
+ * the last chunk (aggregate metrics included), then the profile.
+ */
+const MERGE_DURING_CHUNKS = 'merge-during-chunks';
+
 export async function collectRolloutsWorkflow(input: CollectStageInput): Promise<CollectStageResult> {
+  const mergeDuringChunks = patched(MERGE_DURING_CHUNKS);
   const settings = stageSettings(input.plan, input.stage);
   const startedAtMs = input.resume?.startedAtMs ?? Date.now();
   let done = input.resume?.done ?? 0;
@@ -45,11 +54,18 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
   const historyLimit = input.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS;
   const mustContinueAsNew = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= historyLimit;
   let next = input.resume?.nextChunk ?? 0;
+  const frontier = mergeDuringChunks
+    ? new MergeFrontier(input.resume?.merged ?? NOTHING_MERGED, next, (from, to) => mergeChunks({ outPrefix: input.outPrefix, from, to }))
+    : undefined;
   const inFlight = new Map<number, Promise<ChunkResult>>();
   const onChunkDone = (r: ChunkResult) => {
     inFlight.delete(r.chunkIndex);
     done += r.completed + r.failed + r.alreadyDone;
     failed += r.failed;
+    // The last chunk is left to finishMerge, so the tail after the chunk span is one activity, not two.
+    const lastChunk = next >= materialize.chunks && inFlight.size === 0;
+    if (mustContinueAsNew() || lastChunk) frontier?.hold();
+    frontier?.chunkFinished(r.chunkIndex);
   };
   while (next < materialize.chunks || inFlight.size > 0) {
     while (next < materialize.chunks && inFlight.size < settings.maxChunksInFlight && !mustContinueAsNew()) {
@@ -57,19 +73,35 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
       inFlight.set(chunkIndex, runChunk({ plan: input.plan, stage: input.stage, outPrefix: input.outPrefix, chunkIndex }));
     }
     if (inFlight.size === 0) break;
-    onChunkDone(await Promise.race(inFlight.values()));
+    const merging = frontier?.pending;
+    const finished = await Promise.race<ChunkResult | void>(merging ? [...inFlight.values(), merging] : inFlight.values());
+    if (finished) onChunkDone(finished);
   }
+  const merged = await frontier?.drain();
   if (next < materialize.chunks) {
     await continueAsNew<typeof collectRolloutsWorkflow>({
       ...input,
-      resume: { materialize, nextChunk: next, done, failed, startedAtMs },
+      resume: { materialize, nextChunk: next, done, failed, startedAtMs, merged },
     });
   }
 
   phase = 'merge';
-  const merge = await mergeShards({ plan: input.plan, stage: input.stage, outPrefix: input.outPrefix });
-  phase = 'profile';
-  const profile = await profileStage({ outPrefix: input.outPrefix, allowPartialRollouts: settings.allowPartialRollouts });
+  const { plan, stage, outPrefix } = input;
+  let merge: MergeResult;
+  let profile: ProfileResult;
+  if (mergeDuringChunks) {
+    merge = await finishMerge({ outPrefix, from: merged });
+    phase = 'profile';
+    // Both only read the merged rollouts, and aggregate metrics mostly wait on the agent servers.
+    [profile] = await Promise.all([
+      profileStage({ outPrefix, allowPartialRollouts: settings.allowPartialRollouts }),
+      aggregateMetricsStage({ plan, stage, rolloutsPath: merge.rolloutsPath }),
+    ]);
+  } else {
+    merge = await mergeShards({ plan, stage, outPrefix });
+    phase = 'profile';
+    profile = await profileStage({ outPrefix, allowPartialRollouts: settings.allowPartialRollouts });
+  }
   phase = 'done';
   return { materialize, merge, profile };
 }

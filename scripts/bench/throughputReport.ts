@@ -43,13 +43,14 @@ export function throughputLines(tp: ThroughputResult, target: number): string[] 
     phase('  chunks: first scheduled -> last completed', (t) => t.chunkSpanMs, `rate in this span / bare rate = ${fix(bareRound / m((t) => t.chunkSpanMs), 3)}`),
     `      ${u((t) => t.chunks)} chunks; per chunk: queue ${fix(u((t) => t.chunkQueueMeanMs), 1)} ms, run ${fix(m((t) => t.chunkRunMeanMs), 3)} s, ` +
       `completed -> replacement scheduled ${fix(u((t) => t.refillMeanMs), 1)} ms; mean chunks running ${fix(u((t) => t.meanChunksRunning), 2)}`,
+    `      ${u((t) => t.chunkMerges)} merges of finished chunks during the span, ${fix(m((t) => t.chunkMergesRunMs), 3)} s running in all`,
     phase('  continue-as-new gaps', (t) => t.continueAsNewMs),
     phase('  last chunk -> merge scheduled', (t) => t.toMergeMs),
     phase('  merge: queue', (t) => t.merge.queueMs),
-    phase('  merge: run', (t) => t.merge.runMs),
+    phase('  merge (what the chunk span left): run', (t) => t.merge.runMs),
     phase('  merged -> profile scheduled', (t) => t.toProfileMs),
-    phase('  profile: queue', (t) => t.profile.queueMs),
-    phase('  profile: run', (t) => t.profile.runMs),
+    phase('  profile + aggregate metrics: queue', (t) => t.profile.queueMs),
+    phase('  profile + aggregate metrics: run', (t) => t.profile.runMs),
     phase('  profiled -> workflow completed', (t) => t.closeMs),
     row('  client: start RPC + result delivery', durableRound - historySpan),
     `  beyond the bare loop: ${fix(durableRound - bareRound, 3)} s per round = ` +

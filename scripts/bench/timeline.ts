@@ -3,7 +3,9 @@ import type { HistoryEvent } from './history';
 
 // Where a durable stage spends its wall time, read from the Temporal server's own event timestamps
 // (activity scheduled / started / completed, workflow started / completed) across a continued-as-new
-// chain, so the breakdown is measured by the server, not estimated by the bench.
+// chain, so the breakdown is measured by the server, not estimated by the bench. Stages merge the
+// chunks as they finish (mergeChunks, inside the chunk span), finish the merge after the last chunk
+// and run aggregate metrics beside the profile; histories from before that have one mergeShards.
 
 interface ActivitySpan {
   name: string;
@@ -29,12 +31,16 @@ export interface StageTimeline {
   refillMeanMs: number;
   /** Time-weighted mean number of chunk activities running during the chunk span. */
   meanChunksRunning: number;
+  /** Merges of finished chunks while later chunks ran: how many, and their summed run time. */
+  chunkMerges: number;
+  chunkMergesRunMs: number;
   /** Last event of a run → first event of the next (continue-as-new), summed. */
   continueAsNewMs: number;
   /** Last chunk completed → merge scheduled. */
   toMergeMs: number;
   merge: { queueMs: number; runMs: number };
   toProfileMs: number;
+  /** The profile, and the aggregate metrics beside it when the stage runs them apart from the merge. */
   profile: { queueMs: number; runMs: number };
   /** Profile completed → workflow completed. */
   closeMs: number;
@@ -85,10 +91,20 @@ export function runRecord(events: HistoryEvent[]): RunRecord {
   };
 }
 
-function only(spans: ActivitySpan[], name: string): ActivitySpan {
-  const found = spans.filter((s) => s.name === name);
-  if (found.length !== 1) throw new Error(`expected one ${name} activity in the history, found ${found.length}`);
+function only(spans: ActivitySpan[], ...names: string[]): ActivitySpan {
+  const found = spans.filter((s) => names.includes(s.name));
+  if (found.length !== 1) throw new Error(`expected one ${names.join(' or ')} activity in the history, found ${found.length}`);
   return found[0]!;
+}
+
+/** Activities run side by side, as one span from the first scheduled to the last completed. */
+function together(spans: ActivitySpan[]): ActivitySpan {
+  return {
+    name: spans.map((s) => s.name).join('+'),
+    scheduled: Math.min(...spans.map((s) => s.scheduled)),
+    started: Math.min(...spans.map((s) => s.started)),
+    completed: Math.max(...spans.map((s) => s.completed)),
+  };
 }
 
 const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
@@ -123,8 +139,9 @@ export function stageTimeline(runs: RunRecord[]): StageTimeline {
   const last = runs.at(-1);
   if (!first?.startsWorkflow || !last?.completesWorkflow) throw new Error('the runs do not go from workflow start to completion');
   const materialize = only(spans, 'materializeStage');
-  const merge = only(spans, 'mergeShards');
-  const profile = only(spans, 'profileStage');
+  const merge = only(spans, 'mergeShards', 'finishMerge');
+  const profile = together([only(spans, 'profileStage'), ...spans.filter((s) => s.name === 'aggregateMetricsStage')]);
+  const chunkMerges = spans.filter((s) => s.name === 'mergeChunks');
   const chunks = spans.filter((s) => s.name === 'runChunk');
   if (chunks.length === 0) throw new Error('the history has no chunk activities');
   const chunkStart = chunks.reduce((t, c) => Math.min(t, c.scheduled), Infinity);
@@ -142,6 +159,8 @@ export function stageTimeline(runs: RunRecord[]): StageTimeline {
     chunkRunMeanMs: mean(chunks.map((c) => c.completed - c.started)),
     refillMeanMs: mean(refillDelays(chunks)),
     meanChunksRunning: meanRunning(chunks, chunkStart, chunkEnd),
+    chunkMerges: chunkMerges.length,
+    chunkMergesRunMs: chunkMerges.reduce((sum, s) => sum + s.completed - s.started, 0),
     continueAsNewMs,
     toMergeMs: merge.scheduled - chunkEnd,
     merge: { queueMs: merge.started - merge.scheduled, runMs: merge.completed - merge.started },

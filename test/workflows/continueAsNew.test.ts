@@ -18,10 +18,11 @@ const repoRoot = path.resolve(__dirname, '../..');
 const TASK_QUEUE = 'pivot-mining-continue-as-new-test';
 const CHUNKS_IN_FLIGHT = 2;
 const HISTORY_LIMIT = 40;
-// After the threshold trips, the chunks already in flight still finish (each adds at most started,
-// completed and one workflow task = 5 events) and the run closes with one event; the last run also
-// merges and profiles (two activities, each at most 3 + 3 events). No run may exceed this.
-const HISTORY_BOUND = HISTORY_LIMIT + CHUNKS_IN_FLIGHT * 5 + 1 + 2 * 6;
+// After the threshold trips, the chunks and the merge already in flight still finish (each adds at
+// most started, completed and one workflow task = 5 events), and the run closes with one event; each
+// run records one patch marker; the last run also finishes the merge, profiles and aggregates metrics
+// (three activities, each at most 3 + 3 events). No run may exceed this.
+const HISTORY_BOUND = HISTORY_LIMIT + (CHUNKS_IN_FLIGHT + 1) * 5 + 1 + 1 + 3 * 6;
 
 let env: TestWorkflowEnvironment;
 let worker: Worker;

@@ -66,6 +66,7 @@ test('one run: each phase and gap is read from the event times', () => {
   assert.equal(t.chunkRunMeanMs, (675 + 870 + 775 + 760) / 4);
   assert.equal(t.refillMeanMs, (20 + 30) / 2);
   assert.equal(t.meanChunksRunning, (675 + 870 + 775 + 760) / (2000 - 320));
+  assert.equal(t.chunkMerges, 0);
   assert.equal(t.continueAsNewMs, 0);
   assert.equal(t.toMergeMs, 50);
   assert.deepEqual(t.merge, { queueMs: 10, runMs: 340 });
@@ -79,6 +80,31 @@ test('one run: each phase and gap is read from the event times', () => {
     merge: [t0 + 2060, t0 + 2400],
     profile: [t0 + 2455, t0 + 2900],
   });
+});
+
+test('merges during the chunk span and aggregate metrics beside the profile: the tail merge and the side-by-side span', () => {
+  const h = new HistoryBuilder()
+    .started(0)
+    .activity('materializeStage', 10, 11, 50)
+    .activity('runChunk', 60, 61, 400)
+    .activity('runChunk', 60, 62, 500)
+    .activity('mergeChunks', 410, 412, 450)
+    .activity('mergeChunks', 510, 511, 530)
+    .activity('finishMerge', 540, 541, 560)
+    .activity('profileStage', 570, 572, 700)
+    .activity('aggregateMetricsStage', 570, 571, 650)
+    .completed(710);
+  const t = stageTimeline([runRecord(h.events)]);
+  assert.equal(t.chunkSpanMs, 500 - 60);
+  assert.equal(t.chunkMerges, 2);
+  assert.equal(t.chunkMergesRunMs, 38 + 19);
+  assert.equal(t.toMergeMs, 40);
+  assert.deepEqual(t.merge, { queueMs: 1, runMs: 19 });
+  assert.equal(t.toProfileMs, 10);
+  // From the first of the two to start until the last to complete.
+  assert.deepEqual(t.profile, { queueMs: 1, runMs: 700 - 571 });
+  assert.deepEqual(t.windows.profile, [571, 700]);
+  assert.equal(t.closeMs, 10);
 });
 
 test('a continued-as-new chain: chunks of every run count, and the gap between runs is its own figure', () => {

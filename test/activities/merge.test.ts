@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { finishMerge, mergeChunks, mergeShards } from '../../activities/merge';
+import { NOTHING_MERGED, type MergeProgress, type MergeResult, type RunPlan } from '../../contracts/payloads';
+import type { RunningServer } from '../../servers/http';
+import { collectPlan, materialize, outPrefixOf, runChunks, startFakeAgent, startFakeHead, taskRow, writeJsonl, type FakeAgent } from './fakeGym';
+
+// Merging chunk by chunk while later chunks run must give the bytes one merge after the last chunk
+// gives, whatever order the pieces came in and however often a piece was retried.
+
+type Row = Record<string, any>;
+const response = { output: [{ type: 'message', role: 'assistant', content: 'done' }] };
+
+let agent: FakeAgent;
+let head: RunningServer;
+let dir: string;
+let plan: RunPlan;
+let chunks: number;
+let whole: { rollouts: string; failures: string };
+
+const env = () => new MockActivityEnvironment();
+const mergeUpTo = (from: MergeProgress, to: number): Promise<MergeProgress> => {
+  const input: Parameters<typeof mergeChunks>[0] = { outPrefix: outPrefixOf(plan), from, to };
+  return env().run(mergeChunks, input);
+};
+const finish = (from?: MergeProgress): Promise<MergeResult> => {
+  const input: Parameters<typeof finishMerge>[0] = { outPrefix: outPrefixOf(plan), from };
+  return env().run(finishMerge, input);
+};
+const merged = () => ({
+  rollouts: readFileSync(`${outPrefixOf(plan)}.jsonl`, 'utf8'),
+  failures: readFileSync(`${outPrefixOf(plan)}_failures.jsonl`, 'utf8'),
+});
+
+before(async () => {
+  // Every third row fails terminally, so both merged files have lines from every chunk.
+  agent = await startFakeAgent('alpha', (row: Row) =>
+    row.task_id.endsWith('0') ? { response, reward: 0, error_message: 'no', _ng_failure_class: 'timeout_exceeded', _ng_failure_terminal: true } : { response, reward: 1 },
+  );
+  head = await startFakeHead([agent]);
+  dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-merge-'));
+  writeJsonl(path.join(dir, 'tasks.jsonl'), Array.from({ length: 7 }, (_, i) => taskRow(`t${i}${i % 3 === 0 ? '0' : ''}`)));
+  plan = collectPlan(dir, { head_url: head.url }, { num_repeats: 2, chunk_size: 4 });
+  ({ chunks } = await materialize(plan));
+  await runChunks(plan, chunks);
+  const input: Parameters<typeof mergeShards>[0] = { plan, stage: 'collect', outPrefix: outPrefixOf(plan) };
+  const result: MergeResult = await env().run(mergeShards, input);
+  assert.equal(result.completed, 8);
+  assert.equal(result.failedKeys, 6);
+  whole = merged();
+});
+
+after(async () => {
+  await Promise.all([agent.server.close(), head.close()]);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('chunks merged a few at a time, then the tail, give the bytes of one whole merge', async () => {
+  assert.equal(chunks, 4);
+  const first = await mergeUpTo(NOTHING_MERGED, 1);
+  const second = await mergeUpTo(first, 3);
+  assert.equal(second.chunks, 3);
+  const result = await finish(second);
+  assert.deepEqual(merged(), whole);
+  assert.deepEqual([result.completed, result.failedKeys], [8, 6]);
+});
+
+test('a retried merge starts over at the size the last good one reported: lines of a failed attempt are not repeated', async () => {
+  const first = await mergeUpTo(NOTHING_MERGED, 2);
+  // An attempt that wrote part of chunk 2 before its worker died.
+  appendFileSync(`${outPrefixOf(plan)}.jsonl.tmp`, '{"_ng_task_index":5,"_ng_rollout_index":0,"torn"');
+  const retried = await mergeUpTo(first, 3);
+  assert.deepEqual(await mergeUpTo(first, 3), retried);
+  await finish(retried);
+  assert.deepEqual(merged(), whole);
+});
+
+test('a partial file shorter than the progress says is rebuilt from chunk 0', async () => {
+  const progress = await mergeUpTo(NOTHING_MERGED, 2);
+  unlinkSync(`${outPrefixOf(plan)}.jsonl.tmp`);
+  await finish(progress);
+  assert.deepEqual(merged(), whole);
+  writeFileSync(`${outPrefixOf(plan)}.jsonl.tmp`, '');
+  writeFileSync(`${outPrefixOf(plan)}_failures.jsonl.tmp`, '');
+  await finish(progress);
+  assert.deepEqual(merged(), whole);
+});
