@@ -51,7 +51,7 @@ const serversSchema = z.discriminatedUnion('mode', [
 ]);
 
 const chunkingSchema = {
-  chunk_size: z.number().int().positive().default(32),
+  chunk_size: z.number().int().positive().default(128),
   max_chunks_in_flight: z.number().int().positive().default(4),
   max_concurrency: z.number().int().positive().default(16).describe('Requests in flight per chunk'),
   max_attempts: z.number().int().positive().default(3),
