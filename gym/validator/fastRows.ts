@@ -86,7 +86,11 @@ function rowSelector(options: RowCheckOptions): Members {
       ['parallel_tool_calls', 'value'],
     ]),
   };
-  const row: Members = { keys: new Map<string, Selector>([['responses_create_params', params], ['expected_action', 'value'], ['agent_ref', 'value']]) };
+  // Members rather than whole values: a string member is a slice of the line, a whole object a
+  // JSON.parse, which on short rows costs as much as scanning the rest.
+  const action: Members = { keys: new Map<string, Selector>(['type', 'content', 'name', 'arguments'].map((key) => [key, 'value'])) };
+  const agentRef: Members = { keys: new Map<string, Selector>([['type', 'value'], ['name', 'value']]) };
+  const row: Members = { keys: new Map<string, Selector>([['responses_create_params', params], ['expected_action', action], ['agent_ref', agentRef]]) };
   for (const path of [...options.requireFields, ...options.requireAnyFields.flat()]) {
     let members: Members = row;
     const segments = path.split('.');

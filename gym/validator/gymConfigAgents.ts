@@ -2,7 +2,6 @@
 // be checked to route somewhere that `ng_run` would actually start. An agent is a top-level block
 // with `responses_api_agents`; its `resources_server.name` must name a top-level block as well.
 import { readFile } from 'node:fs/promises';
-import YAML from 'yaml';
 import { z } from 'zod';
 import { pyReprString } from './pythonRepr';
 
@@ -50,6 +49,8 @@ export async function loadAgentNameCheck(configPath: string): Promise<AgentNameC
   } catch (error) {
     throw new GymConfigError(`cannot read Gym config ${configPath}: ${(error as Error).message}`);
   }
+  // Loaded here, not on import: only --config needs it, and `validate` without it starts faster.
+  const YAML = await import('yaml');
   let parsed: unknown;
   try {
     parsed = YAML.parse(text);

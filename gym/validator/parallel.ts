@@ -32,7 +32,8 @@ function toBatch(id: number, lines: readonly RawLine[]): LineBatch {
 }
 
 // Workers start from source like the rest of the project: tsx compiles the worker module on load.
-const bootstrap = `require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(path.join(__dirname, 'fastRowsWorker.ts'))});`;
+// Worked out when workers start, not on import, so `validate` (one thread, bundled) never needs it.
+const bootstrap = () => `require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(path.join(__dirname, 'fastRowsWorker.ts'))});`;
 
 export class FastRowWorkers {
   private readonly workers: Worker[];
@@ -41,8 +42,9 @@ export class FastRowWorkers {
 
   /** `options` without `checkAgentName`: a function cannot cross to a thread; the caller applies it. */
   constructor(count: number, options: Omit<RowCheckOptions, 'checkAgentName'>) {
+    const source = bootstrap();
     this.workers = Array.from({ length: count }, () => {
-      const worker = new Worker(bootstrap, { eval: true, execArgv: [], workerData: options });
+      const worker = new Worker(source, { eval: true, execArgv: [], workerData: options });
       worker.on('message', ({ id, outcomes }: { id: number; outcomes: LineOutcome[] }) => {
         this.waiting.get(id)?.resolve(outcomes);
         this.waiting.delete(id);

@@ -10,13 +10,37 @@ import { MAX_NESTING_DEPTH } from '../pythonJson';
 import * as strictJson from './strictJson';
 
 /** What to build of a value: all of it; for an array only its length; for an object only the named
- * members; for an array each element by one selector. A value of the wrong kind is built whole. */
+ * members; for an array each element by one selector. A value of the wrong kind is built whole.
+ * A selector must not change once rows have been scanned with it. */
 export type Selector = 'value' | 'length' | Members | { each: Selector };
 export type Members = { keys: Map<string, Selector> };
 
 // Taken out of the module object once: the CommonJS that TypeScript runs as reads an import through a
 // getter on every call, which costs more than a short token.
 const { FAILED, skipString, skipValue, skipWhitespace } = strictJson;
+
+const VALUE = 0;
+const LENGTH = 1;
+const MEMBERS = 2;
+const EACH = 3;
+
+/** A selector compiled to one object shape, so the scanner's reads of it stay monomorphic. */
+interface Plan {
+  kind: typeof VALUE | typeof LENGTH | typeof MEMBERS | typeof EACH;
+  /** MEMBERS: the wanted names and, index for index, what to build of each. */
+  names: readonly string[];
+  plans: readonly Plan[];
+  /** EACH: what to build of every element. */
+  each: Plan | undefined;
+}
+
+function compile(selector: Selector): Plan {
+  if (selector === 'value' || selector === 'length') return { kind: selector === 'value' ? VALUE : LENGTH, names: [], plans: [], each: undefined };
+  if ('keys' in selector) return { kind: MEMBERS, names: [...selector.keys.keys()], plans: [...selector.keys.values()].map(compile), each: undefined };
+  return { kind: EACH, names: [], plans: [], each: compile(selector.each) };
+}
+
+const plans = new WeakMap<Members, Plan>();
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -34,13 +58,12 @@ class Scanner {
     this.text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
-  /** Checks one value and builds what `selector` asks for into `value`. Returns its end or FAILED. */
-  select(at: number, depth: number, selector: Selector): number {
+  /** Checks one value and builds what `plan` asks for into `value`. Returns its end or FAILED. */
+  select(at: number, depth: number, plan: Plan): number {
     const c = this.bytes[at];
-    const members = typeof selector === 'object' && 'keys' in selector;
-    if ((c === 0x7b && members) || (c === 0x5b && selector !== 'value' && !members)) {
+    if ((c === 0x7b && plan.kind === MEMBERS) || (c === 0x5b && (plan.kind === LENGTH || plan.kind === EACH))) {
       if (depth >= MAX_NESTING_DEPTH) return FAILED;
-      return c === 0x7b ? this.object(at, depth + 1, selector as Members) : this.array(at, depth + 1, selector as 'length' | { each: Selector });
+      return c === 0x7b ? this.object(at, depth + 1, plan) : this.array(at, depth + 1, plan);
     }
     const end = skipValue(this.bytes, at, depth);
     if (end !== FAILED) this.value = this.parse(at, end);
@@ -58,28 +81,27 @@ class Scanner {
     return JSON.parse(this.ascii ? this.text.toString('latin1', start, end) : utf8.decode(bytes.subarray(start, end)));
   }
 
-  /** The selector for the member whose key lies in [start, end), undefined when not wanted. */
-  private member(selector: Members, start: number, end: number): { name: string; selector: Selector } | undefined {
+  /** Which of the plan's names the key in [start, end) is, or -1 when none. */
+  private member(plan: Plan, start: number, end: number): number {
     const bytes = this.bytes;
-    let plain = true;
-    for (let k = start; k < end && plain; k++) plain = (bytes[k] as number) < 0x80 && bytes[k] !== BACKSLASH;
-    if (!plain) {
-      const name = this.parse(start - 1, end + 1) as string;
-      const wanted = selector.keys.get(name);
-      return wanted === undefined ? undefined : { name, selector: wanted };
-    }
+    const names = plan.names;
     // Compared on the bytes: most keys are not wanted, and a string for each would cost more.
-    for (const [name, wanted] of selector.keys) {
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i] as string;
       if (name.length !== end - start) continue;
       let same = true;
       for (let k = 0; k < name.length && same; k++) same = name.charCodeAt(k) === bytes[start + k];
-      if (same) return { name, selector: wanted };
+      if (same) return i;
     }
-    return undefined;
+    // An escaped or non-ASCII key may still spell a wanted name.
+    for (let k = start; k < end; k++) {
+      if ((bytes[k] as number) >= 0x80 || bytes[k] === BACKSLASH) return names.indexOf(this.parse(start - 1, end + 1) as string);
+    }
+    return -1;
   }
 
   /** An object built from its wanted members; the others are only checked. */
-  private object(at: number, depth: number, selector: Members): number {
+  private object(at: number, depth: number, plan: Plan): number {
     // A prototype-free object: a member named "__proto__" is an own key, as JSON.parse makes it.
     const built: Record<string, unknown> = Object.create(null);
     at = skipWhitespace(this.bytes, at + 1);
@@ -91,16 +113,16 @@ class Scanner {
       if (this.bytes[at] !== QUOTE) return FAILED;
       const keyEnd = skipString(this.bytes, at + 1);
       if (keyEnd === FAILED) return FAILED;
-      const member = this.member(selector, at + 1, keyEnd - 1);
+      const member = this.member(plan, at + 1, keyEnd - 1);
       at = skipWhitespace(this.bytes, keyEnd);
       if (this.bytes[at] !== 0x3a) return FAILED;
       at = skipWhitespace(this.bytes, at + 1);
-      if (member === undefined) {
+      if (member === -1) {
         at = skipValue(this.bytes, at, depth);
       } else {
-        at = this.select(at, depth, member.selector);
+        at = this.select(at, depth, plan.plans[member] as Plan);
         // Later duplicates overwrite earlier ones, as in both decoders.
-        built[member.name] = this.value;
+        built[plan.names[member] as string] = this.value;
       }
       if (at === FAILED) return FAILED;
       at = skipWhitespace(this.bytes, at);
@@ -115,8 +137,8 @@ class Scanner {
   }
 
   /** An array built as the selector says: its length only, or each element by one selector. */
-  private array(at: number, depth: number, selector: 'length' | { each: Selector }): number {
-    const each = selector === 'length' ? undefined : selector.each;
+  private array(at: number, depth: number, plan: Plan): number {
+    const each = plan.each;
     const built: unknown[] | undefined = each === undefined ? undefined : [];
     let length = 0;
     at = skipWhitespace(this.bytes, at + 1);
@@ -149,7 +171,12 @@ export function scanRow(bytes: Uint8Array, selector: Members): Record<string, un
   const scanner = new Scanner(bytes, ascii);
   const start = skipWhitespace(bytes, 0);
   if (bytes[start] !== 0x7b) return undefined;
-  const end = scanner.select(start, 0, selector);
+  let plan = plans.get(selector);
+  if (plan === undefined) {
+    plan = compile(selector);
+    plans.set(selector, plan);
+  }
+  const end = scanner.select(start, 0, plan);
   if (end === FAILED || skipWhitespace(bytes, end) !== bytes.length) return undefined;
   return scanner.value as Record<string, unknown>;
 }
