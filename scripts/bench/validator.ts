@@ -1,12 +1,17 @@
 // Validator throughput against NeMo Gym's validate_pivot_dataset.py (0.4.0), in one run on the same
 // generated files, for two row shapes: short single-turn pivots and long multi-turn pivots with many
-// tools. Prints each figure beside the Python baseline and the ratio; the last line is JSON.
+// tools. Timed twice: in process (its validate_file() against our validatePivotDataset()), and whole
+// process (`python validate_pivot_dataset.py` against `bin/pivot-miner.js validate`, start-up
+// included, same exit code and output required). Prints each figure beside the Python baseline and
+// the ratio; the last line is JSON.
 // Run: npx tsx scripts/bench/validator.ts
+import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { validatePivotDataset } from '../../gym/validator';
 import { median, nemoGymPython, referenceValidatorScript, runPythonAnchor } from './python/nemoGym';
 
@@ -115,6 +120,32 @@ async function timeOurs(file: string, rows: number, passes: number, threads: num
   }
 }
 
+const run = promisify(execFile);
+const cli = path.resolve(__dirname, '../../bin/pivot-miner.js');
+
+/** One whole run of a validator process: wall-clock seconds and what it printed. */
+async function timeProcess(command: string, args: string[]): Promise<{ seconds: number; output: string }> {
+  const wall = process.hrtime.bigint();
+  const { stdout, stderr } = await run(command, args, { maxBuffer: 1 << 24 });
+  return { seconds: Number(process.hrtime.bigint() - wall) / 1e9, output: stdout + stderr };
+}
+
+/** Whole-process rates, Python and ours taking turns; throws unless both print the same. */
+async function timeProcesses(python: string, reference: string, file: string, rows: number): Promise<{ python: number[]; ours: number[] }> {
+  const args = ['--path', file, '--require-field', REQUIRE_FIELD];
+  const rates = { python: [] as number[], ours: [] as number[] };
+  // The first run of ours may bundle the command (bin/cachedBundle.js): a warm-up, as for Python.
+  await timeProcess(process.execPath, [cli, 'validate', ...args]);
+  for (let pass = 0; pass < PASSES; pass++) {
+    const theirs = await timeProcess(python, [reference, ...args]);
+    const ours = await timeProcess(process.execPath, [cli, 'validate', ...args]);
+    if (ours.output !== theirs.output) throw new Error(`outputs differ on ${file}:\n${theirs.output}\n---\n${ours.output}`);
+    rates.python.push(rows / theirs.seconds);
+    rates.ours.push(rows / ours.seconds);
+  }
+  return rates;
+}
+
 const perSecond = (rate: number) => `${Math.round(rate).toLocaleString('en-US')} rows/s`;
 
 async function main(): Promise<void> {
@@ -140,6 +171,7 @@ async function main(): Promise<void> {
         await timeOurs(file, shape.rows, PASSES, 1, single);
         if (threads > 1) await timeOurs(file, shape.rows, PASSES, threads, parallel);
       }
+      const processes = await timeProcesses(python, reference, file, shape.rows);
       const pyRate = median(py.rates);
       const ratio = (rates: Rates) => median(rates.rates) / pyRate;
       const cpuRatio = median(single.cpuRates) / median(py.cpuRates);
@@ -147,12 +179,17 @@ async function main(): Promise<void> {
       console.log(`  python ${perSecond(pyRate)}`);
       console.log(`  ours, 1 thread    ${perSecond(median(single.rates))}  ours/python ${ratio(single).toFixed(1)}x  (per CPU second ${cpuRatio.toFixed(1)}x)`);
       if (threads > 1) console.log(`  ours, ${threads} threads   ${perSecond(median(parallel.rates))}  ours/python ${ratio(parallel).toFixed(1)}x`);
+      const processRatio = median(processes.ours) / median(processes.python);
+      console.log(`  whole process: python ${perSecond(median(processes.python))}, pivot-miner validate ${perSecond(median(processes.ours))}  ours/python ${processRatio.toFixed(1)}x`);
       const key = shapeIndex === 0 ? 'short' : 'long';
       Object.assign(summary, {
         [`${key}_python_rows_per_s`]: Math.round(pyRate),
         [`${key}_ours_1_thread_rows_per_s`]: Math.round(median(single.rates)),
         [`${key}_ours_1_thread_over_python`]: Number(ratio(single).toFixed(2)),
         [`${key}_ours_1_thread_over_python_cpu`]: Number(cpuRatio.toFixed(2)),
+        [`${key}_process_python_rows_per_s`]: Math.round(median(processes.python)),
+        [`${key}_process_ours_rows_per_s`]: Math.round(median(processes.ours)),
+        [`${key}_process_ours_over_python`]: Number(processRatio.toFixed(2)),
         ...(threads > 1 && {
           [`${key}_ours_threads_rows_per_s`]: Math.round(median(parallel.rates)),
           [`${key}_ours_threads_over_python`]: Number(ratio(parallel).toFixed(2)),

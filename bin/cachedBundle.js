@@ -1,0 +1,60 @@
+// Loads a TypeScript entry as one CommonJS bundle made by esbuild (which tsx brings along), kept
+// under node_modules/.cache and rebuilt whenever a file it was built from changes size or mtime.
+// One plain file skips tsx's compile-and-resolve step per module, which takes longer than a short
+// `validate` run; the checkout still has no build step to forget.
+'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
+
+const root = path.resolve(__dirname, '..');
+const cacheDir = path.join(root, 'node_modules', '.cache', 'pivot-miner');
+
+const stamp = (file) => {
+  const stat = fs.statSync(path.join(root, file));
+  return `${stat.size}:${stat.mtimeMs}`;
+};
+
+function isFresh(manifestFile) {
+  let inputs;
+  try {
+    inputs = JSON.parse(fs.readFileSync(manifestFile, 'utf8'));
+    return Object.entries(inputs).every(([file, recorded]) => stamp(file) === recorded);
+  } catch {
+    return false;
+  }
+}
+
+/** Written to a temporary name first, so a concurrent run never loads half a file. */
+function writeAtomically(file, text) {
+  const temporary = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temporary, text);
+  fs.renameSync(temporary, file);
+}
+
+function build(entry, bundleFile, manifestFile) {
+  const esbuild = require(require.resolve('esbuild', { paths: [path.dirname(require.resolve('tsx/package.json'))] }));
+  const result = esbuild.buildSync({
+    entryPoints: [entry],
+    absWorkingDir: root,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    write: false,
+    metafile: true,
+    logLevel: 'error',
+  });
+  const inputs = Object.fromEntries(Object.keys(result.metafile.inputs).map((file) => [file, stamp(file)]));
+  fs.mkdirSync(cacheDir, { recursive: true });
+  writeAtomically(bundleFile, result.outputFiles[0].text);
+  writeAtomically(manifestFile, JSON.stringify(inputs));
+}
+
+/** `entry` is relative to the checkout root, e.g. 'scripts/commands/validateMain.ts'. */
+exports.requireBundled = (entry) => {
+  const name = entry.replace(/[^A-Za-z0-9]+/g, '_');
+  const bundleFile = path.join(cacheDir, `${name}.js`);
+  const manifestFile = path.join(cacheDir, `${name}.inputs.json`);
+  if (!isFresh(manifestFile)) build(entry, bundleFile, manifestFile);
+  return require(bundleFile);
+};
