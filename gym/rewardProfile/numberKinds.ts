@@ -10,9 +10,7 @@ export interface LineKinds {
   usage: Map<string, Kind>;
 }
 
-const SPACE = /[ \t\n\r]*/y;
 const SCALAR = /[^,}\]\s]+/y;
-const STRUCTURE = /[{}[\]"]/g;
 
 class Scanner {
   constructor(
@@ -25,9 +23,7 @@ class Scanner {
   }
 
   space(): void {
-    SPACE.lastIndex = this.at;
-    SPACE.exec(this.text);
-    this.at = SPACE.lastIndex;
+    for (let c = this.text.charCodeAt(this.at); c === 32 || c === 9 || c === 10 || c === 13; c = this.text.charCodeAt(++this.at));
   }
 
   peek(): string {
@@ -76,17 +72,17 @@ class Scanner {
 
   /** Skips an object or array, strings included, without decoding it. */
   skipContainer(): void {
+    const text = this.text;
     let depth = 0;
-    STRUCTURE.lastIndex = this.at;
-    for (let m = STRUCTURE.exec(this.text); m; m = STRUCTURE.exec(this.text)) {
-      const c = m[0];
-      if (c === '"') {
-        this.at = m.index;
+    for (let i = this.at; i < text.length; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 34) {
+        this.at = i;
         this.skipString();
-        STRUCTURE.lastIndex = this.at;
-      } else if (c === '{' || c === '[') depth++;
-      else if (--depth === 0) {
-        this.at = m.index + 1;
+        i = this.at - 1;
+      } else if (c === 123 || c === 91) depth++;
+      else if ((c === 125 || c === 93) && --depth === 0) {
+        this.at = i + 1;
         return;
       }
     }

@@ -12,6 +12,7 @@ import { computeAggregateMetrics, stripForAggregateMetrics } from '../../gym/agg
 import { startEmbeddedStack } from '../../servers/embeddedStack';
 import { HttpError, listenJson, type RunningServer } from '../../servers/http';
 import { readJsonlSync } from '../helpers/jsonl';
+import { runNemoGymPython } from '../helpers/nemoGymPython';
 import { collectPlan, materialize, merge, outPrefixOf, runChunks, startFakeAgent, startFakeHead, taskRow, writeJsonl, type FakeAgent } from './fakeGym';
 
 // `<stem>_aggregate_metrics.json`: written after the merge from each agent's POST /aggregate_metrics,
@@ -130,7 +131,6 @@ test('local profiling has no agent server, so its metrics are computed in-proces
 });
 
 test('in-process metrics are written with the bytes NeMo Gym writes from its agent\'s answer', { timeout: 180_000 }, async () => {
-  const binDir = execFileSync('bash', [path.join(repoRoot, 'scripts/ensure-nemo-gym.sh')], { encoding: 'utf8' }).trim().split('\n').at(-1)!;
   const dir = freshDir();
   const plan = collectPlan(dir, { agent_url: 'http://127.0.0.1:9' });
   const rolloutsPath = path.join(plan.runDir, 'local_profile.jsonl');
@@ -165,12 +165,7 @@ test('in-process metrics are written with the bytes NeMo Gym writes from its age
     'entry = {"agent_ref": {"name": "pivots"}, "agent_metrics": answer.agent_metrics, "key_metrics": answer.key_metrics, "group_level_metrics": answer.group_level_metrics}',
     'sys.stdout.buffer.write(orjson.dumps([entry], option=orjson.OPT_INDENT_2))',
   ].join('\n');
-  const theirs = await new Promise<string>((resolve, reject) => {
-    const child = execFile(path.join(binDir, 'python'), ['-c', script], { maxBuffer: 1 << 24 }, (err, stdout, stderr) =>
-      err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
-    );
-    child.stdin!.end(lines.join('\n'));
-  });
+  const theirs = await runNemoGymPython(script, lines.join('\n'));
   assert.match(theirs, /"mean\/reward": 0\.6666666666666666,/);
   assert.equal(out, path.join(plan.runDir, 'local_profile_aggregate_metrics.json'));
   assert.equal(readFileSync(path.join(plan.runDir, 'local_profile_aggregate_metrics.json'), 'utf8'), theirs);

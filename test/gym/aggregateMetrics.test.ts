@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -10,12 +9,12 @@ import {
   stripForAggregateMetrics,
 } from '../../gym/aggregateMetrics';
 import { fixturesDir } from '../fixtures';
+import { runNemoGymPython } from '../helpers/nemoGymPython';
 
 // The default `/aggregate_metrics` computation against NeMo Gym's own (reward_profile.py
 // compute_aggregate_metrics, run in the NeMo Gym venv on the same verify responses).
 
 type Row = Record<string, any>;
-const repoRoot = path.resolve(__dirname, '../..');
 
 /** Real rollouts, keyed into tasks of 3, 1 and 2 rollouts, given in shuffled order, with ragged extra fields. */
 function verifyResponses(): Row[] {
@@ -32,19 +31,13 @@ function verifyResponses(): Row[] {
 }
 
 test('computeAggregateMetrics matches NeMo Gym compute_aggregate_metrics', { timeout: 120_000 }, async () => {
-  const binDir = execFileSync('bash', [path.join(repoRoot, 'scripts/ensure-nemo-gym.sh')], { encoding: 'utf8' }).trim().split('\n').at(-1)!;
   const input = verifyResponses();
   const script = [
     'import json, sys',
     'from nemo_gym.reward_profile import compute_aggregate_metrics',
     'print(compute_aggregate_metrics(json.load(sys.stdin)).model_dump_json())',
   ].join('\n');
-  const theirs = await new Promise<Row>((resolve, reject) => {
-    const child = execFile(path.join(binDir, 'python'), ['-c', script], { maxBuffer: 1 << 24 }, (err, stdout, stderr) =>
-      err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout) as Row),
-    );
-    child.stdin!.end(JSON.stringify(input));
-  });
+  const theirs = JSON.parse(await runNemoGymPython(script, JSON.stringify(input))) as Row;
   const ours = JSON.parse(JSON.stringify(computeAggregateMetrics(input))) as Row;
   assert.equal(theirs.group_level_metrics.length, 3);
   // The input exercises ragged columns: a field set once has a mean but no std (NaN is dropped).
