@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { access, mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -13,6 +13,7 @@ const repoRoot = path.resolve(__dirname, '..');
 const CACHE_DIR = path.join(repoRoot, 'node_modules', '.cache', 'pivot-miner-workflows');
 /** Not project sources, or not reachable from workflow code. */
 const SKIPPED_DIRS = new Set(['node_modules', '.git', '.state', 'artifacts', 'test']);
+const KEPT_BUNDLES = 4;
 
 async function sourceFiles(dir: string): Promise<string[]> {
   const files: string[] = [];
@@ -74,13 +75,20 @@ export async function workflowBundlePath(): Promise<string> {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
   await bundleInChild(codePath);
-  // Bundles of sources that have since changed are of no further use.
-  if (shared) {
-    for (const name of await readdir(dir)) {
-      if (name.endsWith('.js') && path.join(dir, name) !== codePath) await rm(path.join(dir, name), { force: true });
-    }
-  }
+  if (shared) await pruneBundles(dir);
   return codePath;
+}
+
+/**
+ * Bundles of sources that have since changed are of no further use, but the newest few are kept: a
+ * worker that started just before an edit may not have read its bundle yet.
+ */
+async function pruneBundles(dir: string): Promise<void> {
+  const bundles = await Promise.all(
+    (await readdir(dir)).filter((name) => name.endsWith('.js')).map(async (name) => ({ file: path.join(dir, name), mtimeMs: (await stat(path.join(dir, name))).mtimeMs })),
+  );
+  bundles.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const { file } of bundles.slice(KEPT_BUNDLES)) await rm(file, { force: true });
 }
 
 async function writeBundle(outPath: string): Promise<void> {
