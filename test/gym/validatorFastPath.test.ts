@@ -10,9 +10,11 @@ import { acceptLineFast, type LineOutcome } from '../../gym/validator/fastRows';
 import { decodeLineBytes, readJsonlLineBatches } from '../../gym/validator/jsonlLines';
 import { checkRow, pythonRowReader, type RowCheckOptions } from '../../gym/validator/rowChecks';
 import { cases, casesDir, optionsFromArgs } from './validatorCases';
+import { random } from './validatorRandom';
 
-// The JSON.parse fast path may only ever accept: every line it accepts must be one the exact path
-// (CPython's decoder) accepts with the same summary, and a line it declines goes to the exact path.
+// The fast path (a strict-JSON scan that builds only what the checks read) may only ever accept:
+// every line it accepts must be one the exact path (CPython's decoder) accepts with the same
+// summary, and a line it declines goes to the exact path.
 
 function rowOptions(options: PivotValidatorOptions): RowCheckOptions {
   const parsed = pivotValidatorOptionsSchema.parse(options);
@@ -66,17 +68,6 @@ test('on the recorded cases, every line the fast path takes is one the exact pat
   assert.ok(accepted > 100 && declined > 40, JSON.stringify({ accepted, declined }));
 });
 
-/** A small seeded generator (mulberry32), so a failure names a reproducible row. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
-
 /** JSON texts on which CPython and JSON.parse part ways, or the checks have something to say. */
 const QUIRKY_VALUES = [
   'NaN', '-Infinity', '1e400', '12345678901234567890123', '1.0', '-0', '0.1', 'null', 'true', '"auto"', '""', '[]', '{}',
@@ -93,6 +84,8 @@ function generatedRow(next: () => number): string {
     `{"type": "function", "name": ${JSON.stringify(name)}}`,
     `{"type": "function", "function": {"name": ${JSON.stringify(pick(['book', 'get_weather']))}}}`,
     maybe(0.3, `{"name": ""${maybe(0.5, `, "function": {"name": ${JSON.stringify(name)}}`)}}`, '{"type": "web_search"}'),
+    // Escaped keys spell the same names: the scanner compares keys on the bytes when it can.
+    maybe(0.3, `{"n\\u0061me": ${JSON.stringify(name)}, "description": "d"}`, `{"function": {"na\\u006de": "book"}}`),
     maybe(0.2, quirk(), '7'),
   ];
   const args = pick(['{"city": "Paris"}', '{"x": NaN}', '{"a": 1, "a": 2}', '[1, 2]', '{', '', '12345678901234567890', quirk(), `${'['.repeat(2001)}1${']'.repeat(2001)}`]);
@@ -117,6 +110,7 @@ function generatedRow(next: () => number): string {
     maybe(0.97, `"agent_ref": ${pick(['{"type": "responses_api_agents", "name": "a_agent"}', '{"type": "responses_api_agents", "name": "b_agent"}', '{"type": "responses_api_agents", "name": ""}', quirk()])}`),
     maybe(0.7, `"provenance": {"uuid": ${pick(['"u-1"', 'null', quirk()])}, "task": {"id": ${quirk()}}}`),
     maybe(0.2, `"agent_ref": {"type": "responses_api_agents", "name": "a_agent"}`),
+    maybe(0.1, `"\\u0061gent_ref": {"type": "responses_api_agents", "name": "b_agent"}`),
   ].filter((member) => member !== '');
   const whitespace = pick(['', ' ', '\t', '\r', '\u00a0', '\ufeff']);
   return `${whitespace}${pick(['{', '{ '])}${members.join(pick([', ', ',']))}}${maybe(0.05, ' x')}`;

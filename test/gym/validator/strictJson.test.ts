@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodePythonJson, MAX_NESTING_DEPTH, PythonJsonFailure } from '../../../gym/pythonJson';
 import { FAILED, skipValue } from '../../../gym/validator/strictJson';
+import { random } from '../validatorRandom';
 
 /** Whether the whole text is one strict-JSON value (leading and trailing whitespace allowed). */
 function accepts(text: string): boolean {
@@ -34,17 +35,6 @@ test('accepts strict JSON, whatever its tokens, escapes and nesting up to the de
 test('declines what strict JSON does not allow, NaN and the BOM included', () => {
   for (const text of INVALID) assert.ok(!accepts(text), JSON.stringify(text.slice(0, 80)));
 });
-
-/** A seeded generator (mulberry32), so a failure names a reproducible text. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 test('on token soup, everything it accepts both JSON.parse and CPython json.loads accept', () => {
   const next = random(12);
