@@ -50,11 +50,19 @@ function build(entry, bundleFile, manifestFile) {
   writeAtomically(manifestFile, JSON.stringify(inputs));
 }
 
-/** `entry` is relative to the checkout root, e.g. 'scripts/commands/validateMain.ts'. */
+/** `entry` is relative to the checkout root, e.g. 'scripts/commands/validateMain.ts'. Where the
+ * bundle cannot be made (no esbuild, a read-only node_modules), the entry runs through tsx. */
 exports.requireBundled = (entry) => {
   const name = entry.replace(/[^A-Za-z0-9]+/g, '_');
   const bundleFile = path.join(cacheDir, `${name}.js`);
   const manifestFile = path.join(cacheDir, `${name}.inputs.json`);
-  if (!isFresh(manifestFile)) build(entry, bundleFile, manifestFile);
+  if (!isFresh(manifestFile)) {
+    try {
+      build(entry, bundleFile, manifestFile);
+    } catch {
+      require('tsx/cjs');
+      return require(path.join(root, entry));
+    }
+  }
   return require(bundleFile);
 };
