@@ -116,9 +116,10 @@ export async function* readJsonl(file: string, opts: ReadJsonlOptions = {}): Asy
 }
 
 // JSON.stringify writes a plain value (see kindedJson.ts) as orjson does, but for floats in
-// [1e-6, 1e-5), which orjson writes with an exponent (`1e-6`); a hit inside a string only costs the
-// slower writer. A PyDict needs that writer anyway: JSON.stringify knows no Python floats.
-const ORJSON_EXPONENT_RANGE = /[:,[]-?0\.00000[1-9]/;
+// [1e-6, 1e-5), which orjson writes with an exponent (`1e-6`); a hit elsewhere (inside a string,
+// `10.000001`) only costs the slower writer. A PyDict needs that writer anyway: JSON.stringify
+// knows no Python floats.
+const ORJSON_EXPONENT_RANGE = /0\.00000[1-9]/;
 
 function orjsonText(value: unknown): string {
   if (value instanceof Map) return orjsonDumps(value);

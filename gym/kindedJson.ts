@@ -18,17 +18,73 @@ export interface KindedJson {
   kinded: unknown;
 }
 
-// A number lexeme right after a delimiter that is a float with only zeros after the point or with
-// an exponent (both may be integral), or 16 digits and more (may exceed 2^53); or an integer-like
-// key. Hits inside strings only cost the second decode.
-const KIND_LOSING = /(?:^|[:,[\s])-?(?:[0-9]+(?:\.0+(?![0-9])|(?:\.[0-9]+)?[eE])|[0-9]{16})|"(?:0|[1-9][0-9]*)"\s*:/;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const MINUS = 0x2d;
+const DOT = 0x2e;
+const ZERO = 0x30;
+
+function isDigit(code: number): boolean {
+  return code >= 0x30 && code <= 0x39;
+}
+
+/** `"digits"` in canonical form, which a JS object lists before every other key. */
+function isIntegerLike(text: string, start: number, end: number): boolean {
+  if (end === start || (text.charCodeAt(start) === ZERO && end - start > 1)) return false;
+  for (let i = start; i < end; i++) if (!isDigit(text.charCodeAt(i))) return false;
+  return true;
+}
+
+/**
+ * Whether JSON.parse changes something in `text` (valid JSON) that orjson keeps: a float lexeme
+ * that may be integral (only zeros after the point, or an exponent), 16 digits and more (may
+ * exceed 2^53), or an integer-like key. Strings are skipped with indexOf, so the cost follows the
+ * structure, not the length of the text.
+ */
+function losesKinds(text: string): boolean {
+  const length = text.length;
+  let i = 0;
+  while (i < length) {
+    const code = text.charCodeAt(i);
+    if (code === QUOTE) {
+      let end = text.indexOf('"', i + 1);
+      for (;;) {
+        let slashes = 0;
+        while (text.charCodeAt(end - 1 - slashes) === BACKSLASH) slashes++;
+        if (slashes % 2 === 0) break;
+        end = text.indexOf('"', end + 1);
+      }
+      let next = end + 1;
+      while (next < length && text.charCodeAt(next) <= 0x20) next++;
+      if (text.charCodeAt(next) === 0x3a && isIntegerLike(text, i + 1, end)) return true;
+      i = end + 1;
+    } else if (code === MINUS || isDigit(code)) {
+      const digits = code === MINUS ? i + 1 : i;
+      let j = digits;
+      while (isDigit(text.charCodeAt(j))) j++;
+      if (j - digits >= 16) return true;
+      if (text.charCodeAt(j) === DOT) {
+        let zeros = true;
+        for (j++; isDigit(text.charCodeAt(j)); j++) zeros &&= text.charCodeAt(j) === ZERO;
+        if (zeros) return true;
+      }
+      const exponent = text.charCodeAt(j);
+      if (exponent === 0x65 || exponent === 0x45) return true;
+      i = j;
+    } else {
+      i++;
+    }
+  }
+  return false;
+}
+
 /** Bounds of orjson's integers: `orjson.loads` reads a longer int lexeme as a float. */
 const ORJSON_INT_MIN = -(2n ** 63n);
 const ORJSON_INT_MAX = 2n ** 64n - 1n;
 
 /** A JSON object's `text` read as orjson reads it, given JSON.parse's value of it (which has validated it). */
 export function kindedFrom(text: string, plain: unknown): unknown {
-  if (!KIND_LOSING.test(text)) return plain;
+  if (!losesKinds(text)) return plain;
   const kinded = decodePythonJson(text);
   if (kinded instanceof PythonJsonFailure) throw kinded.toError();
   return /[0-9]{19}/.test(text) ? withOrjsonIntRange(kinded) : kinded;

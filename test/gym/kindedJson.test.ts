@@ -29,6 +29,8 @@ const LINES = [
   ...NUMBERS.flatMap(linesFor),
   '{"only":"plain","x":0.5,"ids":["4e2f","1.0"],"nested":{"a":[1,2,{"b":-3}]}}',
   '{"dup":1,"dup":2.0,"other":3}',
+  '{"t":"ends in a backslash \\\\","v":1.0}',
+  '{"t":"an escaped quote \\" then","10":1}',
   '{"unicode":"h\\u00e9llo \\u2028 \\ud83d\\ude00","ctl":"\\u0001\\n"}',
 ];
 
@@ -46,7 +48,8 @@ test('a line read with kindedFrom and written with jsonLine has orjson round-tri
 });
 
 test('lines whose numbers JSON.parse keeps are parsed once', () => {
-  for (const line of ['{"x":0.5,"n":12,"s":"v1.0","ids":["4e2f"]}', '[1,2,-3.25]', '{"a":{"b":[0.1]}}']) {
+  const clean = ['{"x":0.5,"n":12,"s":"version 1.0, \\"2e5\\" 12345678901234567","ids":["4e2f"],"01":0}', '[1,2,-3.25]', '{"a":{"b":[0.1]}}'];
+  for (const line of clean) {
     const plain: unknown = JSON.parse(line);
     assert.equal(kindedFrom(line, plain), plain, line);
   }
