@@ -12,6 +12,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { z } from 'zod';
 import { validatePivotDataset } from '../../gym/validator';
 import { median, nemoGymPython, referenceValidatorScript, runPythonAnchor } from './python/nemoGym';
 
@@ -123,25 +124,32 @@ async function timeOurs(file: string, rows: number, passes: number, threads: num
 const run = promisify(execFile);
 const cli = path.resolve(__dirname, '../../bin/pivot-miner.js');
 
-/** One whole run of a validator process: wall-clock seconds and what it printed. */
-async function timeProcess(command: string, args: string[]): Promise<{ seconds: number; output: string }> {
-  const wall = process.hrtime.bigint();
-  const { stdout, stderr } = await run(command, args, { maxBuffer: 1 << 24 });
-  return { seconds: Number(process.hrtime.bigint() - wall) / 1e9, output: stdout + stderr };
+const processRunSchema = z.object({ wall: z.number(), cpu: z.number(), exit_code: z.number().int(), stdout: z.string(), stderr: z.string() });
+
+/** One whole run of a validator process, timed by python/process_time.py (wall and CPU seconds). */
+async function timeProcess(python: string, command: string[]): Promise<z.infer<typeof processRunSchema>> {
+  const { stdout } = await run(python, [path.join(__dirname, 'python/process_time.py'), ...command], { maxBuffer: 1 << 24 });
+  return processRunSchema.parse(JSON.parse(stdout));
 }
 
-/** Whole-process rates, Python and ours taking turns; throws unless both print the same. */
-async function timeProcesses(python: string, reference: string, file: string, rows: number): Promise<{ python: number[]; ours: number[] }> {
+/** Whole-process rates (per wall-clock and per CPU second), Python and ours taking turns; throws
+ * unless both exit with the same code and print the same. */
+async function timeProcesses(python: string, reference: string, file: string, rows: number): Promise<{ python: Rates; ours: Rates }> {
   const args = ['--path', file, '--require-field', REQUIRE_FIELD];
-  const rates = { python: [] as number[], ours: [] as number[] };
+  const ourCommand = [process.execPath, cli, 'validate', ...args];
+  const rates = { python: { rates: [], cpuRates: [] } as Rates, ours: { rates: [], cpuRates: [] } as Rates };
   // The first run of ours may bundle the command (bin/cachedBundle.js): a warm-up, as for Python.
-  await timeProcess(process.execPath, [cli, 'validate', ...args]);
+  await timeProcess(python, ourCommand);
   for (let pass = 0; pass < PASSES; pass++) {
-    const theirs = await timeProcess(python, [reference, ...args]);
-    const ours = await timeProcess(process.execPath, [cli, 'validate', ...args]);
-    if (ours.output !== theirs.output) throw new Error(`outputs differ on ${file}:\n${theirs.output}\n---\n${ours.output}`);
-    rates.python.push(rows / theirs.seconds);
-    rates.ours.push(rows / ours.seconds);
+    const theirs = await timeProcess(python, [python, reference, ...args]);
+    const ours = await timeProcess(python, ourCommand);
+    if (ours.exit_code !== theirs.exit_code || ours.stdout !== theirs.stdout || ours.stderr !== theirs.stderr) {
+      throw new Error(`validators disagree on ${file}:\n${JSON.stringify(theirs)}\n---\n${JSON.stringify(ours)}`);
+    }
+    for (const [side, timed] of [[rates.python, theirs], [rates.ours, ours]] as const) {
+      side.rates.push(rows / timed.wall);
+      side.cpuRates.push(rows / timed.cpu);
+    }
   }
   return rates;
 }
@@ -179,17 +187,19 @@ async function main(): Promise<void> {
       console.log(`  python ${perSecond(pyRate)}`);
       console.log(`  ours, 1 thread    ${perSecond(median(single.rates))}  ours/python ${ratio(single).toFixed(1)}x  (per CPU second ${cpuRatio.toFixed(1)}x)`);
       if (threads > 1) console.log(`  ours, ${threads} threads   ${perSecond(median(parallel.rates))}  ours/python ${ratio(parallel).toFixed(1)}x`);
-      const processRatio = median(processes.ours) / median(processes.python);
-      console.log(`  whole process: python ${perSecond(median(processes.python))}, pivot-miner validate ${perSecond(median(processes.ours))}  ours/python ${processRatio.toFixed(1)}x`);
+      const processRatio = median(processes.ours.rates) / median(processes.python.rates);
+      const processCpuRatio = median(processes.ours.cpuRates) / median(processes.python.cpuRates);
+      console.log(`  whole process: python ${perSecond(median(processes.python.rates))}, pivot-miner validate ${perSecond(median(processes.ours.rates))}  ours/python ${processRatio.toFixed(1)}x  (per CPU second ${processCpuRatio.toFixed(1)}x)`);
       const key = shapeIndex === 0 ? 'short' : 'long';
       Object.assign(summary, {
         [`${key}_python_rows_per_s`]: Math.round(pyRate),
         [`${key}_ours_1_thread_rows_per_s`]: Math.round(median(single.rates)),
         [`${key}_ours_1_thread_over_python`]: Number(ratio(single).toFixed(2)),
         [`${key}_ours_1_thread_over_python_cpu`]: Number(cpuRatio.toFixed(2)),
-        [`${key}_process_python_rows_per_s`]: Math.round(median(processes.python)),
-        [`${key}_process_ours_rows_per_s`]: Math.round(median(processes.ours)),
+        [`${key}_process_python_rows_per_s`]: Math.round(median(processes.python.rates)),
+        [`${key}_process_ours_rows_per_s`]: Math.round(median(processes.ours.rates)),
         [`${key}_process_ours_over_python`]: Number(processRatio.toFixed(2)),
+        [`${key}_process_ours_over_python_cpu`]: Number(processCpuRatio.toFixed(2)),
         ...(threads > 1 && {
           [`${key}_ours_threads_rows_per_s`]: Math.round(median(parallel.rates)),
           [`${key}_ours_threads_over_python`]: Number(ratio(parallel).toFixed(2)),
