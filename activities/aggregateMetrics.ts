@@ -20,7 +20,7 @@ type Row = Record<string, unknown>;
 /** Where one agent's rollouts are in the file, as columns: a few bytes per rollout however large the trajectories. */
 class Places extends KeyedTable {
   private readonly offset = new NumberColumn();
-  private readonly size = new NumberColumn(true);
+  private readonly size = new NumberColumn();
 
   add(task: number, rollout: number, offset: number, size: number): void {
     const i = this.addKey(task, rollout);

@@ -61,7 +61,7 @@ async function* validated<T extends z.ZodType>(
  */
 class SamplePlaces {
   private readonly offset = new NumberColumn();
-  private readonly length = new NumberColumn(true);
+  private readonly length = new NumberColumn();
 
   constructor(private readonly results: RolloutTable) {}
 

@@ -19,7 +19,7 @@ export class RolloutNumberKinds {
   // rollout holds only its set's number.
   private readonly kindSets: LineKinds[] = [];
   private readonly kindSetIds = new Map<string, number>();
-  private readonly kindSetOf = new NumberColumn(true);
+  private readonly kindSetOf = new NumberColumn();
   private readonly columns = new Map<string, { float: boolean; seen: number }>();
   private rollouts = 0;
 

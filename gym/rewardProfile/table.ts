@@ -9,27 +9,30 @@ export const TASK = '_ng_task_index';
 export const ROLLOUT = '_ng_rollout_index';
 const AGENT_NAME = 'agent_name';
 
+/** Marks a never-set slot while a column is 32-bit: the one unsigned 32-bit value it cannot hold. */
+const UNSET = 0xffffffff;
+
 /**
- * A column of numbers that grows as it fills. A value column reads NaN where never set (pandas'
- * missing value); an index column (keys, ids, sizes) takes 4 bytes a row while its values fit an
- * unsigned 32-bit integer, and widens to 8 once one does not.
+ * A column of numbers that grows as it fills, reading NaN (pandas' missing value) where never set.
+ * It takes 4 bytes a row while every value is an unsigned 32-bit integer (keys, token counts, 0/1
+ * rewards), and widens to 8 once one is not.
  */
 export class NumberColumn {
-  private data: Float64Array | Uint32Array;
-
-  constructor(private readonly index = false) {
-    this.data = index ? new Uint32Array(1024) : new Float64Array(1024).fill(NaN);
-  }
+  private data: Uint32Array | Float64Array = new Uint32Array(1024).fill(UNSET);
 
   get(i: number): number {
-    return i < this.data.length ? this.data[i]! : NaN;
+    if (i >= this.data.length) return NaN;
+    const x = this.data[i]!;
+    return x === UNSET && this.data instanceof Uint32Array ? NaN : x;
   }
 
   set(i: number, x: number): void {
-    if (this.data instanceof Uint32Array && x >>> 0 !== x) this.data = Float64Array.from(this.data);
+    if (this.data instanceof Uint32Array && (x >>> 0 !== x || x === UNSET || Object.is(x, -0))) {
+      this.data = Float64Array.from(this.data, (v) => (v === UNSET ? NaN : v));
+    }
     if (i >= this.data.length) {
       const size = Math.max(i + 1, this.data.length * 2);
-      const next = this.data instanceof Uint32Array ? new Uint32Array(size) : new Float64Array(size).fill(this.index ? 0 : NaN);
+      const next = this.data instanceof Uint32Array ? new Uint32Array(size).fill(UNSET) : new Float64Array(size).fill(NaN);
       next.set(this.data);
       this.data = next;
     }
@@ -54,8 +57,8 @@ interface Shape {
 
 /** Keys of rows in a table, and the order positions take when sorted by key (stable). */
 export abstract class KeyedTable {
-  readonly task = new NumberColumn(true);
-  readonly rollout = new NumberColumn(true);
+  readonly task = new NumberColumn();
+  readonly rollout = new NumberColumn();
   length = 0;
   private sorted: Uint32Array | undefined;
 
@@ -97,7 +100,7 @@ export abstract class KeyedTable {
 
 /** The materialized inputs' keys and agent names. */
 export class InputTable extends KeyedTable {
-  readonly agent = new NumberColumn(true);
+  readonly agent = new NumberColumn();
   readonly agentNames: unknown[] = [];
   private readonly agentIds = new Map<unknown, number>();
 
@@ -122,7 +125,7 @@ export class RolloutTable extends KeyedTable {
   readonly stats = new Map<string, NumberColumn>();
   readonly shapes: Shape[] = [];
   private readonly shapeIds = new Map<string, number>();
-  private readonly shapeOf = new NumberColumn(true);
+  private readonly shapeOf = new NumberColumn();
   private readonly infoAside = new Map<number, Row>();
   /** Positions whose `response` is not an object, reported only once the keys have been checked. */
   readonly withoutResponse: number[] = [];
