@@ -49,7 +49,8 @@ export function extractAction(output: readonly unknown[]): ExpectedAction | null
   let firstCall: FunctionCallAction | undefined;
   let calls: FunctionCallAction[] | undefined;
   let text: string | undefined;
-  for (const item of output) {
+  for (let index = 0; index < output.length; index++) {
+    const item = output[index];
     if (!isRecord(item)) continue;
     if (item.type === 'function_call') {
       const call: FunctionCallAction = { type: 'function_call', name: String(item.name), arguments: String(item.arguments) };

@@ -26,17 +26,24 @@ export function pythonLower(s: string): string {
 
 /** Words the all-ASCII path compares in place: more take the general path. */
 const MAX_ASCII_WORDS = 64;
-// Word bounds as [start, end, start, end, ...], reused by every comparison so none allocates.
-const expectedWordBounds = new Int32Array(2 * MAX_ASCII_WORDS);
-const actualWordBounds = new Int32Array(2 * MAX_ASCII_WORDS);
+/** Per word: start, end, and a hash of its lower-cased text that rules out most unequal words
+ * without comparing them. Reused by every comparison so none allocates. */
+const WORD_SLOTS = 3;
+const expectedWords = new Int32Array(WORD_SLOTS * MAX_ASCII_WORDS);
+const actualWords = new Int32Array(WORD_SLOTS * MAX_ASCII_WORDS);
 const claimedExpectedWords = new Uint8Array(MAX_ASCII_WORDS);
 
-/** `text[start:end].split()` into `bounds` when the region is all ASCII; the word count, or -1
- * for a non-ASCII character, too many words, or (in `quoted` JSON string content) an escape other
- * than the whitespace ones. */
-function asciiWordBounds(text: string, start: number, end: number, bounds: Int32Array, quoted: boolean): number {
+function asciiLower(code: number): number {
+  return code >= 0x41 && code <= 0x5a ? code + 0x20 : code;
+}
+
+/** `text[start:end].lower().split()` into `words` when the region is all ASCII; the word count,
+ * or -1 for a non-ASCII character, too many words, or (in `quoted` JSON string content) an escape
+ * other than the whitespace ones. */
+function asciiWords(text: string, start: number, end: number, words: Int32Array, quoted: boolean): number {
   let count = 0;
   let inWord = false;
+  let hash = 0;
   for (let index = start; index < end; index++) {
     const at = index;
     let code = text.charCodeAt(index);
@@ -49,28 +56,37 @@ function asciiWordBounds(text: string, start: number, end: number, bounds: Int32
     }
     // `str.isspace()` below U+0080.
     const space = code === 0x20 || (code >= 0x09 && code <= 0x0d) || (code >= 0x1c && code <= 0x1f);
-    if (space && inWord) {
-      bounds[2 * count - 1] = at;
-    } else if (!space && !inWord) {
-      if (count === MAX_ASCII_WORDS) return -1;
-      bounds[2 * count] = at;
-      count++;
+    if (space) {
+      if (inWord) {
+        words[WORD_SLOTS * count - 2] = at;
+        words[WORD_SLOTS * count - 1] = hash;
+      }
+    } else {
+      if (!inWord) {
+        if (count === MAX_ASCII_WORDS) return -1;
+        words[WORD_SLOTS * count] = at;
+        count++;
+        hash = 0;
+      }
+      hash = (Math.imul(hash, 31) + asciiLower(code)) | 0;
     }
     inWord = !space;
   }
-  if (inWord) bounds[2 * count - 1] = end;
+  if (inWord) {
+    words[WORD_SLOTS * count - 2] = end;
+    words[WORD_SLOTS * count - 1] = hash;
+  }
   return count;
 }
 
-function asciiLower(code: number): number {
-  return code >= 0x41 && code <= 0x5a ? code + 0x20 : code;
-}
-
 function sameLowerAsciiWord(expected: string, expectedWord: number, actual: string, actualWord: number): boolean {
-  const expectedStart = expectedWordBounds[2 * expectedWord] as number;
-  const actualStart = actualWordBounds[2 * actualWord] as number;
-  const length = (expectedWordBounds[2 * expectedWord + 1] as number) - expectedStart;
-  if ((actualWordBounds[2 * actualWord + 1] as number) - actualStart !== length) return false;
+  const e = WORD_SLOTS * expectedWord;
+  const a = WORD_SLOTS * actualWord;
+  if (expectedWords[e + 2] !== actualWords[a + 2]) return false;
+  const expectedStart = expectedWords[e] as number;
+  const actualStart = actualWords[a] as number;
+  const length = (expectedWords[e + 1] as number) - expectedStart;
+  if ((actualWords[a + 1] as number) - actualStart !== length) return false;
   for (let offset = 0; offset < length; offset++) {
     if (asciiLower(expected.charCodeAt(expectedStart + offset)) !== asciiLower(actual.charCodeAt(actualStart + offset))) return false;
   }
@@ -106,8 +122,8 @@ export function stringRegionsMatch(
   const identical = sameRegion(expected, expectedStart, expectedEnd, actual, actualStart, actualEnd);
   // Identical strings: equal below two words, similarity exactly 0.5 otherwise.
   if (identical && wordCountSimilarityThreshold <= 0.5) return true;
-  const expectedCount = asciiWordBounds(expected, expectedStart, expectedEnd, expectedWordBounds, quoted);
-  const actualCount = expectedCount < 0 ? -1 : asciiWordBounds(actual, actualStart, actualEnd, actualWordBounds, quoted);
+  const expectedCount = asciiWords(expected, expectedStart, expectedEnd, expectedWords, quoted);
+  const actualCount = expectedCount < 0 ? -1 : asciiWords(actual, actualStart, actualEnd, actualWords, quoted);
   if (actualCount < 0) {
     return wordOverlapMatches(
       regionText(expected, expectedStart, expectedEnd, quoted),
