@@ -135,7 +135,7 @@ test('rows route to their own NeMo Gym agent; its failure markers land in the si
 
   // stirrup_agent's own failure payload, one line per repeat, never retried (it is terminal).
   const failures = readJsonlSync<Row>(path.join(result.runDir, 'rollouts_failures.jsonl'));
-  assert.deepEqual(failures.map((f) => `${f._ng_task_index}:${f._ng_rollout_index}`).sort(), [0, 1].map((i) => `${missing}:${i}`));
+  assert.deepEqual(failures.map((f) => `${f._ng_task_index}:${f._ng_rollout_index}`).sort(), Array.from({ length: NUM_REPEATS }, (_, i) => `${missing}:${i}`));
   for (const f of failures) {
     assert.equal(f._ng_failure_class, 'skipped');
     assert.equal(f._ng_failure_terminal, true);
@@ -173,5 +173,6 @@ test('rows route to their own NeMo Gym agent; its failure markers land in the si
 
   assert.equal(result.validatorExitCode, 0);
   const pivots = readJsonlSync<Row>(result.pivotsPath);
-  assert.ok(pivots.length > 0, 'pivots were published from the tool agent\'s rollouts');
+  assert.ok(pivots.length > 0, 'pivots were published');
+  for (const p of pivots) assert.notEqual(p.provenance.task_index, cached, "stirrup_agent's zero-reward rollouts yield no pivot");
 });
