@@ -1,5 +1,10 @@
 // Verifier throughput against NeMo Gym's own Python verifier, in one run on the same vectors
-// (shared/fixtures/verifier/vectors.jsonl). Parity is the test suite's job (test/gym/verifier.test.ts).
+// (shared/fixtures/verifier/vectors.jsonl). Both sides do a whole verify() per vector and per pass:
+// extract the action from the response, take the config (Python builds a ToolCallComparator from
+// it), then read both `arguments` texts: Python with json.loads twice, ours in one side-by-side pass
+// over the two texts that decodes only what that pass cannot decide. Nothing is compiled, cached or
+// reused across calls or passes on either side. Every verdict of ours is checked against the
+// vectors' before timing (the full parity suite is test/gym/verifier.test.ts).
 // Run: npx tsx scripts/bench/verifier.ts
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,6 +29,8 @@ const vectorSchema = z.object({
   config: toolCallComparatorConfigSchema,
   expected_action: expectedActionSchema,
   response: z.object({ output: z.array(z.unknown()) }),
+  reward: z.number(),
+  category: z.string(),
 });
 type Vector = z.infer<typeof vectorSchema>;
 
@@ -68,6 +75,11 @@ async function main(): Promise<void> {
     .map((line) => vectorSchema.parse(JSON.parse(line)));
   // NeMo Gym 0.4.0's verifier knows no function_call_batch (later commits added it), so the
   // comparison runs on the vectors both sides can take; the batch vectors are timed for us alone.
+  const differing = all.filter((v) => {
+    const result = verifyResponse(v.expected_action, v.response, v.config);
+    return result.reward !== v.reward || result.category !== v.category;
+  });
+  if (differing.length > 0) throw new Error(`${differing.length} verdicts differ from the vectors'`);
   const common = all.filter((v) => v.expected_action.type !== 'function_call_batch');
   const python = await nemoGymPython();
 
