@@ -11,7 +11,7 @@ import * as pythonText from './pythonText';
 
 // Bound once: every read of an import goes through the module's export getter, which on this path
 // (several calls per character) costs more than the work.
-const { floatSelfDifference, floatValue, INVALID, isPythonJson, lastScan, MAX_SCAN_DEPTH, sameRegion, scanLiteral, scanNumber, scanString } = tokens;
+const { floatSelfDifference, floatValue, INVALID, isPythonJson, lastScan, MAX_SCAN_DEPTH, sameRegion, scanLiteral, scanNumber, scanString, scanStringAgainst } = tokens;
 const { skipListRest, skipValue, skipWhitespace } = tokens;
 const { stringRegionsMatch } = pythonText;
 const { MAX_KEYS_PER_OBJECT, SLOT } = memberStack;
@@ -142,13 +142,13 @@ class ArgumentPair {
   private string(depth: number): Step {
     const { expected, actual } = this;
     const expectedStart = this.e + 1;
-    const expectedEnd = scanString(expected, expectedStart);
+    const expectedEnd = scanStringAgainst(expected, expectedStart, actual, this.a + 1);
     if (expectedEnd < 0) return this.undecided();
     this.e = expectedEnd;
     if (actual.charCodeAt(this.a) !== 0x22) return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
     // The same literal, closing quote included, is the same valid string: equal below two words,
     // similarity exactly 0.5 otherwise.
-    if (this.wordThreshold <= 0.5 && sameRegion(expected, expectedStart - 1, expectedEnd, actual, this.a, this.a + expectedEnd - expectedStart + 1)) {
+    if (this.wordThreshold <= 0.5 && lastScan.sameInOther) {
       this.a += expectedEnd - expectedStart + 1;
       return MATCH;
     }
@@ -214,13 +214,13 @@ class ArgumentPair {
    * in its object; DIVERGED (cursors left alone) when the keys do not pair up that way. */
   private sameNewKey(prefixBase: number): typeof MATCH | typeof STOP | typeof DIVERGED {
     const { expected, actual } = this;
-    if (expected.charCodeAt(this.e) !== 0x22) return DIVERGED;
+    if (expected.charCodeAt(this.e) !== 0x22 || actual.charCodeAt(this.a) !== 0x22) return DIVERGED;
     const start = this.e + 1;
-    const end = scanString(expected, start);
+    const end = scanStringAgainst(expected, start, actual, this.a + 1);
     if (end < 0) return this.undecided();
     // An unescaped key, quotes included, that the actual text repeats code unit for code unit is
     // the same key there, and a valid one.
-    if (lastScan.stringHadEscape || !sameRegion(expected, this.e, end, actual, this.a, this.a + end - this.e)) return DIVERGED;
+    if (lastScan.stringHadEscape || !lastScan.sameInOther) return DIVERGED;
     if (members.top - prefixBase >= SLOT * MAX_KEYS_PER_OBJECT) return this.undecided();
     if (members.find(expected, prefixBase, members.top, expected, start, end - 1) >= 0) return DIVERGED;
     members.push(start, end - 1, -1);

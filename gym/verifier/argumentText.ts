@@ -45,9 +45,25 @@ function isHexDigit(code: number): boolean {
 export const lastScan = {
   /** The last `scanString` met a backslash: only then do raw and decoded contents differ. */
   stringHadEscape: false,
+  /** The other text of the last `scanStringAgainst` repeats its literal. */
+  sameInOther: false,
   /** The last `scanNumber` read a Python float (fraction, exponent, NaN or ±Infinity). */
   numberIsFloat: false,
 };
+
+/** Index of the last character of the escape whose backslash is at `index`, or INVALID. */
+function escapeEnd(text: string, index: number): number {
+  const escape = text.charCodeAt(index + 1);
+  if (escape === 0x75) {
+    // \uXXXX; a lone or paired surrogate is kept either way, so each escape stands alone.
+    for (let digit = 2; digit <= 5; digit++) if (!isHexDigit(text.charCodeAt(index + digit))) return INVALID;
+    return index + 5;
+  }
+  const simple =
+    escape === QUOTE || escape === BACKSLASH || escape === 0x2f || escape === 0x62 ||
+    escape === 0x66 || escape === 0x6e || escape === 0x72 || escape === 0x74;
+  return simple ? index + 1 : INVALID;
+}
 
 /** Index past the closing quote of the string whose content starts at `start`, or INVALID. */
 export function scanString(text: string, start: number): number {
@@ -58,17 +74,32 @@ export function scanString(text: string, start: number): number {
     if (code <= 0x1f) return INVALID;
     if (code !== BACKSLASH) continue;
     lastScan.stringHadEscape = true;
-    const escape = text.charCodeAt(++index);
-    if (escape === 0x75) {
-      // \uXXXX; a lone or paired surrogate is kept either way, so each escape stands alone.
-      for (let digit = 1; digit <= 4; digit++) if (!isHexDigit(text.charCodeAt(index + digit))) return INVALID;
-      index += 4;
-    } else if (
-      escape !== QUOTE && escape !== BACKSLASH && escape !== 0x2f && escape !== 0x62 &&
-      escape !== 0x66 && escape !== 0x6e && escape !== 0x72 && escape !== 0x74
-    ) {
-      return INVALID;
+    index = escapeEnd(text, index);
+    if (index < 0) return INVALID;
+  }
+  return INVALID;
+}
+
+/** `scanString`, also telling (in `lastScan.sameInOther`) whether `other` repeats the literal,
+ * closing quote included, from `otherStart`: one read of the text instead of two. */
+export function scanStringAgainst(text: string, start: number, other: string, otherStart: number): number {
+  lastScan.stringHadEscape = false;
+  const shift = otherStart - start;
+  let same = true;
+  for (let index = start; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (same && other.charCodeAt(index + shift) !== code) same = false;
+    if (code === QUOTE) {
+      lastScan.sameInOther = same;
+      return index + 1;
     }
+    if (code <= 0x1f) return INVALID;
+    if (code !== BACKSLASH) continue;
+    lastScan.stringHadEscape = true;
+    const end = escapeEnd(text, index);
+    if (end < 0) return INVALID;
+    if (same) same = sameRegion(text, index + 1, end + 1, other, index + 1 + shift, end + 1 + shift);
+    index = end;
   }
   return INVALID;
 }
