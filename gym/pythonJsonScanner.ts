@@ -1,7 +1,7 @@
 // CPython's json scanner (the C one, default arguments) over a JavaScript string: what it accepts,
 // the Python type each lexeme becomes, and the message and index where it fails.
 import { scanPythonJsonNumber as scanNumberExport } from './pythonJsonNumber';
-import { MAX_NESTING_DEPTH, PythonJsonFailure, type PyDict, type PyValue } from './pythonJsonValue';
+import { MAX_NESTING_DEPTH as DEPTH_LIMIT, PythonJsonFailure, type PyDict, type PyValue } from './pythonJsonValue';
 
 // The grammar's character classes live here rather than in a shared module: the scanner calls
 // them per character, and a call through another module's export getter costs more than the test.
@@ -15,8 +15,10 @@ const COLON = 0x3a;
 const COMMA = 0x2c;
 const MINUS = 0x2d;
 
-// Taken off the module object once: called per number, and an import is read through a getter.
+// Taken off the module objects once: an import is read through a getter at each use, and these are
+// used per number and per container.
 const scanPythonJsonNumber = scanNumberExport;
+const MAX_NESTING_DEPTH = DEPTH_LIMIT;
 
 /** Only these four: CPython's decoder does not accept other Unicode whitespace between tokens. */
 function isJsonWhitespace(code: number): boolean {

@@ -6,7 +6,7 @@
 // and every value the checks read is JSON.parse's value of the same bytes. Anything else (NaN,
 // a BOM, bad bytes, nesting past the decoder's limit) comes back undefined for the other paths.
 import { isAscii, isUtf8 } from 'node:buffer';
-import { MAX_NESTING_DEPTH } from '../pythonJson';
+import { MAX_NESTING_DEPTH as DEPTH_LIMIT } from '../pythonJson';
 import * as strictJson from './strictJson';
 
 /** What to build of a value: all of it; for an array only its length; for an object only the named
@@ -18,6 +18,7 @@ export type Members = { keys: Map<string, Selector> };
 // Taken out of the module object once: the CommonJS that TypeScript runs as reads an import through a
 // getter on every call, which costs more than a short token.
 const { FAILED, skipString, skipValue, skipWhitespace } = strictJson;
+const MAX_NESTING_DEPTH = DEPTH_LIMIT;
 
 const VALUE = 0;
 const LENGTH = 1;

@@ -2,7 +2,10 @@
 // the validator's fast path that reads the bulk of a row. One loop with an explicit stack instead of
 // a call per value, since long rows are thousands of short tokens and a call each costs more than
 // the token. Bytes of 0x80 and above are taken as string content; the caller checks UTF-8.
-import { MAX_NESTING_DEPTH } from '../pythonJson';
+import { MAX_NESTING_DEPTH as DEPTH_LIMIT } from '../pythonJson';
+
+// A local copy: an import is read through a getter at each use, and this one is read per container.
+const MAX_NESTING_DEPTH = DEPTH_LIMIT;
 
 /** Returned instead of a position when the bytes are not strict JSON. */
 export const FAILED = -1;
