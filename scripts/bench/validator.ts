@@ -1,6 +1,6 @@
 // Validator throughput against NeMo Gym's validate_pivot_dataset.py (0.4.0), in one run on the same
-// generated files, for two row shapes: short single-turn pivots and long multi-turn pivots with many
-// tools. Timed twice: in process (its validate_file() against our validatePivotDataset()), and whole
+// generated files, for two row shapes: short single-turn travel pivots (about 1.7 KiB) and NeMo Gym's
+// own tool-use example rows (about 28 KiB) repeated to some 140 MiB. Timed twice: in process (its validate_file() against our validatePivotDataset()), and whole
 // process (`python validate_pivot_dataset.py` against `bin/pivot-miner.js validate`, start-up
 // included, same exit code and output required). Prints each figure beside the Python baseline and
 // the ratio; the last line is JSON.
@@ -8,7 +8,7 @@
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { validatePivotDataset } from '../../gym/validator';
 import { median, nemoGymPython, referenceValidatorScript, runPythonAnchor } from './python/nemoGym';
 
+const run = promisify(execFile);
 const WARMUP_PASSES = 1;
 const PASSES = 3;
 /** Python and TypeScript take turns, so a load change on the machine hits both sides alike. */
@@ -27,17 +28,8 @@ const words = ['weather', 'flight', 'refund', 'order', 'tomorrow', 'hotel', 'bud
 const place = (index: number) => (index % 5 === 0 ? 'Zürich' : 'Boston');
 const text = (seed: number, count: number) => Array.from({ length: count }, (_, k) => words[(seed * 7 + k * 3) % words.length]).join(' ');
 
-function tool(index: number, detailed: boolean): Record<string, unknown> {
-  const properties: Record<string, unknown> = { query: { type: 'string', description: text(index, detailed ? 12 : 4) } };
-  if (detailed) {
-    Object.assign(properties, {
-      limit: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
-      radius_km: { type: 'number', minimum: 0.5, maximum: 250.75 },
-      tags: { type: 'array', items: { type: 'string', enum: words.slice(0, 6) } },
-      filters: { type: 'object', properties: { from: { type: 'string', format: 'date' }, strict: { type: 'boolean' } } },
-    });
-  }
-  return { type: 'function', name: `tool_${index}`, description: text(index + 1, detailed ? 20 : 6), parameters: { type: 'object', properties, required: ['query'] }, strict: detailed };
+function tool(index: number): Record<string, unknown> {
+  return { type: 'function', name: `tool_${index}`, description: text(index + 1, 6), parameters: { type: 'object', properties: { query: { type: 'string', description: text(index, 4) } }, required: ['query'] }, strict: false };
 }
 
 function provenance(index: number): Record<string, unknown> {
@@ -50,7 +42,7 @@ function shortRow(index: number): string {
   return JSON.stringify({
     responses_create_params: {
       input: [{ role: 'system', content: 'You are a helpful travel agent.' }, { role: 'user', content: `${text(index, 14)} in ${place(index)} #${index}` }],
-      tools: [0, 1, 2, 3].map((k) => tool(k, false)),
+      tools: [0, 1, 2, 3].map(tool),
       tool_choice: 'auto',
       parallel_tool_calls: false,
       temperature: 0.7,
@@ -63,37 +55,33 @@ function shortRow(index: number): string {
   });
 }
 
-/** A pivot deep in a long tool-use trajectory: 8 turns of reasoning, calls and outputs, 24 tools. */
-function longRow(index: number): string {
-  const input: unknown[] = [{ role: 'system', content: `${text(index, 60)} ${place(index)}` }];
-  for (let turn = 0; turn < 8; turn++) {
-    const callId = `call_${index}_${turn}`;
-    input.push(
-      { role: 'user', content: text(index + turn, 40) },
-      { type: 'reasoning', id: `rs_${index}_${turn}`, summary: [{ type: 'summary_text', text: text(turn, 30) }] },
-      { type: 'function_call', call_id: callId, name: `tool_${turn}`, arguments: JSON.stringify({ query: text(turn, 5), limit: 20, radius_km: 12.5 }) },
-      { type: 'function_call_output', call_id: callId, output: JSON.stringify({ results: [1, 2, 3].map((k) => ({ id: k, title: text(k + turn, 8), score: k / 7 })) }) },
-      { type: 'message', role: 'assistant', id: `msg_${index}_${turn}`, status: 'completed', content: [{ type: 'output_text', text: text(index * turn, 35), annotations: [] }] },
-    );
-  }
-  return JSON.stringify({
-    responses_create_params: {
-      input,
-      tools: Array.from({ length: 24 }, (_, k) => tool(k, true)),
-      tool_choice: 'auto',
-      parallel_tool_calls: false,
-      max_output_tokens: 4096,
-    },
-    expected_action: { type: 'function_call', name: `tool_${index % 24}`, arguments: JSON.stringify({ query: text(index, 6), limit: 5, radius_km: 3.75, tags: ['hotel'] }) },
-    agent_ref: { type: 'responses_api_agents', name: 'long_horizon_agent' },
+const EXAMPLE_ROWS = 'resources_servers/single_step_tool_use_with_argument_comparison/data/example.jsonl';
+
+/** Drops every null object member: the optional request fields the example leaves unset. */
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(Object.entries(value).filter(([, member]) => member !== null).map(([key, member]) => [key, withoutNulls(member)]));
+}
+
+/** NeMo Gym's own tool-use pivots (its single_step_tool_use_with_argument_comparison example, about
+ * 28 KiB a row: a long policy prompt, a conversation and a dozen tools), taken from the installed
+ * 0.4.0 package, null optionals removed, with the agent_ref and provenance a mined pivot carries. */
+async function exampleRows(python: string): Promise<(index: number) => string> {
+  const { stdout } = await run(python, ['-c', 'import os, resources_servers; print(os.path.dirname(os.path.dirname(resources_servers.__file__)))']);
+  const lines = await readFile(path.join(stdout.trim(), EXAMPLE_ROWS), 'utf8');
+  const rows = lines.split('\n').filter((line) => line.trim() !== '').map((line) => withoutNulls(JSON.parse(line)) as Record<string, unknown>);
+  return (index) => JSON.stringify({
+    ...rows[index % rows.length],
+    agent_ref: { type: 'responses_api_agents', name: 'single_step_tool_use_with_argument_comparison_simple_agent' },
     provenance: provenance(index),
   });
 }
 
-const SHAPES = [
-  { name: 'short single-turn pivots', rows: 50_000, row: shortRow },
-  { name: 'long multi-turn pivots, 24 tools', rows: 2_000, row: longRow },
-] as const;
+const shapes = async (python: string) => [
+  { name: 'short single-turn travel pivots', rows: 50_000, row: shortRow },
+  { name: 'NeMo Gym single_step_tool_use_with_argument_comparison pivots, repeated', rows: 5_000, row: await exampleRows(python) },
+];
 
 async function writeRows(file: string, rows: number, row: (index: number) => string): Promise<void> {
   const out = createWriteStream(file);
@@ -121,7 +109,6 @@ async function timeOurs(file: string, rows: number, passes: number, threads: num
   }
 }
 
-const run = promisify(execFile);
 const cli = path.resolve(__dirname, '../../bin/pivot-miner.js');
 
 const processRunSchema = z.object({ wall: z.number(), cpu: z.number(), exit_code: z.number().int(), stdout: z.string(), stderr: z.string() });
@@ -163,7 +150,7 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(tmpdir(), 'pivot-validator-bench-'));
   const summary: Record<string, number> = { threads };
   try {
-    for (const [shapeIndex, shape] of SHAPES.entries()) {
+    for (const [shapeIndex, shape] of (await shapes(python)).entries()) {
       const file = path.join(dir, `shape${shapeIndex}.jsonl`);
       await writeRows(file, shape.rows, shape.row);
       const mib = (await stat(file)).size / 2 ** 20;
