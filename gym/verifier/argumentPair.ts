@@ -3,10 +3,13 @@
 // texts share their shape (the same keys in the same order, the common case for a policy that
 // answers the right tool) that walk visits the tokens in text order, so it can run on the texts
 // themselves. Anything else (keys in another order or missing, duplicate keys, escaped keys, a
-// text that is not valid on the expected side) is left to the tree walk in compare.ts.
+// text that is not valid on the expected side) is left to the tree walk in compare.ts. Objects
+// are compared in objectPair.ts, which also takes keys in another order when it can.
 import type { ArgumentMismatch } from './compare';
 import * as tokens from './argumentText';
-import * as memberStack from './memberStack';
+import * as objectPair from './objectPair';
+import * as pairWalk from './pairWalk';
+import type { PairWalk, Step } from './pairWalk';
 import * as pythonText from './pythonText';
 
 // Bound once: every read of an import goes through the module's export getter, which on this path
@@ -14,29 +17,19 @@ import * as pythonText from './pythonText';
 const { floatSelfDifference, floatValue, INVALID, isPythonJson, lastScan, MAX_SCAN_DEPTH, sameRegion, scanLiteral, scanNumber, scanString, scanStringAgainst } = tokens;
 const { skipListRest, skipValue, skipWhitespace } = tokens;
 const { stringRegionsMatch } = pythonText;
-const { MAX_KEYS_PER_OBJECT, SLOT } = memberStack;
+const { compareObjects, members } = objectPair;
+const { MATCH, STOP } = pairWalk;
 
 /** The texts need the decoding comparison (compare.ts) for a verdict. */
 export const UNDECIDED = 'UNDECIDED';
 
-// Walk results: MATCH, a mismatch category, or STOP once a text turned out invalid or a shape
-// needs the decoding path, with the reason in `ArgumentPair.stop`.
-const MATCH = null;
-const STOP = 'STOP';
-/** The keys of two objects stop pairing up in order. */
-const DIVERGED = 'DIVERGED';
-type Step = ArgumentMismatch | typeof MATCH | typeof STOP;
-
-/** The members of the objects open on the walk. */
-const members = new memberStack.MemberStack();
-
-class ArgumentPair {
-  private expected = '';
-  private actual = '';
+class ArgumentPair implements PairWalk {
+  expected = '';
+  actual = '';
   private floatThreshold = 0;
   private wordThreshold = 0;
-  private e = 0;
-  private a = 0;
+  e = 0;
+  a = 0;
   /** Why the walk stopped: the actual text is invalid, or the decoding path has to decide. */
   stop: 'actual_invalid' | 'undecided' = 'undecided';
 
@@ -55,12 +48,12 @@ class ArgumentPair {
     return step;
   }
 
-  private undecided(): typeof STOP {
+  undecided(): typeof STOP {
     this.stop = 'undecided';
     return STOP;
   }
 
-  private actualInvalid(): typeof STOP {
+  actualInvalid(): typeof STOP {
     this.stop = 'actual_invalid';
     return STOP;
   }
@@ -74,7 +67,7 @@ class ArgumentPair {
   }
 
   /** Moves past both values once their comparison no longer matters or cannot be made in place. */
-  private skipBoth(step: ArgumentMismatch, depth: number): Step {
+  skipBoth(step: ArgumentMismatch, depth: number): Step {
     const end = skipValue(this.expected, this.e, depth);
     if (end < 0) return this.undecided();
     this.e = end;
@@ -82,7 +75,7 @@ class ArgumentPair {
   }
 
   /** Both cursors are at a value; Python's `compare_tool_call_arguments` on the two. */
-  private value(depth: number): Step {
+  value(depth: number): Step {
     const { expected, actual } = this;
     const open = expected.charCodeAt(this.e);
     if (open === 0x7b || open === 0x5b) {
@@ -90,7 +83,7 @@ class ArgumentPair {
       if (actual.charCodeAt(this.a) !== open) return this.skipBoth('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
       this.e++;
       this.a++;
-      return open === 0x7b ? this.object(depth + 1) : this.list(depth + 1);
+      return open === 0x7b ? compareObjects(this, depth + 1) : this.list(depth + 1);
     }
     if (open === 0x22) return this.string(depth);
     const expectedEnd = open === 0x6e || open === 0x74 || open === 0x66 ? scanLiteral(expected, this.e) : scanNumber(expected, this.e);
@@ -158,141 +151,6 @@ class ArgumentPair {
     this.a = actualEnd;
     const matches = stringRegionsMatch(expected, expectedStart, expectedEnd - 1, actual, actualStart, actualEnd - 1, true, this.wordThreshold);
     return matches ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
-  }
-
-  /** After `{` on both sides. While the keys pair up in order the values are compared as they
-   * come; from the first member where they do not, the rest is compared as sets (`unorderedRest`). */
-  private object(depth: number): Step {
-    const { expected, actual } = this;
-    this.e = skipWhitespace(expected, this.e);
-    this.a = skipWhitespace(actual, this.a);
-    const prefixBase = members.top;
-    let step: Step = MATCH;
-    let e = expected.charCodeAt(this.e);
-    let a = actual.charCodeAt(this.a);
-    if (e !== 0x7d || a !== 0x7d) {
-      for (;;) {
-        const key = this.sameNewKey(prefixBase);
-        if (key === STOP) return STOP;
-        if (key === DIVERGED) {
-          const afterComma = members.top > prefixBase;
-          return this.unorderedRest(prefixBase, step, afterComma, afterComma, depth);
-        }
-        this.e = skipWhitespace(expected, this.e);
-        this.a = skipWhitespace(actual, this.a);
-        if (expected.charCodeAt(this.e) !== 0x3a) return this.undecided();
-        if (actual.charCodeAt(this.a) !== 0x3a) return this.actualInvalid();
-        this.e = skipWhitespace(expected, this.e + 1);
-        this.a = skipWhitespace(actual, this.a + 1);
-        // Past the first mismatch the values are only read over, yet the keys still have to pair.
-        step = step === MATCH ? this.value(depth) : this.skipBoth(step, depth);
-        if (step === STOP) return STOP;
-        this.e = skipWhitespace(expected, this.e);
-        this.a = skipWhitespace(actual, this.a);
-        e = expected.charCodeAt(this.e);
-        a = actual.charCodeAt(this.a);
-        if (e !== 0x7d && e !== 0x2c) return this.undecided();
-        if (a !== 0x7d && a !== 0x2c) return this.actualInvalid();
-        if (e !== a) {
-          // One object has more members (or a trailing comma) than the other.
-          if (e === 0x2c) this.e = skipWhitespace(expected, this.e + 1);
-          else this.a = skipWhitespace(actual, this.a + 1);
-          return this.unorderedRest(prefixBase, step, e === 0x2c, a === 0x2c, depth);
-        }
-        if (e === 0x7d) break;
-        this.e = skipWhitespace(expected, this.e + 1);
-        this.a = skipWhitespace(actual, this.a + 1);
-      }
-    }
-    this.e++;
-    this.a++;
-    members.top = prefixBase;
-    return step;
-  }
-
-  /** Reads the key at both cursors when it is the same raw text on both sides, unescaped and new
-   * in its object; DIVERGED (cursors left alone) when the keys do not pair up that way. */
-  private sameNewKey(prefixBase: number): typeof MATCH | typeof STOP | typeof DIVERGED {
-    const { expected, actual } = this;
-    if (expected.charCodeAt(this.e) !== 0x22 || actual.charCodeAt(this.a) !== 0x22) return DIVERGED;
-    const start = this.e + 1;
-    const end = scanStringAgainst(expected, start, actual, this.a + 1);
-    if (end < 0) return this.undecided();
-    // An unescaped key, quotes included, that the actual text repeats code unit for code unit is
-    // the same key there, and a valid one.
-    if (lastScan.stringHadEscape || !lastScan.sameInOther) return DIVERGED;
-    if (members.top - prefixBase >= SLOT * MAX_KEYS_PER_OBJECT) return this.undecided();
-    if (members.find(expected, prefixBase, members.top, expected, start, end - 1) >= 0) return DIVERGED;
-    members.push(start, end - 1, -1);
-    this.a += end - this.e;
-    this.e = end;
-    return MATCH;
-  }
-
-  /**
-   * The members from the cursors on, after a prefix whose keys paired up in order (their slots
-   * from `prefixBase`, values already compared into `prefixStep`). Python compares dicts by key
-   * set first, then values in expected key order, so the prefix's verdict comes before the rest's.
-   * The expected members are listed first; the actual ones are then read once, each value compared
-   * as it comes with the expected value of its key, keeping the mismatch first in expected order.
-   */
-  private unorderedRest(prefixBase: number, prefixStep: Step, expectedAfterComma: boolean, actualAfterComma: boolean, depth: number): Step {
-    const { expected, actual } = this;
-    const { slots } = members;
-    const restBase = members.top;
-    const expectedCount = members.pushMembers(expected, this.e, expectedAfterComma, depth);
-    // Python keeps the last of duplicate keys in the first one's place; the decoding path does that.
-    if (expectedCount < 0 || members.hasDuplicate(expected, prefixBase, members.top)) return this.undecided();
-    const expectedEnd = members.end;
-    const restTop = members.top;
-    let keysDiffer = false;
-    let actualCount = 0;
-    let firstMismatchSlot = restTop;
-    let firstMismatch: Step = MATCH;
-    let index = this.a;
-    if (actualAfterComma || actual.charCodeAt(index) !== 0x7d) {
-      for (;;) {
-        if (actual.charCodeAt(index) !== 0x22) return this.actualInvalid();
-        const keyEnd = scanString(actual, index + 1);
-        if (keyEnd < 0) return this.actualInvalid();
-        if (lastScan.stringHadEscape) return this.undecided();
-        actualCount++;
-        const colon = skipWhitespace(actual, keyEnd);
-        if (actual.charCodeAt(colon) !== 0x3a) return this.actualInvalid();
-        this.a = skipWhitespace(actual, colon + 1);
-        const slot = members.find(expected, restBase, restTop, actual, index + 1, keyEnd - 1);
-        if (slot < 0 || slots[slot + 3] !== 0) {
-          // A key seen before (in the prefix or earlier in this rest) is a duplicate.
-          if (slot >= 0 || members.find(expected, prefixBase, restBase, actual, index + 1, keyEnd - 1) >= 0) return this.undecided();
-          keysDiffer = true;
-        }
-        if (slot >= 0 && slot < firstMismatchSlot && !keysDiffer && prefixStep === MATCH) {
-          slots[slot + 3] = 1;
-          this.e = slots[slot + 2] as number;
-          const step = this.value(depth);
-          if (step === STOP) return STOP;
-          if (step !== MATCH) {
-            firstMismatchSlot = slot;
-            firstMismatch = step;
-          }
-        } else {
-          if (slot >= 0) slots[slot + 3] = 1;
-          const end = skipValue(actual, this.a, depth);
-          if (end < 0) return end === INVALID ? this.actualInvalid() : this.undecided();
-          this.a = end;
-        }
-        index = skipWhitespace(actual, this.a);
-        const next = actual.charCodeAt(index);
-        if (next === 0x7d) break;
-        if (next !== 0x2c) return this.actualInvalid();
-        index = skipWhitespace(actual, index + 1);
-      }
-    }
-    this.e = expectedEnd;
-    this.a = index + 1;
-    members.top = prefixBase;
-    if (keysDiffer || actualCount !== expectedCount) return 'ARGUMENT_OBJECT_KEYS_DIFFERENT';
-    return prefixStep === MATCH ? firstMismatch : prefixStep;
   }
 
   /** After `[` on both sides. A length difference outranks every element mismatch. */

@@ -1,0 +1,162 @@
+// Two objects on the side-by-side walk over two `arguments` texts (argumentPair.ts). While their
+// keys pair up in order (the common case) the values are compared as they come; from the first
+// member where they do not, the rest is compared as Python compares dicts: key sets first, then
+// values in expected key order.
+import * as tokens from './argumentText';
+import * as memberStack from './memberStack';
+import * as pairWalk from './pairWalk';
+import type { PairWalk, Step } from './pairWalk';
+
+// Bound once: every read of an import goes through the module's export getter, which on this path
+// (several calls per character) costs more than the work.
+const { INVALID, lastScan, scanString, scanStringAgainst, skipValue, skipWhitespace } = tokens;
+const { MAX_KEYS_PER_OBJECT, SLOT } = memberStack;
+const { MATCH, STOP } = pairWalk;
+
+/** The keys of two objects stop pairing up in order. */
+const DIVERGED = 'DIVERGED';
+
+/** The members of the objects open on the walk. A walk that stops leaves its own behind, so every
+ * walk starts by emptying it. */
+export const members = new memberStack.MemberStack();
+
+/** After `{` on both sides: the verdict on the two objects, with both cursors moved past them. */
+export function compareObjects(walk: PairWalk, depth: number): Step {
+  const { expected, actual } = walk;
+  walk.e = skipWhitespace(expected, walk.e);
+  walk.a = skipWhitespace(actual, walk.a);
+  const prefixBase = members.top;
+  let step: Step = MATCH;
+  let e = expected.charCodeAt(walk.e);
+  let a = actual.charCodeAt(walk.a);
+  if (e !== 0x7d || a !== 0x7d) {
+    for (;;) {
+      const key = sameNewKey(walk, prefixBase);
+      if (key === STOP) return STOP;
+      if (key === DIVERGED) {
+        const afterComma = members.top > prefixBase;
+        return unorderedRest(walk, prefixBase, step, afterComma, afterComma, depth);
+      }
+      walk.e = skipWhitespace(expected, walk.e);
+      walk.a = skipWhitespace(actual, walk.a);
+      if (expected.charCodeAt(walk.e) !== 0x3a) return walk.undecided();
+      if (actual.charCodeAt(walk.a) !== 0x3a) return walk.actualInvalid();
+      walk.e = skipWhitespace(expected, walk.e + 1);
+      walk.a = skipWhitespace(actual, walk.a + 1);
+      // Past the first mismatch the values are only read over, yet the keys still have to pair.
+      step = step === MATCH ? walk.value(depth) : walk.skipBoth(step, depth);
+      if (step === STOP) return STOP;
+      walk.e = skipWhitespace(expected, walk.e);
+      walk.a = skipWhitespace(actual, walk.a);
+      e = expected.charCodeAt(walk.e);
+      a = actual.charCodeAt(walk.a);
+      if (e !== 0x7d && e !== 0x2c) return walk.undecided();
+      if (a !== 0x7d && a !== 0x2c) return walk.actualInvalid();
+      if (e !== a) {
+        // One object has more members (or a trailing comma) than the other.
+        if (e === 0x2c) walk.e = skipWhitespace(expected, walk.e + 1);
+        else walk.a = skipWhitespace(actual, walk.a + 1);
+        return unorderedRest(walk, prefixBase, step, e === 0x2c, a === 0x2c, depth);
+      }
+      if (e === 0x7d) break;
+      walk.e = skipWhitespace(expected, walk.e + 1);
+      walk.a = skipWhitespace(actual, walk.a + 1);
+    }
+  }
+  walk.e++;
+  walk.a++;
+  members.top = prefixBase;
+  return step;
+}
+
+/** Reads the key at both cursors when it is the same raw text on both sides, unescaped and new
+ * in its object; DIVERGED (cursors left alone) when the keys do not pair up that way. */
+function sameNewKey(walk: PairWalk, prefixBase: number): typeof MATCH | typeof STOP | typeof DIVERGED {
+  const { expected, actual } = walk;
+  if (expected.charCodeAt(walk.e) !== 0x22 || actual.charCodeAt(walk.a) !== 0x22) return DIVERGED;
+  const start = walk.e + 1;
+  const end = scanStringAgainst(expected, start, actual, walk.a + 1);
+  if (end < 0) return walk.undecided();
+  // An unescaped key, quotes included, that the actual text repeats code unit for code unit is
+  // the same key there, and a valid one.
+  if (lastScan.stringHadEscape || !lastScan.sameInOther) return DIVERGED;
+  if (members.top - prefixBase >= SLOT * MAX_KEYS_PER_OBJECT) return walk.undecided();
+  if (members.find(expected, prefixBase, members.top, expected, start, end - 1) >= 0) return DIVERGED;
+  members.push(start, end - 1, -1);
+  walk.a += end - walk.e;
+  walk.e = end;
+  return MATCH;
+}
+
+/**
+ * The members from the cursors on, after a prefix whose keys paired up in order (their slots
+ * from `prefixBase`, values already compared into `prefixStep`). Python compares dicts by key
+ * set first, then values in expected key order, so the prefix's verdict comes before the rest's.
+ * The expected members are listed first; the actual ones are then read once, each value compared
+ * as it comes with the expected value of its key, keeping the mismatch first in expected order.
+ */
+function unorderedRest(
+  walk: PairWalk,
+  prefixBase: number,
+  prefixStep: Step,
+  expectedAfterComma: boolean,
+  actualAfterComma: boolean,
+  depth: number,
+): Step {
+  const { expected, actual } = walk;
+  const { slots } = members;
+  const restBase = members.top;
+  const expectedCount = members.pushMembers(expected, walk.e, expectedAfterComma, depth);
+  // Python keeps the last of duplicate keys in the first one's place; the decoding path does that.
+  if (expectedCount < 0 || members.hasDuplicate(expected, prefixBase, members.top)) return walk.undecided();
+  const expectedEnd = members.end;
+  const restTop = members.top;
+  let keysDiffer = false;
+  let actualCount = 0;
+  let firstMismatchSlot = restTop;
+  let firstMismatch: Step = MATCH;
+  let index = walk.a;
+  if (actualAfterComma || actual.charCodeAt(index) !== 0x7d) {
+    for (;;) {
+      if (actual.charCodeAt(index) !== 0x22) return walk.actualInvalid();
+      const keyEnd = scanString(actual, index + 1);
+      if (keyEnd < 0) return walk.actualInvalid();
+      if (lastScan.stringHadEscape) return walk.undecided();
+      actualCount++;
+      const colon = skipWhitespace(actual, keyEnd);
+      if (actual.charCodeAt(colon) !== 0x3a) return walk.actualInvalid();
+      walk.a = skipWhitespace(actual, colon + 1);
+      const slot = members.find(expected, restBase, restTop, actual, index + 1, keyEnd - 1);
+      if (slot < 0 || slots[slot + 3] !== 0) {
+        // A key seen before (in the prefix or earlier in this rest) is a duplicate.
+        if (slot >= 0 || members.find(expected, prefixBase, restBase, actual, index + 1, keyEnd - 1) >= 0) return walk.undecided();
+        keysDiffer = true;
+      }
+      if (slot >= 0 && slot < firstMismatchSlot && !keysDiffer && prefixStep === MATCH) {
+        slots[slot + 3] = 1;
+        walk.e = slots[slot + 2] as number;
+        const step = walk.value(depth);
+        if (step === STOP) return STOP;
+        if (step !== MATCH) {
+          firstMismatchSlot = slot;
+          firstMismatch = step;
+        }
+      } else {
+        if (slot >= 0) slots[slot + 3] = 1;
+        const end = skipValue(actual, walk.a, depth);
+        if (end < 0) return end === INVALID ? walk.actualInvalid() : walk.undecided();
+        walk.a = end;
+      }
+      index = skipWhitespace(actual, walk.a);
+      const next = actual.charCodeAt(index);
+      if (next === 0x7d) break;
+      if (next !== 0x2c) return walk.actualInvalid();
+      index = skipWhitespace(actual, index + 1);
+    }
+  }
+  walk.e = expectedEnd;
+  walk.a = index + 1;
+  members.top = prefixBase;
+  if (keysDiffer || actualCount !== expectedCount) return 'ARGUMENT_OBJECT_KEYS_DIFFERENT';
+  return prefixStep === MATCH ? firstMismatch : prefixStep;
+}

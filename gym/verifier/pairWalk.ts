@@ -1,0 +1,24 @@
+// What the side-by-side walk over two `arguments` texts (argumentPair.ts) returns for each value,
+// and what comparing two objects on that walk (objectPair.ts) needs from it. The two recurse into
+// each other, so this is the part both of them share.
+import type { ArgumentMismatch } from './compare';
+
+// Walk results: MATCH, a mismatch category, or STOP once a text turned out invalid or a shape
+// needs the decoding path, with the reason recorded by the walk.
+export const MATCH = null;
+export const STOP = 'STOP';
+export type Step = ArgumentMismatch | typeof MATCH | typeof STOP;
+
+/** The two texts with a cursor into each, both at the same point of the comparison. */
+export interface PairWalk {
+  readonly expected: string;
+  readonly actual: string;
+  e: number;
+  a: number;
+  /** Both cursors are at a value: compares the two and moves past them. */
+  value(depth: number): Step;
+  /** Moves past both values once their comparison no longer matters or cannot be made in place. */
+  skipBoth(step: ArgumentMismatch, depth: number): Step;
+  undecided(): typeof STOP;
+  actualInvalid(): typeof STOP;
+}
