@@ -1,13 +1,14 @@
-// Worker threads for the validator's fast path (the `threads` option). JSON.parse is most of the
-// work and lines are independent, so batches go round-robin to the workers; the caller consumes the
-// outcomes in file order, so the first failure and the metrics are those of a sequential run. Not
-// the default: each worker compiles the checks on start (about a second on a busy machine), and on
-// a machine whose cores are already taken the threads only add contention.
-import path from 'node:path';
-import { Worker } from 'node:worker_threads';
-import type { LineOutcome } from './fastRows';
+// Worker threads for the validator's fast path (the `threads` option). Scanning is most of the
+// work and lines are independent, so batches go round-robin to the workers, which answer with one
+// small verdict per line (a row summary or "exact path"), never a parsed row; the caller consumes
+// the outcomes in file order, so the first failure and the metrics are those of a sequential run.
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
+import { acceptLineFast, type LineOutcome } from './fastRows';
 import type { RawLine } from './jsonlLines';
 import type { RowCheckOptions } from './rowChecks';
+
+/** Tells a worker started on this module from any other load of it. */
+const WORKER_ROLE = 'pivot-miner validator fast-path worker';
 
 /** One batch as it crosses to a worker: the lines' bytes back to back, in one transferred buffer. */
 export interface LineBatch {
@@ -31,9 +32,27 @@ function toBatch(id: number, lines: readonly RawLine[]): LineBatch {
   return { id, bytes, offsets, terminated };
 }
 
-// Workers start from source like the rest of the project: tsx compiles the worker module on load.
-// Worked out when workers start, not on import, so `validate` (one thread, bundled) never needs it.
-const bootstrap = () => `require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(path.join(__dirname, 'fastRowsWorker.ts'))});`;
+/** What a worker loads: the file this module is in. Under `pivot-miner validate` that is the cached
+ * bundle (bin/cachedBundle.js), one plain file that starts in milliseconds; from source (tests,
+ * library use) tsx compiles the module, as it does for the caller. */
+function workerSource(): string {
+  const self = `require(${JSON.stringify(__filename)});`;
+  return __filename.endsWith('.ts') ? `require(${JSON.stringify(require.resolve('tsx/cjs'))}); ${self}` : self;
+}
+
+/** The worker's side: decodes, scans and checks the lines of one batch at a time. */
+function serveBatches(options: RowCheckOptions): void {
+  parentPort?.on('message', (batch: LineBatch) => {
+    const outcomes: LineOutcome[] = [];
+    for (let i = 0; i < batch.terminated.length; i++) {
+      outcomes.push(acceptLineFast(batch.bytes.subarray(batch.offsets[i], batch.offsets[i + 1]), batch.terminated[i] === 1, options));
+    }
+    parentPort?.postMessage({ id: batch.id, outcomes });
+  });
+}
+
+const role = workerData as { role?: unknown; options?: RowCheckOptions } | null;
+if (!isMainThread && role?.role === WORKER_ROLE && role.options !== undefined) serveBatches(role.options);
 
 export class FastRowWorkers {
   private readonly workers: Worker[];
@@ -42,9 +61,9 @@ export class FastRowWorkers {
 
   /** `options` without `checkAgentName`: a function cannot cross to a thread; the caller applies it. */
   constructor(count: number, options: Omit<RowCheckOptions, 'checkAgentName'>) {
-    const source = bootstrap();
+    const source = workerSource();
     this.workers = Array.from({ length: count }, () => {
-      const worker = new Worker(source, { eval: true, execArgv: [], workerData: options });
+      const worker = new Worker(source, { eval: true, execArgv: [], workerData: { role: WORKER_ROLE, options } });
       worker.on('message', ({ id, outcomes }: { id: number; outcomes: LineOutcome[] }) => {
         this.waiting.get(id)?.resolve(outcomes);
         this.waiting.delete(id);

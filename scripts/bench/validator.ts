@@ -1,9 +1,10 @@
 // Validator throughput against NeMo Gym's validate_pivot_dataset.py (0.4.0), in one run on the same
 // generated files, for two row shapes: short single-turn travel pivots (about 1.7 KiB) and NeMo Gym's
-// own tool-use example rows (about 28 KiB) repeated to some 140 MiB. Timed twice: in process (its validate_file() against our validatePivotDataset()), and whole
-// process (`python validate_pivot_dataset.py` against `bin/pivot-miner.js validate`, start-up
-// included, same exit code and output required). Prints each figure beside the Python baseline and
-// the ratio; the last line is JSON.
+// own tool-use example rows (about 28 KiB) repeated to some 140 MiB. Timed twice: in process (its
+// validate_file() against our validatePivotDataset()), and whole process (`python
+// validate_pivot_dataset.py` against `bin/pivot-miner.js validate`, start-up included, same exit
+// code and output required; ours with its default threads and with one). Prints each figure beside
+// the Python baseline and the ratio; the last line is JSON.
 // Run: npx tsx scripts/bench/validator.ts
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
@@ -14,6 +15,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { z } from 'zod';
 import { validatePivotDataset } from '../../gym/validator';
+import { defaultThreads } from '../commands/validate';
 import { median, nemoGymPython, referenceValidatorScript, runPythonAnchor } from './python/nemoGym';
 
 const run = promisify(execFile);
@@ -119,23 +121,29 @@ async function timeProcess(python: string, command: string[]): Promise<z.infer<t
   return processRunSchema.parse(JSON.parse(stdout));
 }
 
-/** Whole-process rates (per wall-clock and per CPU second), Python and ours taking turns; throws
- * unless both exit with the same code and print the same. */
-async function timeProcesses(python: string, reference: string, file: string, rows: number): Promise<{ python: Rates; ours: Rates }> {
+const emptyRates = (): Rates => ({ rates: [], cpuRates: [] });
+
+/** Whole-process rates (per wall-clock and per CPU second) of Python and of ours, with its default
+ * threads and with one, taking turns; throws unless all exit with the same code and print the same. */
+async function timeProcesses(python: string, reference: string, file: string, rows: number): Promise<{ python: Rates; ours: Rates; oursOneThread: Rates }> {
   const args = ['--path', file, '--require-field', REQUIRE_FIELD];
-  const ourCommand = [process.execPath, cli, 'validate', ...args];
-  const rates = { python: { rates: [], cpuRates: [] } as Rates, ours: { rates: [], cpuRates: [] } as Rates };
+  const commands = {
+    python: [python, reference, ...args],
+    ours: [process.execPath, cli, 'validate', ...args],
+    oursOneThread: [process.execPath, cli, 'validate', ...args, '--threads', '1'],
+  };
+  const rates = { python: emptyRates(), ours: emptyRates(), oursOneThread: emptyRates() };
   // The first run of ours may bundle the command (bin/cachedBundle.js): a warm-up, as for Python.
-  await timeProcess(python, ourCommand);
+  await timeProcess(python, commands.ours);
   for (let pass = 0; pass < PASSES; pass++) {
-    const theirs = await timeProcess(python, [python, reference, ...args]);
-    const ours = await timeProcess(python, ourCommand);
-    if (ours.exit_code !== theirs.exit_code || ours.stdout !== theirs.stdout || ours.stderr !== theirs.stderr) {
-      throw new Error(`validators disagree on ${file}:\n${JSON.stringify(theirs)}\n---\n${JSON.stringify(ours)}`);
-    }
-    for (const [side, timed] of [[rates.python, theirs], [rates.ours, ours]] as const) {
-      side.rates.push(rows / timed.wall);
-      side.cpuRates.push(rows / timed.cpu);
+    const theirs = await timeProcess(python, commands.python);
+    for (const side of ['python', 'ours', 'oursOneThread'] as const) {
+      const timed = side === 'python' ? theirs : await timeProcess(python, commands[side]);
+      if (timed.exit_code !== theirs.exit_code || timed.stdout !== theirs.stdout || timed.stderr !== theirs.stderr) {
+        throw new Error(`validators disagree on ${file}:\n${JSON.stringify(theirs)}\n---\n${JSON.stringify(timed)}`);
+      }
+      rates[side].rates.push(rows / timed.wall);
+      rates[side].cpuRates.push(rows / timed.cpu);
     }
   }
   return rates;
@@ -154,15 +162,15 @@ async function main(): Promise<void> {
       const file = path.join(dir, `shape${shapeIndex}.jsonl`);
       await writeRows(file, shape.rows, shape.row);
       const mib = (await stat(file)).size / 2 ** 20;
-      const py: Rates = { rates: [], cpuRates: [] };
-      const single: Rates = { rates: [], cpuRates: [] };
-      const parallel: Rates = { rates: [], cpuRates: [] };
+      const py = emptyRates();
+      const single = emptyRates();
+      const parallel = emptyRates();
       for (let round = 0; round < ROUNDS; round++) {
         const anchor = await runPythonAnchor(python, 'validator_anchor.py', [reference, file, String(PASSES), String(WARMUP_PASSES), REQUIRE_FIELD]);
         if (anchor.cases !== shape.rows) throw new Error(`python counted ${anchor.cases} rows, not ${shape.rows}`);
         py.rates.push(...anchor.rates);
         py.cpuRates.push(...anchor.cpu_rates);
-        await timeOurs(file, shape.rows, WARMUP_PASSES, 1, { rates: [], cpuRates: [] });
+        await timeOurs(file, shape.rows, WARMUP_PASSES, 1, emptyRates());
         await timeOurs(file, shape.rows, PASSES, 1, single);
         if (threads > 1) await timeOurs(file, shape.rows, PASSES, threads, parallel);
       }
@@ -174,9 +182,13 @@ async function main(): Promise<void> {
       console.log(`  python ${perSecond(pyRate)}`);
       console.log(`  ours, 1 thread    ${perSecond(median(single.rates))}  ours/python ${ratio(single).toFixed(1)}x  (per CPU second ${cpuRatio.toFixed(1)}x)`);
       if (threads > 1) console.log(`  ours, ${threads} threads   ${perSecond(median(parallel.rates))}  ours/python ${ratio(parallel).toFixed(1)}x`);
-      const processRatio = median(processes.ours.rates) / median(processes.python.rates);
-      const processCpuRatio = median(processes.ours.cpuRates) / median(processes.python.cpuRates);
-      console.log(`  whole process: python ${perSecond(median(processes.python.rates))}, pivot-miner validate ${perSecond(median(processes.ours.rates))}  ours/python ${processRatio.toFixed(1)}x  (per CPU second ${processCpuRatio.toFixed(1)}x)`);
+      const processRatio = (rates: Rates) => median(rates.rates) / median(processes.python.rates);
+      const processCpuRatio = (rates: Rates) => median(rates.cpuRates) / median(processes.python.cpuRates);
+      const defaultThreadCount = defaultThreads(file);
+      console.log(`  whole process (python is single-threaded): python ${perSecond(median(processes.python.rates))}`);
+      for (const [label, rates] of [[`${defaultThreadCount} thread(s), the default`, processes.ours], ['--threads 1', processes.oursOneThread]] as const) {
+        console.log(`    pivot-miner validate, ${label}: ${perSecond(median(rates.rates))}  ours/python wall ${processRatio(rates).toFixed(1)}x, per CPU second ${processCpuRatio(rates).toFixed(1)}x`);
+      }
       const key = shapeIndex === 0 ? 'short' : 'long';
       Object.assign(summary, {
         [`${key}_python_rows_per_s`]: Math.round(pyRate),
@@ -184,9 +196,12 @@ async function main(): Promise<void> {
         [`${key}_ours_1_thread_over_python`]: Number(ratio(single).toFixed(2)),
         [`${key}_ours_1_thread_over_python_cpu`]: Number(cpuRatio.toFixed(2)),
         [`${key}_process_python_rows_per_s`]: Math.round(median(processes.python.rates)),
+        [`${key}_process_ours_threads`]: defaultThreadCount,
         [`${key}_process_ours_rows_per_s`]: Math.round(median(processes.ours.rates)),
-        [`${key}_process_ours_over_python`]: Number(processRatio.toFixed(2)),
-        [`${key}_process_ours_over_python_cpu`]: Number(processCpuRatio.toFixed(2)),
+        [`${key}_process_ours_over_python`]: Number(processRatio(processes.ours).toFixed(2)),
+        [`${key}_process_ours_over_python_cpu`]: Number(processCpuRatio(processes.ours).toFixed(2)),
+        [`${key}_process_ours_1_thread_over_python`]: Number(processRatio(processes.oursOneThread).toFixed(2)),
+        [`${key}_process_ours_1_thread_over_python_cpu`]: Number(processCpuRatio(processes.oursOneThread).toFixed(2)),
         ...(threads > 1 && {
           [`${key}_ours_threads_rows_per_s`]: Math.round(median(parallel.rates)),
           [`${key}_ours_threads_over_python`]: Number(ratio(parallel).toFixed(2)),

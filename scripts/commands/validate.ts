@@ -1,4 +1,6 @@
 import { Command, CommanderError } from 'commander';
+import { statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { parseRequireAnyField, validatePivotDataset, type PivotValidatorOptions } from '../../gym/validator';
 
@@ -14,7 +16,24 @@ const validateArgsSchema = z.object({
   requireAnyField: z.array(z.string()),
   checkToolNames: z.boolean(),
   config: z.string().optional(),
+  threads: z.coerce.number().int().min(1).optional(),
 });
+
+/** Below this a file is checked on one thread: starting workers (each loads the validator) costs
+ * about what a thread checks of a few MiB. */
+const MIN_BYTES_PER_EXTRA_THREAD = 4 << 20;
+
+/** Every available core for a large file, fewer for a smaller one, one for a small or unreadable
+ * file (the validator then says why it cannot read it). */
+export function defaultThreads(path: string): number {
+  let bytes: number;
+  try {
+    bytes = statSync(path).size;
+  } catch {
+    return 1;
+  }
+  return Math.max(1, Math.min(availableParallelism(), Math.floor(bytes / MIN_BYTES_PER_EXTRA_THREAD)));
+}
 
 function defineValidateCommand(command: Command): Command {
   return command
@@ -25,6 +44,7 @@ function defineValidateCommand(command: Command): Command {
     .option('--require-any-field <list>', 'comma-separated fields, at least one required; repeatable', collect, [])
     .option('--no-check-tool-names', 'skip checking that the expected tool is listed in tools')
     .option('--config <gym_yaml>', "NeMo Gym config whose agents every row's agent_ref must name")
+    .option('--threads <n>', 'worker threads (default: the available cores for files of some MiB, else 1)')
     // argparse, which the reference uses, exits 2 on usage errors; scripts may rely on that.
     .exitOverride((error: CommanderError) => {
       process.exit(error.exitCode === 0 ? 0 : 2);
@@ -40,6 +60,7 @@ function toValidatorOptions(raw: unknown): PivotValidatorOptions {
     requireAnyFields: args.requireAnyField.map(parseRequireAnyField),
     checkToolNames: args.checkToolNames,
     gymConfigPath: args.config,
+    threads: args.threads ?? defaultThreads(args.path),
   };
 }
 

@@ -1,12 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { fixturesDir } from '../../fixtures';
 import { validatePivotDataset } from '../../../gym/validator';
-import { validateOptionsFromArgv } from '../../../scripts/commands/validate';
+import { defaultThreads, validateOptionsFromArgv } from '../../../scripts/commands/validate';
 
 const repoRoot = path.resolve(__dirname, '../../..');
 const casesDir = path.join(fixturesDir, 'validator');
@@ -107,4 +108,36 @@ test('CLI usage errors exit 2 like the reference argparse', () => {
   const result = runCli(['--path', retailRows, '--bogus']);
   assert.equal(result.exitCode, 2);
   assert.match(result.stderr, /unknown option '--bogus'/);
+});
+
+test('CLI with worker threads prints and exits as with one, on every case', () => {
+  for (const c of cases) {
+    const args = ['--path', path.join(casesDir, c.file), ...c.args];
+    assert.deepEqual(runCli([...args, '--threads', '2']), runCli([...args, '--threads', '1']), c.name);
+  }
+});
+
+test('CLI threads by default on a file of many MiB, with the first failure and metrics of one thread', () => {
+  assert.equal(defaultThreads(retailRows), 1);
+  const dir = mkdtempSync(path.join(tmpdir(), 'validate-threads-'));
+  try {
+    const rows = readFileSync(retailRows, 'utf8').split('\n').filter((line) => line !== '');
+    // ~20 MiB: many 1 MiB read batches spread over the workers; failures in late batches only.
+    const lines = Array.from({ length: 14_000 }, (_, i) => rows[i % rows.length] as string);
+    const variants = {
+      valid: lines,
+      late_failures: lines.map((row, i) => (i === 11_111 ? '{"agent_ref": 1}' : i === 13_000 ? '{' : row)),
+      last_line_invalid: [...lines, '[]'],
+    };
+    for (const [name, body] of Object.entries(variants)) {
+      const file = path.join(dir, `${name}.jsonl`);
+      writeFileSync(file, body.join('\n') + '\n');
+      assert.ok(defaultThreads(file) > 1 || availableParallelism() === 1, name);
+      const threaded = runCli(['--path', file]);
+      assert.deepEqual(threaded, runCli(['--path', file, '--threads', '1']), name);
+      assert.equal(threaded.exitCode === 0, name === 'valid', `${name}: ${threaded.stderr}`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
