@@ -70,7 +70,7 @@ function withoutNulls(value: unknown): unknown {
  * 28 KiB a row: a long policy prompt, a conversation and a dozen tools), taken from the installed
  * 0.4.0 package, null optionals removed, with the agent_ref and provenance a mined pivot carries. */
 async function exampleRows(python: string): Promise<(index: number) => string> {
-  const { stdout } = await run(python, ['-c', 'import os, resources_servers; print(os.path.dirname(os.path.dirname(resources_servers.__file__)))']);
+  const { stdout } = await run(python, ['-c', 'import sysconfig; print(sysconfig.get_paths()["purelib"])']);
   const lines = await readFile(path.join(stdout.trim(), EXAMPLE_ROWS), 'utf8');
   const rows = lines.split('\n').filter((line) => line.trim() !== '').map((line) => withoutNulls(JSON.parse(line)) as Record<string, unknown>);
   return (index) => JSON.stringify({
