@@ -60,9 +60,11 @@ export class FastRowWorkers {
   private nextId = 0;
 
   /** `options` without `checkAgentName`: a function cannot cross to a thread; the caller applies it. */
-  constructor(count: number, options: Omit<RowCheckOptions, 'checkAgentName'>) {
+  /** `count` threads in all: the calling thread checks every count-th batch itself rather than
+   * idling while it waits, so one worker fewer has to start. */
+  constructor(count: number, private readonly options: Omit<RowCheckOptions, 'checkAgentName'>) {
     const source = workerSource();
-    this.workers = Array.from({ length: count }, () => {
+    this.workers = Array.from({ length: count - 1 }, () => {
       const worker = new Worker(source, { eval: true, execArgv: [], workerData: { role: WORKER_ROLE, options } });
       worker.on('message', ({ id, outcomes }: { id: number; outcomes: LineOutcome[] }) => {
         this.waiting.get(id)?.resolve(outcomes);
@@ -79,15 +81,17 @@ export class FastRowWorkers {
   }
 
   get size(): number {
-    return this.workers.length;
+    return this.workers.length + 1;
   }
 
   check(lines: readonly RawLine[]): Promise<LineOutcome[]> {
     const id = this.nextId++;
+    const worker = this.workers[id % this.size];
+    if (worker === undefined) return Promise.resolve(lines.map((line) => acceptLineFast(line.bytes, line.terminated, this.options)));
     const batch = toBatch(id, lines);
     const outcomes = new Promise<LineOutcome[]>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
-      this.workers[id % this.workers.length]?.postMessage(batch, [batch.bytes.buffer]);
+      worker.postMessage(batch, [batch.bytes.buffer]);
     });
     // The caller awaits batches in order and may stop early; a failure of one it never reaches must
     // not surface as an unhandled rejection.
