@@ -6,6 +6,9 @@ import type { RolloutStage, RunPlan } from '../contracts/payloads';
 import { aggregateMetricsPath, aggregateMetricsSchema, stripForAggregateMetrics, VerifyResponses, type AggregateMetrics } from '../gym/aggregateMetrics';
 import { AggregateMetricsWriter, type EntryValues } from '../gym/aggregateMetricsFile';
 import { readJsonl } from '../gym/jsonl';
+import { parseKinded, type KindedJson } from '../gym/kindedJson';
+import type { PyDict, PyValue } from '../gym/pythonJson';
+import { orjsonDumps } from '../gym/pythonJsonDumps';
 import { postJsonText, RequestFailure } from './http/client';
 import { agentDirectory } from './servers';
 import { KeyedTable, NumberColumn } from '../gym/rewardProfile/table';
@@ -57,12 +60,25 @@ async function placesByAgent(rolloutsPath: string): Promise<Map<string, Places>>
   return new Map([...byAgent].sort(([, a], [, b]) => a.task.get(first(a)) - b.task.get(first(b)) || a.rollout.get(first(a)) - b.rollout.get(first(b))));
 }
 
+/**
+ * A rollout line stripped for /aggregate_metrics with its Python number kinds: the agent computes
+ * `max/reward` and the like from what it is sent, so a `1.0` posted as `1` comes back as `1`.
+ */
+function strippedForAgent(line: string): string {
+  const { plain, kinded } = parseKinded(line);
+  const stripped = stripForAggregateMetrics(plain as Row);
+  if (!(kinded instanceof Map)) return JSON.stringify(stripped);
+  const entry: PyDict = new Map([...kinded].filter(([key]) => key in stripped));
+  if ('response' in stripped) entry.set('response', new Map([['usage', (kinded.get('response') as PyDict).get('usage') ?? null]]));
+  return orjsonDumps(entry);
+}
+
 /** The request body, streamed in pieces so the worker never holds the whole run's results. */
 async function* requestBody(file: FileHandle, places: Places): AsyncGenerator<string> {
   let piece = '{"verify_responses":[';
   let first = true;
   for await (const line of places.lines(file)) {
-    piece += (first ? '' : ',') + JSON.stringify(stripForAggregateMetrics(JSON.parse(line) as Row));
+    piece += (first ? '' : ',') + strippedForAgent(line);
     first = false;
     if (piece.length >= 1 << 16) {
       yield piece;
@@ -72,11 +88,12 @@ async function* requestBody(file: FileHandle, places: Places): AsyncGenerator<st
   yield `${piece}]}`;
 }
 
-async function askAgent(name: string, baseUrl: string, file: FileHandle, places: Places, timeoutMs: number): Promise<AggregateMetrics> {
+/** The agent's answer as entry values, with the number kinds of its bytes (NeMo Gym writes them back with orjson). */
+async function askAgent(name: string, baseUrl: string, file: FileHandle, places: Places, timeoutMs: number): Promise<EntryValues> {
   const url = new URL('/aggregate_metrics', baseUrl).toString();
-  let raw: unknown;
+  let raw: KindedJson;
   try {
-    raw = await postJsonText(url, () => requestBody(file, places), { timeoutMs, connections: 1 });
+    raw = (await postJsonText(url, () => requestBody(file, places), { timeoutMs, connections: 1, parse: parseKinded })) as KindedJson;
   } catch (err) {
     // A refusal (4xx) will not change on retry; NeMo Gym's collection fails on it too (raise_for_status).
     if (err instanceof RequestFailure && !err.retryable && err.failureClass !== 'cancelled') {
@@ -84,12 +101,23 @@ async function askAgent(name: string, baseUrl: string, file: FileHandle, places:
     }
     throw err;
   }
-  const parsed = aggregateMetricsSchema.safeParse(raw);
+  const parsed = aggregateMetricsSchema.safeParse(raw.plain);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new RequestFailure('invalid_response', `${url} answered something that is not AggregateMetrics: ${issue?.path.join('.')}: ${issue?.message}`, true);
   }
-  return parsed.data;
+  return entryValues(parsed.data, raw.kinded);
+}
+
+/** Fields the schema defaulted stay defaulted; present ones are taken with their kinds. */
+function entryValues(metrics: AggregateMetrics, kinded: unknown): EntryValues {
+  const plainValues: EntryValues = { agentMetrics: metrics.agent_metrics, keyMetrics: metrics.key_metrics, groups: metrics.group_level_metrics };
+  if (!(kinded instanceof Map)) return plainValues;
+  return {
+    agentMetrics: (kinded.get('agent_metrics') as PyValue | undefined) ?? plainValues.agentMetrics,
+    keyMetrics: (kinded.get('key_metrics') as PyValue | undefined) ?? plainValues.keyMetrics,
+    groups: (kinded.get('group_level_metrics') as PyValue[] | undefined) ?? plainValues.groups,
+  };
 }
 
 /**
@@ -130,8 +158,7 @@ export async function writeAggregateMetrics(input: { plan: RunPlan; stage: Rollo
         const server = serving(name);
         const baseUrl = agents.get(server);
         if (!baseUrl) throw new ConfigError(`${input.rolloutsPath}: agent "${server}" is no longer served, so its metrics cannot be aggregated`);
-        const metrics = await askAgent(server, baseUrl, file, agentPlaces, timeoutMs);
-        values = { agentMetrics: metrics.agent_metrics, keyMetrics: metrics.key_metrics, groups: metrics.group_level_metrics };
+        values = await askAgent(server, baseUrl, file, agentPlaces, timeoutMs);
       } else {
         // Kept as columns with the Python types of the lines' numbers, so the file has NeMo Gym's bytes.
         const responses = new VerifyResponses();
