@@ -22,8 +22,8 @@ export const pivotValidatorOptionsSchema = z.object({
   checkToolNames: z.boolean().default(true),
   /** A NeMo Gym config YAML whose agents every row's agent_ref must name. */
   gymConfigPath: z.string().min(1).optional(),
-  /** Worker threads for the JSON.parse fast path; 1 (the default) checks on the calling thread.
-   * Worth it for large files on a machine with idle cores. */
+  /** Threads for the byte-scan fast path; 1 (the default here) checks on the calling thread.
+   * Worth it for large files on a machine with idle cores (the CLI picks that default). */
   threads: z.number().int().min(1).default(1),
 });
 export type PivotValidatorOptions = z.input<typeof pivotValidatorOptionsSchema>;
