@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { type JsonlRecord } from './jsonl';
 import { JsonlError } from './errors';
 import { dictGet, dictSet, isJsonDict, kindedFrom, withEntries, type JsonDict } from './kindedJson';
+import { decodePythonJson, PythonJsonFailure } from './pythonJson';
 import { pythonJsonDumps } from './pythonJsonDumps';
 import { taskRowSchema, type MaterializedRow } from './schemas';
 
@@ -57,16 +58,15 @@ function withSeed(row: JsonDict, seed: number, file: string, line: number): void
     throw new JsonlError(file, line, 'responses_create_params.metadata must be an object to carry a per-repeat seed');
   }
   const encoded = dictGet(metadata, 'extra_body');
-  let extraBody: unknown;
-  try {
-    extraBody = JSON.parse(typeof encoded === 'string' ? encoded : '{}');
-  } catch {
+  // Decoded as Python's json.loads does, so a `1.0` in it and its key order survive the round trip.
+  const extraBody = decodePythonJson(typeof encoded === 'string' ? encoded : '{}');
+  if (extraBody instanceof PythonJsonFailure) {
     throw new JsonlError(file, line, 'responses_create_params.metadata.extra_body is not a JSON string');
   }
-  if (typeof extraBody !== 'object' || extraBody === null || Array.isArray(extraBody)) {
+  if (!(extraBody instanceof Map)) {
     throw new JsonlError(file, line, 'responses_create_params.metadata.extra_body must encode a JSON object');
   }
-  (extraBody as Row).seed = seed;
+  extraBody.set('seed', BigInt(seed));
   dictSet(metadata, 'extra_body', pythonJsonDumps(extraBody));
 }
 

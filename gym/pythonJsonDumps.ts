@@ -57,29 +57,37 @@ function pythonString(s: string): string {
   return JSON.stringify(s).replace(NON_PRINTABLE_ASCII, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/**
+ * Python's `json.dumps(value)`. As in `orjsonDumps`, a `Map` (a PyDict) carries Python's types to any
+ * depth: its `number`s are floats and its `bigint`s ints; elsewhere integral numbers are ints unless
+ * `floatKeys` names their key.
+ */
 export function pythonJsonDumps(value: unknown, opts: PythonJsonDumpsOptions = {}): string {
   const { indent, floatKeys } = opts;
   const itemSep = indent === undefined ? ', ' : ',';
-  const render = (v: unknown, depth: number, asFloat: boolean): string => {
+  const render = (v: unknown, depth: number, asFloat: boolean, typed: boolean): string => {
     if (v === null || v === undefined) return 'null';
     if (typeof v === 'boolean') return v ? 'true' : 'false';
-    if (typeof v === 'number') return asFloat ? pythonFloatRepr(v) : pythonIntOrFloat(v);
+    if (typeof v === 'number') return asFloat || typed ? pythonFloatRepr(v) : pythonIntOrFloat(v);
     if (typeof v === 'bigint') return v.toString();
     if (typeof v === 'string') return pythonString(v);
     const pad = indent === undefined ? '' : `\n${' '.repeat(indent * (depth + 1))}`;
     const close = indent === undefined ? '' : `\n${' '.repeat(indent * depth)}`;
     if (Array.isArray(v)) {
       if (v.length === 0) return '[]';
-      return `[${v.map((item) => pad + render(item, depth + 1, false)).join(itemSep)}${close}]`;
+      return `[${v.map((item) => pad + render(item, depth + 1, false, typed)).join(itemSep)}${close}]`;
     }
-    const entries = Object.entries(v as Record<string, unknown>).filter(([, item]) => item !== undefined);
+    const isDict = v instanceof Map;
+    const entries: [string, unknown][] = isDict
+      ? [...(v as Map<string, unknown>)]
+      : Object.entries(v as Record<string, unknown>).filter(([, item]) => item !== undefined);
     if (entries.length === 0) return '{}';
     const body = entries.map(
-      ([k, item]) => `${pad}${pythonString(k)}: ${render(item, depth + 1, floatKeys?.has(k) ?? false)}`,
+      ([k, item]) => `${pad}${pythonString(k)}: ${render(item, depth + 1, floatKeys?.has(k) ?? false, typed || isDict)}`,
     );
     return `{${body.join(itemSep)}${close}}`;
   };
-  return render(value, 0, false);
+  return render(value, 0, false, false);
 }
 
 /**

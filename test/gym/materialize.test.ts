@@ -132,6 +132,19 @@ test('seed merges into an existing extra_body written with Python json.dumps', a
   );
 });
 
+test('seed keeps what Python json.loads/json.dumps keep in extra_body: float kinds, key order, big ints, an existing seed place', async () => {
+  const extraBody = '{"t": 1.0, "2": "x", "a": 1e-7, "big": 12345678901234567890, "seed": 9, "n": [2.50, 3]}';
+  const rows = await collect(
+    [JSON.stringify({ responses_create_params: { input: [], metadata: { extra_body: extraBody } } })],
+    options({ num_repeats: 1, seed_per_repeat: true }),
+  );
+  // The expected text is what CPython prints for json.dumps(json.loads(extra_body) | {"seed": 0}).
+  assert.equal(
+    (rows[0]!.responses_create_params as { metadata: { extra_body: string } }).metadata.extra_body,
+    '{"t": 1.0, "2": "x", "a": 1e-07, "big": 12345678901234567890, "seed": 0, "n": [2.5, 3]}',
+  );
+});
+
 test('limit counts input rows and never reads past them', async () => {
   const lines = [
     '{"responses_create_params":{"input":[]},"x":1}',
