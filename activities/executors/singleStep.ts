@@ -1,9 +1,10 @@
-import { ChatConversionError, chatCompletionToResponse, responsesRequestToChat, withExtraBodyUnpacked } from '../../gym/chatCompletions';
-import { parseKinded, toPy, withEntries, type KindedJson } from '../../gym/kindedJson';
+import { ChatConversionError, chatCompletionToResponse, responsesEngineRequest, responsesRequestToChat } from '../../gym/chatCompletions';
+import { dictGet, parseKinded, toPy, withEntries, type JsonDict, type KindedJson } from '../../gym/kindedJson';
 import type { PyValue } from '../../gym/pythonJson';
+import { orjsonDumps } from '../../gym/pythonJsonDumps';
 import { expectedActionSchema } from '../../gym/schemas';
 import { verifyResponse, type ToolCallComparatorConfig } from '../../gym/verifier';
-import { postJson, RequestFailure } from '../http/client';
+import { postJsonText, RequestFailure } from '../http/client';
 import { endpointLimiter } from '../http/endpointLimiter';
 import { keyedResult, type MaterializedInput, type RolloutExecutor } from './types';
 
@@ -33,10 +34,10 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
   type ModelResponse = Record<string, unknown> & { output: unknown[] };
 
   /** The response to verify, and the same with the number kinds of the engine's answer, to write. */
-  async function callModel(params: Record<string, unknown>, signal: AbortSignal): Promise<{ response: ModelResponse; kinded: unknown }> {
-    const body = engineRequest(params);
+  async function callModel(params: Record<string, unknown>, kindedParams: JsonDict, signal: AbortSignal): Promise<{ response: ModelResponse; kinded: unknown }> {
+    const body = orjsonDumps(engineRequest(params, kindedParams));
     const { plain, kinded } = (await limiter.run(() =>
-      postJson(url, body, { timeoutMs: opts.timeoutMs, signal, headers, connections: opts.maxConcurrency, parse: parseKinded }),
+      postJsonText(url, body, { timeoutMs: opts.timeoutMs, signal, headers, connections: opts.maxConcurrency, parse: parseKinded }),
     )) as KindedJson;
     const raw = plain as Record<string, unknown>;
     if (opts.api === 'responses') {
@@ -53,11 +54,15 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
     }
   }
 
-  /** A row the engine's API cannot express fails the same way on every attempt, so it is not retried. */
-  function engineRequest(params: Record<string, unknown>): Record<string, unknown> {
+  /**
+   * The engine's request as NeMo Gym's model server sends it (orjson of the validated params, so
+   * the row's `1.0` and a float field's `1` both arrive as `1.0`). A row the engine's API cannot
+   * express fails the same way on every attempt, so it is not retried.
+   */
+  function engineRequest(params: Record<string, unknown>, kindedParams: JsonDict): PyValue {
     try {
-      if (opts.api === 'chat_completions') return responsesRequestToChat(params);
-      return opts.unpackExtraBody ? withExtraBodyUnpacked(params) : params;
+      if (opts.api === 'chat_completions') return responsesRequestToChat(params, kindedParams);
+      return responsesEngineRequest(kindedParams, { unpackExtraBody: opts.unpackExtraBody });
     } catch (err) {
       if (err instanceof ChatConversionError) throw new RequestFailure('invalid_response', `row cannot be sent to ${url}: ${err.message}`, false);
       throw err;
@@ -72,8 +77,12 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
         throw new RequestFailure('invalid_response', `row (${row._ng_task_index}, ${row._ng_rollout_index}) has no valid expected_action`, false);
       }
       const params: Record<string, unknown> = { ...row.responses_create_params };
-      if (opts.model) params.model = opts.model;
-      const { response, kinded } = await callModel(params, signal);
+      let kindedParams = (dictGet(input.value, 'responses_create_params') ?? {}) as JsonDict;
+      if (opts.model) {
+        params.model = opts.model;
+        kindedParams = withEntries(kindedParams, { model: opts.model });
+      }
+      const { response, kinded } = await callModel(params, kindedParams, signal);
       const { reward, category } = verifyResponse(expected.data, response, opts.comparatorConfig);
       // The reward is a Python float (BaseVerifyResponse.reward), written `1.0` as a resources server's is.
       const verdict = new Map<string, PyValue>([['response', toPy(kinded)], ['reward', reward], ['category', category]]);

@@ -64,9 +64,9 @@ function summaryTexts(item: Item): string[] {
 function inputContent(content: unknown, where: string): unknown {
   if (!Array.isArray(content)) return content;
   return content.map((part) => {
-    if (isRecord(part) && part.type === 'input_text') return { type: 'text', text: part.text };
+    if (isRecord(part) && part.type === 'input_text') return { text: part.text, type: 'text' };
     if (isRecord(part) && part.type === 'input_image') {
-      return { type: 'image_url', image_url: { url: part.image_url ?? '', detail: part.detail ?? 'auto' } };
+      return { image_url: { url: part.image_url ?? '', detail: part.detail ?? 'auto' }, type: 'image_url' };
     }
     throw new ChatConversionError(`${where}: content part ${isRecord(part) ? String(part.type) : typeof part} has no Chat Completions form`);
   });
@@ -97,15 +97,15 @@ export function responsesItemsToChatMessages(input: string | unknown[]): ChatMes
       content += messageText(item).text;
     } else if (type === 'message') {
       flush();
-      messages.push({ role: asString(item.role), content: inputContent(item.content, where) });
+      messages.push({ content: inputContent(item.content, where), role: asString(item.role) });
     } else if (type === 'reasoning') {
       content += wrapThink(summaryTexts(item));
     } else if (type === 'function_call') {
       if (typeof item.call_id !== 'string') throw new ChatConversionError(`${where}: function_call has no call_id`);
-      calls.push({ id: item.call_id, type: 'function', function: { name: asString(item.name), arguments: asString(item.arguments) } });
+      calls.push({ id: item.call_id, function: { arguments: asString(item.arguments), name: asString(item.name) }, type: 'function' });
     } else if (type === 'function_call_output') {
       flush();
-      messages.push({ role: 'tool', content: item.output, tool_call_id: item.call_id });
+      messages.push({ content: item.output, role: 'tool', tool_call_id: item.call_id });
     } else {
       throw new ChatConversionError(`${where} has type ${String(type)}, which Chat Completions cannot express`);
     }

@@ -1,4 +1,6 @@
 import { isRecord } from '../convert/items';
+import { dictGet, isJsonDict, toPy, type JsonDict } from '../kindedJson';
+import { decodePythonJson, isPyDict, PythonJsonFailure, type PyDict, type PyValue } from '../pythonJson';
 import {
   ChatConversionError,
   chatMessageToResponsesOutput,
@@ -15,17 +17,37 @@ import {
 
 type Item = Record<string, unknown>;
 
-/** Responses fields that also exist in Chat Completions create params and pass through unchanged. */
-const SHARED_FIELDS = ['model', 'metadata', 'parallel_tool_calls', 'service_tier', 'store', 'temperature', 'top_logprobs', 'top_p', 'user'] as const;
+/**
+ * Responses fields that also exist in Chat Completions create params and pass through unchanged,
+ * with `max_tokens`, `tool_choice` and `tools`, in the order NeMo Gym's
+ * NeMoGymChatCompletionCreateParamsNonStreaming declares them: `model_dump` lists fields that way,
+ * and `orjson.dumps` of that dump is the body the engine receives.
+ */
+const CHAT_FIELDS = ['messages', 'model', 'max_tokens', 'metadata', 'parallel_tool_calls', 'service_tier', 'store', 'temperature', 'tool_choice', 'tools', 'top_logprobs', 'top_p', 'user'] as const;
+const SHARED_FIELDS = new Set<string>(['model', 'metadata', 'parallel_tool_calls', 'service_tier', 'store', 'temperature', 'top_logprobs', 'top_p', 'user']);
 
-function responsesToolToChat(tool: unknown): Item {
-  if (!isRecord(tool) || tool.type !== 'function') {
-    throw new ChatConversionError(`tool ${isRecord(tool) ? String(tool.type) : typeof tool} has no Chat Completions form (function tools only)`);
+/**
+ * Fields NeMo Gym's request models type `float`. Pydantic validates an int there into a float, so
+ * a row's `"temperature": 1` reaches the engine as `1.0` behind NeMo Gym; sent as `1`, an engine
+ * that types its fields strictly could read a different request than NeMo Gym's users get.
+ */
+const FLOAT_FIELDS = new Set<string>(['temperature', 'top_p']);
+
+/** A request field with the number kinds the row gave it (`field` of a kinded row), floats made floats. */
+function requestField(kinded: JsonDict, key: string): PyValue | undefined {
+  const value = dictGet(kinded, key);
+  if (value === undefined || value === null) return undefined;
+  const py = toPy(value);
+  return FLOAT_FIELDS.has(key) && typeof py === 'bigint' ? Number(py) : py;
+}
+
+function responsesToolToChat(tool: PyValue): PyDict {
+  if (!isPyDict(tool) || tool.get('type') !== 'function') {
+    throw new ChatConversionError(`tool ${isPyDict(tool) ? String(tool.get('type')) : typeof tool} has no Chat Completions form (function tools only)`);
   }
   // NeMo Gym drops `type` and `strict` and keeps the rest as the function definition.
-  const fn: Item = {};
-  for (const [key, value] of Object.entries(tool)) if (key !== 'type' && key !== 'strict' && value !== null && value !== undefined) fn[key] = value;
-  return { type: 'function', function: fn };
+  const fn: PyDict = new Map([...tool].filter(([key, value]) => key !== 'type' && key !== 'strict' && value !== null));
+  return new Map<string, PyValue>([['function', fn], ['type', 'function']]);
 }
 
 function chatToolToResponses(tool: unknown): unknown {
@@ -40,60 +62,79 @@ function toolChoiceToResponses(choice: unknown): unknown {
   return isRecord(choice) && choice.type === 'function' && isRecord(choice.function) ? { type: 'function', name: choice.function.name } : choice;
 }
 
-/** A `metadata` entry holding a JSON object as a string (Responses metadata values are strings). */
-function metadataObject(metadata: Item, key: string): Item {
-  const raw = metadata[key];
-  if (raw === undefined || raw === null) return {};
-  let value: unknown = raw;
-  if (typeof raw === 'string') {
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      value = undefined;
-    }
+/**
+ * A `metadata` entry holding a JSON object as a string (Responses metadata values are strings),
+ * decoded as NeMo Gym's `json.loads` decodes it, so a `1.0` in `extra_body` stays a float.
+ */
+function metadataObject(metadata: unknown, key: string): PyDict {
+  const raw = isJsonDict(metadata) ? dictGet(metadata, key) : undefined;
+  if (raw === undefined || raw === null) return new Map();
+  const value = typeof raw === 'string' ? decodePythonJson(raw) : undefined;
+  if (!isPyDict(value instanceof PythonJsonFailure ? undefined : value)) {
+    throw new ChatConversionError(`metadata.${key} must be a JSON object encoded as a string, got ${JSON.stringify(raw)}`);
   }
-  if (!isRecord(value)) throw new ChatConversionError(`metadata.${key} must be a JSON object encoded as a string, got ${JSON.stringify(raw)}`);
-  return value;
+  return value as PyDict;
+}
+
+/** `extra | fields` as Python merges dicts: a key of both keeps its place in `extra` and the value of `fields`. */
+function mergedOver(extra: PyDict, fields: Iterable<[string, PyValue]>): PyDict {
+  const merged = new Map(extra);
+  for (const [key, value] of fields) merged.set(key, value);
+  return merged;
 }
 
 /**
  * A Responses `create` request → the body a Chat Completions engine receives (vLLM,
- * llama-server). As NeMo Gym's vllm_model does: reasoning in the reasoning-parser form,
- * `max_output_tokens` as `max_tokens`, and `metadata.chat_template_kwargs` / `metadata.extra_body`
- * (JSON strings; materialization puts the per-repeat seed in `extra_body`) unpacked into the
- * body, request fields winning over `extra_body`. Two differences, both for engines that would
+ * llama-server), to write with orjsonDumps. As NeMo Gym's vllm_model does: reasoning in the
+ * reasoning-parser form, `max_output_tokens` as `max_tokens`, and `metadata.chat_template_kwargs` /
+ * `metadata.extra_body` (JSON strings; materialization puts the per-repeat seed in `extra_body`)
+ * unpacked into the body, request fields winning over `extra_body`. Numbers keep the kinds of
+ * `kinded` (the row as read, which may say `1.0`). Two differences, both for engines that would
  * otherwise refuse the request: `instructions` become a leading system message (NeMo Gym's chat
  * params drop them), and `tool_choice` / `parallel_tool_calls` go when there are no tools, which
  * vLLM answers with 400.
  */
-export function responsesRequestToChat(request: Item): Item {
+export function responsesRequestToChat(request: Item, kinded: JsonDict = request): PyDict {
   const input = request.input ?? [];
   if (typeof input !== 'string' && !Array.isArray(input)) throw new ChatConversionError('input is neither a string nor a list of items');
   const instructions = typeof request.instructions === 'string' ? [{ role: 'system', content: request.instructions }] : [];
-  const body: Item = { messages: [...instructions, ...responsesItemsToChatMessages(input)].map(withParsedReasoning) };
-  for (const key of SHARED_FIELDS) if (request[key] !== undefined && request[key] !== null) body[key] = request[key];
-  if (typeof request.max_output_tokens === 'number') body.max_tokens = request.max_output_tokens;
-  const tools = Array.isArray(request.tools) ? request.tools : [];
-  if (tools.length > 0) {
-    body.tools = tools.map(responsesToolToChat);
-    if (request.tool_choice !== undefined && request.tool_choice !== null) body.tool_choice = toolChoiceToChat(request.tool_choice);
-  } else {
-    delete body.parallel_tool_calls;
+  const fields = new Map<string, PyValue>();
+  fields.set('messages', toPy([...instructions, ...responsesItemsToChatMessages(input)].map(withParsedReasoning)));
+  for (const key of SHARED_FIELDS) {
+    const value = requestField(kinded, key);
+    if (value !== undefined) fields.set(key, value);
   }
-  const metadata = isRecord(request.metadata) ? request.metadata : {};
-  const templateKwargs = metadataObject(metadata, 'chat_template_kwargs');
-  if (Object.keys(templateKwargs).length > 0) body.chat_template_kwargs = templateKwargs;
-  return { ...metadataObject(metadata, 'extra_body'), ...body };
+  // An int field: pydantic reads a `64.0` there as 64.
+  const maxTokens = requestField(kinded, 'max_output_tokens');
+  if (typeof maxTokens === 'bigint' || typeof maxTokens === 'number') fields.set('max_tokens', typeof maxTokens === 'number' && Number.isSafeInteger(maxTokens) ? BigInt(maxTokens) : maxTokens);
+  const tools = dictGet(kinded, 'tools');
+  if (Array.isArray(tools) && tools.length > 0) {
+    fields.set('tools', tools.map((tool) => responsesToolToChat(toPy(tool))));
+    if (request.tool_choice !== undefined && request.tool_choice !== null) fields.set('tool_choice', toPy(toolChoiceToChat(request.tool_choice)));
+  } else {
+    fields.delete('parallel_tool_calls');
+  }
+  const body = new Map<string, PyValue>();
+  for (const key of CHAT_FIELDS) if (fields.has(key)) body.set(key, fields.get(key) as PyValue);
+  const templateKwargs = metadataObject(request.metadata, 'chat_template_kwargs');
+  if (templateKwargs.size > 0) body.set('chat_template_kwargs', templateKwargs);
+  return mergedOver(metadataObject(request.metadata, 'extra_body'), body);
 }
 
 /**
- * A Responses request with `metadata.extra_body` (the per-repeat seed) also spread into its top level,
- * request fields winning: for Responses engines such as llama-server that read a top-level `seed`.
- * Opt-in, because OpenAI's Responses API rejects fields it does not know.
+ * A Responses request as the engine receives it, to write with orjsonDumps: the row's number kinds,
+ * float fields as floats (see FLOAT_FIELDS). With `unpackExtraBody`, `metadata.extra_body` (the
+ * per-repeat seed) is also spread into the top level, request fields winning: for Responses engines
+ * such as llama-server that read a top-level `seed`. Opt-in, because OpenAI's Responses API rejects
+ * fields it does not know.
  */
-export function withExtraBodyUnpacked(request: Item): Item {
-  const metadata = isRecord(request.metadata) ? request.metadata : {};
-  return { ...metadataObject(metadata, 'extra_body'), ...request };
+export function responsesEngineRequest(kinded: JsonDict, opts: { unpackExtraBody?: boolean } = {}): PyDict {
+  const fields = new Map(toPy(kinded) as PyDict);
+  for (const key of FLOAT_FIELDS) {
+    const value = fields.get(key);
+    if (typeof value === 'bigint') fields.set(key, Number(value));
+  }
+  return opts.unpackExtraBody ? mergedOver(metadataObject(fields.get('metadata'), 'extra_body'), fields) : fields;
 }
 
 /** Chat Completions create params → a Responses `create` request (the policy server's chat route). */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chatCompletionToResponse, responsesRequestToChat } from '../../gym/chatCompletions';
+import { orjsonDumps } from '../../gym/pythonJsonDumps';
 import type { RunningServer } from '../../servers/http';
 import { startPolicyModelServer } from '../../servers/policyModel';
 
@@ -40,7 +41,7 @@ test('the chat route, reached the way the executor reaches engines, decides as /
   let params: Item = { ...weatherRow.responses_create_params, metadata: { extra_body: JSON.stringify({ seed: 3 }) } };
   for (let turn = 0; turn < 2; turn++) {
     const viaResponses = await post('/v1/responses', params);
-    const chatBody = responsesRequestToChat(params);
+    const chatBody = JSON.parse(orjsonDumps(responsesRequestToChat(params)));
     assert.equal(chatBody.seed, 3);
     const viaChat = await post('/v1/chat/completions', chatBody);
     assert.equal(viaResponses.status, 200);

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { singleStepExecutor } from '../../../activities/executors/singleStep';
 import { closePools, RequestFailure } from '../../../activities/http/client';
 import { jsonLine, type JsonlRecord } from '../../../gym/jsonl';
+import { parseKinded, type JsonDict } from '../../../gym/kindedJson';
 import { materializeOptionsSchema, materializeRows } from '../../../gym/materialize';
 import type { MaterializedRow } from '../../../gym/schemas';
 import { resolveComparatorConfig } from '../../../gym/verifier/config';
@@ -151,4 +154,41 @@ test('a row Chat Completions cannot express fails once, without retries', async 
   received.length = 0;
   await assert.rejects(executor().run(materializedInput(broken), new AbortController().signal), (err: unknown) => err instanceof RequestFailure && !err.retryable);
   assert.equal(received.length, 0);
+});
+
+test('the engine receives the row\'s number kinds: a `1.0` and a float field\'s `1` arrive as `1.0`, on both APIs', async () => {
+  const text = `{"responses_create_params":{"input":[{"role":"user","content":"Weather in Paris?"}],"temperature":1,"top_p":1.0,"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"days":{"type":"number","minimum":1.0}}}}],"metadata":{"extra_body":"{\\"seed\\": 7, \\"min_p\\": 0.0}"}},"expected_action":{"type":"message","content":"hi"}}`;
+  const { plain, kinded } = parseKinded(text);
+  const input = { row: plain as MaterializedRow, value: kinded as JsonDict, text };
+  const bodies: string[] = [];
+  const rawEngine = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      bodies.push(Buffer.concat(chunks).toString('utf8'));
+      const message = { role: 'assistant', content: 'hi' };
+      const answer = req.url === '/v1/responses'
+        ? { id: 'resp_1', object: 'response', output: [{ type: 'message', id: 'm', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'hi', annotations: [] }] }] }
+        : { id: 'c', object: 'chat.completion', created: 1, model: 'e', choices: [{ index: 0, message, finish_reason: 'stop' }] };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+    });
+  });
+  await new Promise<void>((resolve) => rawEngine.listen(0, '127.0.0.1', resolve));
+  try {
+    const modelUrl = `http://127.0.0.1:${(rawEngine.address() as AddressInfo).port}`;
+    const common = { modelUrl, model: 'policy', timeoutMs: 5000, maxConcurrency: 1, comparatorConfig: resolveComparatorConfig({ word_count_similarity_threshold: 0.5 }) };
+    for (const api of ['responses', 'chat_completions'] as const) {
+      await singleStepExecutor({ ...common, api, unpackExtraBody: true }).run(input, new AbortController().signal);
+    }
+  } finally {
+    await new Promise((resolve) => rawEngine.close(resolve));
+  }
+  const [responsesBody, chatBody] = bodies;
+  assert.match(responsesBody!, /^\{"seed":7,"min_p":0\.0,"input":/);
+  for (const body of bodies) {
+    assert.match(body, /"temperature":1\.0/);
+    assert.match(body, /"top_p":1\.0/);
+    assert.match(body, /"minimum":1\.0/);
+  }
+  assert.match(chatBody!, /^\{"seed":7,"min_p":0\.0,"messages":/);
 });

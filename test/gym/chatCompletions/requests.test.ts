@@ -5,11 +5,17 @@ import {
   chatCompletionToResponse,
   chatRequestToResponses,
   responseToChatCompletion,
+  responsesEngineRequest,
   responsesRequestToChat,
-  withExtraBodyUnpacked,
 } from '../../../gym/chatCompletions';
+import { parseKinded, type JsonDict } from '../../../gym/kindedJson';
+import { orjsonDumps } from '../../../gym/pythonJsonDumps';
+import { runNemoGymPython } from '../../helpers/nemoGymPython';
 
 type Item = Record<string, any>;
+
+/** An engine request body as plain JSON, to compare structure (bytes are compared against NeMo Gym below). */
+const plain = (body: unknown): Item => JSON.parse(orjsonDumps(body));
 
 const tool = { type: 'function', name: 'f', description: 'd', parameters: { type: 'object', properties: {} }, strict: true };
 
@@ -56,11 +62,11 @@ test('a Responses request reaches a chat engine as NeMo Gym vllm_model sends it'
     model: 'policy',
     chat_template_kwargs: { enable_thinking: false },
   };
-  assert.deepEqual(JSON.parse(JSON.stringify(responsesRequestToChat(request))), expected);
+  assert.deepEqual(plain(responsesRequestToChat(request)), expected);
 });
 
 test('request fields win over extra_body, and malformed metadata is refused', () => {
-  const body = responsesRequestToChat({ input: 'x', temperature: 0.2, metadata: { extra_body: '{"temperature": 1.5, "seed": 0}' } });
+  const body = plain(responsesRequestToChat({ input: 'x', temperature: 0.2, metadata: { extra_body: '{"temperature": 1.5, "seed": 0}' } }));
   assert.equal(body.temperature, 0.2);
   assert.equal(body.seed, 0);
   assert.equal('chat_template_kwargs' in body, false);
@@ -70,12 +76,12 @@ test('request fields win over extra_body, and malformed metadata is refused', ()
 
 test('without tools there is no tool_choice or parallel_tool_calls (vLLM answers 400 otherwise)', () => {
   for (const tools of [undefined, []]) {
-    const body = responsesRequestToChat({ input: 'x', tools, tool_choice: 'auto', parallel_tool_calls: false });
+    const body = plain(responsesRequestToChat({ input: 'x', tools, tool_choice: 'auto', parallel_tool_calls: false }));
     assert.equal('tool_choice' in body, false);
     assert.equal('parallel_tool_calls' in body, false);
     assert.equal('tools' in body, false);
   }
-  const named = responsesRequestToChat({ input: 'x', tools: [tool], tool_choice: { type: 'function', name: 'f' } });
+  const named = plain(responsesRequestToChat({ input: 'x', tools: [tool], tool_choice: { type: 'function', name: 'f' } }));
   assert.deepEqual(named.tool_choice, { type: 'function', function: { name: 'f' } });
 });
 
@@ -138,9 +144,58 @@ test('Response → chat completion for the policy server, and its chat requests 
   });
 });
 
-test('withExtraBodyUnpacked spreads metadata.extra_body to the top level, request fields winning', () => {
-  const request = { model: 'm', input: 'hi', temperature: 0.5, metadata: { extra_body: '{"seed": 3, "temperature": 1.0}' } };
-  assert.deepEqual(withExtraBodyUnpacked(request), { seed: 3, ...request });
-  assert.deepEqual(withExtraBodyUnpacked({ input: 'hi' }), { input: 'hi' });
-  assert.throws(() => withExtraBodyUnpacked({ input: 'hi', metadata: { extra_body: 'not json' } }), /extra_body/);
+test('responsesEngineRequest keeps the row\'s kinds, makes float fields floats, and unpacks extra_body on request', () => {
+  const { plain: request, kinded } = parseKinded('{"model":"m","input":"hi","temperature":1,"top_p":1.0,"max_output_tokens":8,"metadata":{"extra_body":"{\\"seed\\": 3, \\"temperature\\": 0.5, \\"min_p\\": 0.0}"}}');
+  assert.equal(orjsonDumps(responsesEngineRequest(kinded as JsonDict)), '{"model":"m","input":"hi","temperature":1.0,"top_p":1.0,"max_output_tokens":8,"metadata":{"extra_body":"{\\"seed\\": 3, \\"temperature\\": 0.5, \\"min_p\\": 0.0}"}}');
+  const unpacked = orjsonDumps(responsesEngineRequest(kinded as JsonDict, { unpackExtraBody: true }));
+  assert.match(unpacked, /^\{"seed":3,"temperature":1\.0,"min_p":0\.0,"model":"m",/);
+  assert.deepEqual(plain(responsesEngineRequest(request as Item, { unpackExtraBody: true })), { seed: 3, min_p: 0, ...(request as Item), temperature: 1 });
+  assert.deepEqual(plain(responsesEngineRequest({ input: 'hi' }, { unpackExtraBody: true })), { input: 'hi' });
+  assert.throws(() => responsesEngineRequest({ input: 'hi', metadata: { extra_body: 'not json' } }, { unpackExtraBody: true }), /extra_body/);
+});
+
+// NeMo Gym 0.4.0's own vllm_model, run in its venv: its `responses` route with the engine client
+// replaced by one that records `orjson.dumps` of what it would post (NeMoGymAsyncOpenAI posts
+// exactly that). Pydantic validates the row first, so an int in a float field arrives as a float.
+const VLLM_MODEL_BODIES = `
+import sys, asyncio, orjson
+from responses_api_models.vllm_model.app import VLLMModel, VLLMModelConfig
+from nemo_gym.openai_utils import NeMoGymResponseCreateParamsNonStreaming
+
+class Recorded(Exception):
+    pass
+
+class RecordingClient:
+    async def create_chat_completion(self, **kwargs):
+        raise Recorded(orjson.dumps(kwargs))
+
+config = VLLMModelConfig.model_construct(
+    base_url=["http://127.0.0.1:1/v1"], api_key="unused", model="engine-model", return_token_id_information=False,
+    uses_reasoning_parser=True, uses_interleaved_reasoning=False, replace_developer_role_with_system=False,
+    chat_template_kwargs=None, extra_body=None, sequential_reasoning_allowed=True)
+model = VLLMModel.model_construct(config=config)
+model._converter = model.get_converter()
+model._resolve_client = lambda request: RecordingClient()
+for line in sys.stdin.buffer.read().splitlines():
+    body = NeMoGymResponseCreateParamsNonStreaming.model_validate(orjson.loads(line))
+    try:
+        asyncio.run(model.responses(None, body))
+    except Recorded as recorded:
+        sys.stdout.buffer.write(recorded.args[0] + b"\\n")
+`;
+
+test('chat engine requests are byte-identical to what NeMo Gym 0.4.0\'s vllm_model posts', async () => {
+  const schemaTool = '{"type":"function","name":"convert","description":"d","parameters":{"type":"object","properties":{"v":{"type":"number","minimum":1.0,"maximum":10,"multipleOf":0.5}}},"strict":true}';
+  const lines = [
+    `{"model":"engine-model","input":[{"role":"user","content":"hi"}],"temperature":1,"top_p":0.5,"max_output_tokens":64,"tools":[${schemaTool}],"tool_choice":"auto","parallel_tool_calls":false,"metadata":{"extra_body":"{\\"seed\\": 3, \\"repetition_penalty\\": 1.0, \\"n\\": 12345678901234567890}"}}`,
+    `{"model":"engine-model","input":[{"role":"user","content":"go"},{"type":"function_call","call_id":"c1","name":"convert","arguments":"{\\"v\\": 2.0}"},{"type":"function_call_output","call_id":"c1","output":"4.0"}],"temperature":0.0,"top_p":1.0,"tools":[${schemaTool}],"tool_choice":"required","metadata":{"chat_template_kwargs":"{\\"enable_thinking\\": false}","extra_body":"{\\"temperature\\": 2.5, \\"top_k\\": 20}"}}`,
+    '{"model":"engine-model","input":"plain text","temperature":1.5}',
+    '{"model":"engine-model","instructions":null,"input":[{"role":"system","content":"be brief"},{"role":"user","content":[{"type":"input_text","text":"what is this?"},{"type":"input_image","image_url":"data:image/png;base64,AA==","detail":"low"}]}],"top_p":1}',
+  ];
+  const expected = (await runNemoGymPython(VLLM_MODEL_BODIES, lines.join('\n'))).trimEnd().split('\n');
+  assert.equal(expected.length, lines.length);
+  lines.forEach((line, i) => {
+    const { plain: request, kinded } = parseKinded(line);
+    assert.equal(orjsonDumps(responsesRequestToChat(request as Item, kinded as JsonDict)), expected[i], `request ${i + 1}`);
+  });
 });
