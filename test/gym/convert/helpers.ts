@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -13,8 +13,17 @@ export function fixtureEnvironments(gymDir: string): string[] {
     .sort();
 }
 
+const tempDirs: string[] = [];
+// Removed when the test file's process ends, so a run leaves nothing behind in the temp dir (a
+// failing test's files are still there while it is being debugged in the same process).
+process.once('exit', () => {
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
+});
+
 export function tempDir(): string {
-  return mkdtempSync(path.join(os.tmpdir(), 'convert-test-'));
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'convert-test-'));
+  tempDirs.push(dir);
+  return dir;
 }
 
 export function readJsonl(file: string): Record<string, any>[] {
