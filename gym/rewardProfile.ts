@@ -57,24 +57,36 @@ async function* validated<T extends z.ZodType>(
 /**
  * Where each group's `sample` is in the materialized inputs: the row of the task's lowest completed
  * rollout. Samples are the bulk of a profile (full prompts and tool lists), so only their place is
- * kept while profiling, and each is read back when its group row is written.
+ * kept while profiling, and each is read back when its group row is written. Only sample rows are
+ * noted (one a task, where a column by input position would take a slot for every row).
  */
 class SamplePlaces {
+  private readonly position = new NumberColumn();
   private readonly offset = new NumberColumn();
   private readonly length = new NumberColumn();
+  private count = 0;
 
   constructor(private readonly results: RolloutTable) {}
 
+  /** Input positions come in increasing order, as the inputs are read. */
   noteIfSample(inputPosition: number, task: number, rollout: number, place: { byteOffset: number; byteLength: number }): void {
     const first = this.results.firstOfTask(task);
     if (first === undefined || this.results.rollout.get(first) !== rollout) return;
-    this.offset.set(inputPosition, place.byteOffset);
-    this.length.set(inputPosition, place.byteLength);
+    this.position.set(this.count, inputPosition);
+    this.offset.set(this.count, place.byteOffset);
+    this.length.set(this.count++, place.byteLength);
   }
 
   async read(file: Awaited<ReturnType<typeof open>>, inputPosition: number): Promise<string> {
-    const line = Buffer.alloc(this.length.get(inputPosition));
-    await file.read(line, 0, line.length, this.offset.get(inputPosition));
+    let lo = 0;
+    let hi = this.count;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.position.get(mid) < inputPosition) lo = mid + 1;
+      else hi = mid;
+    }
+    const line = Buffer.alloc(this.length.get(lo));
+    await file.read(line, 0, line.length, this.offset.get(lo));
     return line.toString('utf8').replace(/^\uFEFF/, '').trimEnd();
   }
 }

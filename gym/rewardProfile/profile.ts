@@ -170,16 +170,23 @@ export function profileTables(inputs: InputTable, results: RolloutTable, allowPa
     }
   }
 
+  /** Each agent's results in key order, as segments of one array: a few bytes a rollout, however many there are. */
   function agents(): AgentLevelMetrics[] {
-    const byAgent = new Map<number, number[]>();
-    order.forEach((i, j) => {
-      const agent = inputs.agent.get(rowOf[j]!);
-      const members = byAgent.get(agent);
-      if (members) members.push(i);
-      else byAgent.set(agent, [i]);
-    });
-    return [...byAgent]
-      .map(([agent, members]) => [inputs.agentNames[agent], Uint32Array.from(members)] as const)
+    const agentAt = (j: number) => inputs.agent.get(rowOf[j]!);
+    const counts = new Uint32Array(inputs.agentNames.length);
+    const firstSeen: number[] = [];
+    for (let j = 0; j < order.length; j++) if (counts[agentAt(j)]!++ === 0) firstSeen.push(agentAt(j));
+    const starts = new Uint32Array(counts.length);
+    let start = 0;
+    for (const agent of firstSeen) {
+      starts[agent] = start;
+      start += counts[agent]!;
+    }
+    const next = starts.slice();
+    const grouped = new Uint32Array(order.length);
+    order.forEach((i, j) => (grouped[next[agentAt(j)]!++] = i));
+    return firstSeen
+      .map((agent) => [inputs.agentNames[agent], grouped.subarray(starts[agent], starts[agent]! + counts[agent]!)] as const)
       .sort(([a], [b]) => comparePython(String(a), String(b)))
       .map(([name, members]) => ({ ...Object.fromEntries(describeGroup(columns, cellsOver(members))), agent_ref: { name } }));
   }

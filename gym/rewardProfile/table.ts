@@ -9,34 +9,53 @@ export const TASK = '_ng_task_index';
 export const ROLLOUT = '_ng_rollout_index';
 const AGENT_NAME = 'agent_name';
 
-/** Marks a never-set slot while a column is 32-bit: the one unsigned 32-bit value it cannot hold. */
-const UNSET = 0xffffffff;
+type Slots = Uint8Array | Uint16Array | Uint32Array | Float64Array;
+
+/** Integer widths from narrowest, each marking a never-set slot with the one value it cannot hold then. */
+const WIDTHS = [
+  { make: (n: number) => new Uint8Array(n), unset: 0xff },
+  { make: (n: number) => new Uint16Array(n), unset: 0xffff },
+  { make: (n: number) => new Uint32Array(n), unset: 0xffffffff },
+] as const;
 
 /**
  * A column of numbers that grows as it fills, reading NaN (pandas' missing value) where never set.
- * It takes 4 bytes a row while every value is an unsigned 32-bit integer (keys, token counts, 0/1
- * rewards), and widens to 8 once one is not.
+ * It takes 1, 2 or 4 bytes a row while every value is an unsigned integer that fits (rollout
+ * indices, 0/1 rewards, token counts, keys), and widens to 8 once one is not.
  */
 export class NumberColumn {
-  private data: Uint32Array | Float64Array = new Uint32Array(1024).fill(UNSET);
+  private data: Slots = new Uint8Array(1024).fill(WIDTHS[0].unset);
+  /** NaN once the column is Float64, where never-set slots hold NaN itself. */
+  private unset: number = WIDTHS[0].unset;
 
   get(i: number): number {
     if (i >= this.data.length) return NaN;
     const x = this.data[i]!;
-    return x === UNSET && this.data instanceof Uint32Array ? NaN : x;
+    return x === this.unset ? NaN : x;
   }
 
   set(i: number, x: number): void {
-    if (this.data instanceof Uint32Array && (x >>> 0 !== x || x === UNSET || Object.is(x, -0))) {
-      this.data = Float64Array.from(this.data, (v) => (v === UNSET ? NaN : v));
-    }
-    if (i >= this.data.length) {
-      const size = Math.max(i + 1, this.data.length * 2);
-      const next = this.data instanceof Uint32Array ? new Uint32Array(size).fill(UNSET) : new Float64Array(size).fill(NaN);
-      next.set(this.data);
-      this.data = next;
-    }
+    if (!Number.isNaN(this.unset) && !(x >>> 0 === x && x < this.unset && !Object.is(x, -0))) this.widen(x);
+    if (i >= this.data.length) this.data = this.copied(Math.max(i + 1, this.data.length * 2), this.unset);
     this.data[i] = x;
+  }
+
+  /** To the narrowest width that holds `x` and every value so far. */
+  private widen(x: number): void {
+    const fits = x >>> 0 === x && !Object.is(x, -0);
+    const unset = WIDTHS.find((w) => w.unset > this.unset && fits && x < w.unset)?.unset ?? NaN;
+    this.data = this.copied(this.data.length, unset);
+    this.unset = unset;
+  }
+
+  /** The slots in a new array of `size` of the width whose never-set mark is `unset` (NaN: Float64). */
+  private copied(size: number, unset: number): Slots {
+    const width = WIDTHS.find((w) => w.unset === unset);
+    const next = width ? width.make(size).fill(unset) : new Float64Array(size).fill(NaN);
+    const old = this.data;
+    if (Object.is(unset, this.unset)) next.set(old);
+    else for (let i = 0; i < old.length; i++) next[i] = old[i] === this.unset ? unset : old[i]!;
+    return next;
   }
 }
 
@@ -55,14 +74,33 @@ interface Shape {
   info: string[];
 }
 
+function positions(length: number): Uint32Array {
+  return Uint32Array.from({ length }, (_, i) => i);
+}
+
+/**
+ * 0, 1, 2, ...: the key order of every table whose rows came in order, one array shared by them all
+ * (a profile and the aggregate metrics hold several tables of the same rollouts at once). Nothing
+ * writes to a key order, so sharing is safe.
+ */
+let identityPositions: Uint32Array = new Uint32Array(0);
+function identity(length: number): Uint32Array {
+  if (identityPositions.length < length) identityPositions = positions(Math.max(length, 2 * identityPositions.length));
+  return identityPositions.subarray(0, length);
+}
+
 /** Keys of rows in a table, and the order positions take when sorted by key (stable). */
 export abstract class KeyedTable {
   readonly task = new NumberColumn();
   readonly rollout = new NumberColumn();
   length = 0;
   private sorted: Uint32Array | undefined;
+  /** Whether rows came in key order, as merged rollouts and materialized inputs do: then no sort is needed. */
+  private inKeyOrder = true;
 
   protected addKey(task: number, rollout: number): number {
+    const last = this.length - 1;
+    if (last >= 0 && (task < this.task.get(last) || (task === this.task.get(last) && rollout < this.rollout.get(last)))) this.inKeyOrder = false;
     this.task.set(this.length, task);
     this.rollout.set(this.length, rollout);
     this.sorted = undefined;
@@ -74,7 +112,8 @@ export abstract class KeyedTable {
   }
 
   keyOrder(): Uint32Array {
-    this.sorted ??= Uint32Array.from({ length: this.length }, (_, i) => i).sort((a, b) => this.compare(a, b));
+    // A comparator sort copies the positions into the JS heap twice over; rows in order skip it.
+    this.sorted ??= this.inKeyOrder ? identity(this.length) : positions(this.length).sort((a, b) => this.compare(a, b));
     return this.sorted;
   }
 

@@ -7,6 +7,8 @@ test('a column reads back every value it was given, NaN where none was, across g
   const values = new Map<number, number>([
     [0, 0],
     [1, 7],
+    [10, 255],
+    [20, 65535],
     [2000, 4294967294],
     [3000, 1],
   ]);
@@ -35,4 +37,17 @@ test('rollout_infos entries keep what the stats columns do not: top-level over u
   assert.equal(table.stats.get('ok')!.get(i), 5);
   assert.equal(table.stats.get('reward')!.get(i), 1);
   assert.deepEqual([...table.keyOrder()], [j, i]);
+});
+
+test('rows added in key order keep their order, and one added out of order sorts them again', () => {
+  const table = new RolloutTable();
+  for (const [task, rollout] of [[0, 0], [0, 1], [3, 0]] as const) table.add(task, rollout, { response: {} });
+  const other = new RolloutTable();
+  other.add(7, 0, { response: {} });
+  assert.deepEqual([...table.keyOrder()], [0, 1, 2]);
+  assert.deepEqual([...other.keyOrder()], [0]);
+  table.add(1, 5, { response: {} });
+  assert.deepEqual([...table.keyOrder()], [0, 1, 3, 2]);
+  assert.equal(table.firstOfTask(1), 3);
+  assert.deepEqual([...other.keyOrder()], [0]);
 });
