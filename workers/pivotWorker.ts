@@ -5,6 +5,7 @@ import { closeEmbeddedStacks } from '../activities/servers';
 import { hostTaskQueue, runManagedServers } from '../activities/spawn';
 import { TASK_QUEUE } from './connection';
 import { rolloutMetricsInterceptor } from './metrics';
+import { collectStartupGarbage } from './startupGarbage';
 import { workflowBundlePath } from './workflowBundle';
 
 // Any number of these may serve one task queue, on one machine or many: chunks are handed out by
@@ -57,6 +58,7 @@ export async function releaseWorkerResources(): Promise<void> {
 export async function runPivotWorker(opts: PivotWorkerOptions): Promise<void> {
   const worker = await createPivotWorker(opts);
   const hostWorker = await createHostWorker(opts);
+  collectStartupGarbage();
   try {
     await Promise.all([worker.run(), hostWorker.run()]);
   } finally {
