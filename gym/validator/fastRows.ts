@@ -117,7 +117,7 @@ const selectors = new WeakMap<RowCheckOptions, Members>();
  * for "take the exact path" (not UTF-8, not strict JSON, or a row some check rejects). */
 export type LineOutcome = RowSummary | 'blank' | undefined;
 
-export function acceptLineFast(bytes: Uint8Array, terminated: boolean, options: RowCheckOptions): LineOutcome {
+export function acceptLineFast(bytes: Buffer, terminated: boolean, options: RowCheckOptions): LineOutcome {
   let selector = selectors.get(options);
   if (selector === undefined) {
     selector = rowSelector(options);

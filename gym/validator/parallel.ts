@@ -43,9 +43,10 @@ function workerSource(): string {
 /** The worker's side: decodes, scans and checks the lines of one batch at a time. */
 function serveBatches(options: RowCheckOptions): void {
   parentPort?.on('message', (batch: LineBatch) => {
+    const bytes = Buffer.from(batch.bytes.buffer, batch.bytes.byteOffset, batch.bytes.byteLength);
     const outcomes: LineOutcome[] = [];
     for (let i = 0; i < batch.terminated.length; i++) {
-      outcomes.push(acceptLineFast(batch.bytes.subarray(batch.offsets[i], batch.offsets[i + 1]), batch.terminated[i] === 1, options));
+      outcomes.push(acceptLineFast(bytes.subarray(batch.offsets[i], batch.offsets[i + 1]), batch.terminated[i] === 1, options));
     }
     parentPort?.postMessage({ id: batch.id, outcomes });
   });

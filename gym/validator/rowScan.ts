@@ -17,7 +17,7 @@ export type Members = { keys: Map<string, Selector> };
 
 // Taken out of the module object once: the CommonJS that TypeScript runs as reads an import through a
 // getter on every call, which costs more than a short token.
-const { FAILED, skipString, skipValue, skipWhitespace } = strictJson;
+const { FAILED, skipString, skipValue, skipWhitespace, StrictJsonLine } = strictJson;
 const MAX_NESTING_DEPTH = DEPTH_LIMIT;
 
 const VALUE = 0;
@@ -50,13 +50,10 @@ const utf8 = new TextDecoder('utf-8');
 class Scanner {
   /** The value the last select() built. */
   value: unknown;
-  private readonly text: Buffer;
+  private readonly line: strictJson.StrictJsonLine;
 
-  constructor(
-    private readonly bytes: Uint8Array,
-    private readonly ascii: boolean,
-  ) {
-    this.text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  constructor(private readonly bytes: Buffer) {
+    this.line = new StrictJsonLine(bytes);
   }
 
   /** Checks one value and builds what `plan` asks for into `value`. Returns its end or FAILED. */
@@ -66,20 +63,24 @@ class Scanner {
       if (depth >= MAX_NESTING_DEPTH) return FAILED;
       return c === 0x7b ? this.object(at, depth + 1, plan) : this.array(at, depth + 1, plan);
     }
-    const end = skipValue(this.bytes, at, depth);
+    const end = skipValue(this.line, at, depth);
     if (end !== FAILED) this.value = this.parse(at, end);
     return end;
   }
 
   private parse(start: number, end: number): unknown {
     const bytes = this.bytes;
-    if (bytes[start] === QUOTE && this.ascii) {
-      // Most built values are short plain strings: no escapes, no JSON.parse needed.
+    // Most built values are short ASCII strings without escapes (even in a row with non-ASCII text
+    // elsewhere): Latin-1 reads them as they are, no JSON.parse needed.
+    let ascii = true;
+    for (let k = start; k < end && ascii; k++) ascii = (bytes[k] as number) < 0x80;
+    if (!ascii) return JSON.parse(utf8.decode(bytes.subarray(start, end)));
+    if (bytes[start] === QUOTE) {
       let plain = true;
       for (let k = start + 1; k < end - 1 && plain; k++) plain = bytes[k] !== BACKSLASH;
-      if (plain) return this.text.toString('latin1', start + 1, end - 1);
+      if (plain) return bytes.toString('latin1', start + 1, end - 1);
     }
-    return JSON.parse(this.ascii ? this.text.toString('latin1', start, end) : utf8.decode(bytes.subarray(start, end)));
+    return JSON.parse(bytes.toString('latin1', start, end));
   }
 
   /** Which of the plan's names the key in [start, end) is, or -1 when none. */
@@ -103,8 +104,7 @@ class Scanner {
 
   /** An object built from its wanted members; the others are only checked. */
   private object(at: number, depth: number, plan: Plan): number {
-    // A prototype-free object: a member named "__proto__" is an own key, as JSON.parse makes it.
-    const built: Record<string, unknown> = Object.create(null);
+    const built: Record<string, unknown> = {};
     at = skipWhitespace(this.bytes, at + 1);
     if (this.bytes[at] === 0x7d) {
       this.value = built;
@@ -112,18 +112,21 @@ class Scanner {
     }
     for (;;) {
       if (this.bytes[at] !== QUOTE) return FAILED;
-      const keyEnd = skipString(this.bytes, at + 1);
+      const keyEnd = skipString(this.line, at + 1);
       if (keyEnd === FAILED) return FAILED;
       const member = this.member(plan, at + 1, keyEnd - 1);
       at = skipWhitespace(this.bytes, keyEnd);
       if (this.bytes[at] !== 0x3a) return FAILED;
       at = skipWhitespace(this.bytes, at + 1);
       if (member === -1) {
-        at = skipValue(this.bytes, at, depth);
+        at = skipValue(this.line, at, depth);
       } else {
         at = this.select(at, depth, plan.plans[member] as Plan);
-        // Later duplicates overwrite earlier ones, as in both decoders.
-        built[plan.names[member] as string] = this.value;
+        const name = plan.names[member] as string;
+        // Later duplicates overwrite earlier ones, as in both decoders. A member named "__proto__"
+        // is an own key, as JSON.parse makes it, not the object's prototype.
+        if (name === '__proto__') Object.defineProperty(built, name, { value: this.value, enumerable: true, writable: true, configurable: true });
+        else built[name] = this.value;
       }
       if (at === FAILED) return FAILED;
       at = skipWhitespace(this.bytes, at);
@@ -145,7 +148,7 @@ class Scanner {
     at = skipWhitespace(this.bytes, at + 1);
     if (this.bytes[at] !== 0x5d) {
       for (;;) {
-        at = each === undefined ? skipValue(this.bytes, at, depth) : this.select(at, depth, each);
+        at = each === undefined ? skipValue(this.line, at, depth) : this.select(at, depth, each);
         if (at === FAILED) return FAILED;
         length++;
         if (built !== undefined) built.push(this.value);
@@ -166,10 +169,9 @@ class Scanner {
  * one strict-JSON object in UTF-8 (blank lines included). `bytes` is the line without its
  * terminator.
  */
-export function scanRow(bytes: Uint8Array, selector: Members): Record<string, unknown> | undefined {
-  const ascii = isAscii(bytes);
-  if (!ascii && !isUtf8(bytes)) return undefined;
-  const scanner = new Scanner(bytes, ascii);
+export function scanRow(bytes: Buffer, selector: Members): Record<string, unknown> | undefined {
+  if (!isAscii(bytes) && !isUtf8(bytes)) return undefined;
+  const scanner = new Scanner(bytes);
   const start = skipWhitespace(bytes, 0);
   if (bytes[start] !== 0x7b) return undefined;
   let plan = plans.get(selector);

@@ -16,8 +16,12 @@ function expected(value: unknown, wanted: Selector): unknown {
   if (wanted === 'value') return value;
   if (typeof wanted === 'object' && 'keys' in wanted) {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
-    const built: Record<string, unknown> = Object.create(null);
-    for (const [key, inner] of wanted.keys) if (Object.hasOwn(value, key)) built[key] = expected((value as Record<string, unknown>)[key], inner);
+    // An ordinary object, as JSON.parse makes, whose "__proto__" is an own member.
+    const built: Record<string, unknown> = {};
+    for (const [key, inner] of wanted.keys) {
+      if (!Object.hasOwn(value, key)) continue;
+      Object.defineProperty(built, key, { value: expected((value as Record<string, unknown>)[key], inner), enumerable: true, writable: true, configurable: true });
+    }
     return built;
   }
   if (!Array.isArray(value)) return value;
@@ -47,8 +51,25 @@ test('an input list is built as its length alone', () => {
   assert.equal(scanned.params.input[0], undefined);
 });
 
+test('strings of every length, an escape or a non-ASCII character at every offset, build as JSON.parse reads them', () => {
+  for (let length = 0; length < 40; length++) {
+    for (const stop of ['\\"', '\\u00e9', '\u00e9', '\\\\', '\\n']) {
+      for (let at = 0; at <= length; at++) {
+        const text = 'x'.repeat(at) + stop + 'y'.repeat(length - at);
+        const row = `{"action": "${text}", "params": {"choice": "${text}"}}`;
+        assert.deepEqual(scanRow(Buffer.from(row), selector), expected(JSON.parse(row), selector), row);
+      }
+    }
+  }
+});
+
 test('declines a line that is not one strict-JSON object in UTF-8', () => {
   const lines = ['', '   ', '[1]', '"row"', '{"a": NaN}', '{"a": 1} {}', '{"a": 1', '\ufeff{}', '\u00a0{}'].map((line) => Buffer.from(line));
   lines.push(Buffer.from([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x3a, 0x31, 0x7d]));
+  // A raw control character or a lone quote anywhere in a long string, wherever it falls in a word.
+  for (let at = 0; at < 12; at++) {
+    for (const bad of ['\u0000', '\u001f', '\t', '\u00e9\u0001', '\\x']) lines.push(Buffer.from(`{"action": "${'a'.repeat(at)}${bad}${'b'.repeat(20)}"}`));
+    lines.push(Buffer.from(`{"action": "${'a'.repeat(at)}`));
+  }
   for (const line of lines) assert.equal(scanRow(line, selector), undefined, line.toString());
 });

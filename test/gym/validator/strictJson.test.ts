@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodePythonJson, MAX_NESTING_DEPTH, PythonJsonFailure } from '../../../gym/pythonJson';
-import { FAILED, skipValue } from '../../../gym/validator/strictJson';
+import { FAILED, skipValue, StrictJsonLine } from '../../../gym/validator/strictJson';
 import { random } from '../validatorRandom';
 
 /** Whether the whole text is one strict-JSON value (leading and trailing whitespace allowed). */
@@ -9,7 +9,7 @@ function accepts(text: string): boolean {
   const bytes = Buffer.from(text);
   let at = 0;
   while (at < bytes.length && ' \t\n\r'.includes(String.fromCharCode(bytes[at] as number))) at++;
-  const end = skipValue(bytes, at, 0);
+  const end = skipValue(new StrictJsonLine(bytes), at, 0);
   if (end === FAILED) return false;
   let rest = end;
   while (rest < bytes.length && ' \t\n\r'.includes(String.fromCharCode(bytes[rest] as number))) rest++;
