@@ -50,19 +50,27 @@ function build(entry, bundleFile, manifestFile) {
   writeAtomically(manifestFile, JSON.stringify(inputs));
 }
 
-/** `entry` is relative to the checkout root, e.g. 'scripts/commands/validateMain.ts'. Where the
- * bundle cannot be made (no esbuild, a read-only node_modules), the entry runs through tsx. */
-exports.requireBundled = (entry) => {
+/** The bundle of `entry` (relative to the checkout root, e.g. 'scripts/commands/validateMain.ts'),
+ * made or remade if stale; undefined where it cannot be made (no esbuild, a read-only node_modules). */
+function bundledFile(entry) {
   const name = entry.replace(/[^A-Za-z0-9]+/g, '_');
   const bundleFile = path.join(cacheDir, `${name}.js`);
   const manifestFile = path.join(cacheDir, `${name}.inputs.json`);
-  if (!isFresh(manifestFile)) {
-    try {
-      build(entry, bundleFile, manifestFile);
-    } catch {
-      require('tsx/cjs');
-      return require(path.join(root, entry));
-    }
+  if (isFresh(manifestFile)) return bundleFile;
+  try {
+    build(entry, bundleFile, manifestFile);
+    return bundleFile;
+  } catch {
+    return undefined;
   }
-  return require(bundleFile);
+}
+
+/** A file node can load for `entry`: its bundle, or else its source (which needs tsx/cjs). */
+exports.loadableFile = (entry) => bundledFile(entry) ?? path.join(root, entry);
+
+/** Loads `entry` from its bundle, or through tsx where the bundle cannot be made. */
+exports.requireBundled = (entry) => {
+  const file = exports.loadableFile(entry);
+  if (file.endsWith('.ts')) require('tsx/cjs');
+  return require(file);
 };

@@ -3,8 +3,10 @@
 // `validate` alone runs from a cached bundle of just its own modules: it is a short command measured
 // process for process against NeMo Gym's Python validator, and loading the whole CLI through tsx
 // (Temporal and all) takes seconds.
+// Its worker threads load a bundle of the row-checking code alone (gym/validator/parallel.ts).
 if (process.argv[2] === 'validate') {
-  require('./cachedBundle').requireBundled('scripts/commands/validateMain.ts').runValidateCli(process.argv);
+  const bundles = require('./cachedBundle');
+  bundles.requireBundled('scripts/commands/validateMain.ts').runValidateCli(process.argv, bundles.loadableFile('gym/validator/parallel.ts'));
 } else {
   require('tsx/cjs');
   require('../scripts/cli.ts');

@@ -32,12 +32,10 @@ function toBatch(id: number, lines: readonly RawLine[]): LineBatch {
   return { id, bytes, offsets, terminated };
 }
 
-/** What a worker loads: the file this module is in. Under `pivot-miner validate` that is the cached
- * bundle (bin/cachedBundle.js), one plain file that starts in milliseconds; from source (tests,
- * library use) tsx compiles the module, as it does for the caller. */
-function workerSource(): string {
-  const self = `require(${JSON.stringify(__filename)});`;
-  return __filename.endsWith('.ts') ? `require(${JSON.stringify(require.resolve('tsx/cjs'))}); ${self}` : self;
+/** What a worker runs: `script` (this module, or a bundle with it), through tsx when TypeScript. */
+function workerSource(script: string): string {
+  const load = `require(${JSON.stringify(script)});`;
+  return script.endsWith('.ts') ? `require(${JSON.stringify(require.resolve('tsx/cjs'))}); ${load}` : load;
 }
 
 /** The worker's side: decodes, scans and checks the lines of one batch at a time. */
@@ -60,11 +58,12 @@ export class FastRowWorkers {
   private readonly waiting = new Map<number, { resolve: (outcomes: LineOutcome[]) => void; reject: (error: Error) => void }>();
   private nextId = 0;
 
-  /** `options` without `checkAgentName`: a function cannot cross to a thread; the caller applies it. */
   /** `count` threads in all: the calling thread checks every count-th batch itself rather than
-   * idling while it waits, so one worker fewer has to start. */
-  constructor(count: number, private readonly options: Omit<RowCheckOptions, 'checkAgentName'>) {
-    const source = workerSource();
+   * idling while it waits, so one worker fewer has to start. `options` without `checkAgentName`: a
+   * function cannot cross to a thread; the caller applies it. `script` is the file the workers load:
+   * by default the one this module is in, whatever bundles it. */
+  constructor(count: number, private readonly options: Omit<RowCheckOptions, 'checkAgentName'>, script: string = __filename) {
+    const source = workerSource(script);
     this.workers = Array.from({ length: count - 1 }, () => {
       const worker = new Worker(source, { eval: true, execArgv: [], workerData: { role: WORKER_ROLE, options } });
       worker.on('message', ({ id, outcomes }: { id: number; outcomes: LineOutcome[] }) => {

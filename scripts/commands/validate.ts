@@ -51,7 +51,7 @@ function defineValidateCommand(command: Command): Command {
     });
 }
 
-function toValidatorOptions(raw: unknown): PivotValidatorOptions {
+function toValidatorOptions(raw: unknown, workerScript?: string): PivotValidatorOptions {
   const args = validateArgsSchema.parse(raw);
   return {
     path: args.path,
@@ -61,6 +61,7 @@ function toValidatorOptions(raw: unknown): PivotValidatorOptions {
     checkToolNames: args.checkToolNames,
     gymConfigPath: args.config,
     threads: args.threads ?? defaultThreads(args.path),
+    workerScript,
   };
 }
 
@@ -73,9 +74,9 @@ export function validateOptionsFromArgv(argv: readonly string[]): PivotValidator
   return toValidatorOptions(command.opts());
 }
 
-export function registerValidateCommand(program: Command): void {
+export function registerValidateCommand(program: Command, workerScript?: string): void {
   defineValidateCommand(program.command('validate')).action(async (raw: unknown) => {
-    const options = toValidatorOptions(raw);
+    const options = toValidatorOptions(raw, workerScript);
     let result;
     try {
       result = await validatePivotDataset(options);

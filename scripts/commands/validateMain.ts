@@ -5,8 +5,9 @@ import { registerValidateCommand } from './validate';
 // the worker): bin/pivot-miner.js runs this, bundled, so the command starts about as fast as
 // NeMo Gym's Python script, which it is measured against process for process.
 
-export async function runValidateCli(argv: readonly string[]): Promise<void> {
+/** `workerScript`: what the validator's worker threads load (see PivotValidatorOptions). */
+export async function runValidateCli(argv: readonly string[], workerScript?: string): Promise<void> {
   const program = new Command().name('pivot-miner');
-  registerValidateCommand(program);
+  registerValidateCommand(program, workerScript);
   await program.parseAsync([...argv]);
 }
