@@ -3,9 +3,11 @@
 // reference is checked against fixtures/verifier/vectors.jsonl.
 import type { ExpectedAction } from './schemas';
 import type { VerifyResult } from './verifier/categories';
-import { compareOneCall, compareToolCalls, type FunctionCall } from './verifier/compare';
-import { resolveComparatorConfig, type ToolCallComparatorConfig, type ToolCallComparatorConfigInput } from './verifier/config';
-import { extractAction } from './verifier/extract';
+import * as compare from './verifier/compare';
+import type { FunctionCall } from './verifier/compare';
+import * as comparatorConfig from './verifier/config';
+import type { ToolCallComparatorConfig, ToolCallComparatorConfigInput } from './verifier/config';
+import * as extract from './verifier/extract';
 
 export { stepRewardCategoryText, type StepRewardCategory, type VerifyResult } from './verifier/categories';
 export { ExpectedArgumentsDecodeError } from './verifier/compare';
@@ -16,6 +18,12 @@ export {
   type ToolCallComparatorConfigInput,
 } from './verifier/config';
 export { extractAction, verifierResponseSchema, type VerifierResponse } from './verifier/extract';
+
+// Bound once: every read of an import goes through the module's export getter, which would cost
+// a call per use on every verified response.
+const { compareOneCall, compareToolCalls } = compare;
+const { resolveComparatorConfig } = comparatorConfig;
+const { extractAction } = extract;
 
 function toolCallsOf(action: ExpectedAction): FunctionCall[] {
   if (action.type === 'function_call_batch') return action.calls;

@@ -1,8 +1,12 @@
 import type { StepRewardCategory, VerifyResult } from './categories';
 import type { ToolCallComparatorConfig } from './config';
 import { decodePythonJson, PythonJsonFailure, type PyDict, type PyValue } from '../pythonJson';
-import { compareArgumentTexts, UNDECIDED } from './argumentPair';
+import * as argumentPair from './argumentPair';
 import { stringsMatch } from './pythonText';
+
+// Bound once: every read of an import goes through the module's export getter, which would cost
+// a call per verified tool call.
+const { compareArgumentTexts, UNDECIDED } = argumentPair;
 
 export interface FunctionCall {
   name: string;
@@ -117,6 +121,22 @@ export function compareOneCall(expected: FunctionCall, actual: FunctionCall, con
   return inPlace ? { reward: 0, category: inPlace } : { reward: 1, category: 'EXPECTED_TOOL_CALL' };
 }
 
+/** Kuhn's search for an augmenting path from one expected call, candidates ascending. A module
+ * function rather than a closure: a closure would be created (and, as tsx compiles it, renamed
+ * with `__name`) on every batch compared. */
+function augment(candidates: number[][], ownerOfActual: Map<number, number>, expectedIndex: number, visited: Set<number>): boolean {
+  for (const actualIndex of candidates[expectedIndex] ?? []) {
+    if (visited.has(actualIndex)) continue;
+    visited.add(actualIndex);
+    const owner = ownerOfActual.get(actualIndex);
+    if (owner === undefined || augment(candidates, ownerOfActual, owner, visited)) {
+      ownerOfActual.set(actualIndex, expectedIndex);
+      return true;
+    }
+  }
+  return false;
+}
+
 /**
  * Kuhn's augmenting-path maximum matching, in NeMo Gym's exact visiting order (most constrained
  * expected call first, stable; candidates ascending). The matched count is order-independent but
@@ -125,21 +145,9 @@ export function compareOneCall(expected: FunctionCall, actual: FunctionCall, con
  */
 export function findMaximumMatching(candidates: number[][]): Map<number, number> {
   const ownerOfActual = new Map<number, number>();
-  const augment = (expectedIndex: number, visited: Set<number>): boolean => {
-    for (const actualIndex of candidates[expectedIndex] ?? []) {
-      if (visited.has(actualIndex)) continue;
-      visited.add(actualIndex);
-      const owner = ownerOfActual.get(actualIndex);
-      if (owner === undefined || augment(owner, visited)) {
-        ownerOfActual.set(actualIndex, expectedIndex);
-        return true;
-      }
-    }
-    return false;
-  };
   const order = candidates.map((_, index) => index);
   order.sort((a, b) => (candidates[a]?.length ?? 0) - (candidates[b]?.length ?? 0) || a - b);
-  for (const expectedIndex of order) augment(expectedIndex, new Set());
+  for (const expectedIndex of order) augment(candidates, ownerOfActual, expectedIndex, new Set());
   return ownerOfActual;
 }
 

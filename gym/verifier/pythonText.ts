@@ -1,7 +1,11 @@
 // Python's `str.lower()` and the word-overlap string rule NeMo Gym builds on `s.lower().split()`.
 import { countPythonWords, forEachPythonWord } from '../pythonJsonLexis';
 import { decodePythonJson } from '../pythonJson';
-import { sameRegion } from './argumentText';
+import * as tokens from './argumentText';
+
+// Bound once: every read of an import goes through the module's export getter, and this one runs
+// for every string value compared.
+const { sameRegion } = tokens;
 
 // Capital letters that gained a lower-case mapping after Unicode 15.1. NeMo Gym runs on CPython
 // 3.12/3.13 (Unicode 15.0/15.1), where they are unassigned and lower() leaves them alone, while
@@ -94,6 +98,16 @@ function sameLowerAsciiWord(expected: string, expectedWord: number, actual: stri
 }
 
 /**
+ * Whether the word counts alone (both at least two) settle the word-overlap rule, which then
+ * passes exactly when the threshold is at or below 0: the shared count lies between 0 and the
+ * smaller count, so such a threshold always passes and one above smaller / total (any above 0.5)
+ * never does. Division rounds monotonically, so the bounds are exact.
+ */
+function similarityIsSettled(expectedCount: number, actualCount: number, threshold: number): boolean {
+  return threshold <= 0 || Math.min(expectedCount, actualCount) / (expectedCount + actualCount) < threshold;
+}
+
+/**
  * NeMo Gym's word-overlap match for strings. With fewer than two words on either side the original
  * strings must be identical; otherwise the shared-word count over the total word count (at most
  * 0.5 for identical multisets, since the denominator is a sum) must reach the threshold.
@@ -132,6 +146,7 @@ export function stringRegionsMatch(
     );
   }
   if (expectedCount < 2 || actualCount < 2) return identical;
+  if (similarityIsSettled(expectedCount, actualCount, wordCountSimilarityThreshold)) return wordCountSimilarityThreshold <= 0;
   // Σ min(countE(w), countA(w)): each actual word claims one unclaimed equal expected word.
   claimedExpectedWords.fill(0, 0, expectedCount);
   let shared = 0;
@@ -161,6 +176,7 @@ function wordOverlapMatches(expected: string, actual: string, wordCountSimilarit
   if (expectedCount < 2) return expected === actual;
   const actualCount = countPythonWords(actual);
   if (actualCount < 2) return expected === actual;
+  if (similarityIsSettled(expectedCount, actualCount, wordCountSimilarityThreshold)) return wordCountSimilarityThreshold <= 0;
   // Σ min(countE(w), countA(w)): each actual word uses up one remaining copy in the expected words.
   const remaining = new Map<string, number>();
   forEachPythonWord(pythonLower(expected), (word) => remaining.set(word, (remaining.get(word) ?? 0) + 1));
