@@ -6,8 +6,7 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import YAML from 'yaml';
 import { startEmbeddedStack } from '../../servers/embeddedStack';
-import type { PivotMiningResult } from '../../contracts/payloads';
-import { startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
+import { runPivotMining, startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
 
 // "Real servers are one config line away": the same stack reached as external servers, found through
 // a NeMo Gym head server, with local profiling over the Chat Completions API instead of Responses,
@@ -41,12 +40,7 @@ function writeConfig(name: string, edit: (config: Record<string, any>) => void):
   return `${name}.yaml`;
 }
 
-const run = (workflowId: string, configPath: string) =>
-  env.client.workflow.execute('pivotMiningWorkflow', {
-    taskQueue: TASK_QUEUE,
-    workflowId,
-    args: [{ config_path: configPath, run_id: workflowId }],
-  }) as Promise<PivotMiningResult>;
+const run = (runId: string, configPath: string) => runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath, runId });
 
 test('attach via a NeMo Gym head server with Chat Completions local profiling = embedded Responses run', { timeout: 600_000 }, async () => {
   copyFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl'), path.join(baseDir, 'demo_tasks.jsonl'));

@@ -8,7 +8,7 @@ import YAML from 'yaml';
 import { prepareRun } from '../../activities/prepare';
 import type { CollectStageResult } from '../../contracts/payloads';
 import { readJsonlSync } from '../helpers/jsonl';
-import { startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
+import { runPivotMining, startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
 
 // The failures sidecar on a real Temporal server: faults injected in front of the embedded agent
 // are recovered by per-request retries (one failure line per failed attempt), a row that always
@@ -128,11 +128,7 @@ test('transient faults are retried, a permanent one lands in the sidecar once an
 
   // Resume the same run through the whole pipeline in strict mode: the shards are reused, the
   // exhausted key is not tried again, and strict profiling refuses with NeMo Gym's message.
-  const resumed = env.client.workflow.execute('pivotMiningWorkflow', {
-    taskQueue: TASK_QUEUE,
-    workflowId: `failures-${runId}-strict`,
-    args: [{ config_path: 'strict.yaml', run_id: runId }],
-  });
+  const resumed = runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath: 'strict.yaml', runId, workflowId: `failures-${runId}-strict` });
   await assert.rejects(resumed, (err: Error) => {
     const messages: string[] = [];
     for (let e: unknown = err; e instanceof Error; e = (e as Error & { cause?: unknown }).cause) messages.push(e.message);

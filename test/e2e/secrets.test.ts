@@ -11,8 +11,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { temporalBinary } from '../../scripts/lib/temporalCli';
 import { spawnWorkerProcess, stopProcess } from '../../scripts/lib/workerProcess';
 import { startEmbeddedStack, type EmbeddedStack } from '../../servers/embeddedStack';
-import type { PivotMiningResult } from '../../contracts/payloads';
-import { startTestTemporal } from '../helpers/temporal';
+import { runPivotMining, startTestTemporal } from '../helpers/temporal';
 
 // The local-profile model's API key lives only in the worker's environment: it is sent to the model
 // as a Bearer header, and appears nowhere in workflow histories, artifacts or worker logs.
@@ -131,11 +130,7 @@ function workflowHistoryText(workflowId: string): string {
 
 test('the model API key reaches the model as a Bearer header and nothing else', { timeout: 600_000 }, async () => {
   const workflowId = 'secrets-run';
-  const result = (await env.client.workflow.execute('pivotMiningWorkflow', {
-    taskQueue: TASK_QUEUE,
-    workflowId,
-    args: [{ config_path: 'secrets.yaml', run_id: 'secrets' }],
-  })) as PivotMiningResult;
+  const result = await runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath: 'secrets.yaml', runId: 'secrets', workflowId });
   assert.ok(result.counts.local_profile_rollouts! > 0, 'local profiling must have called the model');
 
   const profileCalls = authorizations.filter((a) => a !== undefined);

@@ -8,8 +8,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import YAML from 'yaml';
 import { freePort, portOpen } from '../../scripts/lib/net';
 import { spawnWorkerProcess, stopProcess } from '../../scripts/lib/workerProcess';
-import type { PivotMiningResult } from '../../contracts/payloads';
-import { startTestTemporal } from '../helpers/temporal';
+import { runPivotMining, startTestTemporal } from '../helpers/temporal';
 
 // `servers.mode: spawn` (the ng_run step): the worker starts the simulator stack as a managed child
 // process through the host-pinned activity, the run uses it, and it is stopped when the run ends.
@@ -52,12 +51,7 @@ test('spawned server stack serves the run and is stopped when the workflow finis
   const embeddedConfig = { ...config, servers: { mode: 'embedded' } };
   writeFileSync(path.join(baseDir, 'embedded.yaml'), YAML.stringify(embeddedConfig));
 
-  const run = (id: string, configPath: string) =>
-    env.client.workflow.execute('pivotMiningWorkflow', {
-      taskQueue: TASK_QUEUE,
-      workflowId: id,
-      args: [{ config_path: configPath, run_id: id }],
-    }) as Promise<PivotMiningResult>;
+  const run = (runId: string, configPath: string) => runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath, runId });
 
   const spawned = await run('spawned', 'spawn.yaml');
   assert.equal(await portOpen(headPort), false, 'the spawned stack is stopped after the run');

@@ -6,8 +6,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { spawnWorkerProcess, stopProcess } from '../../scripts/lib/workerProcess';
-import type { PivotMiningResult } from '../../contracts/payloads';
-import { startTestTemporal } from '../helpers/temporal';
+import { runPivotMining, startTestTemporal } from '../helpers/temporal';
 
 // Scale-out: two worker processes on one task queue share the chunks, and the run publishes the same
 // dataset as a run served by one worker.
@@ -50,11 +49,7 @@ async function activityWorkers(workflowId: string): Promise<Set<string>> {
 }
 
 const run = (taskQueue: string, runId: string) =>
-  env.client.workflow.execute('pivotMiningWorkflow', {
-    taskQueue,
-    workflowId: `two-workers-${runId}`,
-    args: [{ config_path: 'configs/demo.yaml', run_id: runId }],
-  }) as Promise<PivotMiningResult>;
+  runPivotMining(env.client, { taskQueue, configPath: 'configs/demo.yaml', runId, workflowId: `two-workers-${runId}` });
 
 test('two worker processes on one task queue both take chunks; the result equals a one-worker run', { timeout: 600_000 }, async () => {
   const single = startWorker('q-single', 'single');

@@ -1,5 +1,7 @@
+import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
+import type { PivotMiningResult } from '../../contracts/payloads';
 import { temporalBinary } from '../../scripts/lib/temporalCli';
 import { createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
 
@@ -44,4 +46,16 @@ export async function startWorkerTestEnv(taskQueue: string, workerEnv: Record<st
       apply(saved);
     },
   };
+}
+
+/**
+ * The whole pipeline on a config file (relative to the worker's base dir), started as a user's
+ * `temporal workflow start --type pivotMiningWorkflow` starts it; resolves to the run's result.
+ */
+export function runPivotMining(client: Client, opts: { taskQueue: string; configPath: string; runId: string; workflowId?: string }): Promise<PivotMiningResult> {
+  return client.workflow.execute('pivotMiningWorkflow', {
+    taskQueue: opts.taskQueue,
+    workflowId: opts.workflowId ?? opts.runId,
+    args: [{ config_path: opts.configPath, run_id: opts.runId }],
+  }) as Promise<PivotMiningResult>;
 }

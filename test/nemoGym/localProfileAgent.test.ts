@@ -6,14 +6,13 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import YAML from 'yaml';
-import type { PivotMiningResult } from '../../contracts/payloads';
 import { verifyResponse } from '../../gym/verifier';
 import { freePort } from '../../scripts/lib/net';
 import { ensureNemoGym, startNgRun, type RunningNgRun } from '../../scripts/lib/nemoGym';
 import { spawnWorkerProcess, stopProcess } from '../../scripts/lib/workerProcess';
 import { startEmbeddedStack, type EmbeddedStack } from '../../servers/embeddedStack';
 import { readJsonlSync } from '../helpers/jsonl';
-import { startTestTemporal } from '../helpers/temporal';
+import { runPivotMining, startTestTemporal } from '../helpers/temporal';
 
 // `local_profile.verifier: nemo_gym_agent`: local profiling samples every pivot through NeMo Gym
 // 0.4.0's own tool_simulation_agent and single_step_tool_use_with_argument_comparison resources
@@ -70,11 +69,7 @@ test('local profiling through a NeMo Gym agent: its resources server scores ever
   };
   writeFileSync(path.join(baseDir, 'config.yaml'), YAML.stringify(config));
 
-  const result = (await env.client.workflow.execute('pivotMiningWorkflow', {
-    taskQueue: TASK_QUEUE,
-    workflowId: 'local-profile-agent',
-    args: [{ config_path: 'config.yaml', run_id: 'local-profile-agent' }],
-  })) as PivotMiningResult;
+  const result = await runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath: 'config.yaml', runId: 'local-profile-agent' });
 
   const inputs = readJsonlSync<Row>(path.join(result.runDir, 'local_profile_materialized_inputs.jsonl'));
   const samples = readJsonlSync<Row>(path.join(result.runDir, 'local_profile.jsonl'));

@@ -8,7 +8,7 @@ import { freePort } from '../../scripts/lib/net';
 import { ensureNemoGym, runNemoGymCommand, startNgRun, type NemoGymInstall, type RunningNgRun } from '../../scripts/lib/nemoGym';
 import { startEmbeddedStack, type EmbeddedStack } from '../../servers/embeddedStack';
 import { readJsonlSync } from '../helpers/jsonl';
-import { startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
+import { runPivotMining, startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
 
 // The evidence that a published dataset is right: NeMo Gym 0.4.0 itself serves the generated Gym
 // config (tool_simulation_agent + single_step_tool_use_with_argument_comparison) against the same
@@ -30,11 +30,7 @@ before(async () => {
   install = ensureNemoGym();
   workDir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-nemo-gym-'));
   stack = await startWorkerTestEnv(TASK_QUEUE, { PIVOT_MINER_ARTIFACTS_ROOT: path.join(workDir, 'artifacts') });
-  result = (await stack.env.client.workflow.execute('pivotMiningWorkflow', {
-    taskQueue: TASK_QUEUE,
-    workflowId: 'nemo-gym-consumes',
-    args: [{ config_path: 'configs/demo.yaml', run_id: 'demo' }],
-  })) as PivotMiningResult;
+  result = await runPivotMining(stack.env.client, { taskQueue: TASK_QUEUE, configPath: 'configs/demo.yaml', runId: 'demo', workflowId: 'nemo-gym-consumes' });
   // The policy local profiling measured with (the demo's embedded simulator), now behind NeMo Gym's
   // own OpenAI model server.
   policy = await startEmbeddedStack({ seed: DEMO_SEED });

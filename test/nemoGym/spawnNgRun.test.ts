@@ -6,14 +6,13 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import YAML from 'yaml';
-import type { PivotMiningResult } from '../../contracts/payloads';
 import { verifyResponse } from '../../gym/verifier';
 import { freePort, portOpen } from '../../scripts/lib/net';
 import { ensureNemoGym, ngRunCommand, type NemoGymInstall } from '../../scripts/lib/nemoGym';
 import { spawnWorkerProcess, stopProcess } from '../../scripts/lib/workerProcess';
 import { startEmbeddedStack, type EmbeddedStack } from '../../servers/embeddedStack';
 import { readJsonlSync } from '../helpers/jsonl';
-import { startTestTemporal } from '../helpers/temporal';
+import { runPivotMining, startTestTemporal } from '../helpers/temporal';
 
 // `servers.mode: spawn` with the real thing: the worker runs NeMo Gym 0.4.0's `ng_run` on NeMo Gym's
 // own config files (tool_simulation_agent + single_step_tool_use_with_argument_comparison, and its
@@ -72,11 +71,7 @@ test('the pipeline spawns ng_run, collects through NeMo Gym servers, publishes, 
   };
   writeFileSync(path.join(baseDir, 'spawn.yaml'), YAML.stringify(config));
 
-  const result = (await env.client.workflow.execute('pivotMiningWorkflow', {
-    taskQueue: TASK_QUEUE,
-    workflowId: 'spawn-ng-run',
-    args: [{ config_path: 'spawn.yaml', run_id: 'spawn-ng-run' }],
-  })) as PivotMiningResult;
+  const result = await runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath: 'spawn.yaml', runId: 'spawn-ng-run' });
 
   assert.equal(await portOpen(headPort), false, 'ng_run (its head server) is stopped after the run');
   assert.match(readFileSync(path.join(result.runDir, 'servers.log'), 'utf8'), /servers ready!/);

@@ -6,7 +6,6 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import YAML from 'yaml';
-import type { PivotMiningResult } from '../../contracts/payloads';
 import { verifyResponse } from '../../gym/verifier';
 import { freePort } from '../../scripts/lib/net';
 import { ensureNemoGym, runNemoGymCommand, startNgRun, type NemoGymInstall, type RunningNgRun } from '../../scripts/lib/nemoGym';
@@ -14,7 +13,7 @@ import { spawnWorkerProcess, stopProcess } from '../../scripts/lib/workerProcess
 import { startEmbeddedStack, type EmbeddedStack } from '../../servers/embeddedStack';
 import { SIMULATED_MODEL_NAME } from '../../servers/policySimulator';
 import { readJsonlSync } from '../helpers/jsonl';
-import { startTestTemporal } from '../helpers/temporal';
+import { runPivotMining, startTestTemporal } from '../helpers/temporal';
 
 // One input file, two NeMo Gym 0.4.0 agents behind one real `ng_run`: rows naming NeMo Gym's
 // tool_simulation_agent are answered by our seeded policy simulator and verified by NeMo Gym's
@@ -104,11 +103,7 @@ test('rows route to their own NeMo Gym agent; its failure markers land in the si
   };
   writeFileSync(path.join(baseDir, 'config.yaml'), YAML.stringify(config));
 
-  const result = (await env.client.workflow.execute('pivotMiningWorkflow', {
-    taskQueue: TASK_QUEUE,
-    workflowId: 'two-agents',
-    args: [{ config_path: 'config.yaml', run_id: 'two-agents' }],
-  })) as PivotMiningResult;
+  const result = await runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath: 'config.yaml', runId: 'two-agents' });
 
   const inputs = readJsonlSync<Row>(path.join(result.runDir, 'rollouts_materialized_inputs.jsonl'));
   const taskOf = (taskId: string) => inputs.find((r) => r.task_id === taskId)!._ng_task_index as number;

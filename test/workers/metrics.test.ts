@@ -10,7 +10,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { freePort } from '../../scripts/lib/net';
 import { stopProcess } from '../../scripts/lib/workerProcess';
 import { METRICS_ADDRESS_ENV, metricsBindAddress } from '../../workers/metrics';
-import { startTestTemporal } from '../helpers/temporal';
+import { runPivotMining, startTestTemporal } from '../helpers/temporal';
 
 describe('metricsBindAddress', () => {
   test('off unless a flag or the variable asks for it', () => {
@@ -145,11 +145,9 @@ test('--metrics-port: temporal_* worker metrics, and rollout counters that match
   assert.ok(polling.some((s) => s.name === 'temporal_worker_task_slots_available' && s.labels.task_queue === 'q-metrics-flag'));
   assert.match(worker.output(), new RegExp(`Prometheus metrics on http://${address}/metrics`));
 
-  const result = (await env.client.workflow.execute('pivotMiningWorkflow', {
-    taskQueue: 'q-metrics-flag',
-    workflowId: 'metrics-flag',
-    args: [{ config_path: 'configs/demo.yaml', run_id: 'metrics-flag' }],
-  }).catch((err: unknown) => assert.fail(`demo run failed: ${String((err as { cause?: { cause?: unknown } }).cause?.cause ?? err)}`))) as { counts: { rollouts: number; rollout_failures: number; local_profile_rollouts: number; local_profile_failures: number } };
+  const result = await runPivotMining(env.client, { taskQueue: 'q-metrics-flag', configPath: 'configs/demo.yaml', runId: 'metrics-flag' }).catch((err: unknown) =>
+    assert.fail(`demo run failed: ${String((err as { cause?: { cause?: unknown } }).cause?.cause ?? err)}`),
+  );
 
   const { contentType, samples } = await scrape(address);
   assert.match(contentType ?? '', /^text\/plain/);

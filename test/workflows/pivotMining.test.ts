@@ -8,7 +8,7 @@ import { awaitDataset, getProgress, InvalidInputError, startPivotMining } from '
 import { validatePivotDataset } from '../../gym/validator';
 import type { PivotMiningResult } from '../../contracts/payloads';
 import { readJsonlSync } from '../helpers/jsonl';
-import { startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
+import { runPivotMining, startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
 
 // The whole pipeline on a real Temporal dev server against the embedded HTTP servers.
 
@@ -29,11 +29,7 @@ after(async () => {
 });
 
 async function runPipeline(runId: string): Promise<PivotMiningResult> {
-  return env.client.workflow.execute('pivotMiningWorkflow', {
-    taskQueue: TASK_QUEUE,
-    workflowId: `test-${runId}`,
-    args: [{ config_path: 'configs/demo.yaml', run_id: runId }],
-  }) as Promise<PivotMiningResult>;
+  return runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath: 'configs/demo.yaml', runId, workflowId: `test-${runId}` });
 }
 
 type Row = Record<string, any>;
