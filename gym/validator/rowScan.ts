@@ -47,6 +47,24 @@ const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const utf8 = new TextDecoder('utf-8');
 
+/** Short strings read lately, by a hash of their bytes: the names the checks read (tools, agents,
+ * action types) recur row after row, and a cache hit costs less than making the string again. */
+const RECENT_MAX_LENGTH = 64;
+const recent: string[] = new Array<string>(256).fill('');
+
+function recentString(bytes: Buffer, start: number, end: number, hash: number): string {
+  const slot = hash & 255;
+  const cached = recent[slot] as string;
+  if (cached.length === end - start) {
+    let same = true;
+    for (let k = 0; k < cached.length && same; k++) same = cached.charCodeAt(k) === bytes[start + k];
+    if (same) return cached;
+  }
+  const text = bytes.toString('latin1', start, end);
+  recent[slot] = text;
+  return text;
+}
+
 class Scanner {
   /** The value the last select() built. */
   value: unknown;
@@ -72,15 +90,19 @@ class Scanner {
     const bytes = this.bytes;
     // Most built values are short ASCII strings without escapes (even in a row with non-ASCII text
     // elsewhere): Latin-1 reads them as they are, no JSON.parse needed.
+    if (bytes[start] === QUOTE) {
+      let hash = 0;
+      let plain = true;
+      for (let k = start + 1; k < end - 1 && plain; k++) {
+        const byte = bytes[k] as number;
+        plain = byte < 0x80 && byte !== BACKSLASH;
+        hash = (hash * 31 + byte) | 0;
+      }
+      if (plain) return end - start - 2 <= RECENT_MAX_LENGTH ? recentString(bytes, start + 1, end - 1, hash) : bytes.toString('latin1', start + 1, end - 1);
+    }
     let ascii = true;
     for (let k = start; k < end && ascii; k++) ascii = (bytes[k] as number) < 0x80;
-    if (!ascii) return JSON.parse(utf8.decode(bytes.subarray(start, end)));
-    if (bytes[start] === QUOTE) {
-      let plain = true;
-      for (let k = start + 1; k < end - 1 && plain; k++) plain = bytes[k] !== BACKSLASH;
-      if (plain) return bytes.toString('latin1', start + 1, end - 1);
-    }
-    return JSON.parse(bytes.toString('latin1', start, end));
+    return JSON.parse(ascii ? bytes.toString('latin1', start, end) : utf8.decode(bytes.subarray(start, end)));
   }
 
   /** Which of the plan's names the key in [start, end) is, or -1 when none. */
