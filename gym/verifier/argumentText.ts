@@ -108,15 +108,13 @@ export function scanStringAgainst(text: string, start: number, other: string, ot
  * taken as CPython does: `1.` and `1e` end after the `1`, and the leftover fails where it stands. */
 export function scanNumber(text: string, start: number): number {
   let index = start;
-  lastScan.numberIsFloat = true;
-  if (text.startsWith('NaN', index)) return index + 3;
-  if (text.charCodeAt(index) === MINUS) index++;
-  if (text.startsWith('Infinity', index)) return index + 8;
-  lastScan.numberIsFloat = false;
-  const first = text.charCodeAt(index);
+  let first = text.charCodeAt(index);
+  if (first === MINUS) first = text.charCodeAt(++index);
+  // A digit is by far the most common start, so the named constants are looked for only after.
   if (first === 0x30) index++;
   else if (first >= 0x31 && first <= 0x39) while (isDigit(text.charCodeAt(++index)));
-  else return INVALID;
+  else return scanNamedNumber(text, start);
+  lastScan.numberIsFloat = false;
   if (text.charCodeAt(index) === 0x2e && isDigit(text.charCodeAt(index + 1))) {
     lastScan.numberIsFloat = true;
     index++;
@@ -134,6 +132,14 @@ export function scanNumber(text: string, start: number): number {
     }
   }
   return index;
+}
+
+/** Index past `NaN`, `Infinity` or `-Infinity` at `start` (a float), or INVALID: `-NaN` is not one. */
+function scanNamedNumber(text: string, start: number): number {
+  lastScan.numberIsFloat = true;
+  if (text.startsWith('NaN', start)) return start + 3;
+  const index = text.charCodeAt(start) === MINUS ? start + 1 : start;
+  return text.startsWith('Infinity', index) ? index + 8 : INVALID;
 }
 
 /** 10^0..10^22, every one exactly representable as a double. */
