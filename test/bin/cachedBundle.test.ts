@@ -1,10 +1,19 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { test } from 'node:test';
+import { fixturesDir } from '../fixtures';
 
 const bundles = createRequire(__filename)('../../bin/cachedBundle.js') as { loadableFile(entry: string): string };
+const repoRoot = path.resolve(__dirname, '../..');
+const validRows = path.join(fixturesDir, 'validator', '001_valid_function_call_rows.jsonl');
+
+function validate(): { status: number | null; stdout: string; stderr: string } {
+  const { status, stdout, stderr } = spawnSync(process.execPath, ['bin/pivot-miner.js', 'validate', '--path', validRows], { cwd: repoRoot, encoding: 'utf8' });
+  return { status, stdout, stderr };
+}
 
 // `validate` starts a worker thread per extra core, each loading what loadableFile gives for the
 // worker module: it must be a plain bundle of the row checks alone, not the CLI with zod and the rest.
@@ -15,4 +24,15 @@ test('the validator workers load a bundle of the row-checking modules alone', ()
   assert.ok(inputs.includes('gym/validator/fastRows.ts'), inputs.join(', '));
   assert.deepEqual(inputs.filter((input) => input.includes('node_modules') || !input.startsWith('gym/')), []);
   assert.equal(path.dirname(file), path.dirname(bundles.loadableFile('scripts/commands/validateMain.ts')));
+});
+
+test('validate keeps a V8 code cache beside its bundle, and a damaged one only costs a compile', () => {
+  const first = validate();
+  assert.equal(first.status, 0, first.stderr);
+  const codeCache = bundles.loadableFile('scripts/commands/validateMain.ts').replace(/\.js$/, '.code');
+  assert.ok(statSync(codeCache).size > 10_000);
+  writeFileSync(codeCache, 'not a code cache');
+  assert.deepEqual(validate(), first);
+  assert.ok(statSync(codeCache).size > 10_000, 'a rejected cache is written again');
+  assert.deepEqual(validate(), first);
 });
