@@ -90,7 +90,7 @@ async function validateLines(path: string, sink: RowSink, fastOptions: RowCheckO
   }
   const workers = new FastRowWorkers(threads, fastOptions, workerScript);
   try {
-    // Two batches per worker in flight keep every thread busy while the oldest is consumed.
+    // Room for batches checked here while the oldest is still with a worker (a few MiB at most).
     const inFlight: Array<{ lines: RawLine[]; outcomes: Promise<LineOutcome[]> }> = [];
     const settleOldest = async (): Promise<string | undefined> => {
       const { lines, outcomes } = inFlight.shift() as (typeof inFlight)[number];
@@ -103,7 +103,7 @@ async function validateLines(path: string, sink: RowSink, fastOptions: RowCheckO
     };
     for await (const lines of readJsonlLineBatches(path)) {
       inFlight.push({ lines, outcomes: workers.check(lines) });
-      if (inFlight.length > 2 * workers.size) {
+      if (inFlight.length > 4 * workers.size) {
         const failed = await settleOldest();
         if (failed !== undefined) return failed;
       }

@@ -1,5 +1,6 @@
 // Worker threads for the validator's fast path (the `threads` option). Scanning is most of the
-// work and lines are independent, so batches go round-robin to the workers, which answer with one
+// work and lines are independent, so batches go to the least busy worker (or, all busy, are checked
+// on the calling thread), and workers answer with one
 // small verdict per line (a row summary or "exact path"), never a parsed row; the caller consumes
 // the outcomes in file order, so the first failure and the metrics are those of a sequential run.
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
@@ -53,25 +54,31 @@ function serveBatches(options: RowCheckOptions): void {
 const role = workerData as { role?: unknown; options?: RowCheckOptions } | null;
 if (!isMainThread && role?.role === WORKER_ROLE && role.options !== undefined) serveBatches(role.options);
 
+/** Batches a worker may have waiting before the calling thread checks the next one itself. Two keep
+ * a worker busy (one in hand, one queued) without leaving the caller idle behind a slower worker
+ * (one still starting, or not yet optimized). */
+const MAX_QUEUED = 2;
+
 export class FastRowWorkers {
-  private readonly workers: Worker[];
+  private readonly workers: Array<{ thread: Worker; queued: number }>;
   private readonly waiting = new Map<number, { resolve: (outcomes: LineOutcome[]) => void; reject: (error: Error) => void }>();
   private nextId = 0;
 
-  /** `count` threads in all: the calling thread checks every count-th batch itself rather than
-   * idling while it waits, so one worker fewer has to start. `options` without `checkAgentName`: a
+  /** `count` threads in all: the calling thread checks batches itself whenever the workers have
+   * enough queued, so one worker fewer has to start. `options` without `checkAgentName`: a
    * function cannot cross to a thread; the caller applies it. `script` is the file the workers load:
    * by default the one this module is in, whatever bundles it. */
   constructor(count: number, private readonly options: Omit<RowCheckOptions, 'checkAgentName'>, script: string = __filename) {
     const source = workerSource(script);
     this.workers = Array.from({ length: count - 1 }, () => {
-      const worker = new Worker(source, { eval: true, execArgv: [], workerData: { role: WORKER_ROLE, options } });
-      worker.on('message', ({ id, outcomes }: { id: number; outcomes: LineOutcome[] }) => {
+      const entry = { thread: new Worker(source, { eval: true, execArgv: [], workerData: { role: WORKER_ROLE, options } }), queued: 0 };
+      entry.thread.on('message', ({ id, outcomes }: { id: number; outcomes: LineOutcome[] }) => {
+        entry.queued--;
         this.waiting.get(id)?.resolve(outcomes);
         this.waiting.delete(id);
       });
-      worker.on('error', (error) => this.failAll(error));
-      return worker;
+      entry.thread.on('error', (error) => this.failAll(error));
+      return entry;
     });
   }
 
@@ -84,14 +91,20 @@ export class FastRowWorkers {
     return this.workers.length + 1;
   }
 
+  /** The outcomes of `lines`, from the least busy worker, or from this thread when all are busy. */
   check(lines: readonly RawLine[]): Promise<LineOutcome[]> {
     const id = this.nextId++;
-    const worker = this.workers[id % this.size];
-    if (worker === undefined) return Promise.resolve(lines.map((line) => acceptLineFast(line.bytes, line.terminated, this.options)));
+    let worker = this.workers[0];
+    for (const candidate of this.workers) if (candidate.queued < (worker?.queued ?? 0)) worker = candidate;
+    if (worker === undefined || worker.queued >= MAX_QUEUED) {
+      return Promise.resolve(lines.map((line) => acceptLineFast(line.bytes, line.terminated, this.options)));
+    }
+    const { thread } = worker;
+    worker.queued++;
     const batch = toBatch(id, lines);
     const outcomes = new Promise<LineOutcome[]>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
-      worker.postMessage(batch, [batch.bytes.buffer]);
+      thread.postMessage(batch, [batch.bytes.buffer]);
     });
     // The caller awaits batches in order and may stop early; a failure of one it never reaches must
     // not surface as an unhandled rejection.
@@ -100,6 +113,6 @@ export class FastRowWorkers {
   }
 
   async close(): Promise<void> {
-    await Promise.all(this.workers.map((worker) => worker.terminate()));
+    await Promise.all(this.workers.map(({ thread }) => thread.terminate()));
   }
 }
