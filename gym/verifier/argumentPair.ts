@@ -217,6 +217,14 @@ export function compareArgumentTexts(
   floatThreshold: number,
   wordThreshold: number,
 ): ArgumentMismatch | 'ARGUMENTS_DECODE_ERROR' | null | typeof UNDECIDED {
+  // A policy that gets the call right often repeats the expected text exactly. Equal texts decode
+  // to equal values, and under these thresholds every value matches itself (a finite float's
+  // difference with itself is 0, a string's word similarity with itself is 1 or 0.5), duplicate
+  // keys or not, so one validating read of the text decides. Anything else takes the pair walk.
+  if (expected === actual && floatThreshold > 0 && wordThreshold <= 0.5) {
+    lastScan.floatMayNotBeFinite = false;
+    if (isPythonJson(expected) === true && !lastScan.floatMayNotBeFinite) return MATCH;
+  }
   const step = pair.run(expected, actual, floatThreshold, wordThreshold);
   if (step !== STOP) return step;
   // The expected text is decoded first in NeMo Gym, so its own error would win.

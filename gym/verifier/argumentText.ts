@@ -49,6 +49,9 @@ export const lastScan = {
   sameInOther: false,
   /** The last `scanNumber` read a Python float (fraction, exponent, NaN or ±Infinity). */
   numberIsFloat: false,
+  /** Set, and left set, by `scanNumber` for a float that may not be finite: NaN, ±Infinity, one
+   * with an exponent, or one long enough to overflow. A reader that wants to know clears it first. */
+  floatMayNotBeFinite: false,
 };
 
 /** Index of the last character of the escape whose backslash is at `index`, or INVALID. */
@@ -119,6 +122,8 @@ export function scanNumber(text: string, start: number): number {
     lastScan.numberIsFloat = true;
     index++;
     while (isDigit(text.charCodeAt(++index)));
+    // 1.8e308, the largest double, takes 309 digits to write without an exponent.
+    if (index - start >= 309) lastScan.floatMayNotBeFinite = true;
   }
   const exponent = text.charCodeAt(index);
   if (exponent === 0x65 || exponent === 0x45) {
@@ -127,6 +132,7 @@ export function scanNumber(text: string, start: number): number {
     if (sign === 0x2b || sign === MINUS) cursor++;
     if (isDigit(text.charCodeAt(cursor))) {
       lastScan.numberIsFloat = true;
+      lastScan.floatMayNotBeFinite = true;
       while (isDigit(text.charCodeAt(++cursor)));
       index = cursor;
     }
@@ -137,6 +143,7 @@ export function scanNumber(text: string, start: number): number {
 /** Index past `NaN`, `Infinity` or `-Infinity` at `start` (a float), or INVALID: `-NaN` is not one. */
 function scanNamedNumber(text: string, start: number): number {
   lastScan.numberIsFloat = true;
+  lastScan.floatMayNotBeFinite = true;
   if (text.startsWith('NaN', start)) return start + 3;
   const index = text.charCodeAt(start) === MINUS ? start + 1 : start;
   return text.startsWith('Infinity', index) ? index + 8 : INVALID;

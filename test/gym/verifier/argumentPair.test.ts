@@ -141,3 +141,30 @@ test('only the actual text being broken is a decode error; a broken expected tex
   // Duplicate keys need the decoder's last-one-wins rule.
   assert.equal(compareArgumentTexts('{"a": 1, "a": 2}', '{"a": 2}', 1e-6, 0.5), UNDECIDED);
 });
+
+test('an argument text repeated exactly matches unless one of its surviving values does not match itself', () => {
+  const cases: [text: string, floatThreshold: number, wordThreshold: number, verdict: string | null][] = [
+    ['{"a": [1, -0, "two words", 1.5, 2e3, null, true], "b": {"c": "\\u00e9t\\u00e9"}}', 1e-6, 0.5, null],
+    ['{"a": NaN}', 1e-6, 0.5, 'ARGUMENT_VALUE_DIFFERENT'],
+    ['[-Infinity]', 1e-6, 0.5, 'ARGUMENT_VALUE_DIFFERENT'],
+    ['[1e400]', 1e-6, 0.5, 'ARGUMENT_VALUE_DIFFERENT'],
+    // Written out without an exponent: 309 digits overflow a double, 308 do not.
+    [`[${'9'.repeat(309)}.0]`, 1e-6, 0.5, 'ARGUMENT_VALUE_DIFFERENT'],
+    [`[${'9'.repeat(308)}.0]`, 1e-6, 0.5, null],
+    // Python keeps the last of duplicate keys, so the NaN is never compared.
+    ['{"a": NaN, "a": 1}', 1e-6, 0.5, null],
+    ['{"a": 1, "a": [2]}', 1e-6, 0.5, null],
+    ['{"a": 1.5}', 0, 0.5, 'ARGUMENT_VALUE_DIFFERENT'],
+    ['{"a": "two words"}', 1e-6, 0.51, 'ARGUMENT_VALUE_DIFFERENT'],
+    ['{"a": "one"}', 1e-6, 0.51, null],
+  ];
+  for (const [text, floatThreshold, wordThreshold, verdict] of cases) {
+    const copy = text.split('').join('');
+    const inPlace = compareArgumentTexts(text, copy, floatThreshold, wordThreshold);
+    assert.equal(inPlace === UNDECIDED ? decodedVerdict(text, copy, floatThreshold, wordThreshold) : inPlace, verdict, text);
+    assert.equal(decodedVerdict(text, copy, floatThreshold, wordThreshold), verdict, text);
+  }
+  // Decided by the one read: the pair walk leaves duplicate keys to the decoding path.
+  assert.equal(compareArgumentTexts('{"a": 1, "a": [2]}', '{"a": 1, "a": [2]}', 1e-6, 0.5), null);
+  assert.equal(compareArgumentTexts('{"a": 1, "a": [2]}', '{"a": 1, "a": [2] }', 1e-6, 0.5), UNDECIDED);
+});
