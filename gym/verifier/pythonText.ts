@@ -147,19 +147,24 @@ export function stringRegionsMatch(
   }
   if (expectedCount < 2 || actualCount < 2) return identical;
   if (similarityIsSettled(expectedCount, actualCount, wordCountSimilarityThreshold)) return wordCountSimilarityThreshold <= 0;
-  // Σ min(countE(w), countA(w)): each actual word claims one unclaimed equal expected word.
+  // Σ min(countE(w), countA(w)): each actual word claims one unclaimed equal expected word. The
+  // count only grows, by at most one per actual word left, so the verdict is known as soon as the
+  // count reaches the threshold or the words left can no longer bring it there.
   claimedExpectedWords.fill(0, 0, expectedCount);
+  const total = expectedCount + actualCount;
   let shared = 0;
   for (let actualWord = 0; actualWord < actualCount; actualWord++) {
+    if ((shared + actualCount - actualWord) / total < wordCountSimilarityThreshold) return false;
     for (let expectedWord = 0; expectedWord < expectedCount; expectedWord++) {
       if (claimedExpectedWords[expectedWord] === 0 && sameLowerAsciiWord(expected, expectedWord, actual, actualWord)) {
         claimedExpectedWords[expectedWord] = 1;
         shared++;
+        if (shared / total >= wordCountSimilarityThreshold) return true;
         break;
       }
     }
   }
-  return shared / (expectedCount + actualCount) >= wordCountSimilarityThreshold;
+  return shared / total >= wordCountSimilarityThreshold;
 }
 
 function regionText(text: string, start: number, end: number, quoted: boolean): string {
