@@ -49,3 +49,18 @@ test('on token soup, everything it accepts both JSON.parse and CPython json.load
   }
   assert.ok(accepted > 500, `only ${accepted} accepted`);
 });
+
+test('every byte value, at every offset of a word, stops a string exactly when strict JSON says so', () => {
+  for (let byte = 0; byte < 256; byte++) {
+    // Below 0x20 a control character, then the quote and backslash; bytes from 0x80 are content
+    // (the caller checks UTF-8), as is everything else.
+    const plain = byte >= 0x20 && byte !== 0x22 && byte !== 0x5c;
+    for (let at = 0; at < 9; at++) {
+      for (const filler of [0x61, 0xc3]) {
+        const bytes = Buffer.from([0x22, ...new Array<number>(at).fill(filler), byte, ...new Array<number>(12).fill(filler), 0x22]);
+        const end = skipValue(new StrictJsonLine(bytes), 0, 0);
+        assert.equal(end === bytes.length, plain, `byte ${byte} at ${at} among ${filler}`);
+      }
+    }
+  }
+});
