@@ -7,6 +7,7 @@
 // are compared in objectPair.ts, which also takes keys in another order when it can.
 import type { ArgumentMismatch } from './compare';
 import * as tokens from './argumentText';
+import * as floatText from './floatText';
 import * as objectPair from './objectPair';
 import * as pairWalk from './pairWalk';
 import type { PairWalk, Step } from './pairWalk';
@@ -14,7 +15,8 @@ import * as pythonText from './pythonText';
 
 // Bound once: every read of an import goes through the module's export getter, which on this path
 // (several calls per character) costs more than the work.
-const { floatSelfDifference, floatValue, INVALID, isPythonJson, lastScan, MAX_SCAN_DEPTH, sameRegion, scanLiteral, scanNumber, scanString, scanStringAgainst } = tokens;
+const { INVALID, isPythonJson, lastScan, MAX_SCAN_DEPTH, sameRegion, scanLiteral, scanNumber, scanString, scanStringAgainst } = tokens;
+const { floatSelfDifference, floatsWithin } = floatText;
 const { skipListRest, skipValue, skipWhitespace } = tokens;
 const { stringRegionsMatch } = pythonText;
 const { compareObjects, members } = objectPair;
@@ -103,11 +105,11 @@ class ArgumentPair implements PairWalk {
       const actualEnd = scanNumber(actual, actualStart);
       if (actualEnd < 0 || !lastScan.numberIsFloat) return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
       this.a = actualEnd;
-      const difference = sameRegion(expected, expectedStart, expectedEnd, actual, actualStart, actualEnd)
-        ? floatSelfDifference(expected, expectedStart, expectedEnd)
-        : floatValue(actual, actualStart, actualEnd) - floatValue(expected, expectedStart, expectedEnd);
       // Strict `<`: a zero threshold rejects identical floats, and NaN (also inf - inf) never matches.
-      return Math.abs(difference) < this.floatThreshold ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
+      const within = sameRegion(expected, expectedStart, expectedEnd, actual, actualStart, actualEnd)
+        ? Math.abs(floatSelfDifference(expected, expectedStart, expectedEnd)) < this.floatThreshold
+        : floatsWithin(expected, expectedStart, expectedEnd, actual, actualStart, actualEnd, this.floatThreshold);
+      return within ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
     }
     return this.integer(expectedStart, expectedEnd, depth);
   }

@@ -32,7 +32,7 @@ export function sameRegion(a: string, aStart: number, aEnd: number, b: string, b
   return true;
 }
 
-function isDigit(code: number): boolean {
+export function isDigit(code: number): boolean {
   return code >= 0x30 && code <= 0x39;
 }
 
@@ -147,59 +147,6 @@ function scanNamedNumber(text: string, start: number): number {
   if (text.startsWith('NaN', start)) return start + 3;
   const index = text.charCodeAt(start) === MINUS ? start + 1 : start;
   return text.startsWith('Infinity', index) ? index + 8 : INVALID;
-}
-
-/** 10^0..10^22, every one exactly representable as a double. */
-const POWERS_OF_TEN = Float64Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
-
-/** Python's float() of a token `scanNumber` accepted as a float. */
-export function floatValue(text: string, start: number, end: number): number {
-  const first = text.charCodeAt(start);
-  if (first === 0x4e) return Number.NaN;
-  if (first === 0x49) return Number.POSITIVE_INFINITY;
-  const negative = first === MINUS;
-  if (negative && text.charCodeAt(start + 1) === 0x49) return Number.NEGATIVE_INFINITY;
-  let mantissa = 0;
-  let scale = 0;
-  let inFraction = false;
-  let index = negative ? start + 1 : start;
-  for (; index < end; index++) {
-    const code = text.charCodeAt(index);
-    if (code === 0x2e) {
-      inFraction = true;
-    } else if (isDigit(code)) {
-      mantissa = mantissa * 10 + (code - 0x30);
-      if (inFraction) scale--;
-    } else {
-      break;
-    }
-  }
-  if (index < end) {
-    const sign = text.charCodeAt(++index);
-    if (sign === 0x2b || sign === MINUS) index++;
-    let exponent = 0;
-    // Capped, not cut short: every digit counts toward whether the fast path applies.
-    while (index < end) exponent = Math.min(exponent * 10 + (text.charCodeAt(index++) - 0x30), 1e6);
-    scale += sign === MINUS ? -exponent : exponent;
-  }
-  // Digits below 2^53 (so every step above was exact) times an exact power of ten is one correctly
-  // rounded operation (Clinger's fast path), so it equals float(); Number() rounds the rest
-  // correctly and overflows to ±Infinity, as float() does.
-  if (!(mantissa < 2 ** 53) || scale < -22 || scale > 22) return Number(text.slice(start, end));
-  const magnitude = scale < 0 ? mantissa / (POWERS_OF_TEN[-scale] as number) : mantissa * (POWERS_OF_TEN[scale] as number);
-  return negative ? -magnitude : magnitude;
-}
-
-/** `x - x` for the float x of the token: 0 when finite, NaN for NaN and ±Infinity. */
-export function floatSelfDifference(text: string, start: number, end: number): number {
-  // Fewer than 309 characters and no exponent cannot reach 1.8e308, the largest double.
-  if (end - start < 309) {
-    let index = start;
-    while (index < end && text.charCodeAt(index) !== 0x65 && text.charCodeAt(index) !== 0x45 && text.charCodeAt(index) !== 0x4e && text.charCodeAt(index) !== 0x49) index++;
-    if (index === end) return 0;
-  }
-  const value = floatValue(text, start, end);
-  return value - value;
 }
 
 /** Index past `null`, `true` or `false` spelled exactly at `start`, or INVALID. */
