@@ -12,7 +12,7 @@ import { DEMO_TASKS } from './inputs';
 
 // Peak RSS of a local-profile stage's tail, the reward profile and the aggregate metrics run together
 // as the worker runs them after the last merge, over N synthetic rollouts shaped like the scale
-// bench's (demo-task prompts, a simulated response with its tools and usage, ~5.8 KB a line). Each N
+// bench's (demo-task prompts, a simulated response with its tools and usage, ~5 KB a line). Each N
 // runs in a fresh process, so its peak is its own, and every figure is printed beside the first N's.
 //
 //   npx tsx scripts/bench/profileStageMemory.ts [--rows=10000,1000000] [--dir=/tmp/x]
