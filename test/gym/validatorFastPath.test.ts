@@ -10,7 +10,7 @@ import { acceptLineFast, type LineOutcome } from '../../gym/validator/fastRows';
 import { decodeLineBytes, readJsonlLineBatches } from '../../gym/validator/jsonlLines';
 import { checkRow, pythonRowReader, type RowCheckOptions } from '../../gym/validator/rowChecks';
 import { cases, casesDir, optionsFromArgs } from './validatorCases';
-import { random } from './validatorRandom';
+import { random } from '../helpers/random';
 
 // The fast path (a strict-JSON scan that builds only what the checks read) may only ever accept:
 // every line it accepts must be one the exact path (CPython's decoder) accepts with the same

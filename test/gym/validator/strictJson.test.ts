@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodePythonJson, MAX_NESTING_DEPTH, PythonJsonFailure } from '../../../gym/pythonJson';
 import { FAILED, skipValue, StrictJsonLine } from '../../../gym/validator/strictJson';
-import { random } from '../validatorRandom';
+import { random } from '../../helpers/random';
 
 /** Whether the whole text is one strict-JSON value (leading and trailing whitespace allowed). */
 function accepts(text: string): boolean {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import { random as randomSource } from '../../helpers/random';
 import { decodePythonJson, PythonJsonFailure } from '../../../gym/pythonJson';
 import { isPythonJson } from '../../../gym/verifier/argumentText';
 import { compareArgumentTexts, UNDECIDED } from '../../../gym/verifier/argumentPair';
@@ -22,15 +23,6 @@ function decodedVerdict(expected: string, actual: string, floatThreshold: number
   return compareArgumentValues(expectedValue, actualValue, config);
 }
 
-/** Mulberry32: a small seeded generator, so a failure replays. */
-function randomSource(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const KEYS = ['a', 'b', 'city', 'x', '10', '2', '__proto__', 'a\\u0062'];
 const WORDS = ['Paris', 'paris', 'new', 'York', 'NEW', 'ß', 'ΟΔΟΣ', 'a', 'b'];

@@ -1,16 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { random as randomSource } from '../../helpers/random';
 import { floatsWithin, floatValue } from '../../../gym/verifier/floatText';
 
-/** Mulberry32: a small seeded generator, so a failure replays. */
-function randomSource(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Python's rule with float() done by Number(), which rounds the same way. */
 function exactlyWithin(a: string, b: string, threshold: number): boolean {

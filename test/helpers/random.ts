@@ -1,4 +1,4 @@
-/** A small seeded generator (mulberry32) for the validator's property tests, so a failure names a
+/** A small seeded generator (mulberry32) for property and fuzz tests, so a failure names a
  * reproducible input. */
 export function random(seed: number): () => number {
   let state = seed;
