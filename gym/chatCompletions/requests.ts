@@ -18,12 +18,12 @@ import {
 type Item = Record<string, unknown>;
 
 /**
- * Responses fields that also exist in Chat Completions create params and pass through unchanged,
- * with `max_tokens`, `tool_choice` and `tools`, in the order NeMo Gym's
- * NeMoGymChatCompletionCreateParamsNonStreaming declares them: `model_dump` lists fields that way,
- * and `orjson.dumps` of that dump is the body the engine receives.
+ * The engine body's fields in the order NeMo Gym's NeMoGymChatCompletionCreateParamsNonStreaming
+ * declares them: `model_dump` lists fields that way, and `orjson.dumps` of that dump is the body the
+ * engine receives.
  */
 const CHAT_FIELDS = ['messages', 'model', 'max_tokens', 'metadata', 'parallel_tool_calls', 'service_tier', 'store', 'temperature', 'tool_choice', 'tools', 'top_logprobs', 'top_p', 'user'] as const;
+/** Responses fields that also exist in Chat Completions create params and pass through unchanged. */
 const SHARED_FIELDS = new Set<string>(['model', 'metadata', 'parallel_tool_calls', 'service_tier', 'store', 'temperature', 'top_logprobs', 'top_p', 'user']);
 
 /**
