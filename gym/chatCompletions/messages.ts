@@ -74,7 +74,8 @@ function inputContent(content: unknown, where: string): unknown {
 
 /**
  * Responses items (a request's `input`, possibly followed by a response's `output`) → Chat
- * Completions messages. Consecutive reasoning, assistant text and function calls form one
+ * Completions messages, their keys in the order NeMo Gym's pydantic message models dump them, so a
+ * request body is byte for byte the one its vllm_model sends (see requests.ts). Consecutive reasoning, assistant text and function calls form one
  * assistant message, flushed at a function_call_output or a user/system/developer message.
  */
 export function responsesItemsToChatMessages(input: string | unknown[]): ChatMessage[] {
