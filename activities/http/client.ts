@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { Readable } from 'node:stream';
 import { Agent, errors, request } from 'undici';
+import { inFlightCount } from './inFlight';
 
 // Every call to a model, agent or resources server goes through here, so failures are classified
 // once: the class decides retry (429/5xx/timeouts/connection) vs. give up (other 4xx, garbage), and
@@ -101,9 +102,12 @@ export async function postJsonText(url: string, body: string | (() => AsyncItera
     setMaxListeners(0, opts.signal);
     opts.signal.addEventListener('abort', onAbort, { once: true });
   }
+  const inFlight = inFlightCount(url);
+  if (inFlight) inFlight.count++;
   try {
     return await postJsonOnce(url, body, opts, controller.signal);
   } finally {
+    if (inFlight) inFlight.count--;
     clearTimeout(timer);
     opts.signal?.removeEventListener('abort', onAbort);
   }
