@@ -123,6 +123,9 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
   const rollouts = await JsonlWriter.open(rolloutShard, { append: true });
   const failures = await JsonlWriter.open(failureShard, { append: true });
   const signal = ctx.cancellationSignal;
+  // Counted as each attempt fails rather than when the chunk ends, so a burst of 429s shows on the
+  // worker's metrics while it lasts. With metrics off the meter is a no-op.
+  const attemptsFailed = ctx.metricMeter.createCounter('pivot_miner_attempts_failed', 'attempts', 'Failed rollout attempts by stage and failure class');
   let completed = 0;
   let failed = 0;
   let alreadyDone = 0;
@@ -137,6 +140,7 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
       async (failed) => {
         const line = failureLine(row, failed);
         if (line) await failures.write(line);
+        attemptsFailed.add(1, { stage, class: failed.failure.failureClass });
       },
       signal,
       priorAttempts + 1,

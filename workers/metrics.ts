@@ -1,10 +1,12 @@
 import type { Context as ActivityContext } from '@temporalio/activity';
+import type { MetricMeter } from '@temporalio/common';
 import { Runtime, type ActivityInterceptorsFactory } from '@temporalio/worker';
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { countRequestsInFlight, requestsInFlight } from '../activities/http/inFlight';
 
 // Prometheus scraping of a worker is off unless asked for: the Temporal SDK's own exporter serves
-// /metrics (temporal_* task slot, poll and activity latency metrics), and the counters below add
+// /metrics (temporal_* task slot, poll and activity latency metrics), and the series below add
 // what only pivot-miner knows, on the same endpoint.
 
 export const METRICS_ADDRESS_ENV = 'PIVOT_MINER_METRICS_ADDRESS';
@@ -43,13 +45,36 @@ function joinAddress(host: string, port: number, source: string): string {
   return version === 6 ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
+// Core's default millisecond buckets stop at 10 s; a chunk takes under a second on the simulators
+// and up to many minutes on a real model.
+const CHUNK_DURATION_BUCKETS_MS = [250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000];
+const CHUNK_DURATION = 'pivot_miner_chunk_duration';
+
+/** How often the requests-in-flight gauge is brought up to date: counting is per request, publishing is not. */
+const IN_FLIGHT_SAMPLE_MS = 1000;
+
 /**
  * Starts the Prometheus exporter. The Runtime is process-global and is created by the first
  * NativeConnection, so this must run before connecting; the exporter's socket is bound right here,
  * which makes a taken port fail the worker at start rather than silently losing metrics.
  */
 export function installMetricsRuntime(bindAddress: string): void {
-  Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress } } } });
+  Runtime.install({
+    telemetryOptions: { metrics: { prometheus: { bindAddress, histogramBucketOverrides: { [CHUNK_DURATION]: CHUNK_DURATION_BUCKETS_MS } } } },
+  });
+  publishRequestsInFlight(Runtime.instance().metricMeter);
+}
+
+/**
+ * Requests are counted as plain integers (activities/http/inFlight.ts) and published here once a
+ * second, so a request never waits on a metric call; a scrape sees the count of the last sample.
+ */
+function publishRequestsInFlight(meter: MetricMeter): void {
+  countRequestsInFlight();
+  const gauge = meter.createGauge('pivot_miner_requests_in_flight', 'int', 'requests', 'HTTP requests this worker has in flight, per endpoint');
+  setInterval(() => {
+    for (const { endpoint, count } of requestsInFlight()) gauge.set(count, { endpoint });
+  }, IN_FLIGHT_SAMPLE_MS).unref();
 }
 
 // Chunk inputs and results are read loosely: only the fields counted here matter, and a change
@@ -58,13 +83,15 @@ const chunkInputSchema = z.object({ stage: z.string() });
 const chunkResultSchema = z.object({ completed: z.number().int().nonnegative(), failed: z.number().int().nonnegative() });
 
 /**
- * Counts rollouts per stage from each finished runChunk activity. A chunk attempt that fails is
- * not counted: its rollouts are kept in the shard and counted by the attempt that finishes it.
- * With metrics off the activity's meter is a no-op, so this costs nothing.
+ * Counts rollouts and times chunks per stage from each finished runChunk activity. A chunk attempt
+ * that fails is not counted: its rollouts are kept in the shard and counted by the attempt that
+ * finishes it, whose duration is its own. With metrics off the activity's meter is a no-op, so
+ * this costs nothing.
  */
 export const rolloutMetricsInterceptor: ActivityInterceptorsFactory = (ctx: ActivityContext) => ({
   inbound: {
     async execute(input, next) {
+      const started = performance.now();
       const result = await next(input);
       if (ctx.info.activityType !== 'runChunk') return result;
       const chunk = chunkResultSchema.safeParse(result);
@@ -73,6 +100,7 @@ export const rolloutMetricsInterceptor: ActivityInterceptorsFactory = (ctx: Acti
         const meter = ctx.metricMeter.withTags({ stage: stage.data.stage });
         meter.createCounter('pivot_miner_rollouts_completed', 'rollouts', 'Rollouts written by finished chunks').add(chunk.data.completed);
         meter.createCounter('pivot_miner_rollouts_failed', 'rollouts', 'Rollouts that ran out of attempts in finished chunks').add(chunk.data.failed);
+        meter.createHistogram(CHUNK_DURATION, 'int', 'ms', 'Wall time of the chunk attempt that finished the chunk').record(Math.round(performance.now() - started));
       }
       return result;
     },
