@@ -15,7 +15,7 @@ import * as pythonText from './pythonText';
 
 // Bound once: every read of an import goes through the module's export getter, which on this path
 // (several calls per character) costs more than the work.
-const { INVALID, isPythonJson, lastScan, MAX_SCAN_DEPTH, sameRegion, scanLiteral, scanNumber, scanString, scanStringAgainst } = tokens;
+const { codeAt, INVALID, isPythonJson, lastScan, MAX_SCAN_DEPTH, sameRegion, scanLiteral, scanNumber, scanString, scanStringAgainst } = tokens;
 const { floatSelfDifference, floatsWithin } = floatText;
 const { skipListRest, skipValue, skipWhitespace } = tokens;
 const { stringRegionsMatch } = pythonText;
@@ -79,10 +79,10 @@ class ArgumentPair implements PairWalk {
   /** Both cursors are at a value; Python's `compare_tool_call_arguments` on the two. */
   value(depth: number): Step {
     const { expected, actual } = this;
-    const open = expected.charCodeAt(this.e);
+    const open = codeAt(expected, this.e);
     if (open === 0x7b || open === 0x5b) {
       if (depth >= MAX_SCAN_DEPTH) return this.undecided();
-      if (actual.charCodeAt(this.a) !== open) return this.skipBoth('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
+      if (codeAt(actual, this.a) !== open) return this.skipBoth('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
       this.e++;
       this.a++;
       return open === 0x7b ? compareObjects(this, depth + 1) : this.list(depth + 1);
@@ -92,7 +92,7 @@ class ArgumentPair implements PairWalk {
     if (expectedEnd < 0) return this.undecided();
     const expectedStart = this.e;
     this.e = expectedEnd;
-    const other = actual.charCodeAt(this.a);
+    const other = codeAt(actual, this.a);
     if (open === 0x6e || open === 0x74 || open === 0x66) {
       // None needs None; a bool needs a bool (an int is not one).
       const actualEnd = scanLiteral(actual, this.a);
@@ -118,7 +118,7 @@ class ArgumentPair implements PairWalk {
   private integer(expectedStart: number, expectedEnd: number, depth: number): Step {
     const { expected, actual } = this;
     if (expected.charCodeAt(expectedStart) === 0x2d && expected.charCodeAt(expectedStart + 1) === 0x30) expectedStart++;
-    const other = actual.charCodeAt(this.a);
+    const other = codeAt(actual, this.a);
     if (other === 0x74 || other === 0x66) {
       const actualEnd = scanLiteral(actual, this.a);
       if (actualEnd < 0) return this.actualInvalid();
@@ -140,7 +140,7 @@ class ArgumentPair implements PairWalk {
     const expectedEnd = scanStringAgainst(expected, expectedStart, actual, this.a + 1);
     if (expectedEnd < 0) return this.undecided();
     this.e = expectedEnd;
-    if (actual.charCodeAt(this.a) !== 0x22) return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
+    if (codeAt(actual, this.a) !== 0x22) return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
     // The same literal, closing quote included, is the same valid string: equal below two words,
     // similarity exactly 0.5 otherwise.
     if (this.wordThreshold <= 0.5 && lastScan.sameInOther) {
@@ -160,8 +160,8 @@ class ArgumentPair implements PairWalk {
     const { expected, actual } = this;
     this.e = skipWhitespace(expected, this.e);
     this.a = skipWhitespace(actual, this.a);
-    const expectedEmpty = expected.charCodeAt(this.e) === 0x5d;
-    const actualEmpty = actual.charCodeAt(this.a) === 0x5d;
+    const expectedEmpty = codeAt(expected, this.e) === 0x5d;
+    const actualEmpty = codeAt(actual, this.a) === 0x5d;
     if (expectedEmpty || actualEmpty) return this.listTails(expectedEmpty, actualEmpty, MATCH, depth);
     let step: Step = MATCH;
     for (;;) {
@@ -169,8 +169,8 @@ class ArgumentPair implements PairWalk {
       if (step === STOP) return STOP;
       this.e = skipWhitespace(expected, this.e);
       this.a = skipWhitespace(actual, this.a);
-      const e = expected.charCodeAt(this.e);
-      const a = actual.charCodeAt(this.a);
+      const e = codeAt(expected, this.e);
+      const a = codeAt(actual, this.a);
       if (e !== 0x5d && e !== 0x2c) return this.undecided();
       if (a !== 0x5d && a !== 0x2c) return this.actualInvalid();
       if (e === 0x5d || a === 0x5d) {

@@ -4,7 +4,7 @@
 import * as tokens from './argumentText';
 
 // Bound once: a read through the module's export getter costs more than these calls' work.
-const { INVALID, lastScan, sameRegion, scanString, skipValue, skipWhitespace } = tokens;
+const { codeAt, INVALID, lastScan, sameRegion, scanString, skipValue, skipWhitespace } = tokens;
 
 /** `pushMembers` met what only decoding decides: an escaped key, too many keys, too deep a value. */
 export const UNDECIDED_MEMBERS = -3;
@@ -55,23 +55,23 @@ export class MemberStack {
    */
   pushMembers(text: string, index: number, afterComma: boolean, depth: number): number {
     let count = 0;
-    if (!afterComma && text.charCodeAt(index) === 0x7d) {
+    if (!afterComma && codeAt(text, index) === 0x7d) {
       this.end = index + 1;
       return 0;
     }
     for (;;) {
-      if (text.charCodeAt(index) !== 0x22) return INVALID;
+      if (codeAt(text, index) !== 0x22) return INVALID;
       const keyEnd = scanString(text, index + 1);
       if (keyEnd < 0) return INVALID;
       if (lastScan.stringHadEscape || ++count > MAX_KEYS_PER_OBJECT) return UNDECIDED_MEMBERS;
       const colon = skipWhitespace(text, keyEnd);
-      if (text.charCodeAt(colon) !== 0x3a) return INVALID;
+      if (codeAt(text, colon) !== 0x3a) return INVALID;
       const valueStart = skipWhitespace(text, colon + 1);
       this.push(index + 1, keyEnd - 1, valueStart);
       index = skipValue(text, valueStart, depth);
       if (index < 0) return index === INVALID ? INVALID : UNDECIDED_MEMBERS;
       index = skipWhitespace(text, index);
-      const next = text.charCodeAt(index);
+      const next = codeAt(text, index);
       if (next === 0x7d) break;
       if (next !== 0x2c) return INVALID;
       index = skipWhitespace(text, index + 1);

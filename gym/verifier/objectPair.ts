@@ -9,7 +9,7 @@ import type { PairWalk, Step } from './pairWalk';
 
 // Bound once: every read of an import goes through the module's export getter, which on this path
 // (several calls per character) costs more than the work.
-const { INVALID, lastScan, scanString, scanStringAgainst, skipValue, skipWhitespace } = tokens;
+const { codeAt, INVALID, lastScan, scanString, scanStringAgainst, skipValue, skipWhitespace } = tokens;
 const { MAX_KEYS_PER_OBJECT, SLOT } = memberStack;
 const { MATCH, STOP } = pairWalk;
 
@@ -27,8 +27,8 @@ export function compareObjects(walk: PairWalk, depth: number): Step {
   walk.a = skipWhitespace(actual, walk.a);
   const prefixBase = members.top;
   let step: Step = MATCH;
-  let e = expected.charCodeAt(walk.e);
-  let a = actual.charCodeAt(walk.a);
+  let e = codeAt(expected, walk.e);
+  let a = codeAt(actual, walk.a);
   if (e !== 0x7d || a !== 0x7d) {
     for (;;) {
       const key = sameNewKey(walk, prefixBase);
@@ -39,8 +39,8 @@ export function compareObjects(walk: PairWalk, depth: number): Step {
       }
       walk.e = skipWhitespace(expected, walk.e);
       walk.a = skipWhitespace(actual, walk.a);
-      if (expected.charCodeAt(walk.e) !== 0x3a) return walk.undecided();
-      if (actual.charCodeAt(walk.a) !== 0x3a) return walk.actualInvalid();
+      if (codeAt(expected, walk.e) !== 0x3a) return walk.undecided();
+      if (codeAt(actual, walk.a) !== 0x3a) return walk.actualInvalid();
       walk.e = skipWhitespace(expected, walk.e + 1);
       walk.a = skipWhitespace(actual, walk.a + 1);
       // Past the first mismatch the values are only read over, yet the keys still have to pair.
@@ -48,8 +48,8 @@ export function compareObjects(walk: PairWalk, depth: number): Step {
       if (step === STOP) return STOP;
       walk.e = skipWhitespace(expected, walk.e);
       walk.a = skipWhitespace(actual, walk.a);
-      e = expected.charCodeAt(walk.e);
-      a = actual.charCodeAt(walk.a);
+      e = codeAt(expected, walk.e);
+      a = codeAt(actual, walk.a);
       if (e !== 0x7d && e !== 0x2c) return walk.undecided();
       if (a !== 0x7d && a !== 0x2c) return walk.actualInvalid();
       if (e !== a) {
@@ -73,7 +73,7 @@ export function compareObjects(walk: PairWalk, depth: number): Step {
  * in its object; DIVERGED (cursors left alone) when the keys do not pair up that way. */
 function sameNewKey(walk: PairWalk, prefixBase: number): typeof MATCH | typeof STOP | typeof DIVERGED {
   const { expected, actual } = walk;
-  if (expected.charCodeAt(walk.e) !== 0x22 || actual.charCodeAt(walk.a) !== 0x22) return DIVERGED;
+  if (codeAt(expected, walk.e) !== 0x22 || codeAt(actual, walk.a) !== 0x22) return DIVERGED;
   const start = walk.e + 1;
   const end = scanStringAgainst(expected, start, actual, walk.a + 1);
   if (end < 0) return walk.undecided();
@@ -116,15 +116,15 @@ function unorderedRest(
   let firstMismatchSlot = restTop;
   let firstMismatch: Step = MATCH;
   let index = walk.a;
-  if (actualAfterComma || actual.charCodeAt(index) !== 0x7d) {
+  if (actualAfterComma || codeAt(actual, index) !== 0x7d) {
     for (;;) {
-      if (actual.charCodeAt(index) !== 0x22) return walk.actualInvalid();
+      if (codeAt(actual, index) !== 0x22) return walk.actualInvalid();
       const keyEnd = scanString(actual, index + 1);
       if (keyEnd < 0) return walk.actualInvalid();
       if (lastScan.stringHadEscape) return walk.undecided();
       actualCount++;
       const colon = skipWhitespace(actual, keyEnd);
-      if (actual.charCodeAt(colon) !== 0x3a) return walk.actualInvalid();
+      if (codeAt(actual, colon) !== 0x3a) return walk.actualInvalid();
       walk.a = skipWhitespace(actual, colon + 1);
       const slot = members.find(expected, restBase, restTop, actual, index + 1, keyEnd - 1);
       if (slot < 0 || slots[slot + 3] !== 0) {
@@ -148,7 +148,7 @@ function unorderedRest(
         walk.a = end;
       }
       index = skipWhitespace(actual, walk.a);
-      const next = actual.charCodeAt(index);
+      const next = codeAt(actual, index);
       if (next === 0x7d) break;
       if (next !== 0x2c) return walk.actualInvalid();
       index = skipWhitespace(actual, index + 1);
