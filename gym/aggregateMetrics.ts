@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { z } from 'zod';
-import type { PyValue } from './pythonJson';
+import { jsonText } from './jsonl';
+import { dictGet, isJsonDict, type JsonDict } from './kindedJson';
+import type { PyDict, PyValue } from './pythonJson';
 import { checkedKey } from './rewardProfile/fromData';
 import { profileTables, type ProfiledGroup } from './rewardProfile/profile';
 import { RolloutNumberKinds } from './rewardProfile/pythonTypes';
@@ -30,24 +32,47 @@ function isRow(value: unknown): value is Row {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Python truthiness of a parsed JSON value (empty containers and strings are false). */
+/** Python truthiness of a parsed JSON value (empty containers and strings are false); a PyDict counts its entries. */
 export function pythonTruthy(value: unknown): boolean {
   if (value === undefined || value === null || value === false || value === 0 || value === '') return false;
   if (Array.isArray(value)) return value.length > 0;
+  if (value instanceof Map) return value.size > 0;
   if (isRow(value)) return Object.keys(value).length > 0;
   return true;
 }
 
 /**
  * What `_call_aggregate_metrics` sends per rollout: everything but the heavyweight `response` and
- * `responses_create_params`, with `response.usage` kept (appended last) when it is non-empty.
+ * `responses_create_params`, with `response.usage` kept (appended last) when it is non-empty. Of the
+ * same kind as `result`, so a PyDict keeps its Python number kinds.
  */
-export function stripForAggregateMetrics(result: Row): Row {
+export function stripForAggregateMetrics<T extends JsonDict>(result: T): T;
+export function stripForAggregateMetrics(result: JsonDict): JsonDict {
+  const response = dictGet(result, 'response');
+  const usage = isJsonDict(response) ? dictGet(response, 'usage') : undefined;
+  const keep = pythonTruthy(usage);
+  if (result instanceof Map) {
+    const entry: PyDict = new Map();
+    for (const [k, v] of result) if (k !== 'response' && k !== 'responses_create_params') entry.set(k, v);
+    if (keep) entry.set('response', new Map([['usage', usage as PyValue]]));
+    return entry;
+  }
   const entry: Row = {};
   for (const [k, v] of Object.entries(result)) if (k !== 'response' && k !== 'responses_create_params') entry[k] = v;
-  const usage = isRow(result.response) ? result.response.usage : undefined;
-  if (pythonTruthy(usage)) entry.response = { usage };
+  // A PyDict response stays one, so the writer still sees its kinds.
+  if (keep) entry.response = response instanceof Map ? new Map([['usage', usage as PyValue]]) : { usage };
   return entry;
+}
+
+/**
+ * A completed rollout as every stage after collection reads it: its `/aggregate_metrics` entry as
+ * orjson writes it, which holds all reward profiling takes from a rollout too (the keys, the
+ * top-level numbers, `response.usage`), in a few hundred bytes where the rollout line holds the whole
+ * trajectory. Null when `response` is not an object: profiling must then report the rollout line
+ * itself, so it reads the rollouts file.
+ */
+export function rolloutDigest(result: JsonDict): string | null {
+  return isJsonDict(dictGet(result, 'response')) ? jsonText(stripForAggregateMetrics(result)) : null;
 }
 
 /**

@@ -60,7 +60,23 @@ function parseLine(text: string): { ok: true; value: unknown } | { ok: false; re
   }
 }
 
-export async function* readJsonl(file: string, opts: ReadJsonlOptions = {}): AsyncGenerator<Required<JsonlRecord>> {
+/** One line of a JSONL file as text, before any JSON is read from it. */
+export interface JsonlLine {
+  /** The line without its terminator (and without a CR before it). */
+  text: string;
+  line: number;
+  byteOffset: number;
+  /** Bytes of the line including its terminator. */
+  byteLength: number;
+  terminated: boolean;
+}
+
+/**
+ * The lines of a file (or of a byte range of it) as text, blank ones included. For files whose
+ * lines are read for a few fields or copied through as they are, where decoding every line's JSON
+ * would cost more than the rest of the work.
+ */
+export async function* readLines(file: string, opts: Pick<ReadJsonlOptions, 'start' | 'end' | 'firstLine'> = {}): AsyncGenerator<JsonlLine> {
   const start = opts.start ?? 0;
   const handle = await open(file, 'r');
   try {
@@ -72,17 +88,11 @@ export async function* readJsonl(file: string, opts: ReadJsonlOptions = {}): Asy
     let position = start;
     const buf = Buffer.allocUnsafe(Math.max(1, Math.min(READ_CHUNK_BYTES, end - start)));
 
-    const finishLine = (bytes: Buffer, terminated: boolean): Required<JsonlRecord> | undefined => {
-      const record = { line, byteOffset: lineStart, byteLength: bytes.length + (terminated ? 1 : 0) };
+    const finishLine = (bytes: Buffer, terminated: boolean): JsonlLine => {
+      const record = { text: decodeLine(bytes, file, line), line, byteOffset: lineStart, byteLength: bytes.length + (terminated ? 1 : 0), terminated };
       line++;
       lineStart += record.byteLength;
-      const text = decodeLine(bytes, file, record.line);
-      if (text.trim() === '') return undefined;
-      const parsed = parseLine(text);
-      if (parsed.ok) return { ...record, value: parsed.value, text };
-      if (terminated) throw new JsonlError(file, record.line, parsed.reason);
-      if (opts.allowTornTail) return undefined;
-      throw new JsonlError(file, record.line, `torn last line (no trailing newline), ${parsed.reason}`, true);
+      return record;
     };
 
     while (position < end) {
@@ -97,8 +107,7 @@ export async function* readJsonl(file: string, opts: ReadJsonlOptions = {}): Asy
         pending = [];
         pendingBytes = 0;
         from = nl + 1;
-        const record = finishLine(bytes, true);
-        if (record) yield record;
+        yield finishLine(bytes, true);
       }
       if (from < bytesRead) {
         // Copied because `buf` is reused by the next read.
@@ -106,12 +115,23 @@ export async function* readJsonl(file: string, opts: ReadJsonlOptions = {}): Asy
         pendingBytes += bytesRead - from;
       }
     }
-    if (pendingBytes > 0) {
-      const record = finishLine(Buffer.concat(pending, pendingBytes), false);
-      if (record) yield record;
-    }
+    if (pendingBytes > 0) yield finishLine(Buffer.concat(pending, pendingBytes), false);
   } finally {
     await handle.close();
+  }
+}
+
+export async function* readJsonl(file: string, opts: ReadJsonlOptions = {}): AsyncGenerator<Required<JsonlRecord>> {
+  for await (const { text, line, byteOffset, byteLength, terminated } of readLines(file, opts)) {
+    if (text.trim() === '') continue;
+    const parsed = parseLine(text);
+    if (parsed.ok) {
+      yield { value: parsed.value, line, byteOffset, byteLength, text };
+      continue;
+    }
+    if (terminated) throw new JsonlError(file, line, parsed.reason);
+    if (opts.allowTornTail) continue;
+    throw new JsonlError(file, line, `torn last line (no trailing newline), ${parsed.reason}`, true);
   }
 }
 
@@ -121,11 +141,12 @@ export async function* readJsonl(file: string, opts: ReadJsonlOptions = {}): Asy
 // knows no Python floats.
 const ORJSON_EXPONENT_RANGE = /0\.00000[1-9]/;
 
-function orjsonText(value: unknown): string {
+/** `orjson.dumps(value)` of a plain value or a PyDict: a JSONL line as NeMo Gym writes it, without its `\n`. */
+export function jsonText(value: unknown): string {
   if (value instanceof Map) return orjsonDumps(value);
   if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.values(value).some((v) => v instanceof Map)) {
     const entries = Object.entries(value).filter(([, v]) => v !== undefined);
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${orjsonText(v)}`).join(',')}}`;
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${jsonText(v)}`).join(',')}}`;
   }
   const text = JSON.stringify(value);
   return ORJSON_EXPONENT_RANGE.test(text) ? orjsonDumps(value) : text;
@@ -133,7 +154,7 @@ function orjsonText(value: unknown): string {
 
 /** One line as NeMo Gym writes its JSONL, `orjson.dumps(value) + b"\n"`, of a plain value or a PyDict. */
 export function jsonLine(value: unknown): string {
-  return `${orjsonText(value)}\n`;
+  return `${jsonText(value)}\n`;
 }
 
 /**
@@ -177,8 +198,13 @@ export class JsonlWriter {
   }
 
   async write(value: unknown): Promise<void> {
+    await this.writeLine(jsonLine(value));
+  }
+
+  /** A line already serialized, `\n` included. */
+  async writeLine(text: string): Promise<void> {
     if (this.failure) throw this.failure;
-    const data = Buffer.from(jsonLine(value), 'utf8');
+    const data = Buffer.from(text, 'utf8');
     this.bytesWritten += data.length;
     if (!this.corked) {
       this.corked = true;
