@@ -1,22 +1,23 @@
-import { open, rename, type FileHandle } from 'node:fs/promises';
+import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { heartbeat } from '@temporalio/activity';
 import { ConfigError } from '../contracts/errors';
 import { stageSettings } from '../contracts/stageSettings';
 import type { RolloutStage, RunPlan } from '../contracts/payloads';
 import { aggregateMetricsPath, aggregateMetricsSchema, stripForAggregateMetrics, VerifyResponses, type AggregateMetrics } from '../gym/aggregateMetrics';
 import { AggregateMetricsWriter, type EntryValues } from '../gym/aggregateMetricsFile';
-import { readJsonl } from '../gym/jsonl';
-import { parseKinded, type KindedJson } from '../gym/kindedJson';
-import type { PyDict, PyValue } from '../gym/pythonJson';
-import { orjsonDumps } from '../gym/pythonJsonDumps';
+import { jsonText, JsonlWriter, readJsonl, readLines } from '../gym/jsonl';
+import { parseKinded, type JsonDict, type KindedJson } from '../gym/kindedJson';
+import type { PyValue } from '../gym/pythonJson';
 import { postJsonText, RequestFailure } from './http/client';
+import { mergedDigestsPath } from './chunkIndex';
 import { agentDirectory } from './servers';
 import { KeyedTable, NumberColumn } from '../gym/rewardProfile/table';
 
 // `<stem>_aggregate_metrics.json` beside the merged rollouts, as ng_collect_rollouts writes it after
 // collecting (rollout_collection.py RolloutCollectionHelper._call_aggregate_metrics): the completed
 // rollouts sorted by key, grouped by agent, each group stripped and posted to that agent's
-// POST /aggregate_metrics, one entry per agent.
+// POST /aggregate_metrics, one entry per agent. The stripped rollouts are the merge's digests
+// (activities/shardLines.ts), so nothing here decodes a trajectory.
 
 type Row = Record<string, unknown>;
 
@@ -41,36 +42,54 @@ class Places extends KeyedTable {
   }
 }
 
+/** A digest that cannot stand in for the rollout's entry: the entries are then made from the rollouts file. */
+class NoDigest extends Error {}
+
 /**
- * Where each agent's rollouts are in the file. Agents come in the order their first rollout has
- * after sorting, which is NeMo Gym's order when its agents answer in turn.
+ * Where each agent's entries are in the entries file (one `/aggregate_metrics` entry per rollout, in
+ * the rollouts' order). Agents come in the order their first rollout has after sorting, which is
+ * NeMo Gym's order when its agents answer in turn.
  */
-async function placesByAgent(rolloutsPath: string): Promise<Map<string, Places>> {
+async function placesByAgent(entriesPath: string): Promise<Map<string, Places>> {
   const byAgent = new Map<string, Places>();
-  for await (const { value, byteOffset, byteLength } of readJsonl(rolloutsPath)) {
-    const row = value as Row;
+  for await (const { text, byteOffset, byteLength, terminated } of readLines(entriesPath)) {
+    const row = JSON.parse(text) as Row | null;
+    if (row === null) throw new NoDigest();
     const ref = row.agent_ref as { name?: unknown } | undefined;
     // Upstream skips results whose agent_ref has no (truthy) name.
     if (typeof ref?.name !== 'string' || ref.name === '') continue;
     let places = byAgent.get(ref.name);
     if (!places) byAgent.set(ref.name, (places = new Places()));
-    places.add(row._ng_task_index as number, row._ng_rollout_index as number, byteOffset, byteLength);
+    places.add(row._ng_task_index as number, row._ng_rollout_index as number, byteOffset, byteLength - (terminated ? 1 : 0));
   }
   const first = (places: Places) => places.keyOrder()[0]!;
   return new Map([...byAgent].sort(([, a], [, b]) => a.task.get(first(a)) - b.task.get(first(b)) || a.rollout.get(first(a)) - b.rollout.get(first(b))));
 }
 
+/** The places of the digests' entries, or undefined when a rollout has no digest. */
+async function placesOfDigests(digestsPath: string): Promise<Map<string, Places> | undefined> {
+  try {
+    return await placesByAgent(digestsPath);
+  } catch (err) {
+    if (err instanceof NoDigest) return undefined;
+    throw err;
+  }
+}
+
 /**
- * A rollout line stripped for /aggregate_metrics with its Python number kinds: the agent computes
- * `max/reward` and the like from what it is sent, so a `1.0` posted as `1` comes back as `1`.
+ * Every rollout's entry made from the rollouts file, for stages merged before there were digests and
+ * for rollouts whose `response` is not an object (which have none). Written under a name of this
+ * attempt's own beside the rollouts, out of the way of a retried attempt still running.
  */
-function strippedForAgent(line: string): string {
-  const { plain, kinded } = parseKinded(line);
-  const stripped = stripForAggregateMetrics(plain as Row);
-  if (!(kinded instanceof Map)) return JSON.stringify(stripped);
-  const entry: PyDict = new Map([...kinded].filter(([key]) => key in stripped));
-  if ('response' in stripped) entry.set('response', new Map([['usage', (kinded.get('response') as PyDict).get('usage') ?? null]]));
-  return orjsonDumps(entry);
+async function entriesOfRollouts(rolloutsPath: string): Promise<string> {
+  const out = `${rolloutsPath}.aggregate-entries-${process.pid}-${Date.now()}.tmp`;
+  const writer = await JsonlWriter.open(out);
+  try {
+    for await (const { text } of readJsonl(rolloutsPath)) await writer.writeLine(`${jsonText(stripForAggregateMetrics(parseKinded(text).kinded as JsonDict))}\n`);
+  } finally {
+    await writer.close();
+  }
+  return out;
 }
 
 /** The request body, streamed in pieces so the worker never holds the whole run's results. */
@@ -78,7 +97,7 @@ async function* requestBody(file: FileHandle, places: Places): AsyncGenerator<st
   let piece = '{"verify_responses":[';
   let first = true;
   for await (const line of places.lines(file)) {
-    piece += (first ? '' : ',') + strippedForAgent(line);
+    piece += (first ? '' : ',') + line;
     first = false;
     if (piece.length >= 1 << 16) {
       yield piece;
@@ -139,14 +158,32 @@ function servingAgent(plan: RunPlan, stage: RolloutStage): ((rowAgent: string) =
  * agent; in-process ones get what a NeMo Gym pivot agent answers by default, the same computation
  * the embedded resources server runs. Entries are named by the rows' `agent_ref`, as upstream's are.
  */
-export async function writeAggregateMetrics(input: { plan: RunPlan; stage: RolloutStage; rolloutsPath: string }): Promise<string | undefined> {
-  const places = await placesByAgent(input.rolloutsPath);
+export async function writeAggregateMetrics(input: AggregateMetricsInput): Promise<string | undefined> {
+  const outPrefix = input.rolloutsPath.replace(/\.jsonl$/, '');
+  const digestsPath = await mergedDigestsPath(outPrefix);
+  const places = digestsPath && (await placesOfDigests(digestsPath));
+  if (digestsPath && places) return writeEntries(input, digestsPath, places);
+  const entriesPath = await entriesOfRollouts(input.rolloutsPath);
+  try {
+    return await writeEntries(input, entriesPath, await placesByAgent(entriesPath));
+  } finally {
+    await rm(entriesPath, { force: true });
+  }
+}
+
+interface AggregateMetricsInput {
+  plan: RunPlan;
+  stage: RolloutStage;
+  rolloutsPath: string;
+}
+
+async function writeEntries(input: AggregateMetricsInput, entriesPath: string, places: Map<string, Places>): Promise<string | undefined> {
   if (places.size === 0) return undefined;
   const timeoutMs = stageSettings(input.plan, input.stage).requestTimeoutMs;
   const serving = servingAgent(input.plan, input.stage);
   const agents = serving && (await agentDirectory(input.plan));
   const out = aggregateMetricsPath(input.rolloutsPath);
-  const file = await open(input.rolloutsPath, 'r');
+  const file = await open(entriesPath, 'r');
   const writer = await open(`${out}.tmp`, 'w');
   const entries = new AggregateMetricsWriter(writer);
   let written = 0;
@@ -162,7 +199,7 @@ export async function writeAggregateMetrics(input: { plan: RunPlan; stage: Rollo
       } else {
         // Kept as columns with the Python types of the lines' numbers, so the file has NeMo Gym's bytes.
         const responses = new VerifyResponses();
-        for await (const line of agentPlaces.lines(file)) responses.add(stripForAggregateMetrics(JSON.parse(line) as Row), line);
+        for await (const line of agentPlaces.lines(file)) responses.add(JSON.parse(line) as Row, line);
         values = responses.typedMetrics();
       }
       await entries.entry(name, values);

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { JsonlWriter, readJsonl, truncateTornTail } from '../gym/jsonl';
+import { JsonlWriter, readJsonl, readLines, truncateTornTail } from '../gym/jsonl';
 import { kindedFrom, withEntries, type JsonDict } from '../gym/kindedJson';
 import type { MaterializedRow } from '../gym/schemas';
 import { ConfigError } from '../contracts/errors';
@@ -15,6 +15,7 @@ import { AgentReportedFailure, isTerminalFailureLine, type MaterializedInput, ty
 import { RequestFailure } from './http/client';
 import { withRetries, type FailedAttempt } from './http/retry';
 import { agentDirectory, resolveEndpoints, unknownAgentReason } from './servers';
+import { parseShardLine, shardLine } from './shardLines';
 
 // One chunk = one line range of the materialized inputs = one shard file. A retried chunk (worker
 // killed, server restarted) drops the torn last line of its shard and skips keys already there, so
@@ -24,20 +25,32 @@ const key = (t: number, r: number) => `${t}:${r}`;
 
 type ShardLine = Record<string, unknown> & { _ng_task_index: number; _ng_rollout_index: number };
 
-/** Reads a shard's keyed lines after dropping a torn tail; a shard that does not exist yet is empty. */
-async function* readShard(file: string): AsyncGenerator<ShardLine> {
+/** Drops a shard's torn tail; false when the shard does not exist yet. */
+async function repairShard(file: string): Promise<boolean> {
   try {
     await truncateTornTail(file);
+    return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw err;
   }
+}
+
+/** Reads a failure shard's keyed lines; a shard that does not exist yet is empty. */
+async function* readShard(file: string): AsyncGenerator<ShardLine> {
+  if (!(await repairShard(file))) return;
   for await (const { value } of readJsonl(file)) yield value as ShardLine;
 }
 
+/** The keys a rollout shard holds, read from the digests at the start of its lines. */
 async function readShardKeys(file: string): Promise<Set<string>> {
   const keys = new Set<string>();
-  for await (const v of readShard(file)) keys.add(key(v._ng_task_index, v._ng_rollout_index));
+  if (!(await repairShard(file))) return keys;
+  for await (const line of readLines(file)) {
+    if (line.text === '') continue;
+    const entry = parseShardLine(line);
+    keys.add(key(entry.task, entry.rollout));
+  }
   return keys;
 }
 
@@ -146,7 +159,7 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
       priorAttempts + 1,
     );
     if (outcome.ok) {
-      await rollouts.write(outcome.value);
+      await rollouts.writeLine(shardLine(outcome.value));
       completed++;
     } else {
       failed++;

@@ -1,4 +1,4 @@
-import { open, readFile, rename, writeFile } from 'node:fs/promises';
+import { access, open, readFile, rename, writeFile } from 'node:fs/promises';
 import { z } from 'zod';
 
 // The offsets index of a materialized inputs file: the byte offset where each chunk starts (plus the
@@ -19,11 +19,27 @@ export function shardPath(outPrefix: string, chunkIndex: number, kind: 'rollouts
   return `${outPrefix}_shards/${name}${kind === 'failures' ? '_failures' : ''}.jsonl`;
 }
 
+/** The merged files; the digests (see shardLines.ts) sit with the shards, out of the artifacts NeMo Gym also writes. */
+export function mergedPaths(outPrefix: string): { rolloutsPath: string; failuresPath: string; digestsPath: string } {
+  return { rolloutsPath: `${outPrefix}.jsonl`, failuresPath: `${outPrefix}_failures.jsonl`, digestsPath: `${outPrefix}_shards/digests.jsonl` };
+}
+
+/** The merged digests of a stage, or undefined for a stage merged before there were any. */
+export async function mergedDigestsPath(outPrefix: string): Promise<string | undefined> {
+  const { digestsPath } = mergedPaths(outPrefix);
+  return access(digestsPath).then(
+    () => digestsPath,
+    () => undefined,
+  );
+}
+
 export const materializedMetaSchema = z.object({
   rows: z.number().int(),
   tasks: z.number().int(),
   chunks: z.number().int(),
   chunkSize: z.number().int(),
+  /** The names the row index's records point into; absent for materializations made before there was one. */
+  agentNames: z.array(z.string()).optional(),
 });
 export type MaterializedMeta = z.infer<typeof materializedMetaSchema>;
 

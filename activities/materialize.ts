@@ -7,7 +7,8 @@ import { ConfigError } from '../contracts/errors';
 import { materializeRecords } from '../gym/materialize';
 import { stageSettings } from '../contracts/stageSettings';
 import type { CollectStageInput, MaterializeResult } from '../contracts/payloads';
-import { materializedInputsPath, readMaterializedMeta, writeChunkIndex } from './chunkIndex';
+import { materializedInputsPath, readMaterializedMeta, writeChunkIndex, type MaterializedMeta } from './chunkIndex';
+import { RowIndexWriter } from './rowIndex';
 import { resolveInside } from './configFile';
 import { agentDirectory, unknownAgentReason } from './servers';
 
@@ -25,7 +26,7 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   const settings = stageSettings(plan, stage);
   const outFile = materializedInputsPath(outPrefix);
   const existing = await readMaterializedMeta(outPrefix);
-  if (existing) return { materializedInputsPath: outFile, ...existing };
+  if (existing) return materializeResult(outFile, existing);
 
   // Collect reads user data from the worker's base dir; local profiling reads candidates the run wrote.
   const allowedRoot = stage === 'collect' ? plan.baseDir : plan.runDir;
@@ -33,6 +34,7 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   const agents = stage === 'collect' ? await agentDirectory(plan) : undefined;
   await mkdir(path.dirname(outFile), { recursive: true });
   const writer = await JsonlWriter.open(outFile);
+  const index = await RowIndexWriter.create(outPrefix);
   const chunkStarts: number[] = [];
   const taskIndices = new Set<number>();
   let rows = 0;
@@ -51,17 +53,28 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
     for await (const { row, value, line } of materialized) {
       if (agents && !agents.has(row.agent_ref.name)) throw new JsonlError(source, line, unknownAgentReason(plan, row.agent_ref.name, agents));
       if (rows % settings.chunkSize === 0) chunkStarts.push(writer.bytesWritten);
+      const byteOffset = writer.bytesWritten;
       await writer.write(value);
+      await index.add({ task: row._ng_task_index, rollout: row._ng_rollout_index, agentName: row.agent_ref.name, byteOffset, byteLength: writer.bytesWritten - byteOffset });
       taskIndices.add(row._ng_task_index);
       rows++;
       if (rows % 10_000 === 0) heartbeat({ rows });
     }
+  } catch (err) {
+    await index.abandon();
+    throw err;
   } finally {
     await writer.close();
   }
+  const agentNames = await index.close();
   if (rows === 0) throw new ConfigError(`${source}: no task rows to materialize`);
   chunkStarts.push(writer.bytesWritten);
-  const meta = { rows, tasks: taskIndices.size, chunks: chunkStarts.length - 1, chunkSize: settings.chunkSize };
+  const meta = { rows, tasks: taskIndices.size, chunks: chunkStarts.length - 1, chunkSize: settings.chunkSize, agentNames };
   await writeChunkIndex(outPrefix, chunkStarts, meta);
-  return { materializedInputsPath: outFile, ...meta };
+  return materializeResult(outFile, meta);
+}
+
+/** What the workflow gets: counts and a path (the agent names stay in the meta file, out of history). */
+function materializeResult(materializedInputsPath: string, { rows, tasks, chunks }: MaterializedMeta): MaterializeResult {
+  return { materializedInputsPath, rows, tasks, chunks };
 }

@@ -1,9 +1,11 @@
 import { open, rename, stat, type FileHandle } from 'node:fs/promises';
 import { heartbeat } from '@temporalio/activity';
-import { readJsonl } from '../gym/jsonl';
+import { readJsonl, readLines } from '../gym/jsonl';
 import { NOTHING_MERGED, type CollectStageInput, type MergeProgress, type MergeResult } from '../contracts/payloads';
 import { writeAggregateMetrics } from './aggregateMetrics';
-import { chunkRange, materializedInputsPath, readMaterializedMeta, shardPath, type MaterializedMeta } from './chunkIndex';
+import { chunkRange, materializedInputsPath, mergedPaths, readMaterializedMeta, shardPath, type MaterializedMeta } from './chunkIndex';
+import { readRowIndex } from './rowIndex';
+import { parseShardLine, type ShardEntry } from './shardLines';
 
 // Shards are written in completion order, which depends on timing; the merged files are written in
 // materialized order so the same seed gives byte-identical artifacts whatever crashed when. The
@@ -66,8 +68,6 @@ class LineWriter {
   }
 }
 
-const mergedPaths = (outPrefix: string) => ({ rolloutsPath: `${outPrefix}.jsonl`, failuresPath: `${outPrefix}_failures.jsonl` });
-
 async function sizeOf(file: string): Promise<number | undefined> {
   try {
     return (await stat(file)).size;
@@ -77,28 +77,66 @@ async function sizeOf(file: string): Promise<number | undefined> {
   }
 }
 
+/** A finished chunk's rollouts by key. Only a chunk attempt that crashed leaves an unterminated line,
+ * and its retry cuts it off, so one found here is dropped unless it is whole. */
+async function readRolloutShard(file: string): Promise<Map<string, ShardEntry>> {
+  const entries = new Map<string, ShardEntry>();
+  try {
+    for await (const line of readLines(file)) {
+      if (line.text === '') continue;
+      let entry: ShardEntry;
+      try {
+        entry = parseShardLine(line);
+      } catch (err) {
+        if (line.terminated) throw err;
+        continue;
+      }
+      entries.set(`${entry.task}:${entry.rollout}`, entry);
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  return entries;
+}
+
+/** The keys of a chunk's rows in materialized order: from the row index, or from the rows themselves
+ * for a materialization made before there was one. */
+async function* chunkKeys(outPrefix: string, meta: MaterializedMeta, chunk: number): AsyncGenerator<string> {
+  if (meta.agentNames) {
+    for await (const row of readRowIndex(outPrefix, meta.agentNames, chunk * meta.chunkSize, (chunk + 1) * meta.chunkSize)) yield `${row.task}:${row.rollout}`;
+    return;
+  }
+  for await (const { value } of readJsonl(materializedInputsPath(outPrefix), await chunkRange(outPrefix, chunk, meta.chunkSize))) yield key(value as Keyed);
+}
+
 /** Appends chunks [from.chunks, to) to the partial merged files, in materialized order. */
 async function appendChunks(outPrefix: string, meta: MaterializedMeta, from: MergeProgress, to: number): Promise<MergeProgress> {
-  const { rolloutsPath, failuresPath } = mergedPaths(outPrefix);
-  // A partial file shorter than the progress says (removed, or not on this host's disk) is rebuilt from chunk 0.
-  const intact = from.chunks > 0 && ((await sizeOf(`${rolloutsPath}.tmp`)) ?? -1) >= from.rolloutsBytes && ((await sizeOf(`${failuresPath}.tmp`)) ?? -1) >= from.failuresBytes;
+  const { rolloutsPath, failuresPath, digestsPath } = mergedPaths(outPrefix);
+  // A partial file shorter than the progress says (removed, not on this host's disk, or merged before
+  // there were digests) is rebuilt from chunk 0.
+  const atLeast = async (file: string, bytes: number | undefined) => bytes !== undefined && ((await sizeOf(file)) ?? -1) >= bytes;
+  const intact =
+    from.chunks > 0 &&
+    (await atLeast(`${rolloutsPath}.tmp`, from.rolloutsBytes)) &&
+    (await atLeast(`${failuresPath}.tmp`, from.failuresBytes)) &&
+    (await atLeast(`${digestsPath}.tmp`, from.digestsBytes));
   const start = intact ? from : NOTHING_MERGED;
   const rollouts = await LineWriter.openAt(`${rolloutsPath}.tmp`, start.rolloutsBytes);
   const failures = await LineWriter.openAt(`${failuresPath}.tmp`, start.failuresBytes);
+  const digests = await LineWriter.openAt(`${digestsPath}.tmp`, start.digestsBytes ?? 0);
   let { completed, failedKeys } = start;
   try {
     for (let chunk = start.chunks; chunk < to; chunk++) {
-      const results = new Map((await readAll(shardPath(outPrefix, chunk, 'rollouts'))).map((r) => [key(r.value), r.text]));
+      const results = await readRolloutShard(shardPath(outPrefix, chunk, 'rollouts'));
       const failuresByKey = new Map<string, Array<{ value: Keyed; text: string }>>();
       for (const f of await readAll(shardPath(outPrefix, chunk, 'failures'))) {
         failuresByKey.set(key(f.value), [...(failuresByKey.get(key(f.value)) ?? []), f]);
       }
-      const range = await chunkRange(outPrefix, chunk, meta.chunkSize);
-      for await (const { value } of readJsonl(materializedInputsPath(outPrefix), { ...range })) {
-        const k = key(value as Keyed);
+      for await (const k of chunkKeys(outPrefix, meta, chunk)) {
         const result = results.get(k);
         if (result !== undefined) {
-          rollouts.push(result);
+          rollouts.push(result.line);
+          digests.push(result.digest);
           completed++;
         } else if (failuresByKey.has(k)) {
           failedKeys++;
@@ -108,13 +146,15 @@ async function appendChunks(outPrefix: string, meta: MaterializedMeta, from: Mer
       }
       await rollouts.flush();
       await failures.flush();
+      await digests.flush();
       heartbeat({ chunk });
     }
   } finally {
     await rollouts.close();
     await failures.close();
+    await digests.close();
   }
-  return { chunks: to, rolloutsBytes: rollouts.position, failuresBytes: failures.position, completed, failedKeys };
+  return { chunks: to, rolloutsBytes: rollouts.position, failuresBytes: failures.position, digestsBytes: digests.position, completed, failedKeys };
 }
 
 async function finishedMeta(outPrefix: string): Promise<MaterializedMeta> {
@@ -132,9 +172,10 @@ export async function mergeChunks(input: { outPrefix: string; from: MergeProgres
 export async function finishMerge(input: { outPrefix: string; from?: MergeProgress }): Promise<MergeResult> {
   const meta = await finishedMeta(input.outPrefix);
   const { completed, failedKeys } = await appendChunks(input.outPrefix, meta, input.from ?? NOTHING_MERGED, meta.chunks);
-  const { rolloutsPath, failuresPath } = mergedPaths(input.outPrefix);
+  const { rolloutsPath, failuresPath, digestsPath } = mergedPaths(input.outPrefix);
   await rename(`${rolloutsPath}.tmp`, rolloutsPath);
   await rename(`${failuresPath}.tmp`, failuresPath);
+  await rename(`${digestsPath}.tmp`, digestsPath);
   return { rolloutsPath, failuresPath, completed, failedKeys };
 }
 

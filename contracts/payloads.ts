@@ -51,11 +51,13 @@ export interface MergeProgress {
   chunks: number;
   rolloutsBytes: number;
   failuresBytes: number;
+  /** Absent in progress recorded before merges wrote digests. */
+  digestsBytes?: number;
   completed: number;
   failedKeys: number;
 }
 
-export const NOTHING_MERGED: MergeProgress = { chunks: 0, rolloutsBytes: 0, failuresBytes: 0, completed: 0, failedKeys: 0 };
+export const NOTHING_MERGED: MergeProgress = { chunks: 0, rolloutsBytes: 0, failuresBytes: 0, digestsBytes: 0, completed: 0, failedKeys: 0 };
 
 export interface MergeResult {
   rolloutsPath: string;

@@ -91,23 +91,65 @@ class SamplePlaces {
   }
 }
 
-export async function writeRewardProfile(opts: {
+/** One rollout result as profiling reads it: its key, its fields (the rollout line decoded, or the
+ * part of it profiling reads) and the JSON text its numbers' Python kinds are read from. */
+export interface ProfiledResult {
+  task: number;
+  rollout: number;
+  result: Record<string, unknown>;
+  text: string;
+}
+
+/** One materialized input row as profiling reads it: its key, its agent and where its line is (for `sample`). */
+export interface ProfiledInput {
+  task: number;
+  rollout: number;
+  agentName: string;
+  byteOffset: number;
+  byteLength: number;
+}
+
+export interface RewardProfileOptions {
   materializedInputsPath: string;
   rolloutsPath: string;
   allowPartialRollouts?: boolean;
   /** Each group row as written, its `sample` left out: for callers that summarize the tasks. */
   onGroup?: (row: GroupLevelMetrics) => void;
-}): Promise<RewardProfileOutputs> {
+}
+
+async function* resultsOfFile(rolloutsPath: string): AsyncGenerator<ProfiledResult> {
+  for await (const { value, text } of validated(rolloutsPath, profiledResultSchema)) {
+    yield { task: value._ng_task_index, rollout: value._ng_rollout_index, result: value, text };
+  }
+}
+
+async function* inputsOfFile(materializedInputsPath: string): AsyncGenerator<ProfiledInput> {
+  for await (const { value, byteOffset, byteLength } of validated(materializedInputsPath, profiledRowSchema)) {
+    yield { task: value._ng_task_index, rollout: value._ng_rollout_index, agentName: value.agent_ref.name, byteOffset, byteLength };
+  }
+}
+
+/** `ng_reward_profile` of a materialized inputs file and a rollouts file, as NeMo Gym runs it. */
+export async function writeRewardProfile(opts: RewardProfileOptions): Promise<RewardProfileOutputs> {
+  return writeRewardProfileOf(resultsOfFile(opts.rolloutsPath), inputsOfFile(opts.materializedInputsPath), opts);
+}
+
+/**
+ * The same profile from results and inputs read some other way (a pipeline reads indexes it wrote
+ * beside the files); the files are still where `sample` lines are read from and outputs go.
+ */
+export async function writeRewardProfileOf(
+  resultsIn: AsyncIterable<ProfiledResult>,
+  inputsIn: AsyncIterable<ProfiledInput>,
+  opts: RewardProfileOptions,
+): Promise<RewardProfileOutputs> {
   const results = new RolloutTable(true);
   const kinds = new RolloutNumberKinds();
-  for await (const { value, text } of validated(opts.rolloutsPath, profiledResultSchema)) {
-    kinds.add(results.add(value._ng_task_index, value._ng_rollout_index, value), text);
-  }
+  for await (const { task, rollout, result, text } of resultsIn) kinds.add(results.add(task, rollout, result), text);
   const inputs = new InputTable();
   const samples = new SamplePlaces(results);
-  for await (const { value, byteOffset, byteLength } of validated(opts.materializedInputsPath, profiledRowSchema)) {
-    const { _ng_task_index: task, _ng_rollout_index: rollout } = value;
-    samples.noteIfSample(inputs.add(task, rollout, value.agent_ref.name), task, rollout, { byteOffset, byteLength });
+  for await (const { task, rollout, agentName, byteOffset, byteLength } of inputsIn) {
+    samples.noteIfSample(inputs.add(task, rollout, agentName), task, rollout, { byteOffset, byteLength });
   }
   const profile = profileTables(inputs, results, opts.allowPartialRollouts ?? false);
   const outputs = rewardProfileOutputPaths(opts.rolloutsPath);

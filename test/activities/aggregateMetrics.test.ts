@@ -7,8 +7,10 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { writeAggregateMetrics } from '../../activities/aggregateMetrics';
+import { mergedPaths } from '../../activities/chunkIndex';
 import { ConfigError } from '../../contracts/errors';
-import { computeAggregateMetrics, stripForAggregateMetrics } from '../../gym/aggregateMetrics';
+import { computeAggregateMetrics, rolloutDigest, stripForAggregateMetrics } from '../../gym/aggregateMetrics';
+import { parseKinded, type JsonDict } from '../../gym/kindedJson';
 import { startEmbeddedStack } from '../../servers/embeddedStack';
 import { HttpError, listenJson, type RunningServer } from '../../servers/http';
 import { readJsonlSync } from '../helpers/jsonl';
@@ -168,6 +170,14 @@ test('in-process metrics are written with the bytes NeMo Gym writes from its age
   const theirs = await runNemoGymPython(script, lines.join('\n'));
   assert.match(theirs, /"mean\/reward": 0\.6666666666666666,/);
   assert.equal(out, path.join(plan.runDir, 'local_profile_aggregate_metrics.json'));
+  assert.equal(readFileSync(path.join(plan.runDir, 'local_profile_aggregate_metrics.json'), 'utf8'), theirs);
+
+  // A merged stage has digests beside its rollouts, and only they are read then.
+  const { digestsPath } = mergedPaths(rolloutsPath.replace(/\.jsonl$/, ''));
+  mkdirSync(path.dirname(digestsPath));
+  writeFileSync(digestsPath, [lines[2]!, lines[0]!, lines[1]!].map((l) => `${rolloutDigest(parseKinded(l).kinded as JsonDict)}\n`).join(''));
+  writeFileSync(rolloutsPath, 'not JSON\n');
+  await new MockActivityEnvironment().run(writeAggregateMetrics, input);
   assert.equal(readFileSync(path.join(plan.runDir, 'local_profile_aggregate_metrics.json'), 'utf8'), theirs);
 });
 

@@ -7,6 +7,9 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { finishMerge, mergeChunks, mergeShards } from '../../activities/merge';
 import { NOTHING_MERGED, type MergeProgress, type MergeResult, type RunPlan } from '../../contracts/payloads';
 import type { RunningServer } from '../../servers/http';
+import { stripForAggregateMetrics } from '../../gym/aggregateMetrics';
+import { jsonText } from '../../gym/jsonl';
+import { parseKinded, type JsonDict } from '../../gym/kindedJson';
 import { collectPlan, materialize, outPrefixOf, runChunks, startFakeAgent, startFakeHead, taskRow, writeJsonl, type FakeAgent } from './fakeGym';
 
 // Merging chunk by chunk while later chunks run must give the bytes one merge after the last chunk
@@ -20,7 +23,7 @@ let head: RunningServer;
 let dir: string;
 let plan: RunPlan;
 let chunks: number;
-let whole: { rollouts: string; failures: string };
+let whole: { rollouts: string; failures: string; digests: string };
 
 const env = () => new MockActivityEnvironment();
 const mergeUpTo = (from: MergeProgress, to: number): Promise<MergeProgress> => {
@@ -34,7 +37,9 @@ const finish = (from?: MergeProgress): Promise<MergeResult> => {
 const merged = () => ({
   rollouts: readFileSync(`${outPrefixOf(plan)}.jsonl`, 'utf8'),
   failures: readFileSync(`${outPrefixOf(plan)}_failures.jsonl`, 'utf8'),
+  digests: readFileSync(`${outPrefixOf(plan)}_shards/digests.jsonl`, 'utf8'),
 });
+const shardFiles = () => Array.from({ length: chunks }, (_, i) => `${outPrefixOf(plan)}_shards/${String(i).padStart(6, '0')}.jsonl`);
 
 before(async () => {
   // Every third row fails terminally, so both merged files have lines from every chunk.
@@ -88,4 +93,28 @@ test('a partial file shorter than the progress says is rebuilt from chunk 0', as
   writeFileSync(`${outPrefixOf(plan)}_failures.jsonl.tmp`, '');
   await finish(progress);
   assert.deepEqual(merged(), whole);
+});
+
+test('each merged digest is the /aggregate_metrics entry of the rollout on the same line', () => {
+  const rollouts = whole.rollouts.trimEnd().split('\n');
+  const digests = whole.digests.trimEnd().split('\n');
+  assert.equal(digests.length, rollouts.length);
+  rollouts.forEach((line, i) => assert.equal(digests[i], jsonText(stripForAggregateMetrics(parseKinded(line).kinded as JsonDict))));
+});
+
+test('shards written before there were digests, and inputs without a row index, merge to the same bytes', async () => {
+  const saved = shardFiles().map((file) => readFileSync(file, 'utf8'));
+  const metaFile = `${outPrefixOf(plan)}_materialized_inputs.meta.json`;
+  const meta = readFileSync(metaFile, 'utf8');
+  try {
+    shardFiles().forEach((file, i) => writeFileSync(file, saved[i]!.replace(/^[^\t\n]*\t/gm, '')));
+    assert.doesNotMatch(readFileSync(shardFiles()[0]!, 'utf8'), /\t/);
+    const { agentNames: _names, ...older } = JSON.parse(meta) as Row;
+    writeFileSync(metaFile, JSON.stringify(older));
+    await finish();
+    assert.deepEqual(merged(), whole);
+  } finally {
+    shardFiles().forEach((file, i) => writeFileSync(file, saved[i]!));
+    writeFileSync(metaFile, meta);
+  }
 });
