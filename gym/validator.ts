@@ -4,11 +4,12 @@
 import { z } from 'zod';
 import { loadsPythonJson, PythonJsonDecodeError } from './pythonJson';
 import { isBlank, pythonStrip } from './pythonJsonLexis';
-import { acceptLineFast, type LineOutcome } from './validator/fastRows';
-import { GymConfigError, loadAgentNameCheck } from './validator/gymConfigAgents';
-import { decodeLine, InvalidUtf8Error, readJsonlLineBatches, type RawLine } from './validator/jsonlLines';
+import { checkChunk, type ChunkVerdicts } from './validator/chunks';
+import type { FastRowOptions } from './validator/fastRows';
+import { GymConfigError, loadAgentNames } from './validator/gymConfigAgents';
+import { decodeLineBytes, JsonlFile } from './validator/jsonlLines';
 import { PivotMetrics } from './validator/metrics';
-import { FastRowWorkers } from './validator/parallel';
+import { ChunkThreads } from './validator/parallel';
 import { checkRow, pythonRowReader, type RowCheckOptions } from './validator/rowChecks';
 
 export const pivotValidatorOptionsSchema = z.object({
@@ -47,74 +48,74 @@ function failure(message: string): PivotValidatorResult {
   return { exitCode: 1, stdout: '', stderr: `validation failed: ${message}\n` };
 }
 
-/** Where each line ends up once the fast path has had its say (here or in a worker thread): an
- * accepted row goes into the metrics; any other line goes through CPython's decoder and the checks,
- * in file order, so the first failure and its message are the reference's. */
+/** Where the lines end up once the fast path has had its say (here or in a worker thread): accepted
+ * rows are counted into the metrics; every other line goes through CPython's decoder and the
+ * checks, in file order, so the first failure and its message are the reference's. */
 class RowSink {
   readonly metrics = new PivotMetrics();
 
   constructor(private readonly options: RowCheckOptions) {}
 
-  /** The failure message that ends the run, or undefined to go on. */
-  take(line: RawLine, outcome: LineOutcome): string | undefined {
-    if (outcome === 'blank') return undefined;
-    if (outcome !== undefined && this.options.checkAgentName?.(outcome.agentName) === undefined) {
-      this.metrics.add(outcome);
-      return undefined;
-    }
-    const text = decodeLine(line);
+  /** The exact path for one line: the failure message that ends the run, or undefined to go on. */
+  private exact(bytes: Buffer, terminated: boolean, lineNumber: number): string | undefined {
+    const text = decodeLineBytes(bytes, terminated);
+    if (text === undefined) return `line ${lineNumber}: not valid UTF-8`;
     if (isBlank(text)) return undefined;
     let row;
     try {
       row = loadsPythonJson(text);
     } catch (error) {
       if (!(error instanceof PythonJsonDecodeError)) throw error;
-      return `line ${line.lineNumber}: invalid JSON: ${error.message}`;
+      return `line ${lineNumber}: invalid JSON: ${error.message}`;
     }
     const result = checkRow(row, this.options, pythonRowReader);
-    if (!result.ok) return `line ${line.lineNumber}: ${result.message}`;
+    if (!result.ok) return `line ${lineNumber}: ${result.message}`;
     this.metrics.add(result.summary);
+    return undefined;
+  }
+
+  /** Takes the next chunk in file order, whose lines come after `linesBefore` others. */
+  take(file: JsonlFile, verdicts: ChunkVerdicts, linesBefore: number): string | undefined {
+    const { exact } = verdicts;
+    for (let i = 0; i < exact.length; i += 4) {
+      const failed = this.exact(file.read(exact[i] as number, exact[i + 1] as number), exact[i + 3] === 1, linesBefore + (exact[i + 2] as number));
+      if (failed !== undefined) return failed;
+    }
+    this.metrics.merge(verdicts.counts);
     return undefined;
   }
 }
 
-async function validateLines(path: string, sink: RowSink, fastOptions: RowCheckOptions, threads: number, workerScript?: string): Promise<string | undefined> {
-  if (threads <= 1) {
-    for await (const lines of readJsonlLineBatches(path)) {
-      for (const line of lines) {
-        const failed = sink.take(line, acceptLineFast(line.bytes, line.terminated, fastOptions));
-        if (failed !== undefined) return failed;
-      }
-    }
-    return undefined;
-  }
-  const workers = new FastRowWorkers(threads, fastOptions, workerScript);
+async function validateLines(path: string, sink: RowSink, fastOptions: FastRowOptions, threadCount: number, workerScript?: string): Promise<string | undefined> {
+  const file = new JsonlFile(path);
+  const threads = new ChunkThreads(path, file.size, threadCount, fastOptions, workerScript);
   try {
-    // Room for batches checked here while the oldest is still with a worker (a few MiB at most).
-    const inFlight: Array<{ lines: RawLine[]; outcomes: Promise<LineOutcome[]> }> = [];
-    const settleOldest = async (): Promise<string | undefined> => {
-      const { lines, outcomes } = inFlight.shift() as (typeof inFlight)[number];
-      const results = await outcomes;
-      for (let i = 0; i < lines.length; i++) {
-        const failed = sink.take(lines[i] as RawLine, results[i]);
-        if (failed !== undefined) return failed;
-      }
-      return undefined;
+    const mine = new Map<number, ChunkVerdicts>();
+    let next = 0;
+    let linesBefore = 0;
+    const consume = (verdicts: ChunkVerdicts): string | undefined => {
+      const failed = sink.take(file, verdicts, linesBefore);
+      linesBefore += verdicts.lines;
+      next++;
+      return failed;
     };
-    for await (const lines of readJsonlLineBatches(path)) {
-      inFlight.push({ lines, outcomes: workers.check(lines) });
-      if (inFlight.length > 4 * workers.size) {
-        const failed = await settleOldest();
+    for (let index = threads.claim(); index !== undefined; index = threads.claim()) {
+      mine.set(index, checkChunk(file, index, file.size, fastOptions));
+      await threads.receive();
+      while (mine.has(next) || threads.has(next)) {
+        const failed = consume(mine.get(next) ?? ((await threads.take(next)) as ChunkVerdicts));
         if (failed !== undefined) return failed;
       }
     }
-    while (inFlight.length > 0) {
-      const failed = await settleOldest();
+    // Every chunk is claimed: the rest are here or with a worker (checked here if it stopped).
+    while (next < threads.chunks) {
+      const failed = consume(mine.get(next) ?? (await threads.take(next)) ?? checkChunk(file, next, file.size, fastOptions));
       if (failed !== undefined) return failed;
     }
     return undefined;
   } finally {
-    await workers.close();
+    await threads.close();
+    file.close();
   }
 }
 
@@ -131,11 +132,12 @@ export async function validatePivotDataset(input: PivotValidatorOptions): Promis
     requireAnyFields: options.requireAnyFields,
     checkToolNames: options.checkToolNames,
   };
-  // The fast path leaves the Gym config check to the sink: a function cannot cross to a thread.
-  const fastOptions = { ...rowOptions };
+  const fastOptions: FastRowOptions = { ...rowOptions };
   if (options.gymConfigPath !== undefined) {
     try {
-      rowOptions.checkAgentName = await loadAgentNameCheck(options.gymConfigPath);
+      const agents = await loadAgentNames(options.gymConfigPath);
+      rowOptions.checkAgentName = agents.check;
+      fastOptions.acceptedAgents = agents.accepted;
     } catch (error) {
       if (error instanceof GymConfigError) return failure(error.message);
       throw error;
@@ -143,13 +145,8 @@ export async function validatePivotDataset(input: PivotValidatorOptions): Promis
   }
 
   const sink = new RowSink(rowOptions);
-  try {
-    const failed = await validateLines(options.path, sink, fastOptions, options.threads, options.workerScript);
-    if (failed !== undefined) return failure(failed);
-  } catch (error) {
-    if (error instanceof InvalidUtf8Error) return failure(error.message);
-    throw error;
-  }
+  const failed = await validateLines(options.path, sink, fastOptions, options.threads, options.workerScript);
+  if (failed !== undefined) return failure(failed);
   if (sink.metrics.rowCount === 0) return failure(`${options.path} contains no JSONL rows`);
   return { exitCode: 0, stdout: sink.metrics.render(), stderr: '' };
 }

@@ -14,8 +14,9 @@
 // - `function_call.arguments` is a string the checks decode: JSON.parse, bounded to the same depth.
 import { MAX_NESTING_DEPTH } from '../pythonJson';
 import { isBlank } from '../pythonJsonLexis';
-import { decodeLineBytes } from './jsonlLines';
+import { decodeLineBytes, type LineSpan } from './jsonlLines';
 import { scanRow, type Members, type Selector } from './rowScan';
+import { StrictJsonLine } from './strictJson';
 import { checkRow, type RowCheckOptions, type RowReader, type RowSummary } from './rowChecks';
 
 type JsonObject = Record<string, unknown>;
@@ -75,7 +76,7 @@ const jsonParseReader: RowReader<unknown> = {
 
 /** Everything checkRow reads of a row, and nothing more: the input list only for its length, of each
  * tool only its names. Dotted paths the options require are built to their end. */
-function rowSelector(options: RowCheckOptions): Members {
+function rowSelector(options: FastRowOptions): Members {
   const tool: Members = { keys: new Map<string, Selector>([['name', 'value'], ['function', { keys: new Map([['name', 'value']]) }]]) };
   const params: Members = {
     keys: new Map<string, Selector>([
@@ -111,23 +112,34 @@ function rowSelector(options: RowCheckOptions): Members {
   return row;
 }
 
-const selectors = new WeakMap<RowCheckOptions, Members>();
+const selectors = new WeakMap<FastRowOptions, Members>();
 
 /** What the fast path makes of one raw line: a blank line, an accepted row's summary, or undefined
  * for "take the exact path" (not UTF-8, not strict JSON, or a row some check rejects). */
 export type LineOutcome = RowSummary | 'blank' | undefined;
 
-export function acceptLineFast(bytes: Buffer, terminated: boolean, options: RowCheckOptions): LineOutcome {
+/** The row checks' options as they cross to a thread: a function cannot, so a Gym config's agent
+ * check comes as the names it accepts; a row naming any other agent takes the exact path. */
+export type FastRowOptions = Omit<RowCheckOptions, 'checkAgentName'> & { acceptedAgents?: ReadonlySet<string> };
+
+/** The strict-JSON view of the buffer lines were last read from: one per buffer, not per line. */
+let lastLine = new StrictJsonLine(Buffer.alloc(0));
+
+export function acceptLineFast(line: LineSpan, options: FastRowOptions): LineOutcome {
   let selector = selectors.get(options);
   if (selector === undefined) {
     selector = rowSelector(options);
     selectors.set(options, selector);
   }
-  const row = scanRow(bytes, selector);
-  if (row !== undefined) {
-    const result = checkRow(row, options, jsonParseReader);
-    return result.ok ? result.summary : undefined;
+  if (line.utf8) {
+    if (lastLine.bytes !== line.buffer) lastLine = new StrictJsonLine(line.buffer);
+    lastLine.end = line.end;
+    const row = scanRow(lastLine, line.start, selector);
+    if (row !== undefined) {
+      const result = checkRow(row, options, jsonParseReader);
+      return result.ok && (options.acceptedAgents?.has(result.summary.agentName) ?? true) ? result.summary : undefined;
+    }
   }
-  const text = decodeLineBytes(bytes, terminated);
+  const text = decodeLineBytes(line.buffer.subarray(line.start, line.end), line.terminated);
   return text !== undefined && isBlank(text) ? 'blank' : undefined;
 }

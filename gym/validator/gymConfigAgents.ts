@@ -41,8 +41,15 @@ function describeAgentProblem(
   return undefined;
 }
 
-/** Reads the config once and answers per row; throws GymConfigError if the file is unusable. */
-export async function loadAgentNameCheck(configPath: string): Promise<AgentNameCheck> {
+/** The agents of a config: the check per row, and the names it passes (which can cross to a
+ * thread, unlike the check). */
+export interface AgentNames {
+  check: AgentNameCheck;
+  accepted: ReadonlySet<string>;
+}
+
+/** Reads the config once; throws GymConfigError if the file is unusable. */
+export async function loadAgentNames(configPath: string): Promise<AgentNames> {
   let text: string;
   try {
     text = await readFile(configPath, 'utf8');
@@ -67,8 +74,9 @@ export async function loadAgentNameCheck(configPath: string): Promise<AgentNameC
   }
   if (agents.size === 0) throw new GymConfigError(`Gym config ${configPath} defines no responses_api_agents`);
   const known = [...agents.keys()].join(', ');
-  return (name) => {
+  const check: AgentNameCheck = (name) => {
     if (!agents.has(name)) return `agent_ref.name ${pyReprString(name)} is not an agent defined in ${configPath} (agents: ${known})`;
     return agents.get(name);
   };
+  return { check, accepted: new Set([...agents].filter(([, problem]) => problem === undefined).map(([name]) => name)) };
 }

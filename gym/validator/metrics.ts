@@ -20,44 +20,65 @@ function sortedCounts(counts: Map<string, number>): [string, number][] {
   return [...counts].sort(([nameA, countA], [nameB, countB]) => countB - countA || compareCodePoints(nameA, nameB));
 }
 
+/** What the metrics block counts, as plain data: a thread counts the rows it accepted and the
+ * caller adds the counts up (the block does not depend on the order rows were counted in). */
+export interface MetricsCounts {
+  rows: number;
+  agents: Map<string, number>;
+  tools: Map<string, number>;
+  functionCalls: number;
+  messages: number;
+  inputItems: number;
+  toolEntries: number;
+}
+
+const addCount = (counts: Map<string, number>, name: string, count: number) => counts.set(name, (counts.get(name) ?? 0) + count);
+
 export class PivotMetrics {
-  private rows = 0;
-  private readonly agents = new Map<string, number>();
-  private readonly tools = new Map<string, number>();
-  private functionCalls = 0;
-  private messages = 0;
-  private inputItems = 0;
-  private toolEntries = 0;
+  readonly counts: MetricsCounts = { rows: 0, agents: new Map(), tools: new Map(), functionCalls: 0, messages: 0, inputItems: 0, toolEntries: 0 };
 
   get rowCount(): number {
-    return this.rows;
+    return this.counts.rows;
   }
 
   add(summary: RowSummary): void {
-    this.rows++;
-    this.agents.set(summary.agentName, (this.agents.get(summary.agentName) ?? 0) + 1);
-    if (summary.toolName !== undefined) this.tools.set(summary.toolName, (this.tools.get(summary.toolName) ?? 0) + 1);
-    if (summary.actionType === 'function_call') this.functionCalls++;
-    else this.messages++;
-    this.inputItems += summary.inputItems;
-    this.toolEntries += summary.tools;
+    const counts = this.counts;
+    counts.rows++;
+    addCount(counts.agents, summary.agentName, 1);
+    if (summary.toolName !== undefined) addCount(counts.tools, summary.toolName, 1);
+    if (summary.actionType === 'function_call') counts.functionCalls++;
+    else counts.messages++;
+    counts.inputItems += summary.inputItems;
+    counts.toolEntries += summary.tools;
+  }
+
+  merge(other: MetricsCounts): void {
+    const counts = this.counts;
+    counts.rows += other.rows;
+    for (const [name, count] of other.agents) addCount(counts.agents, name, count);
+    for (const [name, count] of other.tools) addCount(counts.tools, name, count);
+    counts.functionCalls += other.functionCalls;
+    counts.messages += other.messages;
+    counts.inputItems += other.inputItems;
+    counts.toolEntries += other.toolEntries;
   }
 
   /** Only meaningful once at least one row was added. */
   render(): string {
-    const lines = [`rows: ${this.rows}`];
-    for (const [title, counts] of [['agent_ref', this.agents], ['expected_tool', this.tools]] as const) {
+    const { rows, agents, tools, functionCalls, messages, inputItems, toolEntries } = this.counts;
+    const lines = [`rows: ${rows}`];
+    for (const [title, counts] of [['agent_ref', agents], ['expected_tool', tools]] as const) {
       if (counts.size === 0) continue;
       lines.push(`${title}:`);
       for (const [name, count] of sortedCounts(counts)) lines.push(`  ${name}: ${count}`);
     }
-    const percent = (count: number) => `${formatTwoDecimals((count / this.rows) * 100)}%`;
+    const percent = (count: number) => `${formatTwoDecimals((count / rows) * 100)}%`;
     lines.push(
       'expected_action_split:',
-      `  function_call: ${this.functionCalls} (${percent(this.functionCalls)})`,
-      `  message: ${this.messages} (${percent(this.messages)})`,
-      `avg_input_items: ${formatTwoDecimals(this.inputItems / this.rows)}`,
-      `avg_tools: ${formatTwoDecimals(this.toolEntries / this.rows)}`,
+      `  function_call: ${functionCalls} (${percent(functionCalls)})`,
+      `  message: ${messages} (${percent(messages)})`,
+      `avg_input_items: ${formatTwoDecimals(inputItems / rows)}`,
+      `avg_tools: ${formatTwoDecimals(toolEntries / rows)}`,
     );
     return lines.map((line) => line + '\n').join('');
   }

@@ -4,8 +4,7 @@
 // a long row) is checked for well-formedness and dropped. Strict JSON is a subset of what both
 // JSON.parse and CPython's json.loads accept, so a scanned row is one the exact path decodes too,
 // and every value the checks read is JSON.parse's value of the same bytes. Anything else (NaN,
-// a BOM, bad bytes, nesting past the decoder's limit) comes back undefined for the other paths.
-import { isAscii, isUtf8 } from 'node:buffer';
+// a BOM, nesting past the decoder's limit) comes back undefined for the other paths.
 import { MAX_NESTING_DEPTH as DEPTH_LIMIT } from '../pythonJson';
 import * as strictJson from './strictJson';
 
@@ -65,17 +64,23 @@ function recentString(bytes: Buffer, start: number, end: number, hash: number): 
   return text;
 }
 
+/** Reads one line after another (see use()), so a row costs no scanner of its own. */
 class Scanner {
   /** The value the last select() built. */
-  value: unknown;
-  private readonly line: strictJson.StrictJsonLine;
+  value: unknown = undefined;
+  private line = new StrictJsonLine(Buffer.alloc(0));
+  private bytes = this.line.bytes;
+  private end = 0;
 
-  constructor(private readonly bytes: Buffer) {
-    this.line = new StrictJsonLine(bytes);
+  use(line: strictJson.StrictJsonLine): void {
+    this.line = line;
+    this.bytes = line.bytes;
+    this.end = line.end;
   }
 
   /** Checks one value and builds what `plan` asks for into `value`. Returns its end or FAILED. */
   select(at: number, depth: number, plan: Plan): number {
+    if (at >= this.end) return FAILED;
     const c = this.bytes[at];
     if ((c === 0x7b && plan.kind === MEMBERS) || (c === 0x5b && (plan.kind === LENGTH || plan.kind === EACH))) {
       if (depth >= MAX_NESTING_DEPTH) return FAILED;
@@ -126,20 +131,22 @@ class Scanner {
 
   /** An object built from its wanted members; the others are only checked. */
   private object(at: number, depth: number, plan: Plan): number {
+    const bytes = this.bytes;
+    const end = this.end;
     const built: Record<string, unknown> = {};
-    at = skipWhitespace(this.bytes, at + 1);
-    if (this.bytes[at] === 0x7d) {
+    at = skipWhitespace(bytes, at + 1, end);
+    if (at < end && bytes[at] === 0x7d) {
       this.value = built;
       return at + 1;
     }
     for (;;) {
-      if (this.bytes[at] !== QUOTE) return FAILED;
+      if (at >= end || bytes[at] !== QUOTE) return FAILED;
       const keyEnd = skipString(this.line, at + 1);
       if (keyEnd === FAILED) return FAILED;
       const member = this.member(plan, at + 1, keyEnd - 1);
-      at = skipWhitespace(this.bytes, keyEnd);
-      if (this.bytes[at] !== 0x3a) return FAILED;
-      at = skipWhitespace(this.bytes, at + 1);
+      at = skipWhitespace(bytes, keyEnd, end);
+      if (at >= end || bytes[at] !== 0x3a) return FAILED;
+      at = skipWhitespace(bytes, at + 1, end);
       if (member === -1) {
         at = skipValue(this.line, at, depth);
       } else {
@@ -151,34 +158,38 @@ class Scanner {
         else built[name] = this.value;
       }
       if (at === FAILED) return FAILED;
-      at = skipWhitespace(this.bytes, at);
-      const next = this.bytes[at];
+      at = skipWhitespace(bytes, at, end);
+      if (at >= end) return FAILED;
+      const next = bytes[at];
       if (next === 0x7d) {
         this.value = built;
         return at + 1;
       }
       if (next !== 0x2c) return FAILED;
-      at = skipWhitespace(this.bytes, at + 1);
+      at = skipWhitespace(bytes, at + 1, end);
     }
   }
 
   /** An array built as the selector says: its length only, or each element by one selector. */
   private array(at: number, depth: number, plan: Plan): number {
+    const bytes = this.bytes;
+    const end = this.end;
     const each = plan.each;
     const built: unknown[] | undefined = each === undefined ? undefined : [];
     let length = 0;
-    at = skipWhitespace(this.bytes, at + 1);
-    if (this.bytes[at] !== 0x5d) {
+    at = skipWhitespace(bytes, at + 1, end);
+    if (at >= end || bytes[at] !== 0x5d) {
       for (;;) {
         at = each === undefined ? skipValue(this.line, at, depth) : this.select(at, depth, each);
         if (at === FAILED) return FAILED;
         length++;
         if (built !== undefined) built.push(this.value);
-        at = skipWhitespace(this.bytes, at);
-        const next = this.bytes[at];
+        at = skipWhitespace(bytes, at, end);
+        if (at >= end) return FAILED;
+        const next = bytes[at];
         if (next === 0x5d) break;
         if (next !== 0x2c) return FAILED;
-        at = skipWhitespace(this.bytes, at + 1);
+        at = skipWhitespace(bytes, at + 1, end);
       }
     }
     this.value = built ?? new Array(length);
@@ -186,22 +197,24 @@ class Scanner {
   }
 }
 
+const scanner = new Scanner();
+
 /**
  * The row a line holds, with only what `selector` names built, or undefined when the line is not
- * one strict-JSON object in UTF-8 (blank lines included). `bytes` is the line without its
- * terminator.
+ * one strict-JSON object (blank lines included). The line is `line.bytes[start, line.end)`
+ * without its terminator, and known to be UTF-8.
  */
-export function scanRow(bytes: Buffer, selector: Members): Record<string, unknown> | undefined {
-  if (!isAscii(bytes) && !isUtf8(bytes)) return undefined;
-  const scanner = new Scanner(bytes);
-  const start = skipWhitespace(bytes, 0);
-  if (bytes[start] !== 0x7b) return undefined;
+export function scanRow(line: strictJson.StrictJsonLine, start: number, selector: Members): Record<string, unknown> | undefined {
+  const { bytes, end } = line;
+  const first = skipWhitespace(bytes, start, end);
+  if (first >= end || bytes[first] !== 0x7b) return undefined;
   let plan = plans.get(selector);
   if (plan === undefined) {
     plan = compile(selector);
     plans.set(selector, plan);
   }
-  const end = scanner.select(start, 0, plan);
-  if (end === FAILED || skipWhitespace(bytes, end) !== bytes.length) return undefined;
+  scanner.use(line);
+  const last = scanner.select(first, 0, plan);
+  if (last === FAILED || skipWhitespace(bytes, last, end) !== end) return undefined;
   return scanner.value as Record<string, unknown>;
 }

@@ -2,6 +2,7 @@
 // the validator's fast path that reads the bulk of a row. One loop with an explicit stack instead of
 // a call per value, since long rows are thousands of short tokens and a call each costs more than
 // the token. Bytes of 0x80 and above are taken as string content; the caller checks UTF-8.
+// A line is read where it lies in a larger buffer: nothing past its `end` is read.
 import { MAX_NESTING_DEPTH as DEPTH_LIMIT } from '../pythonJson';
 
 // A local copy: an import is read through a getter at each use, and this one is read per container.
@@ -31,19 +32,22 @@ const SIMPLE_ESCAPES = table(codes('"\\/bfnrt'));
 const HEX = table(codes('0123456789abcdefABCDEF'));
 const DIGITS = table(codes('0123456789'));
 
-export function skipWhitespace(bytes: Uint8Array, at: number): number {
-  while (at < bytes.length && WHITESPACE[bytes[at] as number] === 1) at++;
+export function skipWhitespace(bytes: Uint8Array, at: number, end: number): number {
+  while (at < end && WHITESPACE[bytes[at] as number] === 1) at++;
   return at;
 }
 
-/** The bytes being checked, also read four at a time: a string's plain content (most of a long
+/** The line being checked, `bytes[0, end)` of a buffer that one object serves line after line
+ * (only `end` changes). Also read four bytes at a time: a string's plain content (most of a long
  * row's bytes) is passed over a word per step, each word tested at once for the bytes that stop
  * it (see plainWord). */
 export class StrictJsonLine {
   readonly words: DataView;
+  end: number;
 
-  constructor(readonly bytes: Uint8Array) {
+  constructor(readonly bytes: Buffer) {
     this.words = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.end = bytes.length;
   }
 }
 
@@ -63,7 +67,7 @@ function plainWord(word: number): boolean {
 export function skipString(line: StrictJsonLine, at: number): number {
   const bytes = line.bytes;
   const words = line.words;
-  const end = bytes.length;
+  const end = line.end;
   for (;;) {
     while (at + 4 <= end && plainWord(words.getInt32(at, true))) at += 4;
     while (at < end && STRING_STOPS[bytes[at] as number] === 0) at++;
@@ -84,32 +88,33 @@ export function skipString(line: StrictJsonLine, at: number): number {
   }
 }
 
-function skipDigits(bytes: Uint8Array, at: number): number {
-  while (at < bytes.length && DIGITS[bytes[at] as number] === 1) at++;
+function skipDigits(bytes: Uint8Array, at: number, end: number): number {
+  while (at < end && DIGITS[bytes[at] as number] === 1) at++;
   return at;
 }
 
 /** -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
-function skipNumber(bytes: Uint8Array, at: number): number {
-  if (bytes[at] === 0x2d) at++;
-  if (at >= bytes.length) return FAILED;
+function skipNumber(bytes: Uint8Array, at: number, end: number): number {
+  if (at < end && bytes[at] === 0x2d) at++;
+  if (at >= end) return FAILED;
   if (bytes[at] === 0x30) at++;
-  else if (DIGITS[bytes[at] as number] === 1) at = skipDigits(bytes, at + 1);
+  else if (DIGITS[bytes[at] as number] === 1) at = skipDigits(bytes, at + 1, end);
   else return FAILED;
-  if (bytes[at] === 0x2e) {
-    if (DIGITS[bytes[at + 1] ?? 0] !== 1) return FAILED;
-    at = skipDigits(bytes, at + 1);
+  if (at < end && bytes[at] === 0x2e) {
+    if (at + 1 >= end || DIGITS[bytes[at + 1] as number] !== 1) return FAILED;
+    at = skipDigits(bytes, at + 1, end);
   }
-  if (bytes[at] === 0x65 || bytes[at] === 0x45) {
+  if (at < end && (bytes[at] === 0x65 || bytes[at] === 0x45)) {
     at++;
-    if (bytes[at] === 0x2b || bytes[at] === 0x2d) at++;
-    if (DIGITS[bytes[at] ?? 0] !== 1) return FAILED;
-    at = skipDigits(bytes, at);
+    if (at < end && (bytes[at] === 0x2b || bytes[at] === 0x2d)) at++;
+    if (at >= end || DIGITS[bytes[at] as number] !== 1) return FAILED;
+    at = skipDigits(bytes, at, end);
   }
   return at;
 }
 
-function skipWord(bytes: Uint8Array, at: number, word: readonly number[]): number {
+function skipWord(bytes: Uint8Array, at: number, end: number, word: readonly number[]): number {
+  if (at + word.length > end) return FAILED;
   for (let k = 0; k < word.length; k++) if (bytes[at + k] !== word[k]) return FAILED;
   return at + word.length;
 }
@@ -121,12 +126,13 @@ const NULL = codes('null');
  * its value starts. */
 function skipKey(line: StrictJsonLine, at: number): number {
   const bytes = line.bytes;
-  if (bytes[at] !== QUOTE) return FAILED;
+  const end = line.end;
+  if (at >= end || bytes[at] !== QUOTE) return FAILED;
   at = skipString(line, at + 1);
   if (at === FAILED) return FAILED;
-  at = skipWhitespace(bytes, at);
-  if (bytes[at] !== 0x3a) return FAILED;
-  return skipWhitespace(bytes, at + 1);
+  at = skipWhitespace(bytes, at, end);
+  if (at >= end || bytes[at] !== 0x3a) return FAILED;
+  return skipWhitespace(bytes, at + 1, end);
 }
 
 /** The open containers of the value being skipped, innermost last. */
@@ -139,16 +145,18 @@ const stack = new Uint8Array(MAX_NESTING_DEPTH + 1);
  */
 export function skipValue(line: StrictJsonLine, at: number, depth: number): number {
   const bytes = line.bytes;
+  const end = line.end;
   let open = 0;
   for (;;) {
     // A value starts at `at`.
+    if (at >= end) return FAILED;
     const c = bytes[at];
     if (c === QUOTE) {
       at = skipString(line, at + 1);
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       if (depth + open >= MAX_NESTING_DEPTH) return FAILED;
-      at = skipWhitespace(bytes, at + 1);
-      if (bytes[at] === c + 2) {
+      at = skipWhitespace(bytes, at + 1, end);
+      if (at < end && bytes[at] === c + 2) {
         at++;
       } else {
         stack[open++] = c;
@@ -157,23 +165,24 @@ export function skipValue(line: StrictJsonLine, at: number, depth: number): numb
         continue;
       }
     } else if (c === 0x74) {
-      at = skipWord(bytes, at, TRUE);
+      at = skipWord(bytes, at, end, TRUE);
     } else if (c === 0x66) {
-      at = skipWord(bytes, at, FALSE);
+      at = skipWord(bytes, at, end, FALSE);
     } else if (c === 0x6e) {
-      at = skipWord(bytes, at, NULL);
+      at = skipWord(bytes, at, end, NULL);
     } else {
-      at = skipNumber(bytes, at);
+      at = skipNumber(bytes, at, end);
     }
     // The value ended at `at`: close what it ends, or move to the next member or element.
     for (;;) {
       if (at === FAILED) return FAILED;
       if (open === 0) return at;
-      at = skipWhitespace(bytes, at);
+      at = skipWhitespace(bytes, at, end);
+      if (at >= end) return FAILED;
       const next = bytes[at];
       const container = stack[open - 1];
       if (next === 0x2c) {
-        at = skipWhitespace(bytes, at + 1);
+        at = skipWhitespace(bytes, at + 1, end);
         if (container === OPEN_OBJECT) at = skipKey(line, at);
         if (at === FAILED) return FAILED;
         break;

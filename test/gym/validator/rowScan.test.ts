@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { scanRow, type Members, type Selector } from '../../../gym/validator/rowScan';
+import { StrictJsonLine } from '../../../gym/validator/strictJson';
 
 const members = (entries: [string, Selector][]): Members => ({ keys: new Map(entries) });
 const tool = members([['name', 'value'], ['function', members([['name', 'value']])]]);
@@ -28,6 +29,15 @@ function expected(value: unknown, wanted: Selector): unknown {
   return wanted === 'length' ? new Array(value.length) : value.map((element) => expected(element, wanted.each));
 }
 
+/** Scans `row` where it lies in a larger buffer, with other bytes before it and `after` it. */
+function scan(row: string, after = '\n{}'): Record<string, unknown> | undefined {
+  const before = Buffer.from('{"a": [');
+  const bytes = Buffer.from(row);
+  const line = new StrictJsonLine(Buffer.concat([before, bytes, Buffer.from(after)]));
+  line.end = before.length + bytes.length;
+  return scanRow(line, before.length, selector);
+}
+
 const ROWS = [
   '{"params": {"input": [1, {"a": [2]}, "x"], "tools": [{"name": "f", "type": "function", "parameters": {"name": "no"}}, {"function": {"name": "g", "strict": true}}, 7, []], "choice": "auto"}, "action": {"type": "message", "content": "hi"}}',
   '{"params": {"input": {"not": "a list"}, "tools": "nor this", "choice": {"type": "tool"}}, "action": null}',
@@ -39,14 +49,14 @@ const ROWS = [
 
 test('builds exactly the selected parts of what JSON.parse makes of the row, and only those', () => {
   for (const row of ROWS) {
-    const scanned = scanRow(Buffer.from(row), selector);
+    const scanned = scan(row);
     assert.ok(scanned !== undefined, row);
     assert.deepEqual(scanned, expected(JSON.parse(row), selector), row);
   }
 });
 
 test('an input list is built as its length alone', () => {
-  const scanned = scanRow(Buffer.from('{"params": {"input": [{"role": "user"}, 2, 3]}}'), selector) as { params: { input: unknown[] } };
+  const scanned = scan('{"params": {"input": [{"role": "user"}, 2, 3]}}') as { params: { input: unknown[] } };
   assert.equal(scanned.params.input.length, 3);
   assert.equal(scanned.params.input[0], undefined);
 });
@@ -57,19 +67,29 @@ test('strings of every length, an escape or a non-ASCII character at every offse
       for (let at = 0; at <= length; at++) {
         const text = 'x'.repeat(at) + stop + 'y'.repeat(length - at);
         const row = `{"action": "${text}", "params": {"choice": "${text}"}}`;
-        assert.deepEqual(scanRow(Buffer.from(row), selector), expected(JSON.parse(row), selector), row);
+        assert.deepEqual(scan(row), expected(JSON.parse(row), selector), row);
       }
     }
   }
 });
 
-test('declines a line that is not one strict-JSON object in UTF-8', () => {
-  const lines = ['', '   ', '[1]', '"row"', '{"a": NaN}', '{"a": 1} {}', '{"a": 1', '\ufeff{}', '\u00a0{}'].map((line) => Buffer.from(line));
-  lines.push(Buffer.from([0x7b, 0x22, 0xc3, 0x28, 0x22, 0x3a, 0x31, 0x7d]));
+test('declines a line that is not one strict-JSON object', () => {
+  const lines = ['', '   ', '[1]', '"row"', '{"a": NaN}', '{"a": 1} {}', '\ufeff{}', '\u00a0{}'];
   // A raw control character or a lone quote anywhere in a long string, wherever it falls in a word.
   for (let at = 0; at < 12; at++) {
-    for (const bad of ['\u0000', '\u001f', '\t', '\u00e9\u0001', '\\x']) lines.push(Buffer.from(`{"action": "${'a'.repeat(at)}${bad}${'b'.repeat(20)}"}`));
-    lines.push(Buffer.from(`{"action": "${'a'.repeat(at)}`));
+    for (const bad of ['\u0000', '\u001f', '\t', '\u00e9\u0001', '\\x']) lines.push(`{"action": "${'a'.repeat(at)}${bad}${'b'.repeat(20)}"}`);
+    lines.push(`{"action": "${'a'.repeat(at)}`);
   }
-  for (const line of lines) assert.equal(scanRow(line, selector), undefined, line.toString());
+  for (const line of lines) assert.equal(scan(line), undefined, line);
+});
+
+test('declines a cut-off row even when the bytes after its end would complete it', () => {
+  const cut: [string, string][] = [
+    ['{"a": 1', '}'], ['{"a": 1 ', '}'], ['{"a": [1', ']}'], ['{"a": "x', '"}'], ['{"a": tru', 'e}'], ['{"a": 1.', '5}'], ['{"a": 1e', '5}'],
+    ['{"a": -', '1}'], ['{"a":', ' 1}'], ['{"a"', ': 1}'], ['{"a', '": 1}'], ['{', '}'], ['{"action": "\\u00', 'e9"}'], ['{"params": {"input": [', ']}}'],
+  ];
+  for (const [line, rest] of cut) {
+    assert.ok(JSON.parse(line + rest), line + rest);
+    assert.equal(scan(line, rest), undefined, line);
+  }
 });
