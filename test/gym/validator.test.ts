@@ -42,11 +42,11 @@ async function withTempDir<T>(run: (dir: string) => Promise<T>): Promise<T> {
   }
 }
 
-test('a CR or CRLF split across read chunks still counts as one line break', async () => {
+test('a CR or CRLF split across reads still counts as one line break', async () => {
   await withTempDir(async (dir) => {
     const row = validRow('weather_agent');
     // The filler row is padded with spaces (JSON whitespace) so its terminator straddles 1 MiB,
-    // the stream's chunk size; the line after it is the one that must be blamed.
+    // the size of each read; the line after it is the one that must be blamed.
     const chunk = 1 << 20;
     for (const [terminator, offset] of [['\r\n', 1], ['\r', 1], ['\r\n', 2], ['\r', 0]] as const) {
       const filler = row + ' '.repeat(chunk - offset - row.length);
