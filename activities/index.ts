@@ -4,6 +4,7 @@
 import { writeAggregateMetrics } from './aggregateMetrics';
 import { runChunk } from './chunk';
 import { convertStage } from './convert';
+import { finishStage } from './finishStage';
 import { prepareCurriculumRound, publishCurriculumRound, startCurriculum } from './curriculum';
 import { materializeStage } from './materialize';
 import { finishMerge, mergeChunks, mergeShards } from './merge';
@@ -37,6 +38,7 @@ export function createActivities(deps: ActivityDeps = activityDepsFromEnv()) {
     mergeShards,
     mergeChunks,
     finishMerge,
+    finishStage,
     aggregateMetricsStage: writeAggregateMetrics,
     profileStage,
     convertStage,

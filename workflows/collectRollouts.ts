@@ -9,7 +9,7 @@ import { MergeFrontier } from './mergeFrontier';
 // collect → profile as one reusable sub-pipeline (DESIGN §1): the collect stage runs it with the
 // agent executor, local profiling runs it on pivot candidates with the single-step executor.
 
-const { materializeStage, mergeShards, mergeChunks, finishMerge, aggregateMetricsStage, profileStage } =
+const { materializeStage, mergeShards, mergeChunks, finishMerge, finishStage, aggregateMetricsStage, profileStage } =
   proxyActivities<PivotActivities>(collectStageActivityOptions);
 
 const { runChunk } = proxyActivities<PivotActivities>(chunkActivityOptions);
@@ -22,6 +22,9 @@ const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 4000;
  * the last chunk (aggregate metrics included), then the profile.
  */
 const MERGE_DURING_CHUNKS = 'merge-during-chunks';
+
+/** Histories begun before the tail became one activity replay finishMerge, then profile beside aggregate metrics. */
+const FINISH_IN_ONE_ACTIVITY = 'finish-stage-in-one-activity';
 
 export async function collectRolloutsWorkflow(input: CollectStageInput): Promise<CollectStageResult> {
   const mergeDuringChunks = patched(MERGE_DURING_CHUNKS);
@@ -85,11 +88,14 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
     });
   }
 
-  phase = 'merge';
   const { plan, stage, outPrefix } = input;
   let merge: MergeResult;
   let profile: ProfileResult;
-  if (mergeDuringChunks) {
+  if (mergeDuringChunks && patched(FINISH_IN_ONE_ACTIVITY)) {
+    phase = 'finish';
+    ({ merge, profile } = await finishStage({ plan, stage, outPrefix, merged, allowPartialRollouts: settings.allowPartialRollouts }));
+  } else if (mergeDuringChunks) {
+    phase = 'merge';
     merge = await finishMerge({ outPrefix, from: merged });
     phase = 'profile';
     // Both only read the merged rollouts, and aggregate metrics mostly wait on the agent servers.
@@ -98,6 +104,7 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
       aggregateMetricsStage({ plan, stage, rolloutsPath: merge.rolloutsPath }),
     ]);
   } else {
+    phase = 'merge';
     merge = await mergeShards({ plan, stage, outPrefix });
     phase = 'profile';
     profile = await profileStage({ outPrefix, allowPartialRollouts: settings.allowPartialRollouts });

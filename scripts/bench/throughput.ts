@@ -84,7 +84,7 @@ export async function measureThroughput(bench: Bench, opts: { concurrency: numbe
         durable.seconds += run.seconds;
         const timeline = stageTimeline(run.runs);
         durable.timelines.push(timeline);
-        const phases: StagePhase[] = ['materialize', 'chunks', 'merge', 'profile'];
+        const phases: StagePhase[] = ['materialize', 'chunks', 'finish'];
         const handoffs = cpu.between(...timeline.windows.workflow);
         for (const phase of phases) {
           const used = cpu.between(...timeline.windows[phase]);

@@ -21,12 +21,12 @@ export function throughputLines(tp: ThroughputResult, target: number): string[] 
   const m = (pick: (t: StageTimeline) => number) => u(pick) / 1000;
   const worst = (pick: (t: StageTimeline) => number) => Math.max(...tp.durable.timelines.map(pick)) / 1000;
   const row = (label: string, seconds: number, note = '') =>
-    `    ${label.padEnd(44)} ${fix(seconds, 3).padStart(8)} s  ${fix(seconds / bareRound, 3).padStart(6)}${note ? `  ${note}` : ''}`;
+    `    ${label.padEnd(52)} ${fix(seconds, 3).padStart(8)} s  ${fix(seconds / bareRound, 3).padStart(6)}${note ? `  ${note}` : ''}`;
   // A phase of the history: its mean, its ratio to the bare round and the worst round.
   const phase = (label: string, pick: (t: StageTimeline) => number, note = '') =>
     row(label, m(pick), `max ${fix(worst(pick), 3)} s${note ? `; ${note}` : ''}`);
   const historySpan = m((t) => t.totalMs);
-  const serial = m((t) => t.materialize.runMs + t.merge.runMs + t.profile.runMs);
+  const serial = m((t) => t.materialize.runMs + t.finish.runMs);
   const handoffs = durableRound - serial - m((t) => t.chunkSpanMs);
   const lines = [
     `collect throughput at concurrency ${tp.concurrency}: ${rounds / 2} cycle(s) A B B A of ${tp.rowsPerRound} rollouts per round; load (1/5/15 min) at each cycle start and the end: ${tp.loads.join(' | ')}`,
@@ -45,16 +45,13 @@ export function throughputLines(tp: ThroughputResult, target: number): string[] 
       `completed -> replacement scheduled ${fix(u((t) => t.refillMeanMs), 1)} ms; mean chunks running ${fix(u((t) => t.meanChunksRunning), 2)}`,
     `      ${u((t) => t.chunkMerges)} merges of finished chunks during the span, ${fix(m((t) => t.chunkMergesRunMs), 3)} s running in all`,
     phase('  continue-as-new gaps', (t) => t.continueAsNewMs),
-    phase('  last chunk -> merge scheduled', (t) => t.toMergeMs),
-    phase('  merge: queue', (t) => t.merge.queueMs),
-    phase('  merge (what the chunk span left): run', (t) => t.merge.runMs),
-    phase('  merged -> profile scheduled', (t) => t.toProfileMs),
-    phase('  profile + aggregate metrics: queue', (t) => t.profile.queueMs),
-    phase('  profile + aggregate metrics: run', (t) => t.profile.runMs),
-    phase('  profiled -> workflow completed', (t) => t.closeMs),
+    phase('  last chunk -> finish scheduled', (t) => t.toFinishMs),
+    phase('  finish: queue', (t) => t.finish.queueMs),
+    phase('  finish (merge rest; profile + aggregate metrics): run', (t) => t.finish.runMs),
+    phase('  finished -> workflow completed', (t) => t.closeMs),
     row('  client: start RPC + result delivery', durableRound - historySpan),
     `  beyond the bare loop: ${fix(durableRound - bareRound, 3)} s per round = ` +
-      `serial activities ${fix(serial, 3)} s (materialize + merge + profile runs) + ` +
+      `serial activities ${fix(serial, 3)} s (materialize + finish runs) + ` +
       `hand-offs ${fix(handoffs, 3)} s (workflow tasks, activity queues, client) + ` +
       `chunk span minus bare round ${fix(m((t) => t.chunkSpanMs) - bareRound, 3)} s`,
     `  CPU seconds per 1000 rollouts, by process          durable   bare (baseline)   durable / bare`,

@@ -4,8 +4,8 @@ import type { HistoryEvent } from './history';
 // Where a durable stage spends its wall time, read from the Temporal server's own event timestamps
 // (activity scheduled / started / completed, workflow started / completed) across a continued-as-new
 // chain, so the breakdown is measured by the server, not estimated by the bench. Stages merge the
-// chunks as they finish (mergeChunks, inside the chunk span), finish the merge after the last chunk
-// and run aggregate metrics beside the profile; histories from before that have one mergeShards.
+// chunks as they finish (mergeChunks, inside the chunk span) and after the last chunk run one
+// finishStage: the rest of the merge, then the profile beside the aggregate metrics.
 
 interface ActivitySpan {
   name: string;
@@ -36,19 +36,17 @@ export interface StageTimeline {
   chunkMergesRunMs: number;
   /** Last event of a run → first event of the next (continue-as-new), summed. */
   continueAsNewMs: number;
-  /** Last chunk completed → merge scheduled. */
-  toMergeMs: number;
-  merge: { queueMs: number; runMs: number };
-  toProfileMs: number;
-  /** The profile, and the aggregate metrics beside it when the stage runs them apart from the merge. */
-  profile: { queueMs: number; runMs: number };
-  /** Profile completed → workflow completed. */
+  /** Last chunk completed → finishStage scheduled. */
+  toFinishMs: number;
+  /** The rest of the merge, then the profile beside the aggregate metrics. */
+  finish: { queueMs: number; runMs: number };
+  /** finishStage completed → workflow completed. */
   closeMs: number;
   /** Epoch-ms [start, end] of each phase, to match against samples taken on this machine's clock. */
   windows: Record<StagePhase, [number, number]>;
 }
 
-export type StagePhase = 'workflow' | 'materialize' | 'chunks' | 'merge' | 'profile';
+export type StagePhase = 'workflow' | 'materialize' | 'chunks' | 'finish';
 
 const at = (e: HistoryEvent) => tsToMs(e.eventTime);
 
@@ -97,16 +95,6 @@ function only(spans: ActivitySpan[], ...names: string[]): ActivitySpan {
   return found[0]!;
 }
 
-/** Activities run side by side, as one span from the first scheduled to the last completed. */
-function together(spans: ActivitySpan[]): ActivitySpan {
-  return {
-    name: spans.map((s) => s.name).join('+'),
-    scheduled: Math.min(...spans.map((s) => s.scheduled)),
-    started: Math.min(...spans.map((s) => s.started)),
-    completed: Math.max(...spans.map((s) => s.completed)),
-  };
-}
-
 const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
 
 /** Mean of "how many spans are running" over [from, to], from the spans' start and end edges. */
@@ -139,8 +127,7 @@ export function stageTimeline(runs: RunRecord[]): StageTimeline {
   const last = runs.at(-1);
   if (!first?.startsWorkflow || !last?.completesWorkflow) throw new Error('the runs do not go from workflow start to completion');
   const materialize = only(spans, 'materializeStage');
-  const merge = only(spans, 'mergeShards', 'finishMerge');
-  const profile = together([only(spans, 'profileStage'), ...spans.filter((s) => s.name === 'aggregateMetricsStage')]);
+  const finish = only(spans, 'finishStage');
   const chunkMerges = spans.filter((s) => s.name === 'mergeChunks');
   const chunks = spans.filter((s) => s.name === 'runChunk');
   if (chunks.length === 0) throw new Error('the history has no chunk activities');
@@ -162,17 +149,14 @@ export function stageTimeline(runs: RunRecord[]): StageTimeline {
     chunkMerges: chunkMerges.length,
     chunkMergesRunMs: chunkMerges.reduce((sum, s) => sum + s.completed - s.started, 0),
     continueAsNewMs,
-    toMergeMs: merge.scheduled - chunkEnd,
-    merge: { queueMs: merge.started - merge.scheduled, runMs: merge.completed - merge.started },
-    toProfileMs: profile.scheduled - merge.completed,
-    profile: { queueMs: profile.started - profile.scheduled, runMs: profile.completed - profile.started },
-    closeMs: last.lastMs - profile.completed,
+    toFinishMs: finish.scheduled - chunkEnd,
+    finish: { queueMs: finish.started - finish.scheduled, runMs: finish.completed - finish.started },
+    closeMs: last.lastMs - finish.completed,
     windows: {
       workflow: [first.firstMs, last.lastMs],
       materialize: [materialize.started, materialize.completed],
       chunks: [chunkStart, chunkEnd],
-      merge: [merge.started, merge.completed],
-      profile: [profile.started, profile.completed],
+      finish: [finish.started, finish.completed],
     },
   };
 }

@@ -24,10 +24,18 @@ test('a stage recorded before merging moved into the chunk phase replays: one me
   await replay('collect_stage_before_merge_during_chunks.history.bin');
 });
 
-test('a stage recorded with merges during the chunk phase replays', async () => {
+test('a stage recorded with merges during the chunk phase and a three-activity tail replays', async () => {
   const history = fixture('collect_stage_merge_during_chunks.history.bin');
   const activities = (history.events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
   assert.ok(activities.includes('mergeChunks'));
   assert.deepEqual(activities.slice(-3), ['finishMerge', 'profileStage', 'aggregateMetricsStage']);
   await replay('collect_stage_merge_during_chunks.history.bin');
+});
+
+test('a stage recorded with its tail as one finishStage activity replays', async () => {
+  const history = fixture('collect_stage_finish_in_one_activity.history.bin');
+  const activities = (history.events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+  assert.ok(activities.includes('mergeChunks'));
+  assert.equal(activities.at(-1), 'finishStage');
+  await replay('collect_stage_finish_in_one_activity.history.bin');
 });

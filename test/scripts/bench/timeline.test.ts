@@ -52,8 +52,7 @@ test('one run: each phase and gap is read from the event times', () => {
     .activity('runChunk', t0 + 320, t0 + 330, t0 + 1200)
     .activity('runChunk', t0 + 1020, t0 + 1025, t0 + 1800)
     .activity('runChunk', t0 + 1230, t0 + 1240, t0 + 2000)
-    .activity('mergeShards', t0 + 2050, t0 + 2060, t0 + 2400)
-    .activity('profileStage', t0 + 2450, t0 + 2455, t0 + 2900)
+    .activity('finishStage', t0 + 2050, t0 + 2060, t0 + 2900)
     .completed(t0 + 2950);
   const t = stageTimeline([runRecord(h.events)]);
   assert.equal(t.totalMs, 2950);
@@ -68,21 +67,18 @@ test('one run: each phase and gap is read from the event times', () => {
   assert.equal(t.meanChunksRunning, (675 + 870 + 775 + 760) / (2000 - 320));
   assert.equal(t.chunkMerges, 0);
   assert.equal(t.continueAsNewMs, 0);
-  assert.equal(t.toMergeMs, 50);
-  assert.deepEqual(t.merge, { queueMs: 10, runMs: 340 });
-  assert.equal(t.toProfileMs, 50);
-  assert.deepEqual(t.profile, { queueMs: 5, runMs: 445 });
+  assert.equal(t.toFinishMs, 50);
+  assert.deepEqual(t.finish, { queueMs: 10, runMs: 840 });
   assert.equal(t.closeMs, 50);
   assert.deepEqual(t.windows, {
     workflow: [t0, t0 + 2950],
     materialize: [t0 + 110, t0 + 300],
     chunks: [t0 + 320, t0 + 2000],
-    merge: [t0 + 2060, t0 + 2400],
-    profile: [t0 + 2455, t0 + 2900],
+    finish: [t0 + 2060, t0 + 2900],
   });
 });
 
-test('merges during the chunk span and aggregate metrics beside the profile: the tail merge and the side-by-side span', () => {
+test('merges during the chunk span are counted apart from the finish after the last chunk', () => {
   const h = new HistoryBuilder()
     .started(0)
     .activity('materializeStage', 10, 11, 50)
@@ -90,20 +86,15 @@ test('merges during the chunk span and aggregate metrics beside the profile: the
     .activity('runChunk', 60, 62, 500)
     .activity('mergeChunks', 410, 412, 450)
     .activity('mergeChunks', 510, 511, 530)
-    .activity('finishMerge', 540, 541, 560)
-    .activity('profileStage', 570, 572, 700)
-    .activity('aggregateMetricsStage', 570, 571, 650)
+    .activity('finishStage', 540, 541, 700)
     .completed(710);
   const t = stageTimeline([runRecord(h.events)]);
   assert.equal(t.chunkSpanMs, 500 - 60);
   assert.equal(t.chunkMerges, 2);
   assert.equal(t.chunkMergesRunMs, 38 + 19);
-  assert.equal(t.toMergeMs, 40);
-  assert.deepEqual(t.merge, { queueMs: 1, runMs: 19 });
-  assert.equal(t.toProfileMs, 10);
-  // From the first of the two to start until the last to complete.
-  assert.deepEqual(t.profile, { queueMs: 1, runMs: 700 - 571 });
-  assert.deepEqual(t.windows.profile, [571, 700]);
+  assert.equal(t.toFinishMs, 40);
+  assert.deepEqual(t.finish, { queueMs: 1, runMs: 159 });
+  assert.deepEqual(t.windows.finish, [541, 700]);
   assert.equal(t.closeMs, 10);
 });
 
@@ -116,8 +107,7 @@ test('a continued-as-new chain: chunks of every run count, and the gap between r
   const second = new HistoryBuilder()
     .started(600, 'first-run')
     .activity('runChunk', 620, 621, 900)
-    .activity('mergeShards', 910, 911, 950)
-    .activity('profileStage', 960, 961, 990)
+    .activity('finishStage', 910, 911, 990)
     .completed(1000);
   const runs = [runRecord(first.events), runRecord(second.events)];
   assert.deepEqual(runs.map((r) => r.events), [first.events.length, second.events.length]);
