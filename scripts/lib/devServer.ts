@@ -38,7 +38,13 @@ export async function ensureDevServer(opts: DevServerOptions = {}): Promise<DevS
   console.error(`[dev-server] starting ${bin} server start-dev on ${address} (history in ${dbFile}, UI ${uiUrl})`);
   const child: ChildProcess = spawn(
     bin,
-    ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--ui-port', String(uiPort), '--db-filename', dbFile, '--log-level', 'error'],
+    [
+      'server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--ui-port', String(uiPort), '--db-filename', dbFile, '--log-level', 'error',
+      // Eager dispatch hands an activity the workflow just scheduled straight back to the worker that
+      // completed the workflow task, skipping a round trip through the task queue: a stage's serial
+      // activities (materialize, the tail) start ~20-50 ms sooner each. Off by default in Temporal.
+      '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
+    ],
     { stdio: ['ignore', 'ignore', 'inherit'], detached: false },
   );
   let exited = false;
