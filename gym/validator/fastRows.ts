@@ -75,7 +75,8 @@ const jsonParseReader: RowReader<unknown> = {
 
 
 /** Everything checkRow reads of a row, and nothing more: the input list only for its length, of each
- * tool only its names. Dotted paths the options require are built to their end. */
+ * tool only its names. Dotted paths the options require are built to their end, where only
+ * whether the value is null is read. */
 function rowSelector(options: FastRowOptions): Members {
   const tool: Members = { keys: new Map<string, Selector>([['name', 'value'], ['function', { keys: new Map([['name', 'value']]) }]]) };
   const params: Members = {
@@ -97,14 +98,15 @@ function rowSelector(options: FastRowOptions): Members {
     const segments = path.split('.');
     for (const [i, segment] of segments.entries()) {
       const existing = members.keys.get(segment);
-      if (existing === undefined) {
+      const last = i === segments.length - 1;
+      if (existing === undefined || (existing === 'present' && !last)) {
         const next: Members = { keys: new Map() };
-        members.keys.set(segment, i === segments.length - 1 ? 'value' : next);
+        members.keys.set(segment, last ? 'present' : next);
         members = next;
       } else if (typeof existing === 'object' && 'keys' in existing) {
         members = existing;
       } else {
-        // Built whole, or an array, which no further segment gets through.
+        // Built whole, an end already asked for, or an array, which no further segment gets through.
         break;
       }
     }

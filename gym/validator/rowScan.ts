@@ -8,10 +8,11 @@
 import { MAX_NESTING_DEPTH as DEPTH_LIMIT } from '../pythonJson';
 import * as strictJson from './strictJson';
 
-/** What to build of a value: all of it; for an array only its length; for an object only the named
- * members; for an array each element by one selector. A value of the wrong kind is built whole.
- * A selector must not change once rows have been scanned with it. */
-export type Selector = 'value' | 'length' | Members | { each: Selector };
+/** What to build of a value: all of it; whether it is null (null, else true); for an array only its
+ * length; for an object only the named members; for an array each element by one selector. A
+ * value of the wrong kind is built whole. A selector must not change once rows have been scanned
+ * with it. */
+export type Selector = 'value' | 'present' | 'length' | Members | { each: Selector };
 export type Members = { keys: Map<string, Selector> };
 
 // Taken out of the module object once: the CommonJS that TypeScript runs as reads an import through a
@@ -20,24 +21,35 @@ const { FAILED, skipString, skipValue, skipWhitespace, StrictJsonLine } = strict
 const MAX_NESTING_DEPTH = DEPTH_LIMIT;
 
 const VALUE = 0;
-const LENGTH = 1;
-const MEMBERS = 2;
-const EACH = 3;
+const PRESENT = 1;
+const LENGTH = 2;
+const MEMBERS = 3;
+const EACH = 4;
 
 /** A selector compiled to one object shape, so the scanner's reads of it stay monomorphic. */
 interface Plan {
-  kind: typeof VALUE | typeof LENGTH | typeof MEMBERS | typeof EACH;
-  /** MEMBERS: the wanted names and, index for index, what to build of each. */
+  kind: typeof VALUE | typeof PRESENT | typeof LENGTH | typeof MEMBERS | typeof EACH;
+  /** MEMBERS: the wanted names, their UTF-8 bytes and, index for index, what to build of each. */
   names: readonly string[];
+  nameBytes: readonly Uint8Array[];
   plans: readonly Plan[];
   /** EACH: what to build of every element. */
   each: Plan | undefined;
 }
 
+const KINDS = { value: VALUE, present: PRESENT, length: LENGTH } as const;
+
+/** What a key's raw bytes are compared with: the name in UTF-8, or, for a name with a lone
+ * surrogate (no UTF-8 spells it), a quote, which a key never holds unescaped. */
+const nameBytes = (name: string) => (Buffer.from(name).toString() === name ? Buffer.from(name) : Buffer.from('"'));
+
 function compile(selector: Selector): Plan {
-  if (selector === 'value' || selector === 'length') return { kind: selector === 'value' ? VALUE : LENGTH, names: [], plans: [], each: undefined };
-  if ('keys' in selector) return { kind: MEMBERS, names: [...selector.keys.keys()], plans: [...selector.keys.values()].map(compile), each: undefined };
-  return { kind: EACH, names: [], plans: [], each: compile(selector.each) };
+  if (typeof selector === 'string') return { kind: KINDS[selector], names: [], nameBytes: [], plans: [], each: undefined };
+  if ('keys' in selector) {
+    const names = [...selector.keys.keys()];
+    return { kind: MEMBERS, names, nameBytes: names.map(nameBytes), plans: [...selector.keys.values()].map(compile), each: undefined };
+  }
+  return { kind: EACH, names: [], nameBytes: [], plans: [], each: compile(selector.each) };
 }
 
 const plans = new WeakMap<Members, Plan>();
@@ -87,12 +99,17 @@ class Scanner {
       return c === 0x7b ? this.object(at, depth + 1, plan) : this.array(at, depth + 1, plan);
     }
     const end = skipValue(this.line, at, depth);
-    if (end !== FAILED) this.value = this.parse(at, end);
+    if (end !== FAILED) this.value = plan.kind === PRESENT ? (c === 0x6e ? null : true) : this.parse(at, end);
     return end;
   }
 
   private parse(start: number, end: number): unknown {
     const bytes = this.bytes;
+    // Literals are known by their first byte in strict JSON; no string or parse needed.
+    const first = bytes[start];
+    if (first === 0x74) return true;
+    if (first === 0x66) return false;
+    if (first === 0x6e) return null;
     // Most built values are short ASCII strings without escapes (even in a row with non-ASCII text
     // elsewhere): Latin-1 reads them as they are, no JSON.parse needed.
     if (bytes[start] === QUOTE) {
@@ -113,18 +130,19 @@ class Scanner {
   /** Which of the plan's names the key in [start, end) is, or -1 when none. */
   private member(plan: Plan, start: number, end: number): number {
     const bytes = this.bytes;
-    const names = plan.names;
+    const names = plan.nameBytes;
+    const length = end - start;
     // Compared on the bytes: most keys are not wanted, and a string for each would cost more.
     for (let i = 0; i < names.length; i++) {
-      const name = names[i] as string;
-      if (name.length !== end - start) continue;
-      let same = true;
-      for (let k = 0; k < name.length && same; k++) same = name.charCodeAt(k) === bytes[start + k];
-      if (same) return i;
+      const name = names[i] as Uint8Array;
+      if (name.length !== length) continue;
+      let k = 0;
+      while (k < length && name[k] === bytes[start + k]) k++;
+      if (k === length) return i;
     }
-    // An escaped or non-ASCII key may still spell a wanted name.
+    // An escaped key may still spell a wanted name.
     for (let k = start; k < end; k++) {
-      if ((bytes[k] as number) >= 0x80 || bytes[k] === BACKSLASH) return names.indexOf(this.parse(start - 1, end + 1) as string);
+      if (bytes[k] === BACKSLASH) return plan.names.indexOf(this.parse(start - 1, end + 1) as string);
     }
     return -1;
   }

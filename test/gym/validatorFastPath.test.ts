@@ -135,6 +135,8 @@ const generatedOptions: PivotValidatorOptions[] = [
   { path: '' },
   { path: '', agentRef: 'a_agent', requireFields: ['provenance.uuid'], requireAnyFields: [['provenance.task.id', 'x']] },
   { path: '', checkToolNames: false, requireFields: ['provenance.task'] },
+  // A required end that a longer required path then goes through, and the other way round.
+  { path: '', requireFields: ['provenance', 'provenance.task.id'], requireAnyFields: [['provenance.uuid.x', 'provenance.uuid']] },
 ];
 
 test('on generated rows, the fast path never accepts what the exact path rejects, nor summarises differently', async () => {

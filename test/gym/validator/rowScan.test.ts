@@ -6,8 +6,9 @@ import { StrictJsonLine } from '../../../gym/validator/strictJson';
 const members = (entries: [string, Selector][]): Members => ({ keys: new Map(entries) });
 const tool = members([['name', 'value'], ['function', members([['name', 'value']])]]);
 const selector = members([
-  ['params', members([['input', 'length'], ['tools', { each: tool }], ['choice', 'value']])],
+  ['params', members([['input', 'length'], ['tools', { each: tool }], ['choice', 'value'], ['extra', 'present']])],
   ['action', 'value'],
+  ['seen', 'present'],
   ['caf\u00e9', 'value'],
   ['__proto__', 'value'],
 ]);
@@ -15,6 +16,7 @@ const selector = members([
 /** What the selector builds, read off JSON.parse's full value: the reference for scanRow. */
 function expected(value: unknown, wanted: Selector): unknown {
   if (wanted === 'value') return value;
+  if (wanted === 'present') return value === null ? null : true;
   if (typeof wanted === 'object' && 'keys' in wanted) {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
     // An ordinary object, as JSON.parse makes, whose "__proto__" is an own member.
@@ -26,7 +28,7 @@ function expected(value: unknown, wanted: Selector): unknown {
     return built;
   }
   if (!Array.isArray(value)) return value;
-  return wanted === 'length' ? new Array(value.length) : value.map((element) => expected(element, wanted.each));
+  return wanted === 'length' ? new Array(value.length) : value.map((element) => expected(element, (wanted as { each: Selector }).each));
 }
 
 /** Scans `row` where it lies in a larger buffer, with other bytes before it and `after` it. */
@@ -45,6 +47,9 @@ const ROWS = [
   '{"p\\u0061rams": {"tools": [{"n\\u0061me": "escaped", "name": "dup", "name": "last"}], "input": []}, "__proto__": {"polluted": true}}',
   ' {"action": "a\\"b\\u00e9\\ud800", "action": -1.5e3, "params": {"choice": null, "choice": false}} ',
   '{"other": {"params": {"input": [1]}}, "params": {}}',
+  '{"seen": null, "params": {"extra": {"a": null}, "choice": true}, "action": false}',
+  '{"seen": [null], "params": {"extra": null, "choice": -0.0}, "action": "x", "seen": "last"}',
+  '{"seen": 0, "params": {"extra": false, "choice": null}, "action": true, "seen": null}',
 ];
 
 test('builds exactly the selected parts of what JSON.parse makes of the row, and only those', () => {
