@@ -1,6 +1,7 @@
 // Port of NeMo Gym's pivot-dataset validator (skill nemo-gym-pivot-datasets,
 // validate_pivot_dataset.py): same checks, order, messages, exit codes and metrics, held to the
 // recorded cases in shared/fixtures/validator. Plus `gymConfigPath`, which the reference lacks.
+import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { loadsPythonJson, PythonJsonDecodeError } from './pythonJson';
 import { isBlank, pythonStrip } from './pythonJsonLexis';
@@ -29,6 +30,9 @@ export const pivotValidatorOptionsSchema = z.object({
   /** What worker threads load: gym/validator/parallel.ts or a bundle of it. The CLI passes a bundle
    * of it alone, which starts far faster than the source through tsx or the CLI's whole bundle. */
   workerScript: z.string().min(1).optional(),
+  /** Workers already started (gym/validator/parallel.ts startWorkers), taken before any new one is
+   * started; those not needed are stopped. */
+  idleWorkers: z.array(z.instanceof(Worker)).default([]),
 });
 export type PivotValidatorOptions = z.input<typeof pivotValidatorOptionsSchema>;
 
@@ -86,9 +90,9 @@ class RowSink {
   }
 }
 
-async function validateLines(path: string, sink: RowSink, fastOptions: FastRowOptions, threadCount: number, workerScript?: string): Promise<string | undefined> {
+async function validateLines(path: string, sink: RowSink, fastOptions: FastRowOptions, threadCount: number, workerScript: string | undefined, idleWorkers: readonly Worker[]): Promise<string | undefined> {
   const file = new JsonlFile(path);
-  const threads = new ChunkThreads(path, file.size, threadCount, fastOptions, workerScript);
+  const threads = new ChunkThreads(path, file.size, threadCount, fastOptions, workerScript, idleWorkers);
   try {
     const mine = new Map<number, ChunkVerdicts>();
     let next = 0;
@@ -126,6 +130,15 @@ async function validateLines(path: string, sink: RowSink, fastOptions: FastRowOp
  */
 export async function validatePivotDataset(input: PivotValidatorOptions): Promise<PivotValidatorResult> {
   const options = pivotValidatorOptionsSchema.parse(input);
+  try {
+    return await validate(options);
+  } finally {
+    // Any taken are done by now; the others must not outlive the call.
+    await Promise.all(options.idleWorkers.map((worker) => worker.terminate()));
+  }
+}
+
+async function validate(options: z.output<typeof pivotValidatorOptionsSchema>): Promise<PivotValidatorResult> {
   const rowOptions: RowCheckOptions = {
     agentRef: options.agentRef,
     requireFields: options.requireFields,
@@ -145,7 +158,7 @@ export async function validatePivotDataset(input: PivotValidatorOptions): Promis
   }
 
   const sink = new RowSink(rowOptions);
-  const failed = await validateLines(options.path, sink, fastOptions, options.threads, options.workerScript);
+  const failed = await validateLines(options.path, sink, fastOptions, options.threads, options.workerScript, options.idleWorkers);
   if (failed !== undefined) return failure(failed);
   if (sink.metrics.rowCount === 0) return failure(`${options.path} contains no JSONL rows`);
   return { exitCode: 0, stdout: sink.metrics.render(), stderr: '' };

@@ -3,7 +3,9 @@
 // shared counter, so no line's bytes ever cross between threads and a slower thread (one still
 // starting) simply claims fewer. Workers answer with a chunk's small verdicts, never a parsed row;
 // the caller consumes chunks in file order, so the first failure and the metrics are those of a
-// sequential run.
+// sequential run. A worker starts idle and is handed its job once the caller has one, so the CLI
+// can start workers before it has even loaded the validator (startWorkers).
+import { availableParallelism } from 'node:os';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { checkChunk, chunkCount, type ChunkVerdicts } from './chunks';
 import type { FastRowOptions } from './fastRows';
@@ -13,7 +15,6 @@ import { JsonlFile } from './jsonlLines';
 const WORKER_ROLE = 'pivot-miner validator fast-path worker';
 
 interface WorkerJob {
-  role: typeof WORKER_ROLE;
   path: string;
   /** The size the chunks were planned on. */
   fileSize: number;
@@ -39,8 +40,7 @@ function serveChunks(job: WorkerJob): void {
   }
 }
 
-const job = workerData as Partial<WorkerJob> | null;
-if (!isMainThread && job?.role === WORKER_ROLE) serveChunks(job as WorkerJob);
+if (!isMainThread && (workerData as { role?: unknown } | null)?.role === WORKER_ROLE) parentPort?.once('message', serveChunks);
 
 /** What a worker runs: `script` (this module, or a bundle with it), through tsx when TypeScript. */
 function workerSource(script: string): string {
@@ -48,13 +48,33 @@ function workerSource(script: string): string {
   return script.endsWith('.ts') ? `require(${JSON.stringify(require.resolve('tsx/cjs'))}); ${load}` : load;
 }
 
+/** Below this a file is checked on one thread: starting a worker costs about what a thread checks
+ * of a few MiB. */
+const MIN_BYTES_PER_EXTRA_THREAD = 4 << 20;
+
+/** Every available core for a large file, fewer for a smaller one, one for a small file. */
+export function defaultThreads(fileSize: number): number {
+  return Math.max(1, Math.min(availableParallelism(), Math.floor(fileSize / MIN_BYTES_PER_EXTRA_THREAD)));
+}
+
+/**
+ * Starts `count` idle workers on `script` (this module, or a bundle with it). They do not keep the
+ * process alive until a ChunkThreads takes them; validatePivotDataset stops those it does not take.
+ */
+export function startWorkers(count: number, script: string = __filename): Worker[] {
+  return Array.from({ length: count }, () => {
+    const worker = new Worker(workerSource(script), { eval: true, execArgv: [], workerData: { role: WORKER_ROLE } });
+    worker.unref();
+    return worker;
+  });
+}
+
 /** Far past any chunk index, so every later claim comes back past the last chunk. */
 const STOPPED = 1 << 30;
 
 /**
  * The chunks of one file, claimed by `threads` threads: the calling one (through claim()) and
- * `threads - 1` workers, started here. `script` is the file the workers load: by default the one
- * this module is in, whatever bundles it.
+ * `threads - 1` workers: the `idle` ones first (see startWorkers), then new ones on `script`.
  */
 export class ChunkThreads {
   readonly chunks: number;
@@ -66,15 +86,18 @@ export class ChunkThreads {
   /** Called when a chunk arrives, a worker stops or one fails. */
   private wake: (() => void) | undefined;
 
-  constructor(path: string, fileSize: number, threads: number, options: FastRowOptions, script: string = __filename) {
+  constructor(path: string, fileSize: number, threads: number, options: FastRowOptions, script: string = __filename, idle: readonly Worker[] = []) {
     this.chunks = chunkCount(fileSize);
-    // A worker takes a while to start: the calling thread claims the first chunk before any exists.
-    const workers = Math.min(threads, this.chunks) - 1;
-    if (workers <= 0) return;
-    const source = workerSource(script);
-    const job: WorkerJob = { role: WORKER_ROLE, path, fileSize, claims: this.claims.buffer as SharedArrayBuffer, options };
-    for (let i = 0; i < workers; i++) {
-      const worker = new Worker(source, { eval: true, execArgv: [], workerData: job });
+    // The calling thread claims the first chunk at once: a worker takes a while to start.
+    const workers = Math.max(0, Math.min(threads, this.chunks) - 1);
+    // A worker that stopped while idle (threadId -1) is of no use.
+    const ready = idle.filter((worker) => worker.threadId !== -1);
+    for (const extra of ready.slice(workers)) void extra.terminate();
+    const started = [...ready.slice(0, workers), ...startWorkers(Math.max(0, workers - ready.length), script)];
+    const job: WorkerJob = { path, fileSize, claims: this.claims.buffer as SharedArrayBuffer, options };
+    for (const worker of started) {
+      worker.ref();
+      worker.postMessage(job);
       this.running++;
       worker.on('message', (verdicts: ChunkVerdicts) => {
         this.arrived.set(verdicts.index, verdicts);

@@ -1,8 +1,9 @@
 import { Command, CommanderError } from 'commander';
 import { statSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import type { Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { parseRequireAnyField, validatePivotDataset, type PivotValidatorOptions } from '../../gym/validator';
+import { defaultThreads as threadsForSize } from '../../gym/validator/parallel';
 
 // `pivot-miner validate`: NeMo Gym's validate_pivot_dataset.py as a sub-command, with the same
 // options, output and exit codes (plus --config), so pipelines can swap one for the other.
@@ -19,20 +20,14 @@ const validateArgsSchema = z.object({
   threads: z.coerce.number().int().min(1).optional(),
 });
 
-/** Below this a file is checked on one thread: starting workers (each loads the validator) costs
- * about what a thread checks of a few MiB. */
-const MIN_BYTES_PER_EXTRA_THREAD = 4 << 20;
-
-/** Every available core for a large file, fewer for a smaller one, one for a small or unreadable
- * file (the validator then says why it cannot read it). */
+/** Threads by the file's size (see gym/validator/parallel.ts); one for an unreadable file (the
+ * validator then says why it cannot read it). */
 export function defaultThreads(path: string): number {
-  let bytes: number;
   try {
-    bytes = statSync(path).size;
+    return threadsForSize(statSync(path).size);
   } catch {
     return 1;
   }
-  return Math.max(1, Math.min(availableParallelism(), Math.floor(bytes / MIN_BYTES_PER_EXTRA_THREAD)));
 }
 
 function defineValidateCommand(command: Command): Command {
@@ -51,7 +46,7 @@ function defineValidateCommand(command: Command): Command {
     });
 }
 
-function toValidatorOptions(raw: unknown, workerScript?: string): PivotValidatorOptions {
+function toValidatorOptions(raw: unknown, workerScript?: string, idleWorkers: Worker[] = []): PivotValidatorOptions {
   const args = validateArgsSchema.parse(raw);
   return {
     path: args.path,
@@ -62,6 +57,7 @@ function toValidatorOptions(raw: unknown, workerScript?: string): PivotValidator
     gymConfigPath: args.config,
     threads: args.threads ?? defaultThreads(args.path),
     workerScript,
+    idleWorkers,
   };
 }
 
@@ -74,9 +70,10 @@ export function validateOptionsFromArgv(argv: readonly string[]): PivotValidator
   return toValidatorOptions(command.opts());
 }
 
-export function registerValidateCommand(program: Command, workerScript?: string): void {
+/** `workerScript` and `idleWorkers`: see PivotValidatorOptions. */
+export function registerValidateCommand(program: Command, workerScript?: string, idleWorkers?: Worker[]): void {
   defineValidateCommand(program.command('validate')).action(async (raw: unknown) => {
-    const options = toValidatorOptions(raw, workerScript);
+    const options = toValidatorOptions(raw, workerScript, idleWorkers);
     let result;
     try {
       result = await validatePivotDataset(options);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { validatePivotDataset, type PivotValidatorResult } from '../../../gym/validator';
 import { CHUNK_BYTES } from '../../../gym/validator/chunks';
+import { startWorkers } from '../../../gym/validator/parallel';
 
 // Threads split the file at fixed byte offsets; whatever falls on a cut, and wherever the exact path
 // is needed, every thread count must print what one thread prints.
@@ -99,6 +100,22 @@ test('whatever line break falls on a cut, threads count and check every line as 
     const badUtf8 = layout(ROW);
     await writeFile(file, Buffer.concat([Buffer.from(badUtf8.text), Buffer.from([0x0a, 0xc3, 0x28])]));
     assert.equal((await validateWithThreads(file)).stderr, `validation failed: line ${lines + 1}: not valid UTF-8\n`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('workers started ahead are taken or stopped, and give what one thread gives', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'pivot-validator-idle-'));
+  try {
+    const file = path.join(dir, 'rows.jsonl');
+    await writeFile(file, layout('[]').text);
+    const one = await validatePivotDataset({ path: file, threads: 1 });
+    for (const threads of [1, 2, 4]) {
+      const idleWorkers = startWorkers(2, workerScript);
+      assert.deepEqual(await validatePivotDataset({ path: file, threads, workerScript, idleWorkers }), one, `${threads} threads`);
+      assert.deepEqual(idleWorkers.map((worker) => worker.threadId), [-1, -1], `${threads} threads: no worker left running`);
+    }
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
