@@ -37,9 +37,13 @@ const expectedWords = new Int32Array(WORD_SLOTS * MAX_ASCII_WORDS);
 const actualWords = new Int32Array(WORD_SLOTS * MAX_ASCII_WORDS);
 const claimedExpectedWords = new Uint8Array(MAX_ASCII_WORDS);
 
-function asciiLower(code: number): number {
+/** In `ASCII_WORD_UNITS`, a code unit that `str.isspace()` holds to be whitespace. */
+const SPACE = 0xff;
+/** Per code unit below U+0080: the one `lower()` makes of it, or SPACE. */
+const ASCII_WORD_UNITS = Uint8Array.from({ length: 0x80 }, (_, code) => {
+  if (code === 0x20 || (code >= 0x09 && code <= 0x0d) || (code >= 0x1c && code <= 0x1f)) return SPACE;
   return code >= 0x41 && code <= 0x5a ? code + 0x20 : code;
-}
+});
 
 /** `text[start:end].lower().split()` into `words` when the region is all ASCII; the word count,
  * or -1 for a non-ASCII character, too many words, or (in `quoted` JSON string content) an escape
@@ -50,16 +54,16 @@ function asciiWords(text: string, start: number, end: number, words: Int32Array,
   let hash = 0;
   for (let index = start; index < end; index++) {
     const at = index;
-    let code = text.charCodeAt(index);
+    const code = text.charCodeAt(index);
     if (code >= 0x80) return -1;
+    let unit = ASCII_WORD_UNITS[code] as number;
     if (code === 0x5c && quoted) {
       // \n \t \r \f stand for whitespace, so the words between them are the raw text itself.
       const escape = text.charCodeAt(++index);
       if (escape !== 0x6e && escape !== 0x74 && escape !== 0x72 && escape !== 0x66) return -1;
-      code = 0x20;
+      unit = SPACE;
     }
-    // `str.isspace()` below U+0080.
-    const space = code === 0x20 || (code >= 0x09 && code <= 0x0d) || (code >= 0x1c && code <= 0x1f);
+    const space = unit === SPACE;
     if (space) {
       if (inWord) {
         words[WORD_SLOTS * count - 2] = at;
@@ -72,7 +76,7 @@ function asciiWords(text: string, start: number, end: number, words: Int32Array,
         count++;
         hash = 0;
       }
-      hash = (Math.imul(hash, 31) + asciiLower(code)) | 0;
+      hash = (Math.imul(hash, 31) + unit) | 0;
     }
     inWord = !space;
   }
@@ -92,7 +96,8 @@ function sameLowerAsciiWord(expected: string, expectedWord: number, actual: stri
   const length = (expectedWords[e + 1] as number) - expectedStart;
   if ((actualWords[a + 1] as number) - actualStart !== length) return false;
   for (let offset = 0; offset < length; offset++) {
-    if (asciiLower(expected.charCodeAt(expectedStart + offset)) !== asciiLower(actual.charCodeAt(actualStart + offset))) return false;
+    // Word characters are ASCII and not whitespace, so their units are their lower-case forms.
+    if (ASCII_WORD_UNITS[expected.charCodeAt(expectedStart + offset)] !== ASCII_WORD_UNITS[actual.charCodeAt(actualStart + offset)]) return false;
   }
   return true;
 }
