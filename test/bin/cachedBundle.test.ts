@@ -17,13 +17,26 @@ function validate(): { status: number | null; stdout: string; stderr: string } {
 
 // `validate` starts a worker thread per extra core, each loading what loadableFile gives for the
 // worker module: it must be a plain bundle of the row checks alone, not the CLI with zod and the rest.
+/** The source files a bundle holds, from the path comment esbuild writes above each one. */
+const bundledSources = (file: string) => [...readFileSync(file, 'utf8').matchAll(/^\/\/ ((?:gym|scripts|node_modules)\/\S+)$/gm)].map((match) => match[1] as string);
+
 test('the validator workers load a bundle of the row-checking modules alone', () => {
   const file = bundles.loadableFile('gym/validator/parallel.ts');
   assert.ok(file.endsWith('.js'), file);
-  const inputs = Object.keys(JSON.parse(readFileSync(file.replace(/\.js$/, '.inputs.json'), 'utf8')) as Record<string, string>);
-  assert.ok(inputs.includes('gym/validator/fastRows.ts'), inputs.join(', '));
-  assert.deepEqual(inputs.filter((input) => input.includes('node_modules') || !input.startsWith('gym/')), []);
-  assert.equal(path.dirname(file), path.dirname(bundles.loadableFile('scripts/commands/validateMain.ts')));
+  const sources = bundledSources(file);
+  assert.ok(sources.includes('gym/validator/fastRows.ts'), sources.join(', '));
+  assert.deepEqual(sources.filter((source) => !source.startsWith('gym/')), []);
+  // The check that the command's bundle is what the method above reads: it does hold dependencies.
+  const command = bundles.loadableFile('scripts/commands/validateMain.ts');
+  assert.ok(bundledSources(command).some((source) => source.startsWith('node_modules/zod/')));
+  assert.equal(path.dirname(file), path.dirname(command));
+});
+
+test('a bundle records the checkout files it was built from, and one stamp for all of node_modules', () => {
+  const manifest = bundles.loadableFile('scripts/commands/validateMain.ts').replace(/\.js$/, '.inputs.json');
+  const inputs = Object.keys(JSON.parse(readFileSync(manifest, 'utf8')) as Record<string, string>);
+  assert.ok(inputs.includes('scripts/commands/validate.ts') && inputs.includes('gym/validator.ts'), inputs.join(', '));
+  assert.deepEqual(inputs.filter((input) => input.startsWith('node_modules/')), ['node_modules/.package-lock.json']);
 });
 
 test('validate keeps a V8 code cache beside its bundle, and a damaged one only costs a compile', () => {
