@@ -98,10 +98,29 @@ export function scanString(text: string, start: number): number {
 /** `scanString`, also telling (in `lastScan.sameInOther`) whether `other` repeats the literal,
  * closing quote included, from `otherStart`: one read of the text instead of two. */
 export function scanStringAgainst(text: string, start: number, other: string, otherStart: number): number {
-  lastScan.stringHadEscape = false;
   const shift = otherStart - start;
+  let index = start;
+  let code = -1;
+  // The part the other text repeats, up to an escape, read side by side.
+  while (index < text.length) {
+    code = text.charCodeAt(index);
+    if (code !== codeAt(other, index + shift) || code === BACKSLASH || code <= 0x1f) break;
+    index++;
+    if (code === QUOTE) {
+      lastScan.stringHadEscape = false;
+      lastScan.sameInOther = true;
+      return index;
+    }
+  }
+  // From a difference on (or at a control character, which makes the literal invalid), one text
+  // is read.
+  if (index < text.length && code !== BACKSLASH) {
+    lastScan.sameInOther = false;
+    return scanString(text, index);
+  }
+  lastScan.stringHadEscape = false;
   let same = true;
-  for (let index = start; index < text.length; index++) {
+  for (; index < text.length; index++) {
     const code = text.charCodeAt(index);
     if (same && codeAt(other, index + shift) !== code) same = false;
     if (code === QUOTE) {

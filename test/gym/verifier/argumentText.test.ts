@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { codeAt, sameRegion } from '../../../gym/verifier/argumentText';
+import { codeAt, lastScan, sameRegion, scanString, scanStringAgainst } from '../../../gym/verifier/argumentText';
 
 test('codeAt reads a code unit in the text and -1 anywhere past its end', () => {
   const text = '{"a": "ÿ\u{1F600}"}';
@@ -17,4 +17,23 @@ test('sameRegion: a region that runs past its text matches nothing, an empty one
   assert.equal(sameRegion('ab', 1, 3, 'xb', 1, 3), false);
   assert.equal(sameRegion('abc', 1, 3, 'abc', 0, 3), false);
   assert.equal(sameRegion('abc', 3, 3, 'x', 1, 1), true);
+});
+
+test('scanStringAgainst ends where scanString does and tells whether the other text repeats the literal', () => {
+  const contents = ['', 'a', 'paris', 'a\\"b', '\\u00e9t\\u00E9', 'x\\\\', 'tab\\there', 'bad\\x', 'cut\\u12', 'raw\u0001', 'unclosed'];
+  for (const content of contents) {
+    const text = content === 'unclosed' ? '"unclosed' : `"${content}"`;
+    const end = scanString(text, 1);
+    const others = [text, `  ${text}`, text.slice(0, -1), `${text}x`, text.toUpperCase(), text.replace('a', 'b'), '"', ''];
+    for (let cut = 1; cut < text.length; cut++) others.push(`${text.slice(0, cut)}#${text.slice(cut + 1)}`);
+    for (const other of others) {
+      for (const otherStart of [0, 2]) {
+        assert.equal(scanStringAgainst(text, 1, other, otherStart + 1), end, `${text} against ${other}`);
+        if (end < 0) continue;
+        const repeated = other.slice(otherStart, otherStart + end) === text.slice(0, end);
+        assert.equal(lastScan.sameInOther, repeated, `${text} against ${other} from ${otherStart}`);
+        assert.equal(lastScan.stringHadEscape, text.slice(0, end).includes('\\'), text);
+      }
+    }
+  }
 });
