@@ -31,6 +31,11 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** `String(value)` without its call for the usual string (a builtin call V8 does not inline). */
+function asString(value: unknown): string {
+  return typeof value === 'string' ? value : String(value);
+}
+
 function firstOutputText(item: Record<string, unknown>): string | undefined {
   if (item.role !== 'assistant' || !Array.isArray(item.content)) return undefined;
   for (const part of item.content) {
@@ -53,7 +58,7 @@ export function extractAction(output: readonly unknown[]): ExpectedAction | null
     const item = output[index];
     if (!isRecord(item)) continue;
     if (item.type === 'function_call') {
-      const call: FunctionCallAction = { type: 'function_call', name: String(item.name), arguments: String(item.arguments) };
+      const call: FunctionCallAction = { type: 'function_call', name: asString(item.name), arguments: asString(item.arguments) };
       if (firstCall === undefined) firstCall = call;
       else (calls ??= [firstCall]).push(call);
     } else if (item.type === 'message' && text === undefined) {
