@@ -11,7 +11,8 @@ if (process.argv[2] === 'validate') {
   const workerScript = bundles.loadableFile('gym/validator/parallel.ts');
   const idleWorkers = workerScript.endsWith('.js') ? require(workerScript).startWorkers(earlyWorkerCount(process.argv.slice(3), require(workerScript).defaultThreads)) : [];
   bundles.requireBundled('scripts/commands/validateMain.ts').runValidateCli(process.argv, workerScript, idleWorkers);
-} else {
+} else if (process.argv[2] !== 'worker' || !require('./workerHeap').relaunchWorkerWithHeapLimit()) {
+  // A worker started without its heap flag has just been started again with it, in a child.
   require('tsx/cjs');
   require('../scripts/cli.ts');
 }

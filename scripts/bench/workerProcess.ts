@@ -59,7 +59,7 @@ export interface BenchWorkerOptions {
   taskQueue: string;
   artifactsRoot: string;
   logPath: string;
-  /** V8 old-space cap; unset = Node's default, which lets the heap grow far past the live set before collecting. */
+  /** V8 old-space cap in MB (PIVOT_MINER_WORKER_HEAP_MB); unset = the product's default, 0 = Node's own. */
   maxOldSpaceMb?: number;
   /** Further node flags for the worker (`--heapsnapshot-near-heap-limit=1`, `--require` of a probe, ...), for digging into a figure. */
   nodeOptions?: string;
@@ -73,12 +73,12 @@ export function startBenchWorker(opts: BenchWorkerOptions): BenchWorker {
   const env: Record<string, string> = {};
   const nodeOptions = [
     process.env.NODE_OPTIONS,
-    opts.maxOldSpaceMb !== undefined ? `--max-old-space-size=${opts.maxOldSpaceMb}` : undefined,
     opts.heapProbePath !== undefined ? `--expose-gc --require ${path.join(__dirname, 'heapProbe.cjs')}` : undefined,
     opts.nodeOptions,
   ];
   if (nodeOptions.some((o) => o !== undefined)) env.NODE_OPTIONS = nodeOptions.filter((o) => o !== undefined).join(' ').trim();
   if (opts.heapProbePath !== undefined) env.PIVOT_BENCH_HEAP_PROBE = opts.heapProbePath;
+  if (opts.maxOldSpaceMb !== undefined) env.PIVOT_MINER_WORKER_HEAP_MB = String(opts.maxOldSpaceMb);
   const child = spawnWorkerProcess({ ...opts, env, stdio: ['ignore', logFd, logFd] });
   if (child.pid === undefined) throw new Error('could not start a worker process');
   const pid = child.pid;

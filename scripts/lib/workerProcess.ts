@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import path from 'node:path';
+import { workerHeapArgs } from '../../bin/workerHeap';
 
 // `pivot-miner worker` as a child process, the way a fleet runs it: the Temporal address, task
 // queue and artifact locations come from the environment, exactly as on a real host.
@@ -25,7 +26,9 @@ export function spawnWorkerProcess(opts: WorkerProcessOptions): ChildProcess {
   };
   if (opts.artifactsRoot) env.PIVOT_MINER_ARTIFACTS_ROOT = opts.artifactsRoot;
   if (opts.baseDir) env.PIVOT_MINER_BASE_DIR = opts.baseDir;
-  return spawn(process.execPath, [path.join(repoRoot, 'bin/pivot-miner.js'), 'worker'], {
+  // The heap flag on the command line, as bin/pivot-miner.js would otherwise add it in a second
+  // process: the pid returned here is the worker itself (tests and benches signal and measure it).
+  return spawn(process.execPath, [...workerHeapArgs(env), path.join(repoRoot, 'bin/pivot-miner.js'), 'worker'], {
     cwd: repoRoot,
     env,
     stdio: opts.stdio ?? ['ignore', 'ignore', 'inherit'],

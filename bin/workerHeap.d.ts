@@ -1,0 +1,7 @@
+// Types of bin/workerHeap.js, which stays plain JavaScript because it runs before any TypeScript loader.
+
+/** The node flags a worker process runs with (`--max-old-space-size=N`, from PIVOT_MINER_WORKER_HEAP_MB). */
+export function workerHeapArgs(env?: NodeJS.ProcessEnv): string[];
+
+/** Starts this `worker` command again in a child with the heap flag when it lacks one; true when it did. */
+export function relaunchWorkerWithHeapLimit(): boolean;
