@@ -5,14 +5,18 @@ import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { writeAggregateMetrics } from '../../activities/aggregateMetrics';
 import { profileStage } from '../../activities/profile';
-import { materializedInputsPath } from '../../activities/chunkIndex';
+import { materializedInputsPath, mergedPaths, writeChunkIndex } from '../../activities/chunkIndex';
+import { RowIndexWriter } from '../../activities/rowIndex';
+import { rolloutDigest } from '../../gym/aggregateMetrics';
+import type { JsonDict } from '../../gym/kindedJson';
 import { loadNow, NUM_SAMPLES } from './benchContext';
 import { benchPlan } from './collect';
 import { DEMO_TASKS } from './inputs';
 
 // Peak RSS of a local-profile stage's tail, the reward profile and the aggregate metrics run together
-// as the worker runs them after the last merge, over N synthetic rollouts shaped like the scale
-// bench's (demo-task prompts, a simulated response with its tools and usage, ~5 KB a line). Each N
+// as the worker runs them after the last merge (finishStage), over N synthetic rollouts shaped like
+// the scale bench's (demo-task prompts, a simulated response with its tools and usage, ~5 KB a line),
+// with the row index and digests the stage reads them through. Each N
 // runs in a fresh process, so its peak is its own, and every figure is printed beside the first N's.
 //
 //   npx tsx scripts/bench/profileStageMemory.ts [--rows=10000,1000000] [--dir=/tmp/x]
@@ -73,28 +77,45 @@ async function put(stream: WriteStream, text: string): Promise<void> {
   if (!stream.write(text)) await new Promise<void>((resolve) => stream.once('drain', () => resolve()));
 }
 
-/** The merged rollouts and their materialized inputs, one line each per (task, sample), in key order. */
+/**
+ * The merged rollouts and their materialized inputs, one line each per (task, sample), in key order,
+ * with what materialize and the merge write beside them: the row index and the digests.
+ */
 async function generate(outPrefix: string, rows: number): Promise<void> {
   const shapes = templates();
+  mkdirSync(path.dirname(mergedPaths(outPrefix).digestsPath), { recursive: true });
   const inputs = createWriteStream(materializedInputsPath(outPrefix));
   const rollouts = createWriteStream(`${outPrefix}.jsonl`);
+  const digests = createWriteStream(mergedPaths(outPrefix).digestsPath);
+  const index = await RowIndexWriter.create(outPrefix);
+  let inputBytes = 0;
   let inputText = '';
   let rolloutText = '';
+  let digestText = '';
   for (let i = 0; i < rows; i++) {
     const task = Math.floor(i / NUM_SAMPLES);
     const shape = shapes[task % shapes.length]!;
     const tokensIn = 60 + (task % 50);
     const tokensOut = 40 + ((i * 7) % 90);
     const values = { TASK: task, ROLLOUT: i % NUM_SAMPLES, BENCH: task, IN: tokensIn, OUT: tokensOut, TOTAL: tokensIn + tokensOut, REWARD: (i * 2654435761) % 3 === 0 ? 0 : 1 };
-    inputText += `${fill(shape.input, values)}\n`;
-    rolloutText += `${fill(shape.rollout, values)}\n`;
+    const input = `${fill(shape.input, values)}\n`;
+    const rollout = fill(shape.rollout, values);
+    const byteLength = Buffer.byteLength(input);
+    await index.add({ task, rollout: values.ROLLOUT, agentName: 'bench_pivot_agent', byteOffset: inputBytes, byteLength });
+    inputBytes += byteLength;
+    inputText += input;
+    rolloutText += `${rollout}\n`;
+    digestText += `${rolloutDigest(JSON.parse(rollout) as JsonDict)}\n`;
     if (rolloutText.length >= WRITE_PIECE_CHARS || i === rows - 1) {
-      await Promise.all([put(inputs, inputText), put(rollouts, rolloutText)]);
+      await Promise.all([put(inputs, inputText), put(rollouts, rolloutText), put(digests, digestText)]);
       inputText = '';
       rolloutText = '';
+      digestText = '';
     }
   }
-  await Promise.all([inputs, rollouts].map((s) => new Promise<void>((resolve) => s.end(() => resolve()))));
+  await Promise.all([inputs, rollouts, digests].map((s) => new Promise<void>((resolve) => s.end(() => resolve()))));
+  const agentNames = await index.close();
+  await writeChunkIndex(outPrefix, [0, inputBytes], { rows, tasks: Math.ceil(rows / NUM_SAMPLES), chunks: 1, chunkSize: rows, agentNames });
 }
 
 /** The child: both tail stages at once, as the workflow starts them, with the process's peaks. */
