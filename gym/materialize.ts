@@ -49,15 +49,27 @@ function lineKey(record: JsonlRecord): string {
   return createHash('sha256').update(lineText(record)).digest('base64');
 }
 
-/** Upstream parses `extra_body` (default "{}"), sets `seed`, and writes it back with Python's `json.dumps`. */
+/** A copy of `dict`'s top level, of its kind; what is below it is shared. */
+function shallowCopy(dict: JsonDict): JsonDict {
+  return dict instanceof Map ? new Map(dict) : { ...dict };
+}
+
+/**
+ * Upstream parses `extra_body` (default "{}"), sets `seed`, and writes it back with Python's
+ * `json.dumps`. `row` is a repeat's own top level; the objects on the way to `extra_body` are
+ * copied before they are changed, since the repeats of a row share everything else.
+ */
 function withSeed(row: JsonDict, seed: number, file: string, line: number): void {
-  const params = dictGet(row, 'responses_create_params') as JsonDict;
-  if (dictGet(params, 'metadata') === undefined) dictSet(params, 'metadata', {});
-  const metadata = dictGet(params, 'metadata');
-  if (!isJsonDict(metadata)) {
+  const params = shallowCopy(dictGet(row, 'responses_create_params') as JsonDict);
+  dictSet(row, 'responses_create_params', params);
+  const existing = dictGet(params, 'metadata');
+  if (existing !== undefined && !isJsonDict(existing)) {
     throw new JsonlError(file, line, 'responses_create_params.metadata must be an object to carry a per-repeat seed');
   }
-  const encoded = dictGet(metadata, 'extra_body');
+  const metadata = existing === undefined ? {} : shallowCopy(existing);
+  dictSet(params, 'metadata', metadata);
+  const own = dictGet(params, 'metadata') as JsonDict;
+  const encoded = dictGet(own, 'extra_body');
   // Decoded as Python's json.loads does, so a `1.0` in it and its key order survive the round trip.
   const extraBody = decodePythonJson(typeof encoded === 'string' ? encoded : '{}');
   if (extraBody instanceof PythonJsonFailure) {
@@ -67,7 +79,7 @@ function withSeed(row: JsonDict, seed: number, file: string, line: number): void
     throw new JsonlError(file, line, 'responses_create_params.metadata.extra_body must encode a JSON object');
   }
   extraBody.set('seed', BigInt(seed));
-  dictSet(metadata, 'extra_body', pythonJsonDumps(extraBody));
+  dictSet(own, 'extra_body', pythonJsonDumps(extraBody));
 }
 
 /** Agent, overrides and task index as upstream gives them to a row, on a copy of `row` of its kind. */
@@ -80,9 +92,13 @@ function prepared(row: JsonDict, opts: MaterializeOptions, taskIndex: number): J
   });
 }
 
-/** Repeat `rolloutIndex` of a prepared row: a deep copy, so repeats share nothing. */
+/**
+ * Repeat `rolloutIndex` of a prepared row. Repeats share what none of them changes (rows are only
+ * read and written once materialized), and a deep copy of every repeat cost more than the rest of
+ * materializing together; what a repeat sets is copied first.
+ */
 function repeated(row: JsonDict, rolloutIndex: number, opts: MaterializeOptions, file: string, line: number): JsonDict {
-  const copy = structuredClone(row);
+  const copy = shallowCopy(row);
   dictSet(copy, '_ng_rollout_index', rolloutIndex);
   if (opts.seed_per_repeat) withSeed(copy, rolloutIndex, file, line);
   return copy;
