@@ -225,10 +225,10 @@ export function compareArgumentTexts(
   // keys or not, so one validating read of the text decides. Anything else takes the pair walk.
   if (expected === actual && floatThreshold > 0 && wordThreshold <= 0.5) {
     lastScan.floatMayNotBeFinite = false;
-    if (isPythonJson(expected) === true && !lastScan.floatMayNotBeFinite) return MATCH;
+    if (isPythonJson(expected) === true && !lastScan.floatMayNotBeFinite) return null;
   }
   const step = pair.run(expected, actual, floatThreshold, wordThreshold);
-  if (step !== STOP) return step;
+  if (step !== STOP) return step === MATCH ? null : step;
   // The expected text is decoded first in NeMo Gym, so its own error would win.
   if (pair.stop === 'actual_invalid' && isPythonJson(expected) === true) return 'ARGUMENTS_DECODE_ERROR';
   return UNDECIDED;

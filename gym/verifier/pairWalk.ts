@@ -4,8 +4,10 @@
 import type { ArgumentMismatch } from './compare';
 
 // Walk results: MATCH, a mismatch category, or STOP once a text turned out invalid or a shape
-// needs the decoding path, with the reason recorded by the walk.
-export const MATCH = null;
+// needs the decoding path, with the reason recorded by the walk. All of them strings: V8 compares
+// two literal strings by identity, but a comparison that has met both null and strings calls a
+// builtin each time, and the walk compares a result after every value.
+export const MATCH = 'MATCH';
 export const STOP = 'STOP';
 export type Step = ArgumentMismatch | typeof MATCH | typeof STOP;
 
