@@ -10,8 +10,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { expectedActionSchema } from '../../gym/schemas';
-import { toolCallComparatorConfigSchema, verifyResponse } from '../../gym/verifier';
+import * as verifier from '../../gym/verifier';
 import { median, nemoGymPython, runPythonAnchor } from './python/nemoGym';
+
+// Bound once, as the verifier's own modules bind theirs: under tsx a named import is read through
+// two export getters and a keyed lookup on every use, a cost of the caller's module interop rather
+// than of the verifier (the Python anchor calls through plain module globals).
+const { toolCallComparatorConfigSchema, verifyResponse } = verifier;
 
 /** Python's anchor warms up for this many passes; it has no JIT to wait for. */
 const PYTHON_WARMUP_PASSES = 3;
