@@ -3,7 +3,7 @@ import { heartbeat } from '@temporalio/activity';
 import { ConfigError } from '../contracts/errors';
 import { stageSettings } from '../contracts/stageSettings';
 import type { RolloutStage, RunPlan } from '../contracts/payloads';
-import { aggregateMetricsPath, aggregateMetricsSchema, stripForAggregateMetrics, VerifyResponses, type AggregateMetrics } from '../gym/aggregateMetrics';
+import { aggregateMetricsPath, aggregateMetricsSchema, stripForAggregateMetrics, typedAggregateMetrics, type AggregateMetrics } from '../gym/aggregateMetrics';
 import { AggregateMetricsWriter, type EntryValues } from '../gym/aggregateMetricsFile';
 import { jsonText, JsonlWriter, readJsonl, readLines } from '../gym/jsonl';
 import { parseKinded, type JsonDict, type KindedJson } from '../gym/kindedJson';
@@ -64,31 +64,79 @@ class Places extends KeyedTable {
 /** A digest that cannot stand in for the rollout's entry: the entries are then made from the rollouts file. */
 class NoDigest extends Error {}
 
-/**
- * Where each agent's entries are in the entries file (one `/aggregate_metrics` entry per rollout, in
- * the rollouts' order). Agents come in the order their first rollout has after sorting, which is
- * NeMo Gym's order when its agents answer in turn.
- */
-async function placesByAgent(entriesPath: string): Promise<Map<string, Places>> {
-  const byAgent = new Map<string, Places>();
+/** One agent's entries in key order, as many times as they are read. */
+type EntrySource = (file: FileHandle) => AsyncIterable<string>;
+
+interface EntryLine {
+  text: string;
+  agent: string | undefined;
+  task: number;
+  rollout: number;
+}
+
+async function* entryLines(entriesPath: string): AsyncGenerator<EntryLine & { byteOffset: number; size: number }> {
   for await (const { text, byteOffset, byteLength, terminated } of readLines(entriesPath)) {
     const row = JSON.parse(text) as Row | null;
     if (row === null) throw new NoDigest();
     const ref = row.agent_ref as { name?: unknown } | undefined;
     // Upstream skips results whose agent_ref has no (truthy) name.
-    if (typeof ref?.name !== 'string' || ref.name === '') continue;
-    let places = byAgent.get(ref.name);
-    if (!places) byAgent.set(ref.name, (places = new Places()));
-    places.add(row._ng_task_index as number, row._ng_rollout_index as number, byteOffset, byteLength - (terminated ? 1 : 0));
+    const agent = typeof ref?.name === 'string' && ref.name !== '' ? ref.name : undefined;
+    yield { text, agent, task: row._ng_task_index as number, rollout: row._ng_rollout_index as number, byteOffset, size: byteLength - (terminated ? 1 : 0) };
   }
-  const first = (places: Places) => places.keyOrder()[0]!;
-  return new Map([...byAgent].sort(([, a], [, b]) => a.task.get(first(a)) - b.task.get(first(b)) || a.rollout.get(first(a)) - b.rollout.get(first(b))));
 }
 
-/** The places of the digests' entries, or undefined when a rollout has no digest. */
-async function placesOfDigests(digestsPath: string): Promise<Map<string, Places> | undefined> {
+/** An agent's lines of an entries file in key order: the file's own order, filtered. */
+async function* agentLinesInFileOrder(entriesPath: string, agent: string, everyLine: boolean): AsyncGenerator<string> {
+  if (everyLine) {
+    for await (const { text } of readLines(entriesPath)) yield text;
+    return;
+  }
+  for await (const line of entryLines(entriesPath)) if (line.agent === agent) yield line.text;
+}
+
+/**
+ * Each agent's entries in the entries file (one `/aggregate_metrics` entry per rollout, in the
+ * rollouts' order), agents in the order their first rollout has after sorting, which is NeMo Gym's
+ * order when its agents answer in turn. A file in key order (a merged stage's is) is read again for
+ * each agent as it is; any other is sorted through each agent's places, a few bytes a rollout.
+ */
+async function entriesByAgent(entriesPath: string): Promise<Map<string, EntrySource>> {
+  const agents: string[] = [];
+  let named = 0;
+  let lines = 0;
+  let previous: EntryLine | undefined;
+  let inKeyOrder = true;
+  for await (const line of entryLines(entriesPath)) {
+    lines++;
+    if (previous && (line.task < previous.task || (line.task === previous.task && line.rollout <= previous.rollout))) inKeyOrder = false;
+    previous = line;
+    if (line.agent === undefined) continue;
+    named++;
+    if (!agents.includes(line.agent)) agents.push(line.agent);
+  }
+  if (inKeyOrder) {
+    const everyLine = agents.length === 1 && named === lines;
+    return new Map(agents.map((agent) => [agent, () => agentLinesInFileOrder(entriesPath, agent, everyLine)]));
+  }
+  const byAgent = new Map<string, Places>();
+  for await (const { agent, task, rollout, byteOffset, size } of entryLines(entriesPath)) {
+    if (agent === undefined) continue;
+    let places = byAgent.get(agent);
+    if (!places) byAgent.set(agent, (places = new Places()));
+    places.add(task, rollout, byteOffset, size);
+  }
+  const first = (places: Places) => places.keyOrder()[0]!;
+  return new Map(
+    [...byAgent]
+      .sort(([, a], [, b]) => a.task.get(first(a)) - b.task.get(first(b)) || a.rollout.get(first(a)) - b.rollout.get(first(b)))
+      .map(([agent, places]) => [agent, (file: FileHandle) => places.lines(file)]),
+  );
+}
+
+/** The digests' entries by agent, or undefined when a rollout has no digest. */
+async function entriesOfDigests(digestsPath: string): Promise<Map<string, EntrySource> | undefined> {
   try {
-    return await placesByAgent(digestsPath);
+    return await entriesByAgent(digestsPath);
   } catch (err) {
     if (err instanceof NoDigest) return undefined;
     throw err;
@@ -112,10 +160,10 @@ async function entriesOfRollouts(rolloutsPath: string): Promise<string> {
 }
 
 /** The request body, streamed in pieces so the worker never holds the whole run's results. */
-async function* requestBody(file: FileHandle, places: Places): AsyncGenerator<string> {
+async function* requestBody(lines: AsyncIterable<string>): AsyncGenerator<string> {
   let piece = '{"verify_responses":[';
   let first = true;
-  for await (const line of places.lines(file)) {
+  for await (const line of lines) {
     piece += (first ? '' : ',') + line;
     first = false;
     if (piece.length >= 1 << 16) {
@@ -127,11 +175,11 @@ async function* requestBody(file: FileHandle, places: Places): AsyncGenerator<st
 }
 
 /** The agent's answer as entry values, with the number kinds of its bytes (NeMo Gym writes them back with orjson). */
-async function askAgent(name: string, baseUrl: string, file: FileHandle, places: Places, timeoutMs: number): Promise<EntryValues> {
+async function askAgent(name: string, baseUrl: string, lines: () => AsyncIterable<string>, timeoutMs: number): Promise<EntryValues> {
   const url = new URL('/aggregate_metrics', baseUrl).toString();
   let raw: KindedJson;
   try {
-    raw = (await postJsonText(url, () => requestBody(file, places), { timeoutMs, connections: 1, parse: parseKinded })) as KindedJson;
+    raw = (await postJsonText(url, () => requestBody(lines()), { timeoutMs, connections: 1, parse: parseKinded })) as KindedJson;
   } catch (err) {
     // A refusal (4xx) will not change on retry; NeMo Gym's collection fails on it too (raise_for_status).
     if (err instanceof RequestFailure && !err.retryable && err.failureClass !== 'cancelled') {
@@ -180,11 +228,11 @@ function servingAgent(plan: RunPlan, stage: RolloutStage): ((rowAgent: string) =
 export async function writeAggregateMetrics(input: AggregateMetricsInput): Promise<string | undefined> {
   const outPrefix = input.rolloutsPath.replace(/\.jsonl$/, '');
   const digestsPath = await mergedDigestsPath(outPrefix);
-  const places = digestsPath && (await placesOfDigests(digestsPath));
-  if (digestsPath && places) return writeEntries(input, digestsPath, places);
+  const entries = digestsPath && (await entriesOfDigests(digestsPath));
+  if (digestsPath && entries) return writeEntries(input, digestsPath, entries);
   const entriesPath = await entriesOfRollouts(input.rolloutsPath);
   try {
-    return await writeEntries(input, entriesPath, await placesByAgent(entriesPath));
+    return await writeEntries(input, entriesPath, await entriesByAgent(entriesPath));
   } finally {
     await rm(entriesPath, { force: true });
   }
@@ -196,8 +244,8 @@ interface AggregateMetricsInput {
   rolloutsPath: string;
 }
 
-async function writeEntries(input: AggregateMetricsInput, entriesPath: string, places: Map<string, Places>): Promise<string | undefined> {
-  if (places.size === 0) return undefined;
+async function writeEntries(input: AggregateMetricsInput, entriesPath: string, byAgent: Map<string, EntrySource>): Promise<string | undefined> {
+  if (byAgent.size === 0) return undefined;
   const timeoutMs = stageSettings(input.plan, input.stage).requestTimeoutMs;
   const serving = servingAgent(input.plan, input.stage);
   const agents = serving && (await agentDirectory(input.plan));
@@ -208,18 +256,17 @@ async function writeEntries(input: AggregateMetricsInput, entriesPath: string, p
   let written = 0;
   const beat = setInterval(() => heartbeat({ aggregateMetrics: written }), 5000);
   try {
-    for (const [name, agentPlaces] of places) {
+    for (const [name, source] of byAgent) {
+      const lines = () => source(file);
       let values: EntryValues;
       if (serving && agents) {
         const server = serving(name);
         const baseUrl = agents.get(server);
         if (!baseUrl) throw new ConfigError(`${input.rolloutsPath}: agent "${server}" is no longer served, so its metrics cannot be aggregated`);
-        values = await askAgent(server, baseUrl, file, agentPlaces, timeoutMs);
+        values = await askAgent(server, baseUrl, lines, timeoutMs);
       } else {
-        // Kept as columns with the Python types of the lines' numbers, so the file has NeMo Gym's bytes.
-        const responses = new VerifyResponses();
-        for await (const line of agentPlaces.lines(file)) responses.add(JSON.parse(line) as Row, line);
-        values = responses.typedMetrics();
+        // Read with the Python types of the lines' numbers, so the file has NeMo Gym's bytes.
+        values = await typedAggregateMetrics(lines);
       }
       await entries.entry(name, values);
       written++;

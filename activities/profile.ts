@@ -27,12 +27,12 @@ async function* resultsOfDigests(digestsPath: string): AsyncGenerator<ProfiledRe
 }
 
 async function profileOutputs(outPrefix: string, options: RewardProfileOptions): Promise<RewardProfileOutputs> {
-  const meta = await readMaterializedMeta(outPrefix);
+  const agentNames = (await readMaterializedMeta(outPrefix))?.agentNames;
   const digestsPath = await mergedDigestsPath(outPrefix);
   // Stages materialized or merged before these indexes existed have only the files.
-  if (meta?.agentNames && digestsPath) {
+  if (agentNames && digestsPath) {
     try {
-      return await writeRewardProfileOf(resultsOfDigests(digestsPath), readRowIndex(outPrefix, meta.agentNames), options);
+      return await writeRewardProfileOf({ results: () => resultsOfDigests(digestsPath), inputs: () => readRowIndex(outPrefix, agentNames) }, options);
     } catch (err) {
       if (!(err instanceof NoDigest)) throw err;
     }

@@ -4,9 +4,10 @@ import { jsonText } from './jsonl';
 import { dictGet, isJsonDict, type JsonDict } from './kindedJson';
 import type { PyDict, PyValue } from './pythonJson';
 import { checkedKey } from './rewardProfile/fromData';
+import { NotInKeyOrder, profileKeyOrdered, type ProfiledInput, type ProfiledResult, type StreamedProfile } from './rewardProfile/stream';
 import { profileTables, type ProfiledGroup } from './rewardProfile/profile';
 import { RolloutNumberKinds } from './rewardProfile/pythonTypes';
-import { InputTable, ROLLOUT, RolloutTable, TASK } from './rewardProfile/table';
+import { InputTable, isRow, ROLLOUT, RolloutTable, TASK } from './rewardProfile/table';
 import type { EntryValues } from './aggregateMetricsFile';
 
 // NeMo Gym's `/aggregate_metrics` contract (nemo_gym/config_types.py AggregateMetricsRequest /
@@ -27,10 +28,6 @@ export const aggregateMetricsSchema = z.object({
   key_metrics: z.record(z.string(), z.unknown()).default({}),
 });
 export type AggregateMetrics = z.infer<typeof aggregateMetricsSchema>;
-
-function isRow(value: unknown): value is Row {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Python truthiness of a parsed JSON value (empty containers and strings are false); a PyDict counts its entries. */
 export function pythonTruthy(value: unknown): boolean {
@@ -121,12 +118,46 @@ export class VerifyResponses {
     const profile = profileTables(this.inputs, this.results, false);
     const agentMetrics: Row = {};
     for (const entry of profile.agents()) for (const [k, v] of Object.entries(entry)) if (k !== 'agent_ref') agentMetrics[k] = v;
-    return { agentMetrics, groups: profile.groups(() => ({ agent_ref: { name: 'agent' } })) };
+    return { agentMetrics, groups: profile.groups(() => AGENT_SAMPLE) };
   }
 }
 
 function keyMetrics(agentMetrics: Row): Row {
   return Object.fromEntries(Object.entries(agentMetrics).filter(([k]) => k.startsWith('mean/')));
+}
+
+/** What VerifyResponses gives a group row as its sample: one agent, named "agent". */
+const AGENT_SAMPLE = { agent_ref: { name: 'agent' } };
+
+/**
+ * VerifyResponses' typed metrics over entry lines read as many times as wanted: a task at a time when
+ * they come in key order (an agent's entries of a merged stage do), in tables otherwise.
+ */
+export async function typedAggregateMetrics(lines: () => AsyncIterable<string>): Promise<EntryValues> {
+  async function* results(): AsyncGenerator<ProfiledResult> {
+    let position = 0;
+    for await (const text of lines()) {
+      const vr = checkedKey(JSON.parse(text), 'Rollout result', position++);
+      yield { task: vr[TASK], rollout: vr[ROLLOUT], result: isRow(vr.response) ? vr : { ...vr, response: {} }, text };
+    }
+  }
+  async function* inputs(): AsyncGenerator<ProfiledInput> {
+    for await (const { task, rollout } of results()) yield { task, rollout, agentName: 'agent', byteOffset: 0, byteLength: 0 };
+  }
+  let profile: StreamedProfile;
+  try {
+    profile = await profileKeyOrdered({ results, inputs }, false);
+  } catch (err) {
+    if (!(err instanceof NotInKeyOrder)) throw err;
+    const responses = new VerifyResponses();
+    for await (const text of lines()) responses.add(JSON.parse(text) as Row, text);
+    return responses.typedMetrics();
+  }
+  const agentMetrics: PyDict = new Map([...(profile.agents()[0] ?? [])].filter(([k]) => k !== 'agent_ref'));
+  async function* groups(): AsyncGenerator<PyDict> {
+    for await (const { typed } of profile.groups(async () => AGENT_SAMPLE as unknown as PyValue)) yield typed;
+  }
+  return { agentMetrics, keyMetrics: new Map([...agentMetrics].filter(([k]) => k.startsWith('mean/'))), groups: groups() };
 }
 
 export function computeAggregateMetrics(verifyResponses: readonly Row[]): AggregateMetrics {

@@ -9,7 +9,7 @@ import type { PyValue } from './pythonJson';
 export interface EntryValues {
   agentMetrics: PyValue | Record<string, unknown>;
   keyMetrics: PyValue | Record<string, unknown>;
-  groups: Iterable<PyValue | Record<string, unknown>>;
+  groups: Iterable<PyValue | Record<string, unknown>> | AsyncIterable<PyValue | Record<string, unknown>>;
 }
 
 /** orjson's indented form of a value that sits `depth` levels deep. */
@@ -37,7 +37,7 @@ export class AggregateMetricsWriter {
     await this.write(`,\n    "agent_metrics": ${nested(values.agentMetrics, 2)}`);
     await this.write(`,\n    "key_metrics": ${nested(values.keyMetrics, 2)},\n    "group_level_metrics": `);
     let groups = 0;
-    for (const group of values.groups) await this.write(`${groups++ === 0 ? '[' : ','}\n      ${nested(group, 3)}`);
+    for await (const group of values.groups) await this.write(`${groups++ === 0 ? '[' : ','}\n      ${nested(group, 3)}`);
     await this.write(groups === 0 ? '[]\n  }' : '\n    ]\n  }');
   }
 

@@ -1,4 +1,4 @@
-import { open, rename, writeFile } from 'node:fs/promises';
+import { open, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { readJsonl } from './jsonl';
@@ -8,6 +8,8 @@ import { InputTable, NumberColumn, RolloutTable } from './rewardProfile/table';
 export { RewardProfileError } from './errors';
 import { orjsonDumps, pythonRound } from './pythonJsonDumps';
 import { RolloutNumberKinds, sampleValue } from './rewardProfile/pythonTypes';
+import { NotInKeyOrder, profileKeyOrdered, type ProfiledInput, type ProfiledResult, type ProfileSources, type StreamedGroup } from './rewardProfile/stream';
+import type { PyDict } from './pythonJson';
 
 // `ng_reward_profile` on files: reads the materialized inputs and the rollouts, profiles them and
 // writes `<rollouts stem>_reward_profiling.jsonl` and `<rollouts stem>_agent_metrics.json` beside the
@@ -15,6 +17,7 @@ import { RolloutNumberKinds, sampleValue } from './rewardProfile/pythonTypes';
 
 export { profileCompletionSummary, profileFromData, withoutIndices } from './rewardProfile/fromData';
 export type { AgentLevelMetrics, CompletionSummary, GroupLevelMetrics } from './rewardProfile/profile';
+export type { ProfiledInput, ProfiledResult, ProfileSources } from './rewardProfile/stream';
 
 const rolloutKeySchema = {
   _ng_task_index: z.number().int().nonnegative(),
@@ -77,7 +80,7 @@ class SamplePlaces {
     this.length.set(this.count++, place.byteLength);
   }
 
-  async read(file: Awaited<ReturnType<typeof open>>, inputPosition: number): Promise<string> {
+  place(inputPosition: number): { byteOffset: number; byteLength: number } {
     let lo = 0;
     let hi = this.count;
     while (lo < hi) {
@@ -85,28 +88,8 @@ class SamplePlaces {
       if (this.position.get(mid) < inputPosition) lo = mid + 1;
       else hi = mid;
     }
-    const line = Buffer.alloc(this.length.get(lo));
-    await file.read(line, 0, line.length, this.offset.get(lo));
-    return line.toString('utf8').replace(/^\uFEFF/, '').trimEnd();
+    return { byteOffset: this.offset.get(lo), byteLength: this.length.get(lo) };
   }
-}
-
-/** One rollout result as profiling reads it: its key, its fields (the rollout line decoded, or the
- * part of it profiling reads) and the JSON text its numbers' Python kinds are read from. */
-export interface ProfiledResult {
-  task: number;
-  rollout: number;
-  result: Record<string, unknown>;
-  text: string;
-}
-
-/** One materialized input row as profiling reads it: its key, its agent and where its line is (for `sample`). */
-export interface ProfiledInput {
-  task: number;
-  rollout: number;
-  agentName: string;
-  byteOffset: number;
-  byteLength: number;
 }
 
 export interface RewardProfileOptions {
@@ -131,54 +114,87 @@ async function* inputsOfFile(materializedInputsPath: string): AsyncGenerator<Pro
 
 /** `ng_reward_profile` of a materialized inputs file and a rollouts file, as NeMo Gym runs it. */
 export async function writeRewardProfile(opts: RewardProfileOptions): Promise<RewardProfileOutputs> {
-  return writeRewardProfileOf(resultsOfFile(opts.rolloutsPath), inputsOfFile(opts.materializedInputsPath), opts);
+  return writeRewardProfileOf({ results: () => resultsOfFile(opts.rolloutsPath), inputs: () => inputsOfFile(opts.materializedInputsPath) }, opts);
 }
 
 /**
  * The same profile from results and inputs read some other way (a pipeline reads indexes it wrote
- * beside the files); the files are still where `sample` lines are read from and outputs go.
+ * beside the files); the files are still where `sample` lines are read from and outputs go. Sources
+ * in key order are profiled a task at a time (rewardProfile/stream.ts); any others in tables.
  */
-export async function writeRewardProfileOf(
-  resultsIn: AsyncIterable<ProfiledResult>,
-  inputsIn: AsyncIterable<ProfiledInput>,
-  opts: RewardProfileOptions,
-): Promise<RewardProfileOutputs> {
+export async function writeRewardProfileOf(sources: ProfileSources, opts: RewardProfileOptions): Promise<RewardProfileOutputs> {
+  const outputs = rewardProfileOutputPaths(opts.rolloutsPath);
+  const inputsFile = await open(opts.materializedInputsPath, 'r');
+  try {
+    let profile: Profiled;
+    try {
+      profile = await streamedProfile(sources, opts, inputsFile);
+    } catch (err) {
+      if (!(err instanceof NotInKeyOrder)) throw err;
+      profile = await tableProfile(sources, opts, inputsFile);
+    }
+    // Written under temporary names and renamed, so a crash never leaves a half profile that looks done.
+    const profilingTmp = `${outputs.rewardProfilingPath}.tmp`;
+    const writer = await open(profilingTmp, 'w');
+    let tasks = 0;
+    try {
+      for await (const { row, typed } of profile.groups) {
+        await writer.write(`${orjsonDumps(typed)}\n`);
+        opts.onGroup?.(row);
+        tasks++;
+      }
+    } finally {
+      await writer.close();
+    }
+    await rename(profilingTmp, outputs.rewardProfilingPath);
+    const agentTmp = `${outputs.agentMetricsPath}.tmp`;
+    await writeFile(agentTmp, orjsonDumps(profile.agents()));
+    await rename(agentTmp, outputs.agentMetricsPath);
+    return { ...outputs, summary: profile.summary, tasks };
+  } finally {
+    await inputsFile.close();
+  }
+}
+
+/** A profile either way: group rows to write one by one, then the agent rows. */
+interface Profiled {
+  summary: CompletionSummary;
+  groups: AsyncIterable<StreamedGroup>;
+  agents(): PyDict[];
+}
+
+/** A sample as upstream writes it: the input line with Python's types, indices removed. */
+async function readSample(file: FileHandle, place: { byteOffset: number; byteLength: number }): Promise<PyDict> {
+  const line = Buffer.alloc(place.byteLength);
+  await file.read(line, 0, line.length, place.byteOffset);
+  return sampleValue(line.toString('utf8').replace(/^\uFEFF/, '').trimEnd());
+}
+
+async function streamedProfile(sources: ProfileSources, opts: RewardProfileOptions, inputsFile: FileHandle): Promise<Profiled> {
+  const profile = await profileKeyOrdered(sources, opts.allowPartialRollouts ?? false);
+  return { summary: profile.summary, groups: profile.groups((input) => readSample(inputsFile, input)), agents: () => profile.agents() };
+}
+
+async function tableProfile(sources: ProfileSources, opts: RewardProfileOptions, inputsFile: FileHandle): Promise<Profiled> {
   const results = new RolloutTable(true);
   const kinds = new RolloutNumberKinds();
-  for await (const { task, rollout, result, text } of resultsIn) kinds.add(results.add(task, rollout, result), text);
+  for await (const { task, rollout, result, text } of sources.results()) kinds.add(results.add(task, rollout, result), text);
   const inputs = new InputTable();
   const samples = new SamplePlaces(results);
-  for await (const { task, rollout, agentName, byteOffset, byteLength } of inputsIn) {
+  for await (const { task, rollout, agentName, byteOffset, byteLength } of sources.inputs()) {
     samples.noteIfSample(inputs.add(task, rollout, agentName), task, rollout, { byteOffset, byteLength });
   }
   const profile = profileTables(inputs, results, opts.allowPartialRollouts ?? false);
-  const outputs = rewardProfileOutputPaths(opts.rolloutsPath);
-
-  // Written under a temporary name and renamed, so a crash never leaves a half profile that looks done.
-  const profilingTmp = `${outputs.rewardProfilingPath}.tmp`;
-  const writer = await open(profilingTmp, 'w');
-  const inputsFile = await open(opts.materializedInputsPath, 'r');
-  let tasks = 0;
-  try {
+  async function* groups(): AsyncGenerator<StreamedGroup> {
     for (const { row, rollouts } of profile.groups((i) => i)) {
       // The sample key already sits where upstream puts it; only its value is filled in, re-read with
       // Python's types so its numbers keep the form they have in the materialized inputs.
-      const sample = sampleValue(await samples.read(inputsFile, row.sample as number));
-      await writer.write(`${orjsonDumps(kinds.groupRow(row, rollouts, sample))}\n`);
+      const typed = kinds.groupRow(row, rollouts, await readSample(inputsFile, samples.place(row.sample as number)));
       const { sample: _sample, ...stats } = row;
-      opts.onGroup?.(stats);
-      tasks++;
+      yield { row: stats, typed };
     }
-  } finally {
-    await inputsFile.close();
-    await writer.close();
   }
-  await rename(profilingTmp, outputs.rewardProfilingPath);
-  const agentTmp = `${outputs.agentMetricsPath}.tmp`;
-  await writeFile(agentTmp, orjsonDumps(profile.agents().map((row) => kinds.agentRow(row))));
-  await rename(agentTmp, outputs.agentMetricsPath);
-
-  return { ...outputs, summary: completionSummary(inputs, results), tasks };
+  return { summary: completionSummary(inputs, results), groups: groups(), agents: () => profile.agents().map((row) => kinds.agentRow(row)) };
 }
 
 /** Python's `f"{x:.2f}"`: rounds the exact binary value half to even, where `toFixed` rounds half up. */

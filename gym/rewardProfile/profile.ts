@@ -33,7 +33,7 @@ export interface ProfiledGroup {
 const MAX_KEYS_SHOWN = 10;
 
 /** Python's default string order (code points), which differs from UTF-16 order above the BMP. */
-function comparePython(a: string, b: string): number {
+export function comparePython(a: string, b: string): number {
   const ca = [...a];
   const cb = [...b];
   for (let i = 0; i < Math.min(ca.length, cb.length); i++) {
@@ -44,7 +44,26 @@ function comparePython(a: string, b: string): number {
 }
 
 function keyList(table: RolloutTable | InputTable, positions: number[]): string {
-  return `[${positions.slice(0, MAX_KEYS_SHOWN).map((i) => table.keyText(i)).join(', ')}]`;
+  return keysText(positions.slice(0, MAX_KEYS_SHOWN).map((i) => table.keyText(i)));
+}
+
+/** Upstream prints at most this many keys, as a Python list of tuples, e.g. `[(0, 1)]`. */
+export function keysText(keys: readonly string[]): string {
+  return `[${keys.slice(0, MAX_KEYS_SHOWN).join(', ')}]`;
+}
+
+export function extraRolloutsError(count: number, keys: string): RewardProfileError {
+  return new RewardProfileError(`Rollout results contain rows with no matching materialized input rows. Found ${count} extra rollout rows. Extra rollout keys: ${keys}`);
+}
+
+export function missingRolloutsError(count: number, keys: string): RewardProfileError {
+  return new RewardProfileError(
+    `Materialized input rows and rollout results do not have matching rollout keys. Missing rollout results for ${count} materialized input rows. Missing rollout keys: ${keys}.\n\nUse ++allow_partial_rollouts=True to profile completed rollouts from a partial collection.`,
+  );
+}
+
+export function noResponseError(position: number): RewardProfileError {
+  return new RewardProfileError(`Rollout result ${position} has no 'response' object`);
 }
 
 /** The duplicate upstream meets first: the earliest repeat in table order, or the lowest key. */
@@ -112,6 +131,42 @@ function rowsOfTask(inputs: InputTable, task: number): number {
   return bound(true) - bound(false);
 }
 
+/** A task's group row (its `sample` as given): `members` are its results' table positions in key order. */
+export function groupRow(results: RolloutTable, members: Uint32Array, columns: readonly string[], expected: number, sample: unknown): Row {
+  const cellsOver = (column: string) => {
+    const values = results.stats.get(column);
+    return Float64Array.from(members, (i) => (values ? values.get(i) : NaN));
+  };
+  const row: Row = { [TASK]: results.task.get(members[0]!), ...Object.fromEntries(describeGroup(columns, cellsOver)) };
+  row.sample = sample;
+  row.num_rollouts = members.length;
+  row.expected_num_rollouts = expected;
+  row.missing_num_rollouts = expected - members.length;
+  row.reward_profile_completion_pct = expected > 0 ? (100 * members.length) / expected : 100;
+  row.rollout_infos = Array.from(members, (i) => results.rolloutInfo(i));
+  return row;
+}
+
+/** The agent rows, by agent name in Python's order, from each agent's cells of every column. */
+export function agentRows(agents: Array<{ name: unknown; cellsOf: (column: string) => Float64Array }>, columns: readonly string[]): AgentLevelMetrics[] {
+  return agents
+    .sort((a, b) => comparePython(String(a.name), String(b.name)))
+    .map(({ name, cellsOf }) => ({ ...Object.fromEntries(describeGroup(columns, cellsOf)), agent_ref: { name } }));
+}
+
+/** The frame's columns in first-seen order over the results in key order. */
+function frameColumns(results: RolloutTable): string[] {
+  const columnSet = new Set<string>();
+  const shapesSeen = new Set<object>();
+  for (const i of results.keyOrder()) {
+    const shape = results.shape(i);
+    if (shapesSeen.has(shape)) continue;
+    shapesSeen.add(shape);
+    for (const k of shape.stat) columnSet.add(k);
+  }
+  return [...columnSet];
+}
+
 export interface Profile {
   /** Group rows in task order, built on demand; `sampleOf` gets the input position of the task's first completed rollout. */
   groups(sampleOf: (inputPosition: number) => unknown): Generator<ProfiledGroup>;
@@ -122,51 +177,21 @@ export function profileTables(inputs: InputTable, results: RolloutTable, allowPa
   throwOnDuplicate(inputs, 'materialized input row', false);
   throwOnDuplicate(results, 'result row', results.firstDuplicateInKeyOrder);
   const { rowOf, extra, missing } = join(inputs, results);
-  if (extra.length > 0) {
-    throw new RewardProfileError(
-      `Rollout results contain rows with no matching materialized input rows. Found ${extra.length} extra rollout rows. Extra rollout keys: ${keyList(results, extra)}`,
-    );
-  }
-  if (missing.length > 0 && !allowPartialRollouts) {
-    throw new RewardProfileError(
-      `Materialized input rows and rollout results do not have matching rollout keys. Missing rollout results for ${missing.length} materialized input rows. Missing rollout keys: ${keyList(inputs, missing)}.\n\nUse ++allow_partial_rollouts=True to profile completed rollouts from a partial collection.`,
-    );
-  }
+  if (extra.length > 0) throw extraRolloutsError(extra.length, keyList(results, extra));
+  if (missing.length > 0 && !allowPartialRollouts) throw missingRolloutsError(missing.length, keyList(inputs, missing));
   const order = results.keyOrder();
   if (results.withoutResponse.length > 0) {
-    const first = results.withoutResponse.reduce((a, b) => (results.compare(a, b) <= 0 ? a : b));
-    throw new RewardProfileError(`Rollout result ${first} has no 'response' object`);
+    throw noResponseError(results.withoutResponse.reduce((a, b) => (results.compare(a, b) <= 0 ? a : b)));
   }
 
-  // The frame's columns in first-seen order over the rollouts in key order.
-  const columnSet = new Set<string>();
-  const shapesSeen = new Set<object>();
-  for (const i of order) {
-    const shape = results.shape(i);
-    if (shapesSeen.has(shape)) continue;
-    shapesSeen.add(shape);
-    for (const k of shape.stat) columnSet.add(k);
-  }
-  const columns = [...columnSet];
-  const cellsOver = (members: Uint32Array) => (column: string) => {
-    const values = results.stats.get(column)!;
-    return Float64Array.from(members, (i) => values.get(i));
-  };
+  const columns = frameColumns(results);
 
   function* groups(sampleOf: (inputPosition: number) => unknown): Generator<ProfiledGroup> {
     const starts = taskStarts(results);
     for (let g = 0; g + 1 < starts.length; g++) {
       const members = order.subarray(starts[g]!, starts[g + 1]!);
-      const task = results.task.get(members[0]!);
-      const expected = rowsOfTask(inputs, task);
-      const row: Row = { [TASK]: task, ...Object.fromEntries(describeGroup(columns, cellsOver(members))) };
-      row.sample = sampleOf(rowOf[starts[g]!]!);
-      row.num_rollouts = members.length;
-      row.expected_num_rollouts = expected;
-      row.missing_num_rollouts = expected - members.length;
-      row.reward_profile_completion_pct = expected > 0 ? (100 * members.length) / expected : 100;
-      row.rollout_infos = Array.from(members, (i) => results.rolloutInfo(i));
-      yield { row, rollouts: members };
+      const expected = rowsOfTask(inputs, results.task.get(members[0]!));
+      yield { row: groupRow(results, members, columns, expected, sampleOf(rowOf[starts[g]!]!)), rollouts: members };
     }
   }
 
@@ -185,13 +210,71 @@ export function profileTables(inputs: InputTable, results: RolloutTable, allowPa
     const next = starts.slice();
     const grouped = new Uint32Array(order.length);
     order.forEach((i, j) => (grouped[next[agentAt(j)]!++] = i));
-    return firstSeen
-      .map((agent) => [inputs.agentNames[agent], grouped.subarray(starts[agent], starts[agent]! + counts[agent]!)] as const)
-      .sort(([a], [b]) => comparePython(String(a), String(b)))
-      .map(([name, members]) => ({ ...Object.fromEntries(describeGroup(columns, cellsOver(members))), agent_ref: { name } }));
+    return agentRows(
+      firstSeen.map((agent) => {
+        const members = grouped.subarray(starts[agent], starts[agent]! + counts[agent]!);
+        return { name: inputs.agentNames[agent], cellsOf: (column: string) => Float64Array.from(members, (i) => results.stats.get(column)!.get(i)) };
+      }),
+      columns,
+    );
   }
 
   return { groups, agents };
+}
+
+/**
+ * Counts for the completion summary, fed input rows in key order (each once), each with whether it
+ * has a result, and the extra results; tasks are counted as complete, partial or missing.
+ */
+export class CompletionCounter {
+  private expected = 0;
+  private completed = 0;
+  private extra = 0;
+  private readonly tasks = { total: 0, complete: 0, partial: 0, missing: 0 };
+  private task: number | undefined;
+  private taskRows = 0;
+  private taskDone = 0;
+
+  row(task: number, done: boolean): void {
+    if (task !== this.task) this.closeTask();
+    this.task = task;
+    this.expected++;
+    this.taskRows++;
+    if (done) {
+      this.completed++;
+      this.taskDone++;
+    }
+  }
+
+  extraResult(): void {
+    this.extra++;
+  }
+
+  private closeTask(): void {
+    if (this.taskRows === 0) return;
+    this.tasks.total++;
+    if (this.taskDone === this.taskRows) this.tasks.complete++;
+    else if (this.taskDone > 0) this.tasks.partial++;
+    else this.tasks.missing++;
+    this.taskRows = 0;
+    this.taskDone = 0;
+  }
+
+  summary(): CompletionSummary {
+    this.closeTask();
+    const { expected, completed, tasks } = this;
+    return {
+      expected_rollout_rows: expected,
+      completed_rollout_rows: completed,
+      missing_rollout_rows: expected - completed,
+      extra_rollout_rows: this.extra,
+      reward_profile_completion_pct: expected > 0 ? (100 * completed) / expected : 100,
+      total_input_rows: tasks.total,
+      complete_input_rows: tasks.complete,
+      partial_input_rows: tasks.partial,
+      missing_input_rows: tasks.missing,
+    };
+  }
 }
 
 /** Distinct keys only, as upstream counts them from dicts and sets. */
@@ -200,47 +283,17 @@ export function completionSummary(inputs: InputTable, results: RolloutTable): Co
   const done = results.keyOrder();
   const same = (t: RolloutTable | InputTable, a: number | undefined, b: number) =>
     a !== undefined && t.task.get(a) === t.task.get(b) && t.rollout.get(a) === t.rollout.get(b);
-  let expected = 0;
-  let completed = 0;
-  let extra = 0;
-  const tasks = { total: 0, complete: 0, partial: 0, missing: 0 };
-  let taskRows = 0;
-  let taskDone = 0;
-  const closeTask = () => {
-    if (taskRows === 0) return;
-    tasks.total++;
-    if (taskDone === taskRows) tasks.complete++;
-    else if (taskDone > 0) tasks.partial++;
-    else tasks.missing++;
-    taskRows = 0;
-    taskDone = 0;
-  };
+  const counter = new CompletionCounter();
   let j = 0;
   for (let k = 0; k < rows.length; k++) {
     const r = rows[k]!;
     if (same(inputs, rows[k - 1], r)) continue;
-    if (k > 0 && inputs.task.get(rows[k - 1]!) !== inputs.task.get(r)) closeTask();
     const c = () => results.task.get(done[j]!) - inputs.task.get(r) || results.rollout.get(done[j]!) - inputs.rollout.get(r);
-    for (; j < done.length && c() < 0; j++) if (!same(results, done[j - 1], done[j]!)) extra++;
-    expected++;
-    taskRows++;
-    if (j < done.length && c() === 0) {
-      completed++;
-      taskDone++;
-      for (j++; j < done.length && same(results, done[j - 1], done[j]!); j++);
-    }
+    for (; j < done.length && c() < 0; j++) if (!same(results, done[j - 1], done[j]!)) counter.extraResult();
+    const matched = j < done.length && c() === 0;
+    counter.row(inputs.task.get(r), matched);
+    if (matched) for (j++; j < done.length && same(results, done[j - 1], done[j]!); j++);
   }
-  closeTask();
-  for (; j < done.length; j++) if (!same(results, done[j - 1], done[j]!)) extra++;
-  return {
-    expected_rollout_rows: expected,
-    completed_rollout_rows: completed,
-    missing_rollout_rows: expected - completed,
-    extra_rollout_rows: extra,
-    reward_profile_completion_pct: expected > 0 ? (100 * completed) / expected : 100,
-    total_input_rows: tasks.total,
-    complete_input_rows: tasks.complete,
-    partial_input_rows: tasks.partial,
-    missing_input_rows: tasks.missing,
-  };
+  for (; j < done.length; j++) if (!same(results, done[j - 1], done[j]!)) counter.extraResult();
+  return counter.summary();
 }

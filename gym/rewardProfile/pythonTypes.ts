@@ -13,6 +13,35 @@ type Row = Record<string, unknown>;
 const FLOAT_STATS = /^(mean|median|std)\//;
 const EXTREME_STATS = /^(max|min)\//;
 
+/**
+ * The kinds of the stats frame's columns, rollout by rollout: whether any column is float64 once
+ * every rollout is in (a float in it, or a rollout without it), which decides every max/min's type.
+ */
+export class FrameKinds {
+  private readonly columns = new Map<string, { float: boolean; seen: number }>();
+  private rollouts = 0;
+  /** Read for every max/min written, so worked out once per change. */
+  private anyFloat: boolean | undefined;
+
+  add(kinds: LineKinds): void {
+    this.rollouts++;
+    this.anyFloat = undefined;
+    // The frame's columns: top-level numbers overwritten by usage numbers (`result | usage`).
+    for (const [k, kind] of new Map([...kinds.top, ...kinds.usage])) {
+      if (k === TASK || k === ROLLOUT) continue;
+      const column = this.columns.get(k) ?? { float: false, seen: 0 };
+      column.float ||= kind === 'float';
+      column.seen++;
+      this.columns.set(k, column);
+    }
+  }
+
+  anyFloatColumn(): boolean {
+    this.anyFloat ??= [...this.columns.values()].some((c) => c.float || c.seen < this.rollouts);
+    return this.anyFloat;
+  }
+}
+
 /** Collects, rollout by rollout, the Python type of every number profiling reads. */
 export class RolloutNumberKinds {
   // Rollouts of one run nearly all share one set of kinds: each distinct set is kept once, and a
@@ -20,8 +49,17 @@ export class RolloutNumberKinds {
   private readonly kindSets: LineKinds[] = [];
   private readonly kindSetIds = new Map<string, number>();
   private readonly kindSetOf = new NumberColumn();
-  private readonly columns = new Map<string, { float: boolean; seen: number }>();
-  private rollouts = 0;
+  private readonly frame: FrameKinds;
+  private readonly ownFrame: boolean;
+
+  /**
+   * `frame`: the kinds of the whole frame, when these rollouts are a part of it whose frame was
+   * read already (a profile built task by task); by default the frame is these rollouts'.
+   */
+  constructor(frame?: FrameKinds) {
+    this.ownFrame = frame === undefined;
+    this.frame = frame ?? new FrameKinds();
+  }
 
   /** `text` is the JSON line, as written in the rollouts file, of the rollout at `position` in the table. */
   add(position: number, text: string): void {
@@ -33,25 +71,12 @@ export class RolloutNumberKinds {
       this.kindSetIds.set(signature, id);
     }
     this.kindSetOf.set(position, id);
-    this.rollouts++;
-    // The frame's columns: top-level numbers overwritten by usage numbers (`result | usage`).
-    for (const [k, kind] of new Map([...kinds.top, ...kinds.usage])) {
-      if (k === TASK || k === ROLLOUT) continue;
-      const column = this.columns.get(k) ?? { float: false, seen: 0 };
-      column.float ||= kind === 'float';
-      column.seen++;
-      this.columns.set(k, column);
-    }
-  }
-
-  /** Whether any column of the frame is float64 (a float in it, or a rollout without it). */
-  private anyFloatColumn(): boolean {
-    return [...this.columns.values()].some((c) => c.float || c.seen < this.rollouts);
+    if (this.ownFrame) this.frame.add(kinds);
   }
 
   private statValue(key: string, value: unknown): PyValue {
     if (typeof value !== 'number') return value as PyValue;
-    if (FLOAT_STATS.test(key) || (EXTREME_STATS.test(key) && this.anyFloatColumn())) return value;
+    if (FLOAT_STATS.test(key) || (EXTREME_STATS.test(key) && this.frame.anyFloatColumn())) return value;
     return BigInt(value);
   }
 

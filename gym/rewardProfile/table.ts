@@ -68,6 +68,23 @@ function numericOrUndefined(v: unknown): number | undefined {
   return typeof v === 'number' ? v : undefined;
 }
 
+/** A result's `response.usage` when it is an object, whose numbers profiling takes too. */
+function usageOf(result: Row): Row {
+  const response = result.response;
+  return isRow(response) && isRow(response.usage) ? response.usage : {};
+}
+
+/**
+ * The stats frame's cells of one result: its fields merged with its usage fields (`result | usage`,
+ * usage wins), numbers and bools (as 0/1) only, the keys and the agent name left out.
+ */
+export function forEachStat(result: Row, visit: (key: string, value: number) => void): void {
+  for (const [k, v] of Object.entries({ ...result, ...usageOf(result) })) {
+    const n = numericOrUndefined(v);
+    if (n !== undefined && k !== TASK && k !== ROLLOUT && k !== AGENT_NAME) visit(k, n);
+  }
+}
+
 /** The key order one kind of rollout has in the stats frame and in its `rollout_infos` entry. */
 interface Shape {
   stat: string[];
@@ -179,19 +196,16 @@ export class RolloutTable extends KeyedTable {
 
   add(task: number, rollout: number, result: Row): number {
     const i = this.addKey(task, rollout);
-    const response = result.response;
-    if (!isRow(response)) this.withoutResponse.push(i);
-    const usage = isRow(response) && isRow(response.usage) ? response.usage : {};
+    if (!isRow(result.response)) this.withoutResponse.push(i);
+    const usage = usageOf(result);
 
     const stat: string[] = [];
-    for (const [k, v] of Object.entries({ ...result, ...usage })) {
-      const n = numericOrUndefined(v);
-      if (n === undefined || k === TASK || k === ROLLOUT || k === AGENT_NAME) continue;
+    forEachStat(result, (k, n) => {
       stat.push(k);
       let column = this.stats.get(k);
       if (!column) this.stats.set(k, (column = new NumberColumn()));
       column.set(i, n);
-    }
+    });
 
     const info: Row = {};
     if ('reward' in result) info.reward = result.reward;

@@ -7,6 +7,7 @@ import { writeAggregateMetrics } from '../../activities/aggregateMetrics';
 import { profileStage } from '../../activities/profile';
 import { materializedInputsPath, mergedPaths, writeChunkIndex } from '../../activities/chunkIndex';
 import { RowIndexWriter } from '../../activities/rowIndex';
+import { workerHeapArgs } from '../../bin/workerHeap';
 import { rolloutDigest } from '../../gym/aggregateMetrics';
 import type { JsonDict } from '../../gym/kindedJson';
 import { loadNow, NUM_SAMPLES } from './benchContext';
@@ -147,7 +148,8 @@ async function measure(outPrefix: string): Promise<ChildFigures> {
 }
 
 function runChild(outPrefix: string): Promise<ChildFigures> {
-  const child = spawn(process.execPath, [...process.execArgv, __filename, `--child=${outPrefix}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // With the worker's heap flag, as the tail runs in a worker.
+  const child = spawn(process.execPath, [...workerHeapArgs(), ...process.execArgv, __filename, `--child=${outPrefix}`], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   return new Promise((resolve, reject) => {

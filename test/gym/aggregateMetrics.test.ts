@@ -7,7 +7,10 @@ import {
   computeAggregateMetrics,
   pythonTruthy,
   stripForAggregateMetrics,
+  typedAggregateMetrics,
+  VerifyResponses,
 } from '../../gym/aggregateMetrics';
+import { orjsonDumps } from '../../gym/pythonJsonDumps';
 import { fixturesDir } from '../fixtures';
 import { runNemoGymPython } from '../helpers/nemoGymPython';
 
@@ -68,4 +71,29 @@ test('pythonTruthy follows Python for JSON values', () => {
 
 test('the file sits next to the rollouts as <stem>_aggregate_metrics.json', () => {
   assert.equal(aggregateMetricsPath('/runs/r/rollouts.jsonl'), '/runs/r/rollouts_aggregate_metrics.json');
+});
+
+test('typedAggregateMetrics over entries in key order (a task at a time) gives VerifyResponses\' typed metrics (tables)', async () => {
+  // Kinds matter here: float and int rewards, a ragged column, a bool, usage numbers.
+  const lines = verifyResponses()
+    .sort((a, b) => a._ng_task_index - b._ng_task_index || a._ng_rollout_index - b._ng_rollout_index)
+    .map((vr, i) => JSON.stringify(vr).replace(/"reward":(\d+)(?=[,}])/, i % 2 === 0 ? '"reward":$1.0' : '"reward":$1'));
+  async function* entries(): AsyncGenerator<string> {
+    yield* lines;
+  }
+  const streamed = await typedAggregateMetrics(entries);
+  const tables = new VerifyResponses();
+  for (const line of lines) tables.add(JSON.parse(line) as Row, line);
+  const expected = tables.typedMetrics();
+  const groups = async (values: AsyncIterable<unknown> | Iterable<unknown>) => {
+    const out: string[] = [];
+    for await (const g of values) out.push(orjsonDumps(g));
+    return out;
+  };
+  assert.equal(orjsonDumps(streamed.agentMetrics), orjsonDumps(expected.agentMetrics));
+  assert.equal(orjsonDumps(streamed.keyMetrics), orjsonDumps(expected.keyMetrics));
+  assert.match(orjsonDumps(streamed.agentMetrics), /"max\/reward":1\.0/);
+  const streamedGroups = await groups(streamed.groups);
+  assert.equal(streamedGroups.length, 3);
+  assert.deepEqual(streamedGroups, await groups(expected.groups));
 });

@@ -1,0 +1,207 @@
+import { agentRows, CompletionCounter, groupRow, keysText, extraRolloutsError, missingRolloutsError, noResponseError, type AgentLevelMetrics, type CompletionSummary } from './profile';
+import { lineKinds } from './numberKinds';
+import { FrameKinds, RolloutNumberKinds } from './pythonTypes';
+import { forEachStat, isRow, NumberColumn, RolloutTable } from './table';
+import type { PyDict, PyValue } from '../pythonJson';
+
+// Reward profiling of inputs and results that both come in key order, as a merged stage and NeMo
+// Gym's own collection write them: each is read twice, a task at a time, so memory holds one task's
+// rollouts and each agent's value columns (a few bytes a rollout) instead of tables of every rollout.
+// The rows and errors are profileTables' (profile.ts), which takes anything else: a stream found out
+// of order (or with a key twice) stops this with NotInKeyOrder before anything is written.
+
+type Row = Record<string, unknown>;
+
+/** One rollout result: its key, its fields (decoded line, or the part profiling reads) and the text its numbers' kinds are read from. */
+export interface ProfiledResult {
+  task: number;
+  rollout: number;
+  result: Row;
+  text: string;
+}
+
+/** One materialized input row: its key, its agent and where its line is (for `sample`). */
+export interface ProfiledInput {
+  task: number;
+  rollout: number;
+  agentName: string;
+  byteOffset: number;
+  byteLength: number;
+}
+
+/** Where the inputs and results are read from, as many times as profiling needs. */
+export interface ProfileSources {
+  results(): AsyncIterable<ProfiledResult>;
+  inputs(): AsyncIterable<ProfiledInput>;
+}
+
+export class NotInKeyOrder extends Error {
+  constructor(what: string) {
+    super(`${what} are not in strictly increasing key order`);
+    this.name = 'NotInKeyOrder';
+  }
+}
+
+interface Keyed {
+  task: number;
+  rollout: number;
+}
+
+const compareKeys = (a: Keyed, b: Keyed) => a.task - b.task || a.rollout - b.rollout;
+const keyText = (k: Keyed) => `(${k.task}, ${k.rollout})`;
+
+/** An async iterator one item ahead, refusing items that do not come strictly after the one before. */
+class Cursor<T extends Keyed> {
+  current: T | undefined;
+  position = -1;
+  private readonly iterator: AsyncIterator<T>;
+
+  constructor(
+    source: AsyncIterable<T>,
+    private readonly what: string,
+  ) {
+    this.iterator = source[Symbol.asyncIterator]();
+  }
+
+  async advance(): Promise<void> {
+    const previous = this.current;
+    const next = await this.iterator.next();
+    this.current = next.done ? undefined : next.value;
+    this.position++;
+    if (previous && this.current && compareKeys(previous, this.current) >= 0) throw new NotInKeyOrder(this.what);
+  }
+}
+
+async function cursors(sources: ProfileSources): Promise<{ inputs: Cursor<ProfiledInput>; results: Cursor<ProfiledResult> }> {
+  const inputs = new Cursor(sources.inputs(), 'materialized input rows');
+  const results = new Cursor(sources.results(), 'rollout results');
+  await inputs.advance();
+  await results.advance();
+  return { inputs, results };
+}
+
+/** One agent's value columns, its results in key order (NaN where a result lacks the column). */
+class AgentCells {
+  count = 0;
+  readonly columns = new Map<string, NumberColumn>();
+
+  add(result: Row, columns: Set<string>): void {
+    forEachStat(result, (key, value) => {
+      columns.add(key);
+      let column = this.columns.get(key);
+      if (!column) this.columns.set(key, (column = new NumberColumn()));
+      column.set(this.count, value);
+    });
+    this.count++;
+  }
+
+  cellsOf(column: string): Float64Array {
+    const values = this.columns.get(column);
+    return Float64Array.from({ length: this.count }, (_, i) => (values ? values.get(i) : NaN));
+  }
+}
+
+export interface StreamedGroup {
+  /** The row as profileTables builds it, its `sample` left out. */
+  row: Row;
+  /** The row as Python values, as written. */
+  typed: PyDict;
+}
+
+export interface StreamedProfile {
+  summary: CompletionSummary;
+  /** Typed agent rows, by agent name in Python's order. */
+  agents(): PyDict[];
+  /** The group rows in task order; `sampleOf` gets the place of the task's first completed rollout's input line. */
+  groups(sampleOf: (input: ProfiledInput) => Promise<PyValue>): AsyncGenerator<StreamedGroup>;
+}
+
+/**
+ * The first read: the frame (its columns in first-seen order, their kinds), each agent's columns, the
+ * completion summary, and upstream's errors in its order (extra results, then missing ones unless
+ * partial, then a result without a `response` object).
+ */
+export async function profileKeyOrdered(sources: ProfileSources, allowPartialRollouts: boolean): Promise<StreamedProfile> {
+  const { inputs, results } = await cursors(sources);
+  const frame = new FrameKinds();
+  const columns = new Set<string>();
+  const agents = new Map<string, AgentCells>();
+  const extra: string[] = [];
+  let extraCount = 0;
+  const missing: string[] = [];
+  let missingCount = 0;
+  let withoutResponse: number | undefined;
+  const counter = new CompletionCounter();
+  const noteExtra = async (result: ProfiledResult) => {
+    if (extraCount++ < 10) extra.push(keyText(result));
+    counter.extraResult();
+    await results.advance();
+  };
+
+  for (let row = inputs.current; row; row = inputs.current) {
+    while (results.current && compareKeys(results.current, row) < 0) await noteExtra(results.current);
+    const result = results.current;
+    const matched = result !== undefined && compareKeys(result, row) === 0;
+    counter.row(row.task, matched);
+    if (result && matched) {
+      if (!isRow(result.result.response)) withoutResponse ??= results.position;
+      let cells = agents.get(row.agentName);
+      if (!cells) agents.set(row.agentName, (cells = new AgentCells()));
+      cells.add(result.result, columns);
+      frame.add(lineKinds(result.text));
+      await results.advance();
+    } else if (missingCount++ < 10) {
+      missing.push(keyText(row));
+    }
+    await inputs.advance();
+  }
+  while (results.current) await noteExtra(results.current);
+
+  if (extraCount > 0) throw extraRolloutsError(extraCount, keysText(extra));
+  if (missingCount > 0 && !allowPartialRollouts) throw missingRolloutsError(missingCount, keysText(missing));
+  if (withoutResponse !== undefined) throw noResponseError(withoutResponse);
+
+  const frameColumns = [...columns];
+  return {
+    summary: counter.summary(),
+    agents: () => {
+      const kinds = new RolloutNumberKinds(frame);
+      const rows: AgentLevelMetrics[] = agentRows([...agents].map(([name, cells]) => ({ name, cellsOf: (c: string) => cells.cellsOf(c) })), frameColumns);
+      return rows.map((row) => kinds.agentRow(row));
+    },
+    groups: (sampleOf) => groupsOf(sources, frame, frameColumns, sampleOf),
+  };
+}
+
+/** The second read: each task's rollouts in a table of their own, made into its group row. */
+async function* groupsOf(
+  sources: ProfileSources,
+  frame: FrameKinds,
+  columns: readonly string[],
+  sampleOf: (input: ProfiledInput) => Promise<PyValue>,
+): AsyncGenerator<StreamedGroup> {
+  const { inputs, results } = await cursors(sources);
+  while (inputs.current) {
+    const task = inputs.current.task;
+    const table = new RolloutTable(true);
+    const kinds = new RolloutNumberKinds(frame);
+    let expected = 0;
+    let first: ProfiledInput | undefined;
+    for (let row = inputs.current; row && row.task === task; row = inputs.current) {
+      expected++;
+      const result = results.current;
+      if (result && compareKeys(result, row) === 0) {
+        first ??= row;
+        kinds.add(table.add(result.task, result.rollout, result.result), result.text);
+        await results.advance();
+      }
+      await inputs.advance();
+    }
+    if (!first) continue;
+    const members = Uint32Array.from({ length: table.length }, (_, i) => i);
+    const row = groupRow(table, members, columns, expected, undefined);
+    const typed = kinds.groupRow(row, members, await sampleOf(first));
+    const { sample: _sample, ...stats } = row;
+    yield { row: stats, typed };
+  }
+}
