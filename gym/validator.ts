@@ -1,10 +1,9 @@
 // Port of NeMo Gym's pivot-dataset validator (skill nemo-gym-pivot-datasets,
 // validate_pivot_dataset.py): same checks, order, messages, exit codes and metrics, held to the
 // recorded cases in shared/fixtures/validator. Plus `gymConfigPath`, which the reference lacks.
-import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { loadsPythonJson, PythonJsonDecodeError } from './pythonJson';
-import { isBlank, pythonStrip } from './pythonJsonLexis';
+import { isBlank } from './pythonJsonLexis';
 import { checkChunk, type ChunkVerdicts } from './validator/chunks';
 import type { FastRowOptions } from './validator/fastRows';
 import { GymConfigError, loadAgentNames } from './validator/gymConfigAgents';
@@ -12,6 +11,8 @@ import { decodeLineBytes, JsonlFile } from './validator/jsonlLines';
 import { PivotMetrics } from './validator/metrics';
 import { ChunkThreads } from './validator/parallel';
 import { checkRow, pythonRowReader, type RowCheckOptions } from './validator/rowChecks';
+
+export { parseRequireAnyField } from './validator/rowChecks';
 
 export const pivotValidatorOptionsSchema = z.object({
   path: z.string().min(1),
@@ -30,9 +31,10 @@ export const pivotValidatorOptionsSchema = z.object({
   /** What worker threads load: gym/validator/parallel.ts or a bundle of it. The CLI passes a bundle
    * of it alone, which starts far faster than the source through tsx or the CLI's whole bundle. */
   workerScript: z.string().min(1).optional(),
-  /** Workers already started (gym/validator/parallel.ts startWorkers), taken before any new one is
-   * started; those not needed are stopped. */
-  idleWorkers: z.array(z.instanceof(Worker)).default([]),
+  /** Threads already at work on a guess of this run (scripts/commands/validateEarly.ts): kept if
+   * they check the same file with the same options and thread count, else stopped. Checked by
+   * shape: the CLI starts them from a bundle of their own, whose ChunkThreads is another class. */
+  started: z.custom<ChunkThreads>((value) => typeof value === 'object' && value !== null && 'runs' in value && 'close' in value).optional(),
 });
 export type PivotValidatorOptions = z.input<typeof pivotValidatorOptionsSchema>;
 
@@ -40,12 +42,6 @@ export interface PivotValidatorResult {
   exitCode: number;
   stdout: string;
   stderr: string;
-}
-
-/** How the reference reads one `--require-any-field` value: comma-separated, each name stripped of
- * Python whitespace, empty names dropped. */
-export function parseRequireAnyField(value: string): string[] {
-  return value.split(',').map(pythonStrip).filter((name) => name !== '');
 }
 
 function failure(message: string): PivotValidatorResult {
@@ -90,9 +86,15 @@ class RowSink {
   }
 }
 
-async function validateLines(path: string, sink: RowSink, fastOptions: FastRowOptions, threadCount: number, workerScript: string | undefined, idleWorkers: readonly Worker[]): Promise<string | undefined> {
+async function validateLines(path: string, sink: RowSink, fastOptions: FastRowOptions, threadCount: number, workerScript?: string, started?: ChunkThreads): Promise<string | undefined> {
   const file = new JsonlFile(path);
-  const threads = new ChunkThreads(path, file.size, threadCount, fastOptions, workerScript, idleWorkers);
+  const job = { path, fileSize: file.size, options: fastOptions };
+  let threads = started;
+  if (threads === undefined || !threads.runs(job, threadCount)) {
+    // Threads on a wrong guess would only compete with the right ones.
+    await started?.close();
+    threads = new ChunkThreads(job, threadCount, workerScript);
+  }
   try {
     const mine = new Map<number, ChunkVerdicts>();
     let next = 0;
@@ -133,8 +135,8 @@ export async function validatePivotDataset(input: PivotValidatorOptions): Promis
   try {
     return await validate(options);
   } finally {
-    // Any taken are done by now; the others must not outlive the call.
-    await Promise.all(options.idleWorkers.map((worker) => worker.terminate()));
+    // Stopped when not taken; when taken, already stopped.
+    await options.started?.close();
   }
 }
 
@@ -158,7 +160,7 @@ async function validate(options: z.output<typeof pivotValidatorOptionsSchema>): 
   }
 
   const sink = new RowSink(rowOptions);
-  const failed = await validateLines(options.path, sink, fastOptions, options.threads, options.workerScript, options.idleWorkers);
+  const failed = await validateLines(options.path, sink, fastOptions, options.threads, options.workerScript, options.started);
   if (failed !== undefined) return failure(failed);
   if (sink.metrics.rowCount === 0) return failure(`${options.path} contains no JSONL rows`);
   return { exitCode: 0, stdout: sink.metrics.render(), stderr: '' };

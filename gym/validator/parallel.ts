@@ -3,34 +3,41 @@
 // shared counter, so no line's bytes ever cross between threads and a slower thread (one still
 // starting) simply claims fewer. Workers answer with a chunk's small verdicts, never a parsed row;
 // the caller consumes chunks in file order, so the first failure and the metrics are those of a
-// sequential run. A worker starts idle and is handed its job once the caller has one, so the CLI
-// can start workers before it has even loaded the validator (startWorkers).
+// sequential run. The workers start on a job (file and options) before the caller takes a chunk,
+// which lets the CLI start them on its guess of the job before it has loaded the command
+// (scripts/commands/validateEarly.ts); the validator keeps them only if the guess was right.
 import { availableParallelism } from 'node:os';
+import { isDeepStrictEqual } from 'node:util';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { checkChunk, chunkCount, type ChunkVerdicts } from './chunks';
 import type { FastRowOptions } from './fastRows';
 import { JsonlFile } from './jsonlLines';
 
+/** What the threads check: a file, by the size the chunks are planned on, with these options. */
+export interface ChunkJob {
+  path: string;
+  fileSize: number;
+  options: FastRowOptions;
+}
+
 /** Tells a worker started on this module from any other load of it. */
 const WORKER_ROLE = 'pivot-miner validator fast-path worker';
 
-interface WorkerJob {
-  path: string;
-  /** The size the chunks were planned on. */
-  fileSize: number;
+interface WorkerData {
+  role: typeof WORKER_ROLE;
+  job: ChunkJob;
   /** One Int32: the next chunk to claim. */
   claims: SharedArrayBuffer;
-  options: FastRowOptions;
 }
 
 /** Claims the next chunk; past the last one once there are none left or the run has stopped. */
 const claim = (claims: Int32Array) => Atomics.add(claims, 0, 1);
 
 /** The worker's side: checks chunks until none are left, posting each one's verdicts. */
-function serveChunks(job: WorkerJob): void {
+function serveChunks({ job, claims: shared }: WorkerData): void {
   const file = new JsonlFile(job.path);
   try {
-    const claims = new Int32Array(job.claims);
+    const claims = new Int32Array(shared);
     const chunks = chunkCount(job.fileSize);
     for (let index = claim(claims); index < chunks; index = claim(claims)) {
       parentPort?.postMessage(checkChunk(file, index, job.fileSize, job.options));
@@ -40,7 +47,8 @@ function serveChunks(job: WorkerJob): void {
   }
 }
 
-if (!isMainThread && (workerData as { role?: unknown } | null)?.role === WORKER_ROLE) parentPort?.once('message', serveChunks);
+const data = workerData as Partial<WorkerData> | null;
+if (!isMainThread && data?.role === WORKER_ROLE) serveChunks(data as WorkerData);
 
 /** What a worker runs: `script` (this module, or a bundle with it), through tsx when TypeScript. */
 function workerSource(script: string): string {
@@ -57,24 +65,12 @@ export function defaultThreads(fileSize: number): number {
   return Math.max(1, Math.min(availableParallelism(), Math.floor(fileSize / MIN_BYTES_PER_EXTRA_THREAD)));
 }
 
-/**
- * Starts `count` idle workers on `script` (this module, or a bundle with it). They do not keep the
- * process alive until a ChunkThreads takes them; validatePivotDataset stops those it does not take.
- */
-export function startWorkers(count: number, script: string = __filename): Worker[] {
-  return Array.from({ length: count }, () => {
-    const worker = new Worker(workerSource(script), { eval: true, execArgv: [], workerData: { role: WORKER_ROLE } });
-    worker.unref();
-    return worker;
-  });
-}
-
 /** Far past any chunk index, so every later claim comes back past the last chunk. */
 const STOPPED = 1 << 30;
 
 /**
- * The chunks of one file, claimed by `threads` threads: the calling one (through claim()) and
- * `threads - 1` workers: the `idle` ones first (see startWorkers), then new ones on `script`.
+ * The chunks of one job, claimed by `threads` threads: the calling one (through claim()) and
+ * `threads - 1` workers on `script` (this module, or a bundle with it), started here.
  */
 export class ChunkThreads {
   readonly chunks: number;
@@ -86,19 +82,13 @@ export class ChunkThreads {
   /** Called when a chunk arrives, a worker stops or one fails. */
   private wake: (() => void) | undefined;
 
-  constructor(path: string, fileSize: number, threads: number, options: FastRowOptions, script: string = __filename, idle: readonly Worker[] = []) {
-    this.chunks = chunkCount(fileSize);
-    // The calling thread claims the first chunk at once: a worker takes a while to start.
-    const workers = Math.max(0, Math.min(threads, this.chunks) - 1);
-    // A worker that stopped while idle (threadId -1) is of no use.
-    const ready = idle.filter((worker) => worker.threadId !== -1);
-    for (const extra of ready.slice(workers)) void extra.terminate();
-    const started = [...ready.slice(0, workers), ...startWorkers(Math.max(0, workers - ready.length), script)];
-    const job: WorkerJob = { path, fileSize, claims: this.claims.buffer as SharedArrayBuffer, options };
-    for (const worker of started) {
-      worker.ref();
-      worker.postMessage(job);
+  constructor(readonly job: ChunkJob, readonly threads: number, script: string = __filename) {
+    this.chunks = chunkCount(job.fileSize);
+    const data: WorkerData = { role: WORKER_ROLE, job, claims: this.claims.buffer as SharedArrayBuffer };
+    for (let i = 1; i < Math.min(threads, this.chunks); i++) {
+      const worker = new Worker(workerSource(script), { eval: true, execArgv: [], workerData: data });
       this.running++;
+      // Listening from the start: a worker may deliver before the caller asks.
       worker.on('message', (verdicts: ChunkVerdicts) => {
         this.arrived.set(verdicts.index, verdicts);
         this.wake?.();
@@ -113,6 +103,11 @@ export class ChunkThreads {
       });
       this.workers.push(worker);
     }
+  }
+
+  /** Whether these threads are at work on `job` with `threads` threads. */
+  runs(job: ChunkJob, threads: number): boolean {
+    return threads === this.threads && isDeepStrictEqual(job, this.job);
   }
 
   /** The next chunk for the calling thread to check, or undefined when none is left. */

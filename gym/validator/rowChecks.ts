@@ -2,6 +2,7 @@
 // They read the row through a RowReader: Python's decoded values (types as Python has them,
 // `isinstance(x, dict)` is a Map) for the exact path, or JSON.parse's values for the fast path.
 import { decodePythonJson, isPyDict, PythonJsonFailure, type PyValue } from '../pythonJson';
+import { pythonStrip } from '../pythonJsonLexis';
 import { pyRepr, pyReprString } from './pythonRepr';
 
 /** How the checks read a decoded row. Arrays are JavaScript arrays and strings, booleans and null
@@ -28,6 +29,12 @@ export const pythonRowReader: RowReader<PyValue> = {
     return decoded instanceof PythonJsonFailure ? decoded.toError().message : undefined;
   },
 };
+
+/** How the reference reads one `--require-any-field` value: comma-separated, each name stripped of
+ * Python whitespace, empty names dropped. */
+export function parseRequireAnyField(value: string): string[] {
+  return value.split(',').map(pythonStrip).filter((name) => name !== '');
+}
 
 export interface RowCheckOptions {
   agentRef?: string;

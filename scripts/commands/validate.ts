@@ -1,9 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { statSync } from 'node:fs';
-import type { Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { parseRequireAnyField, validatePivotDataset, type PivotValidatorOptions } from '../../gym/validator';
-import { defaultThreads as threadsForSize } from '../../gym/validator/parallel';
+import { defaultThreads as threadsForSize, type ChunkThreads } from '../../gym/validator/parallel';
 
 // `pivot-miner validate`: NeMo Gym's validate_pivot_dataset.py as a sub-command, with the same
 // options, output and exit codes (plus --config), so pipelines can swap one for the other.
@@ -46,7 +45,7 @@ function defineValidateCommand(command: Command): Command {
     });
 }
 
-function toValidatorOptions(raw: unknown, workerScript?: string, idleWorkers: Worker[] = []): PivotValidatorOptions {
+function toValidatorOptions(raw: unknown, workerScript?: string, started?: ChunkThreads): PivotValidatorOptions {
   const args = validateArgsSchema.parse(raw);
   return {
     path: args.path,
@@ -57,7 +56,7 @@ function toValidatorOptions(raw: unknown, workerScript?: string, idleWorkers: Wo
     gymConfigPath: args.config,
     threads: args.threads ?? defaultThreads(args.path),
     workerScript,
-    idleWorkers,
+    started,
   };
 }
 
@@ -70,10 +69,10 @@ export function validateOptionsFromArgv(argv: readonly string[]): PivotValidator
   return toValidatorOptions(command.opts());
 }
 
-/** `workerScript` and `idleWorkers`: see PivotValidatorOptions. */
-export function registerValidateCommand(program: Command, workerScript?: string, idleWorkers?: Worker[]): void {
+/** `workerScript` and `started`: see PivotValidatorOptions. */
+export function registerValidateCommand(program: Command, workerScript?: string, started?: ChunkThreads): void {
   defineValidateCommand(program.command('validate')).action(async (raw: unknown) => {
-    const options = toValidatorOptions(raw, workerScript, idleWorkers);
+    const options = toValidatorOptions(raw, workerScript, started);
     let result;
     try {
       result = await validatePivotDataset(options);

@@ -20,12 +20,16 @@ function validate(): { status: number | null; stdout: string; stderr: string } {
 /** The source files a bundle holds, from the path comment esbuild writes above each one. */
 const bundledSources = (file: string) => [...readFileSync(file, 'utf8').matchAll(/^\/\/ ((?:gym|scripts|node_modules)\/\S+)$/gm)].map((match) => match[1] as string);
 
-test('the validator workers load a bundle of the row-checking modules alone', () => {
+test('the validator workers load a bundle of the row-checking modules alone, and start from one without dependencies', () => {
   const file = bundles.loadableFile('gym/validator/parallel.ts');
   assert.ok(file.endsWith('.js'), file);
   const sources = bundledSources(file);
   assert.ok(sources.includes('gym/validator/fastRows.ts'), sources.join(', '));
   assert.deepEqual(sources.filter((source) => !source.startsWith('gym/')), []);
+  // What starts them before the command loads holds no dependency either (no commander, no zod).
+  const early = bundledSources(bundles.loadableFile('scripts/commands/validateEarly.ts'));
+  assert.ok(early.includes('scripts/commands/validateEarly.ts'), early.join(', '));
+  assert.deepEqual(early.filter((source) => source.startsWith('node_modules/')), []);
   // The check that the command's bundle is what the method above reads: it does hold dependencies.
   const command = bundles.loadableFile('scripts/commands/validateMain.ts');
   assert.ok(bundledSources(command).some((source) => source.startsWith('node_modules/zod/')));

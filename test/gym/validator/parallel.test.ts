@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { validatePivotDataset, type PivotValidatorResult } from '../../../gym/validator';
 import { CHUNK_BYTES } from '../../../gym/validator/chunks';
-import { startWorkers } from '../../../gym/validator/parallel';
+import { ChunkThreads } from '../../../gym/validator/parallel';
 
 // Threads split the file at fixed byte offsets; whatever falls on a cut, and wherever the exact path
 // is needed, every thread count must print what one thread prints.
@@ -105,16 +105,29 @@ test('whatever line break falls on a cut, threads count and check every line as 
   }
 });
 
-test('workers started ahead are taken or stopped, and give what one thread gives', async () => {
-  const dir = await mkdtemp(path.join(tmpdir(), 'pivot-validator-idle-'));
+test('threads started ahead on a guessed job are kept only for that job: a wrong guess never shows', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'pivot-validator-started-'));
   try {
     const file = path.join(dir, 'rows.jsonl');
-    await writeFile(file, layout('[]').text);
+    // The first row's expected tool is not offered: the checks reject it, unless told not to check
+    // tool names.
+    const unoffered = ROW.replace('"name":"get_weather","arguments"', '"name":"get_time","arguments"');
+    await writeFile(file, `${unoffered}\n${layout(ROW).text}`);
     const one = await validatePivotDataset({ path: file, threads: 1 });
-    for (const threads of [1, 2, 4]) {
-      const idleWorkers = startWorkers(2, workerScript);
-      assert.deepEqual(await validatePivotDataset({ path: file, threads, workerScript, idleWorkers }), one, `${threads} threads`);
-      assert.deepEqual(idleWorkers.map((worker) => worker.threadId), [-1, -1], `${threads} threads: no worker left running`);
+    assert.match(one.stderr, /^validation failed: line 1: expected_action uses tools absent/);
+    const { size: fileSize } = await stat(file);
+    const options = { agentRef: undefined, requireFields: [], requireAnyFields: [], checkToolNames: true };
+    const guesses = [
+      { name: 'right', options, threads: 2, kept: true },
+      { name: 'other options', options: { ...options, checkToolNames: false }, threads: 2, kept: false },
+      { name: 'other thread count', options, threads: 3, kept: false },
+    ];
+    for (const guess of guesses) {
+      const started = new ChunkThreads({ path: file, fileSize, options: guess.options }, guess.threads, workerScript);
+      assert.equal(started.runs({ path: file, fileSize, options }, 2), guess.kept, guess.name);
+      // The first chunk is the guess's: a worker claimed it before the validator started.
+      while (!started.has(0)) await new Promise((resolve) => setTimeout(resolve, 5));
+      assert.deepEqual(await validatePivotDataset({ path: file, threads: 2, workerScript, started }), one, guess.name);
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
