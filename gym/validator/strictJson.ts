@@ -63,14 +63,24 @@ function plainWord(word: number): boolean {
   return ((((word - 0x20 * ONES) & ~word) | ((quote - ONES) & ~quote) | ((backslash - ONES) & ~backslash)) & HIGH_BITS) === 0;
 }
 
-/** `at` is just past the opening quote; returns just past the closing one. */
-export function skipString(line: StrictJsonLine, at: number): number {
+/** Where the plain string content from `at` stops: at a quote, a backslash, a control character
+ * or the line's end. */
+export function plainRun(line: StrictJsonLine, at: number): number {
   const bytes = line.bytes;
   const words = line.words;
   const end = line.end;
+  while (at + 4 <= end && plainWord(words.getInt32(at, true))) at += 4;
+  while (at < end && STRING_STOPS[bytes[at] as number] === 0) at++;
+  return at;
+}
+
+/** `at` is just past the opening quote, or anywhere in the string before its closing quote;
+ * returns just past the closing quote. */
+export function skipString(line: StrictJsonLine, at: number): number {
+  const bytes = line.bytes;
+  const end = line.end;
   for (;;) {
-    while (at + 4 <= end && plainWord(words.getInt32(at, true))) at += 4;
-    while (at < end && STRING_STOPS[bytes[at] as number] === 0) at++;
+    at = plainRun(line, at);
     if (at >= end) return FAILED;
     const c = bytes[at] as number;
     if (c === QUOTE) return at + 1;
