@@ -24,7 +24,8 @@ const WIDTHS = [
  * indices, 0/1 rewards, token counts, keys), and widens to 8 once one is not.
  */
 export class NumberColumn {
-  private data: Slots = new Uint8Array(1024).fill(WIDTHS[0].unset);
+  // Small to start: a profile built a task at a time makes columns of a handful of rows.
+  private data: Slots = new Uint8Array(16).fill(WIDTHS[0].unset);
   /** NaN once the column is Float64, where never-set slots hold NaN itself. */
   private unset: number = WIDTHS[0].unset;
 
