@@ -55,7 +55,6 @@ function compile(selector: Selector): Plan {
 const plans = new WeakMap<Members, Plan>();
 
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const utf8 = new TextDecoder('utf-8');
 
 /** Short strings read lately, by a hash of their bytes: the names the checks read (tools, agents,
@@ -93,16 +92,41 @@ class Scanner {
   /** Checks one value and builds what `plan` asks for into `value`. Returns its end or FAILED. */
   select(at: number, depth: number, plan: Plan): number {
     if (at >= this.end) return FAILED;
-    const c = this.bytes[at];
+    const bytes = this.bytes;
+    const c = bytes[at];
     if ((c === 0x7b && plan.kind === MEMBERS) || (c === 0x5b && (plan.kind === LENGTH || plan.kind === EACH))) {
       if (depth >= MAX_NESTING_DEPTH) return FAILED;
       return c === 0x7b ? this.object(at, depth + 1, plan) : this.array(at, depth + 1, plan);
+    }
+    if (c === QUOTE && plan.kind === VALUE) {
+      // Most built values are strings without escapes: their content is read where it lies.
+      const close = plainRun(this.line, at + 1);
+      if (close < this.end && bytes[close] === QUOTE) {
+        this.value = this.plainString(at + 1, close);
+        return close + 1;
+      }
     }
     const end = skipValue(this.line, at, depth);
     if (end !== FAILED) this.value = plan.kind === PRESENT ? (c === 0x6e ? null : true) : this.parse(at, end);
     return end;
   }
 
+  /** String content without escapes: ASCII as Latin-1 (the short and recent from the cache), any
+   * other as the UTF-8 it is. */
+  private plainString(start: number, end: number): string {
+    const bytes = this.bytes;
+    let hash = 0;
+    let ascii = true;
+    for (let k = start; k < end && ascii; k++) {
+      const byte = bytes[k] as number;
+      ascii = byte < 0x80;
+      hash = (hash * 31 + byte) | 0;
+    }
+    if (!ascii) return utf8.decode(bytes.subarray(start, end));
+    return end - start <= RECENT_MAX_LENGTH ? recentString(bytes, start, end, hash) : bytes.toString('latin1', start, end);
+  }
+
+  /** Any other value: a literal, a number, a string with escapes, a whole array or object. */
   private parse(start: number, end: number): unknown {
     const bytes = this.bytes;
     // Literals are known by their first byte in strict JSON; no string or parse needed.
@@ -110,18 +134,6 @@ class Scanner {
     if (first === 0x74) return true;
     if (first === 0x66) return false;
     if (first === 0x6e) return null;
-    // Most built values are short ASCII strings without escapes (even in a row with non-ASCII text
-    // elsewhere): Latin-1 reads them as they are, no JSON.parse needed.
-    if (bytes[start] === QUOTE) {
-      let hash = 0;
-      let plain = true;
-      for (let k = start + 1; k < end - 1 && plain; k++) {
-        const byte = bytes[k] as number;
-        plain = byte < 0x80 && byte !== BACKSLASH;
-        hash = (hash * 31 + byte) | 0;
-      }
-      if (plain) return end - start - 2 <= RECENT_MAX_LENGTH ? recentString(bytes, start + 1, end - 1, hash) : bytes.toString('latin1', start + 1, end - 1);
-    }
     let ascii = true;
     for (let k = start; k < end && ascii; k++) ascii = (bytes[k] as number) < 0x80;
     return JSON.parse(ascii ? bytes.toString('latin1', start, end) : utf8.decode(bytes.subarray(start, end)));
