@@ -50,6 +50,7 @@ export async function profileStage(input: { outPrefix: string; allowPartialRollo
     materializedInputsPath: materializedInputsPath(input.outPrefix),
     rolloutsPath: `${input.outPrefix}.jsonl`,
     allowPartialRollouts: input.allowPartialRollouts,
+    canonicalInputs: true,
     onGroup: (row) => {
       for (const [outcome, n] of Object.entries(countOutcomes([row], input.allowPartialRollouts))) outcomes[outcome as keyof typeof outcomes] += n;
     },

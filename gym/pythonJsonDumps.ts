@@ -106,6 +106,11 @@ export function orjsonFloatRepr(x: number): string {
   return /[.e]/.test(fixed) ? fixed : `${fixed}.0`;
 }
 
+/** JSON text already in orjson's compact form, written as it is by orjsonDumps (compact only). */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
 /**
  * `orjson.dumps(value)` (compact, UTF-8, `OPT_INDENT_2` with `indent: 2`) of a Python value. Python's
  * types are read from the value where it carries them: a `Map` (as `loadsPythonJson` decodes) is a
@@ -120,6 +125,10 @@ export function orjsonDumps(value: unknown, opts: { indent?: 2 } = {}): string {
     if (typeof v === 'bigint') return v.toString();
     if (typeof v === 'number') return typed || !Number.isInteger(v) ? orjsonFloatRepr(v) : String(v);
     if (typeof v === 'string') return JSON.stringify(v);
+    if (v instanceof RawJson) {
+      if (indent !== undefined) throw new Error('raw JSON text cannot be indented');
+      return v.text;
+    }
     const pad = indent === undefined ? '' : `\n${' '.repeat(indent * (depth + 1))}`;
     const close = indent === undefined ? '' : `\n${' '.repeat(indent * depth)}`;
     const sep = indent === undefined ? ':' : ': ';

@@ -8,9 +8,9 @@ import { completionSummary, profileTables, type CompletionSummary, type GroupLev
 import { InputTable, NumberColumn, RolloutTable } from './rewardProfile/table';
 export { RewardProfileError } from './errors';
 import { orjsonDumps, pythonRound } from './pythonJsonDumps';
-import { RolloutNumberKinds, sampleValue } from './rewardProfile/pythonTypes';
+import { canonicalSample, RolloutNumberKinds, sampleValue } from './rewardProfile/pythonTypes';
 import { NotInKeyOrder, profileKeyOrdered, type ProfiledInput, type ProfiledResult, type ProfileSources, type StreamedGroup } from './rewardProfile/stream';
-import type { PyDict } from './pythonJson';
+import type { PyDict, PyValue } from './pythonJson';
 
 // `ng_reward_profile` on files: reads the materialized inputs and the rollouts, profiles them and
 // writes `<rollouts stem>_reward_profiling.jsonl` and `<rollouts stem>_agent_metrics.json` beside the
@@ -99,6 +99,9 @@ export interface RewardProfileOptions {
   allowPartialRollouts?: boolean;
   /** Each group row as written, its `sample` left out: for callers that summarize the tasks. */
   onGroup?: (row: GroupLevelMetrics) => void;
+  /** The materialized inputs are orjson's own bytes (a pipeline's materialization writes them so):
+   * samples are then cut out of their lines rather than decoded and written again. */
+  canonicalInputs?: boolean;
 }
 
 async function* resultsOfFile(rolloutsPath: string): AsyncGenerator<ProfiledResult> {
@@ -165,17 +168,18 @@ interface Profiled {
 }
 
 /** A sample as upstream writes it: the input line with Python's types, indices removed. */
-async function readSample(file: FileHandle, place: { byteOffset: number; byteLength: number }): Promise<PyDict> {
+async function readSample(file: FileHandle, place: { byteOffset: number; byteLength: number }, canonical: boolean): Promise<PyValue> {
   const line = Buffer.alloc(place.byteLength);
   // One short read of a line just written, from the page cache: synchronous costs less than a trip
   // through the thread pool, once per task.
   readSync(file.fd, line, 0, line.length, place.byteOffset);
-  return sampleValue(line.toString('utf8').replace(/^\uFEFF/, '').trimEnd());
+  const text = line.toString('utf8').replace(/^\uFEFF/, '').trimEnd();
+  return (canonical ? (canonicalSample(text) as unknown as PyValue | undefined) : undefined) ?? sampleValue(text);
 }
 
 async function streamedProfile(sources: ProfileSources, opts: RewardProfileOptions, inputsFile: FileHandle): Promise<Profiled> {
   const profile = await profileKeyOrdered(sources, opts.allowPartialRollouts ?? false);
-  return { summary: profile.summary, groups: profile.groups((input) => readSample(inputsFile, input)), agents: () => profile.agents() };
+  return { summary: profile.summary, groups: profile.groups((input) => readSample(inputsFile, input, opts.canonicalInputs ?? false)), agents: () => profile.agents() };
 }
 
 async function tableProfile(sources: ProfileSources, opts: RewardProfileOptions, inputsFile: FileHandle): Promise<Profiled> {
@@ -192,7 +196,7 @@ async function tableProfile(sources: ProfileSources, opts: RewardProfileOptions,
     for (const { row, rollouts } of profile.groups((i) => i)) {
       // The sample key already sits where upstream puts it; only its value is filled in, re-read with
       // Python's types so its numbers keep the form they have in the materialized inputs.
-      const typed = kinds.groupRow(row, rollouts, await readSample(inputsFile, samples.place(row.sample as number)));
+      const typed = kinds.groupRow(row, rollouts, await readSample(inputsFile, samples.place(row.sample as number), opts.canonicalInputs ?? false));
       const { sample: _sample, ...stats } = row;
       yield { row: stats, typed };
     }

@@ -1,4 +1,5 @@
 import { loadsPythonJson, type PyDict, type PyValue } from '../pythonJson';
+import { RawJson } from '../pythonJsonDumps';
 import { lineKinds, type LineKinds } from './numberKinds';
 import { NumberColumn, ROLLOUT, TASK } from './table';
 
@@ -110,6 +111,19 @@ export class RolloutNumberKinds {
   agentRow(row: Row): PyDict {
     return new Map(Object.entries(row).map(([k, v]) => [k, k === 'agent_ref' ? (v as PyValue) : this.statValue(k, v)]));
   }
+}
+
+/** The two keys materialization appends to a row, last, as NeMo Gym does. */
+const APPENDED_KEYS = /,"_ng_task_index":\d+,"_ng_rollout_index":\d+\}$/;
+
+/**
+ * The `sample` of a line in orjson's own bytes (what a pipeline's materialization writes): the line
+ * without the two keys it ends with, which is what decoding it and writing it back would give,
+ * without the decoding. Undefined when the keys are not where materialization puts them.
+ */
+export function canonicalSample(line: string): RawJson | undefined {
+  const keys = APPENDED_KEYS.exec(line);
+  return keys ? new RawJson(`${line.slice(0, keys.index)}}`) : undefined;
 }
 
 /** A materialized input line as the `sample` of its group: decoded with Python's types, indices removed. */

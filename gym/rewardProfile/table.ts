@@ -80,10 +80,28 @@ function usageOf(result: Row): Row {
  * usage wins), numbers and bools (as 0/1) only, the keys and the agent name left out.
  */
 export function forEachStat(result: Row, visit: (key: string, value: number) => void): void {
-  for (const [k, v] of Object.entries({ ...result, ...usageOf(result) })) {
+  const usage = usageOf(result);
+  const cell = (k: string, v: unknown) => {
     const n = numericOrUndefined(v);
     if (n !== undefined && k !== TASK && k !== ROLLOUT && k !== AGENT_NAME) visit(k, n);
+  };
+  if (hasIntegerLikeKey(usage)) {
+    // A merged object lists integer-like keys first, whichever side they came from.
+    for (const [k, v] of Object.entries({ ...result, ...usage })) cell(k, v);
+    return;
   }
+  // The merge without building it: the result's keys in order (usage's value where it has one),
+  // then usage's own.
+  for (const k in result) cell(k, Object.hasOwn(usage, k) ? usage[k] : result[k]);
+  for (const k in usage) if (!Object.hasOwn(result, k)) cell(k, usage[k]);
+}
+
+function hasIntegerLikeKey(row: Row): boolean {
+  for (const k in row) {
+    const c = k.charCodeAt(0);
+    if (c >= 48 && c <= 57) return true;
+  }
+  return false;
 }
 
 /** The key order one kind of rollout has in the stats frame and in its `rollout_infos` entry. */

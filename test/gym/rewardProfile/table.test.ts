@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { NumberColumn, RolloutTable } from '../../../gym/rewardProfile/table';
+import { forEachStat, NumberColumn, RolloutTable } from '../../../gym/rewardProfile/table';
+import { random } from '../../helpers/random';
 
 test('a column reads back every value it was given, NaN where none was, across growth and widening', () => {
   const column = new NumberColumn();
@@ -50,4 +51,22 @@ test('rows added in key order keep their order, and one added out of order sorts
   assert.deepEqual([...table.keyOrder()], [0, 1, 3, 2]);
   assert.equal(table.firstOfTask(1), 3);
   assert.deepEqual([...other.keyOrder()], [0]);
+});
+
+test('forEachStat visits `result | usage` in the merged object\'s order, integer-like keys included', () => {
+  const next = random(11);
+  const keys = ['reward', 'input_tokens', 'ok', '2', '10', 'x', '_ng_task_index', 'agent_name', 'total_tokens'];
+  const values = [1, 0.5, true, false, 'text', null, [1], { a: 1 }, 7];
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(next() * xs.length)]!;
+  for (let trial = 0; trial < 500; trial++) {
+    const object = () => Object.fromEntries(Array.from({ length: Math.floor(next() * 5) }, () => [pick(keys), pick(values)]));
+    const usage = next() < 0.2 ? null : object();
+    const result = { ...object(), response: { usage } };
+    const visited: [string, number][] = [];
+    forEachStat(result, (k, n) => visited.push([k, n]));
+    const expected = Object.entries({ ...result, ...(usage ?? {}) })
+      .filter(([k, v]) => (typeof v === 'number' || typeof v === 'boolean') && !['_ng_task_index', '_ng_rollout_index', 'agent_name'].includes(k))
+      .map(([k, v]) => [k, typeof v === 'boolean' ? Number(v) : v]);
+    assert.deepEqual(visited, expected, JSON.stringify(result));
+  }
 });
