@@ -116,10 +116,10 @@ export class ChunkThreads {
     return index < this.chunks ? index : undefined;
   }
 
-  /** Lets the workers' messages in (they arrive between turns of the event loop); undefined when
-   * no worker is running. */
+  /** A turn of the event loop, between chunks: lets the workers' messages in, and whatever else
+   * the process runs (a Temporal worker's activities) go on while a large file is checked here. */
   async receive(): Promise<void> {
-    if (this.workers.length > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
   /** A chunk a worker checked, once it has arrived; undefined when no worker will deliver it (it

@@ -58,14 +58,25 @@ test('a CR or CRLF split across reads still counts as one line break', async () 
   });
 });
 
-test('a 100k-row file streams to the right metrics', async () => {
+test('a 100k-row file streams to the right metrics, letting the event loop turn as it goes', async () => {
   await withTempDir(async (dir) => {
     const file = path.join(dir, 'rows.jsonl');
     const row = validRow('weather_agent') + '\n';
     await writeFile(file, row.repeat(100_000));
+    // A Temporal worker validates on its own thread: its other work must not wait for a whole file.
+    let turns = 0;
+    let checking = true;
+    const turn = () => {
+      if (!checking) return;
+      turns++;
+      setImmediate(turn);
+    };
+    setImmediate(turn);
     const result = await validatePivotDataset({ path: file });
+    checking = false;
     assert.equal(result.exitCode, 0);
     assert.match(result.stdout, /^rows: 100000\nagent_ref:\n  weather_agent: 100000\n/);
+    assert.ok(turns > 5, `${turns} turns of the event loop`);
   });
 });
 
