@@ -1,7 +1,10 @@
 // Types of bin/workerHeap.js, which stays plain JavaScript because it runs before any TypeScript loader.
 
-/** The node flags a worker process runs with (`--max-old-space-size=N`, from PIVOT_MINER_WORKER_HEAP_MB). */
+/** The node flags a worker process runs with (`--max-old-space-size=N` from PIVOT_MINER_WORKER_HEAP_MB, `--max-semi-space-size=4`). */
 export function workerHeapArgs(env?: NodeJS.ProcessEnv): string[];
+
+/** `env` with MALLOC_ARENA_MAX=2 unless it is set or PIVOT_MINER_WORKER_HEAP_MB is 0. */
+export function workerProcessEnv<E extends NodeJS.ProcessEnv>(env?: E): E;
 
 /** Starts this `worker` command again in a child with the heap flag when it lacks one; true when it did. */
 export function relaunchWorkerWithHeapLimit(): boolean;

@@ -7,7 +7,7 @@ import { writeAggregateMetrics } from '../../activities/aggregateMetrics';
 import { profileStage } from '../../activities/profile';
 import { materializedInputsPath, mergedPaths, writeChunkIndex } from '../../activities/chunkIndex';
 import { RowIndexWriter } from '../../activities/rowIndex';
-import { workerHeapArgs } from '../../bin/workerHeap';
+import { workerHeapArgs, workerProcessEnv } from '../../bin/workerHeap';
 import { rolloutDigest } from '../../gym/aggregateMetrics';
 import type { JsonDict } from '../../gym/kindedJson';
 import { loadNow, NUM_SAMPLES } from './benchContext';
@@ -149,7 +149,7 @@ async function measure(outPrefix: string): Promise<ChildFigures> {
 
 function runChild(outPrefix: string): Promise<ChildFigures> {
   // With the worker's heap flag, as the tail runs in a worker.
-  const child = spawn(process.execPath, [...workerHeapArgs(), ...process.execArgv, __filename, `--child=${outPrefix}`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...workerHeapArgs(), ...process.execArgv, __filename, `--child=${outPrefix}`], { stdio: ['ignore', 'pipe', 'inherit'], env: workerProcessEnv() });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   return new Promise((resolve, reject) => {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import path from 'node:path';
-import { workerHeapArgs } from '../../bin/workerHeap';
+import { workerHeapArgs, workerProcessEnv } from '../../bin/workerHeap';
 
 // `pivot-miner worker` as a child process, the way a fleet runs it: the Temporal address, task
 // queue and artifact locations come from the environment, exactly as on a real host.
@@ -18,16 +18,16 @@ export interface WorkerProcessOptions {
 }
 
 export function spawnWorkerProcess(opts: WorkerProcessOptions): ChildProcess {
-  const env: NodeJS.ProcessEnv = {
+  const env: NodeJS.ProcessEnv = workerProcessEnv({
     ...process.env,
     TEMPORAL_ADDRESS: opts.temporalAddress,
     PIVOT_MINER_TASK_QUEUE: opts.taskQueue,
     ...opts.env,
-  };
+  });
   if (opts.artifactsRoot) env.PIVOT_MINER_ARTIFACTS_ROOT = opts.artifactsRoot;
   if (opts.baseDir) env.PIVOT_MINER_BASE_DIR = opts.baseDir;
-  // The heap flag on the command line, as bin/pivot-miner.js would otherwise add it in a second
-  // process: the pid returned here is the worker itself (tests and benches signal and measure it).
+  // The heap flags on the command line and malloc's arenas in the environment, as bin/pivot-miner.js
+  // would otherwise set them in a second process: the pid returned here is the worker itself (tests and benches signal and measure it).
   return spawn(process.execPath, [...workerHeapArgs(env), path.join(repoRoot, 'bin/pivot-miner.js'), 'worker'], {
     cwd: repoRoot,
     env,

@@ -4,20 +4,26 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
-import { workerHeapArgs } from '../../bin/workerHeap';
+import { workerHeapArgs, workerProcessEnv } from '../../bin/workerHeap';
 
-// A worker runs with a capped V8 old space: `pivot-miner worker` started without the flag starts
-// itself again with it, passes signals on, and never leaves its child running when it is killed.
+// A worker runs with a capped V8 heap and malloc arenas: `pivot-miner worker` started without the
+// flags starts itself again with them, passes signals on, and never leaves its child running when it is killed.
 
 const repoRoot = path.resolve(__dirname, '../..');
 const alive = (pid: number) => existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
 const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
 
-test('the heap flag comes from PIVOT_MINER_WORKER_HEAP_MB, 1024 MB by default, none for 0', () => {
-  assert.deepEqual(workerHeapArgs({}), ['--max-old-space-size=1024']);
-  assert.deepEqual(workerHeapArgs({ PIVOT_MINER_WORKER_HEAP_MB: ' 512 ' }), ['--max-old-space-size=512']);
+test('the heap flags come from PIVOT_MINER_WORKER_HEAP_MB, 1024 MB by default, none for 0', () => {
+  assert.deepEqual(workerHeapArgs({}), ['--max-old-space-size=1024', '--max-semi-space-size=4']);
+  assert.deepEqual(workerHeapArgs({ PIVOT_MINER_WORKER_HEAP_MB: ' 512 ' }), ['--max-old-space-size=512', '--max-semi-space-size=4']);
   assert.deepEqual(workerHeapArgs({ PIVOT_MINER_WORKER_HEAP_MB: '0' }), []);
   assert.throws(() => workerHeapArgs({ PIVOT_MINER_WORKER_HEAP_MB: '1.5g' }), /PIVOT_MINER_WORKER_HEAP_MB: 1\.5g is not a whole number of megabytes/);
+});
+
+test('malloc arenas are capped unless the caller set them or turned the memory settings off', () => {
+  assert.deepEqual(workerProcessEnv({ A: 'b' }), { A: 'b', MALLOC_ARENA_MAX: '2' });
+  assert.deepEqual(workerProcessEnv({ MALLOC_ARENA_MAX: '8' }), { MALLOC_ARENA_MAX: '8' });
+  assert.deepEqual(workerProcessEnv({ PIVOT_MINER_WORKER_HEAP_MB: '0' }), { PIVOT_MINER_WORKER_HEAP_MB: '0' });
 });
 
 /** `pivot-miner worker` against a port nothing listens on, so it sits retrying its connection. */
@@ -47,6 +53,7 @@ test('a worker started without the flag runs in a child with it, and SIGTERM rea
   const wrapper = startWorker();
   const worker = await childOf(wrapper.pid!);
   assert.ok(cmdline(worker).includes('--max-old-space-size=1024'), cmdline(worker).join(' '));
+  assert.ok(readFileSync(`/proc/${worker}/environ`, 'utf8').split('\0').includes('MALLOC_ARENA_MAX=2'));
   const exited = new Promise<NodeJS.Signals | null>((resolve) => wrapper.once('exit', (_code, signal) => resolve(signal)));
   wrapper.kill('SIGTERM');
   assert.equal(await exited, 'SIGTERM');

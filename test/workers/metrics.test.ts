@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import YAML from 'yaml';
-import { workerHeapArgs } from '../../bin/workerHeap';
+import { workerHeapArgs, workerProcessEnv } from '../../bin/workerHeap';
 import { freePort } from '../../scripts/lib/net';
 import { stopProcess } from '../../scripts/lib/workerProcess';
 import { METRICS_ADDRESS_ENV, metricsBindAddress } from '../../workers/metrics';
@@ -92,9 +92,9 @@ interface WorkerProcess {
 }
 
 function startWorker(taskQueue: string, args: string[], extraEnv: Record<string, string> = {}): WorkerProcess {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, TEMPORAL_ADDRESS: env.address, PIVOT_MINER_TASK_QUEUE: taskQueue, PIVOT_MINER_BASE_DIR: baseDir, PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts'), ...extraEnv };
+  const childEnv: NodeJS.ProcessEnv = workerProcessEnv({ ...process.env, TEMPORAL_ADDRESS: env.address, PIVOT_MINER_TASK_QUEUE: taskQueue, PIVOT_MINER_BASE_DIR: baseDir, PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts'), ...extraEnv });
   if (!(METRICS_ADDRESS_ENV in extraEnv)) delete childEnv[METRICS_ADDRESS_ENV];
-  // With the heap flag, as our launchers start a worker: one process, whose sockets the test reads.
+  // With the heap flags and environment, as our launchers start a worker: one process, whose sockets the test reads.
   const child = spawn(process.execPath, [...workerHeapArgs(childEnv), path.join(repoRoot, 'bin/pivot-miner.js'), 'worker', ...args], { cwd: repoRoot, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
