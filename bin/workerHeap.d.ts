@@ -1,6 +1,6 @@
 // Types of bin/workerHeap.js, which stays plain JavaScript because it runs before any TypeScript loader.
 
-/** The node flags a worker process runs with (`--max-old-space-size=N` from PIVOT_MINER_WORKER_HEAP_MB, `--max-semi-space-size=4`). */
+/** The node flags a worker process runs with (`--max-old-space-size=N`, from PIVOT_MINER_WORKER_HEAP_MB). */
 export function workerHeapArgs(env?: NodeJS.ProcessEnv): string[];
 
 /** `env` with MALLOC_ARENA_MAX=2 unless it is set or PIVOT_MINER_WORKER_HEAP_MB is 0. */

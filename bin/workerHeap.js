@@ -1,17 +1,16 @@
 // The memory a worker process runs with. Every stage streams, so a worker's live JS heap stays
 // small (40-60 MB); what makes its RSS is the room V8 and malloc keep around that live set, so a
-// worker narrows three defaults (PIVOT_MINER_WORKER_HEAP_MB=0 keeps all of Node's and glibc's own):
+// worker narrows two defaults (PIVOT_MINER_WORKER_HEAP_MB=0 keeps Node's and glibc's own):
 // - `--max-old-space-size` (PIVOT_MINER_WORKER_HEAP_MB, default 1024, still some 20 times the live
 //   set): V8 sizes the old space from its limit. Under Node's default here (4 GB) it lets the old
 //   space grow to four times the live set between full collections; under a limit below 2 GB by
 //   1.3-2x instead. A 10k-rollout local profile peaked at 366 MB without it, 276 MB with it.
-// - `--max-semi-space-size=4`: V8's young generation is three semi-spaces of up to 16 MB, resident
-//   once touched, and a worker's young garbage (parsed rollouts, HTTP bodies) dies within a chunk,
-//   so smaller semi-spaces cost a few more scavenges of the same few survivors.
 // - MALLOC_ARENA_MAX=2: glibc gives each thread that mallocs (Temporal core's Tokio threads,
-//   libuv's pool) an arena of its own, up to 8 per core, and each keeps what it freed. With the
-//   last two, a 60k-rollout local profile peaked at 210 MB instead of 282 MB, and a worker's peak
-//   no longer grows with the size of the run (1.00x from 10k to 60k rollouts, was 1.10x).
+//   libuv's pool) an arena of its own, up to 8 per core, and each keeps what it freed. With it a
+//   60k-rollout local profile peaked at 242 MB instead of 282 MB, 1.05x the 10k peak (was 1.10x).
+// The young generation is left at V8's size: 4 MB semi-spaces saved another 30 MB but cost the
+// collect stage a third more worker CPU (its in-flight bodies outlive small semi-spaces and get
+// promoted), which on two cores took durable/bare throughput from 0.91 to 0.84.
 //
 // Plain JavaScript: it runs before any TypeScript loader, and V8 flags and malloc's environment
 // only take effect when a process starts, so a worker started without them starts itself again
@@ -21,7 +20,6 @@ const { spawn } = require('node:child_process');
 
 const DEFAULT_HEAP_MB = 1024;
 const HEAP_FLAG = '--max-old-space-size';
-const SEMI_SPACE_MB = 4;
 const MALLOC_ARENAS = '2';
 /** Set in a worker started by the relaunch below, which must not outlive the process that started it. */
 const RELAUNCHED = 'PIVOT_MINER_WORKER_RELAUNCHED';
@@ -37,7 +35,7 @@ function workerHeapMb(env) {
 /** The node flags a worker process runs with. */
 function workerHeapArgs(env = process.env) {
   const mb = workerHeapMb(env);
-  return mb === 0 ? [] : [`${HEAP_FLAG}=${mb}`, `--max-semi-space-size=${SEMI_SPACE_MB}`];
+  return mb === 0 ? [] : [`${HEAP_FLAG}=${mb}`];
 }
 
 /** The environment a worker process runs with: `env` with malloc's arenas capped, unless the

@@ -13,9 +13,9 @@ const repoRoot = path.resolve(__dirname, '../..');
 const alive = (pid: number) => existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, 'utf8'));
 const cmdline = (pid: number) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
 
-test('the heap flags come from PIVOT_MINER_WORKER_HEAP_MB, 1024 MB by default, none for 0', () => {
-  assert.deepEqual(workerHeapArgs({}), ['--max-old-space-size=1024', '--max-semi-space-size=4']);
-  assert.deepEqual(workerHeapArgs({ PIVOT_MINER_WORKER_HEAP_MB: ' 512 ' }), ['--max-old-space-size=512', '--max-semi-space-size=4']);
+test('the heap flag comes from PIVOT_MINER_WORKER_HEAP_MB, 1024 MB by default, none for 0', () => {
+  assert.deepEqual(workerHeapArgs({}), ['--max-old-space-size=1024']);
+  assert.deepEqual(workerHeapArgs({ PIVOT_MINER_WORKER_HEAP_MB: ' 512 ' }), ['--max-old-space-size=512']);
   assert.deepEqual(workerHeapArgs({ PIVOT_MINER_WORKER_HEAP_MB: '0' }), []);
   assert.throws(() => workerHeapArgs({ PIVOT_MINER_WORKER_HEAP_MB: '1.5g' }), /PIVOT_MINER_WORKER_HEAP_MB: 1\.5g is not a whole number of megabytes/);
 });
