@@ -3,6 +3,7 @@
 // reference is checked against fixtures/verifier/vectors.jsonl.
 import type { ExpectedAction } from './schemas';
 import type { VerifyResult } from './verifier/categories';
+import * as categories from './verifier/categories';
 import * as compare from './verifier/compare';
 import type { FunctionCall } from './verifier/compare';
 import * as comparatorConfig from './verifier/config';
@@ -22,6 +23,7 @@ export { extractAction, verifierResponseSchema, type VerifierResponse } from './
 // Bound once: every read of an import goes through the module's export getter, which would cost
 // a call per use on every verified response.
 const { compareOneCall, compareToolCalls } = compare;
+const { verdictOf } = categories;
 const { resolveComparatorConfig } = comparatorConfig;
 const { extractAction } = extract;
 
@@ -40,10 +42,10 @@ export function compareAction(
   if (expectedAction.type === 'message') {
     // The message content is never compared: any chat message is the expected kind of action.
     return actualAction.type === 'message'
-      ? { reward: 1, category: 'EXPECTED_CHAT_MESSAGE_FOUND' }
-      : { reward: 0, category: 'NO_EXPECTED_CHAT_MESSAGE' };
+      ? verdictOf.EXPECTED_CHAT_MESSAGE_FOUND
+      : verdictOf.NO_EXPECTED_CHAT_MESSAGE;
   }
-  if (actualAction.type === 'message') return { reward: 0, category: 'NO_EXPECTED_TOOL_CALL' };
+  if (actualAction.type === 'message') return verdictOf.NO_EXPECTED_TOOL_CALL;
   if (expectedAction.type === 'function_call' && actualAction.type === 'function_call') return compareOneCall(expectedAction, actualAction, config);
   return compareToolCalls(toolCallsOf(expectedAction), toolCallsOf(actualAction), config);
 }
@@ -60,6 +62,6 @@ export function verifyResponse(
   config: ToolCallComparatorConfigInput,
 ): VerifyResult {
   const actualAction = extractAction(response.output);
-  if (actualAction === null) return { reward: 0, category: 'NO_ACTION_FOUND' };
+  if (actualAction === null) return verdictOf.NO_ACTION_FOUND;
   return compareAction(expectedAction, actualAction, resolveComparatorConfig(config));
 }

@@ -20,6 +20,31 @@ export const stepRewardCategoryText = {
 export type StepRewardCategory = keyof typeof stepRewardCategoryText;
 
 export interface VerifyResult {
-  reward: number;
-  category: StepRewardCategory;
+  readonly reward: number;
+  readonly category: StepRewardCategory;
 }
+
+function verdict<C extends StepRewardCategory>(reward: 0 | 1, category: C): VerifyResult & { readonly category: C } {
+  return Object.freeze({ reward, category });
+}
+
+/**
+ * The verdict of each category at its all-or-nothing reward, frozen and shared: a verdict is read
+ * and never changed, and a verifier that built a fresh one per response would spend a real part
+ * of its time on allocation and collection. Only fractional batch rewards are built per call.
+ */
+export const verdictOf = {
+  NO_ACTION_FOUND: verdict(0, 'NO_ACTION_FOUND'),
+  NO_EXPECTED_TOOL_CALL: verdict(0, 'NO_EXPECTED_TOOL_CALL'),
+  EXPECTED_CHAT_MESSAGE_FOUND: verdict(1, 'EXPECTED_CHAT_MESSAGE_FOUND'),
+  NO_EXPECTED_CHAT_MESSAGE: verdict(0, 'NO_EXPECTED_CHAT_MESSAGE'),
+  UNEXPECTED_TOOL: verdict(0, 'UNEXPECTED_TOOL'),
+  ARGUMENTS_DECODE_ERROR: verdict(0, 'ARGUMENTS_DECODE_ERROR'),
+  ARGUMENT_VALUE_TYPE_DIFFERENT: verdict(0, 'ARGUMENT_VALUE_TYPE_DIFFERENT'),
+  ARGUMENT_OBJECT_KEYS_DIFFERENT: verdict(0, 'ARGUMENT_OBJECT_KEYS_DIFFERENT'),
+  ARGUMENT_LIST_LENGTH_DIFFERENT: verdict(0, 'ARGUMENT_LIST_LENGTH_DIFFERENT'),
+  ARGUMENT_VALUE_DIFFERENT: verdict(0, 'ARGUMENT_VALUE_DIFFERENT'),
+  EXPECTED_TOOL_CALL: verdict(1, 'EXPECTED_TOOL_CALL'),
+  FUNCTION_CALL_BATCH_LENGTH_DIFFERENT: verdict(0, 'FUNCTION_CALL_BATCH_LENGTH_DIFFERENT'),
+  EXPECTED_TOOL_CALL_BATCH: verdict(1, 'EXPECTED_TOOL_CALL_BATCH'),
+} as const satisfies { readonly [C in StepRewardCategory]: VerifyResult };

@@ -1,3 +1,4 @@
+import * as categories from './categories';
 import type { StepRewardCategory, VerifyResult } from './categories';
 import type { ToolCallComparatorConfig } from './config';
 import { decodePythonJson, PythonJsonFailure, type PyDict, type PyValue } from '../pythonJson';
@@ -7,6 +8,7 @@ import { stringsMatch } from './pythonText';
 // Bound once: every read of an import goes through the module's export getter, which would cost
 // a call per verified tool call.
 const { compareArgumentTexts, UNDECIDED } = argumentPair;
+const { verdictOf } = categories;
 
 export interface FunctionCall {
   name: string;
@@ -101,16 +103,16 @@ function compareDecodedArguments(expected: FunctionCall, actual: FunctionCall, c
   const expectedArguments = decodePythonJson(expected.arguments);
   if (expectedArguments instanceof PythonJsonFailure) throw new ExpectedArgumentsDecodeError(expected.name, expectedArguments);
   const actualArguments = actual.arguments === expected.arguments ? expectedArguments : decodePythonJson(actual.arguments);
-  if (actualArguments instanceof PythonJsonFailure) return { reward: 0, category: 'ARGUMENTS_DECODE_ERROR' };
+  if (actualArguments instanceof PythonJsonFailure) return verdictOf.ARGUMENTS_DECODE_ERROR;
   const mismatch = compareArgumentValues(expectedArguments, actualArguments, config);
-  return mismatch ? { reward: 0, category: mismatch } : { reward: 1, category: 'EXPECTED_TOOL_CALL' };
+  return verdictOf[mismatch ?? 'EXPECTED_TOOL_CALL'];
 }
 
 /** NeMo Gym's `compare_tool_call`: one expected call against one actual call. */
 export function compareOneCall(expected: FunctionCall, actual: FunctionCall, config: ToolCallComparatorConfig): VerifyResult {
   // The name is checked before anything is decoded, so a wrong tool with broken arguments is
   // reported as the wrong tool.
-  if (expected.name !== actual.name) return { reward: 0, category: 'UNEXPECTED_TOOL' };
+  if (expected.name !== actual.name) return verdictOf.UNEXPECTED_TOOL;
   const inPlace = compareArgumentTexts(
     expected.arguments,
     actual.arguments,
@@ -118,7 +120,7 @@ export function compareOneCall(expected: FunctionCall, actual: FunctionCall, con
     config.word_count_similarity_threshold,
   );
   if (inPlace === UNDECIDED) return compareDecodedArguments(expected, actual, config);
-  return inPlace ? { reward: 0, category: inPlace } : { reward: 1, category: 'EXPECTED_TOOL_CALL' };
+  return verdictOf[inPlace ?? 'EXPECTED_TOOL_CALL'];
 }
 
 /** Kuhn's search for an augmenting path from one expected call, candidates ascending. A module
@@ -176,7 +178,7 @@ function scoreMatchedCalls(
 export function compareToolCalls(expected: FunctionCall[], actual: FunctionCall[], config: ToolCallComparatorConfig): VerifyResult {
   if (expected.length === 1 && actual.length === 1) return compareOneCall(expected[0] as FunctionCall, actual[0] as FunctionCall, config);
   if (!isCallCountAdmissible(expected.length, actual.length, config)) {
-    return { reward: 0, category: 'FUNCTION_CALL_BATCH_LENGTH_DIFFERENT' };
+    return verdictOf.FUNCTION_CALL_BATCH_LENGTH_DIFFERENT;
   }
 
   const candidates: number[][] = [];
@@ -198,7 +200,7 @@ export function compareToolCalls(expected: FunctionCall[], actual: FunctionCall[
   const matching = findMaximumMatching(candidates);
   const reward = scoreMatchedCalls(matching.size, expected.length, actual.length, config);
   if (reward === 1) {
-    return { reward, category: expected.length === 1 ? 'EXPECTED_TOOL_CALL' : 'EXPECTED_TOOL_CALL_BATCH' };
+    return verdictOf[expected.length === 1 ? 'EXPECTED_TOOL_CALL' : 'EXPECTED_TOOL_CALL_BATCH'];
   }
   const matchedExpected = new Set(matching.values());
   const firstUnmatched = expected.findIndex((_, index) => !matchedExpected.has(index));

@@ -83,6 +83,17 @@ function verifyArgs(expectedArgs: string, actualArgs: string, config: ToolCallCo
   return verifyResponse(expected, { output: [call('f', actualArgs)] }, config);
 }
 
+test('shared verdicts are frozen, so no caller can change another response\'s reward', () => {
+  const first = verifyArgs('{"a": 1}', '{"a": 2}');
+  const second = verifyArgs('{"a": 1}', '{"a": 3}');
+  assert.deepEqual(first, { reward: 0, category: 'ARGUMENT_VALUE_DIFFERENT' });
+  assert.equal(first, second);
+  assert.throws(() => {
+    (first as { reward: number }).reward = 1;
+  }, TypeError);
+  assert.deepEqual(verifyArgs('{"a": 1}', '{"a": 4}'), { reward: 0, category: 'ARGUMENT_VALUE_DIFFERENT' });
+});
+
 test('config defaults are NeMo Gym defaults and the threshold is required', () => {
   assert.deepEqual(toolCallComparatorConfigSchema.parse({ word_count_similarity_threshold: 0.1 }), {
     word_count_similarity_threshold: 0.1,
