@@ -50,11 +50,11 @@ function hasHeapFlag(execArgv, nodeOptions) {
 }
 
 /**
- * Runs this `worker` command again in a child with the heap flags and environment, unless the
- * process already has an old-space limit (our own launchers pass the flags and environment) or
- * none is wanted; returns whether it did. Signals are passed on,
- * and the child's exit is this process's exit. If this process dies without passing anything on (a
- * SIGKILL), the child sees its IPC channel close and kills itself, so no worker outlives it.
+ * Runs this `worker` command again in a child with the heap flag and environment, unless the
+ * process already has an old-space limit (our own launchers pass both) or none is wanted; returns
+ * whether it did. Signals are passed on, and the child's exit is this process's exit. If this
+ * process dies without passing anything on (a SIGKILL), the child sees its IPC channel close and
+ * kills itself, so no worker outlives it.
  */
 function relaunchWorkerWithHeapLimit() {
   if (process.env[RELAUNCHED] === '1') {

@@ -59,7 +59,7 @@ async function main(): Promise<void> {
       `${os.cpus().length} CPUs, load ${loadAtStart}`);
     log(`worker = \`pivot-miner worker\` child process (one fresh per figure); chunk_size ${chunkSize}, ${chunksInFlight} chunks in flight, ` +
       `max_concurrency ${CONCURRENCY} (${productChunking ? 'the product defaults' : `NOT the product defaults ${DEFAULT_CHUNK_SIZE} / ${DEFAULT_CHUNKS_IN_FLIGHT}: figures for a candidate default only`}); work dir ${dir}`);
-    const heapEnv = workerMaxOldSpaceMb === undefined ? process.env : { PIVOT_MINER_WORKER_HEAP_MB: String(workerMaxOldSpaceMb) };
+    const heapEnv = workerMaxOldSpaceMb === undefined ? process.env : { ...process.env, PIVOT_MINER_WORKER_HEAP_MB: String(workerMaxOldSpaceMb) };
     log(`worker memory: ${workerHeapArgs(heapEnv).join(' ') || "Node's default V8 heap"}, MALLOC_ARENA_MAX=${workerProcessEnv(heapEnv).MALLOC_ARENA_MAX ?? "glibc's default"}` +
       `${workerMaxOldSpaceMb === undefined ? ' (the product default)' : ' (--worker-max-old-space-mb, NOT the product default)'}`);
     if (workerHeapProbe) log('--worker-heap: workers force a full GC every 5 s to sample their live heap, so their RSS figures are lower than the product\'s');
