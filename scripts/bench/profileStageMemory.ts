@@ -3,8 +3,8 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { writeAggregateMetrics } from '../../activities/aggregateMetrics';
-import { profileStage } from '../../activities/profile';
+import { profileWithAggregateMetrics } from '../../activities/finishStage';
+import type { ProfileResult } from '../../contracts/payloads';
 import { materializedInputsPath, mergedPaths, writeChunkIndex } from '../../activities/chunkIndex';
 import { RowIndexWriter } from '../../activities/rowIndex';
 import { workerHeapArgs, workerProcessEnv } from '../../bin/workerHeap';
@@ -14,8 +14,9 @@ import { loadNow, NUM_SAMPLES } from './benchContext';
 import { benchPlan } from './collect';
 import { DEMO_TASKS } from './inputs';
 
-// Peak RSS of a local-profile stage's tail, the reward profile and the aggregate metrics run together
-// as the worker runs them after the last merge (finishStage), over N synthetic rollouts shaped like
+// Peak RSS of a local-profile stage's tail, the reward profile and the aggregate metrics as the worker
+// runs them after the last merge (finishStage's profileWithAggregateMetrics: overlapped on small stages,
+// one after the other on large ones), over N synthetic rollouts shaped like
 // the scale bench's (demo-task prompts, a simulated response with its tools and usage, ~5 KB a line),
 // with the row index and digests the stage reads them through. Each N
 // runs in a fresh process, so its peak is its own, and every figure is printed beside the first N's.
@@ -119,8 +120,9 @@ async function generate(outPrefix: string, rows: number): Promise<void> {
   await writeChunkIndex(outPrefix, [0, inputBytes], { rows, tasks: Math.ceil(rows / NUM_SAMPLES), chunks: 1, chunkSize: rows, agentNames });
 }
 
-/** The child: both tail stages at once, as the workflow starts them, with the process's peaks. */
+/** The child: the tail as finishStage runs it for a stage of this size, with the process's peaks. */
 async function measure(outPrefix: string): Promise<ChildFigures> {
+  const rows = Number(readFileSync(path.join(path.dirname(outPrefix), 'generated'), 'utf8'));
   const plan = benchPlan({
     runDir: path.dirname(outPrefix), baseDir: path.dirname(outPrefix), agentUrl: 'http://127.0.0.1:9', modelUrl: 'http://127.0.0.1:9',
     agentName: 'bench_pivot_agent', numRepeats: 1, numSamples: NUM_SAMPLES, chunkSize: 1000, maxChunksInFlight: 1, maxConcurrency: 1,
@@ -133,10 +135,8 @@ async function measure(outPrefix: string): Promise<ChildFigures> {
     peakArrayBuffersBytes = Math.max(peakArrayBuffersBytes, m.arrayBuffers);
   }, 100);
   const started = performance.now();
-  const [profile] = await Promise.all([
-    profileStage({ outPrefix, allowPartialRollouts: false }),
-    new MockActivityEnvironment().run(writeAggregateMetrics, { plan, stage: 'local_profile' as const, rolloutsPath: `${outPrefix}.jsonl` }),
-  ]);
+  const tail = { plan, stage: 'local_profile' as const, outPrefix, rolloutsPath: `${outPrefix}.jsonl`, completed: rows, allowPartialRollouts: false };
+  const profile = await new MockActivityEnvironment().run<[typeof tail], ProfileResult, typeof profileWithAggregateMetrics>(profileWithAggregateMetrics, tail);
   clearInterval(sampler);
   return {
     maxRssBytes: process.resourceUsage().maxRSS * 1024,

@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { finishStage, profileWithAggregateMetrics, SEQUENTIAL_TAIL_FROM_ROLLOUTS } from '../../activities/finishStage';
+import { finishMerge } from '../../activities/merge';
+import { computeAggregateMetrics } from '../../gym/aggregateMetrics';
+import { RewardProfileError } from '../../gym/errors';
+import { rewardProfileOutputPaths } from '../../gym/rewardProfile';
+import { HttpError, listenJson, type RunningServer } from '../../servers/http';
+import { collectPlan, materialize, outPrefixOf, runChunks, startFakeHead, taskRow, writeJsonl, type FakeAgent } from './fakeGym';
+
+// The tail of a collect stage: the merge's rest, the reward profile and the aggregate metrics. Small
+// stages overlap the last two; large ones run them one after the other to keep the worker's peak
+// memory down. Either way the files are the same.
+
+type Row = Record<string, any>;
+
+let agent: FakeAgent;
+let head: RunningServer;
+const dirs: string[] = [];
+
+function stagePlan(tasks: Row[]) {
+  dirs.push(mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-finish-stage-')));
+  writeJsonl(path.join(dirs.at(-1)!, 'tasks.jsonl'), tasks);
+  return collectPlan(dirs.at(-1)!, { head_url: head.url }, { num_repeats: 2 });
+}
+
+/** An activity in a mock activity context, its result typed as the function's. */
+const runActivity = <I, O>(fn: (input: I) => Promise<O>, input: I) => new MockActivityEnvironment().run(fn, input) as Promise<O>;
+
+before(async () => {
+  agent = { name: 'alpha', server: undefined as never, runs: [], aggregateRequests: [] };
+  agent.server = await listenJson({
+    host: '127.0.0.1',
+    port: 0,
+    handler: (request) => {
+      const body = request.body as Row;
+      if (request.path === '/run') return { body: { response: { output: [], usage: { input_tokens: 3, output_tokens: 2 } }, reward: body.task_id === 'a' ? 1 : 0 } };
+      if (request.path === '/aggregate_metrics') {
+        agent.aggregateRequests.push(body);
+        return { body: computeAggregateMetrics(body.verify_responses) };
+      }
+      throw new HttpError(404, `no route for ${request.path}`);
+    },
+  });
+  head = await startFakeHead([agent]);
+});
+
+after(async () => {
+  await Promise.all([agent.server.close(), head.close()]);
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+test('the tail of a large stage writes the same files as the overlapped tail of a small one', async () => {
+  const plan = stagePlan([taskRow('a'), taskRow('bb'), taskRow('ccc')]);
+  const outPrefix = outPrefixOf(plan);
+  await runChunks(plan, (await materialize(plan)).chunks);
+  const { rewardProfilingPath, agentMetricsPath } = rewardProfileOutputPaths(`${outPrefix}.jsonl`);
+  const outputs = () => [rewardProfilingPath, agentMetricsPath, `${outPrefix}_aggregate_metrics.json`].map((f) => readFileSync(f, 'utf8'));
+
+  const small = await runActivity(finishStage, { plan, stage: 'collect' as const, outPrefix, allowPartialRollouts: false });
+  assert.equal(small.merge.completed, 6);
+  const overlapped = outputs();
+
+  for (const f of [rewardProfilingPath, agentMetricsPath]) rmSync(f);
+  const tail = { plan, stage: 'collect' as const, outPrefix, rolloutsPath: small.merge.rolloutsPath, completed: SEQUENTIAL_TAIL_FROM_ROLLOUTS, allowPartialRollouts: false };
+  const large = await runActivity(profileWithAggregateMetrics, tail);
+  assert.deepEqual(large, small.profile);
+  assert.deepEqual(outputs(), overlapped);
+  assert.equal(large.tasks, 3);
+});
+
+test('a large stage is aggregated only after its reward profile: a profile that fails strict mode asks no agent', async () => {
+  const plan = stagePlan([taskRow('a'), taskRow('bb'), taskRow('ccc')]);
+  const outPrefix = outPrefixOf(plan);
+  await materialize(plan);
+  // Only the first of the two chunks runs, so two rollouts are missing.
+  await runChunks(plan, 1);
+  const merge = await runActivity(finishMerge, { outPrefix });
+  const asked = agent.aggregateRequests.length;
+  const tail = { plan, stage: 'collect' as const, outPrefix, rolloutsPath: merge.rolloutsPath, completed: SEQUENTIAL_TAIL_FROM_ROLLOUTS, allowPartialRollouts: false };
+  await assert.rejects(runActivity(profileWithAggregateMetrics, tail), RewardProfileError);
+  // Long enough for an overlapped aggregate's request to arrive: it would be sent within milliseconds.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(agent.aggregateRequests.length, asked);
+});
