@@ -6,11 +6,10 @@ import { after, before, test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { finishStage, profileWithAggregateMetrics, SEQUENTIAL_TAIL_FROM_ROLLOUTS } from '../../activities/finishStage';
 import { finishMerge } from '../../activities/merge';
-import { computeAggregateMetrics } from '../../gym/aggregateMetrics';
 import { RewardProfileError } from '../../gym/errors';
 import { rewardProfileOutputPaths } from '../../gym/rewardProfile';
-import { HttpError, listenJson, type RunningServer } from '../../servers/http';
-import { collectPlan, materialize, outPrefixOf, runChunks, startFakeHead, taskRow, writeJsonl, type FakeAgent } from './fakeGym';
+import type { RunningServer } from '../../servers/http';
+import { collectPlan, materialize, outPrefixOf, runChunks, startFakeAgent, startFakeHead, taskRow, writeJsonl, type FakeAgent } from './fakeGym';
 
 // The tail of a collect stage: the merge's rest, the reward profile and the aggregate metrics. Small
 // stages overlap the last two; large ones run them one after the other to keep the worker's peak
@@ -32,20 +31,7 @@ function stagePlan(tasks: Row[]) {
 const runActivity = <I, O>(fn: (input: I) => Promise<O>, input: I) => new MockActivityEnvironment().run(fn, input) as Promise<O>;
 
 before(async () => {
-  agent = { name: 'alpha', server: undefined as never, runs: [], aggregateRequests: [] };
-  agent.server = await listenJson({
-    host: '127.0.0.1',
-    port: 0,
-    handler: (request) => {
-      const body = request.body as Row;
-      if (request.path === '/run') return { body: { response: { output: [], usage: { input_tokens: 3, output_tokens: 2 } }, reward: body.task_id === 'a' ? 1 : 0 } };
-      if (request.path === '/aggregate_metrics') {
-        agent.aggregateRequests.push(body);
-        return { body: computeAggregateMetrics(body.verify_responses) };
-      }
-      throw new HttpError(404, `no route for ${request.path}`);
-    },
-  });
+  agent = await startFakeAgent('alpha', (row) => ({ response: { output: [], usage: { input_tokens: 3, output_tokens: 2 } }, reward: row.task_id === 'a' ? 1 : 0 }));
   head = await startFakeHead([agent]);
 });
 
