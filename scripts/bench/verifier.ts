@@ -5,6 +5,10 @@
 // over the two texts that decodes only what that pass cannot decide. Nothing is compiled, cached or
 // reused across calls or passes on either side. Every verdict of ours is checked against the
 // vectors' before timing (the full parity suite is test/gym/verifier.test.ts).
+// The two sides take turns in short windows of equal length, and each round's ratio is taken from
+// its own pair of windows: this machine's speed for V8's code drifts by up to 2x over tens of
+// seconds, in step across processes and cores (the host's, not the process's), so windows far
+// apart in time would compare two different machines.
 // Run: npx tsx scripts/bench/verifier.ts
 import fs from 'node:fs';
 import path from 'node:path';
@@ -23,9 +27,11 @@ const PYTHON_WARMUP_PASSES = 3;
 /** V8 tiers code up over many calls, later still on a busy machine (its compiler threads wait for
  * a core), so ours warms up for a while rather than a count of passes. */
 const WARMUP_SECONDS = 3;
-const PASSES = 10;
-/** Python and TypeScript take turns, so a load change on the machine hits both sides alike. */
-const ROUNDS = 2;
+/** Each side's timed window per round: whole passes until it has gone by. */
+const WINDOW_SECONDS = 1;
+/** Python and TypeScript take turns, window after window, so a change of the machine's speed hits
+ * both sides of a round alike. */
+const ROUNDS = 8;
 
 const vectorsPath = path.resolve(__dirname, '../../../shared/fixtures/verifier/vectors.jsonl');
 
@@ -47,9 +53,11 @@ interface Rates {
   cpuRates: number[];
 }
 
-function timePasses(vectors: readonly Vector[], passes: number, into: Rates): void {
+/** Times whole passes over `vectors` until `seconds` have gone by (at least one). */
+function timePasses(vectors: readonly Vector[], seconds: number, into: Rates): void {
   let rewardSum = 0;
-  for (let pass = 0; pass < passes; pass++) {
+  const until = process.hrtime.bigint() + BigInt(Math.round(seconds * 1e9));
+  for (let pass = 0; pass === 0 || process.hrtime.bigint() < until; pass++) {
     const wall = process.hrtime.bigint();
     const cpu = process.cpuUsage();
     for (const v of vectors) rewardSum += verifyResponse(v.expected_action, v.response, v.config).reward;
@@ -61,10 +69,7 @@ function timePasses(vectors: readonly Vector[], passes: number, into: Rates): vo
   if (Number.isNaN(rewardSum)) throw new Error('reward sum is NaN');
 }
 
-function warmUp(vectors: readonly Vector[]): void {
-  const until = process.hrtime.bigint() + BigInt(WARMUP_SECONDS * 1e9);
-  while (process.hrtime.bigint() < until) timePasses(vectors, 1, newRates());
-}
+const warmUp = (vectors: readonly Vector[]) => timePasses(vectors, WARMUP_SECONDS, newRates());
 
 function newRates(): Rates {
   return { rates: [], cpuRates: [] };
@@ -88,28 +93,35 @@ async function main(): Promise<void> {
   const common = all.filter((v) => v.expected_action.type !== 'function_call_batch');
   const python = await nemoGymPython();
 
-  const py: Rates = { rates: [], cpuRates: [] };
+  const py = newRates();
   let verdicts = { agree: 0, errors: 0 };
-  const ours: Rates = { rates: [], cpuRates: [] };
+  const ours = newRates();
+  const roundRatios: number[] = [];
+  warmUp(common);
   for (let round = 1; round <= ROUNDS; round++) {
-    const anchor = await runPythonAnchor(python, 'verifier_anchor.py', [vectorsPath, String(PASSES), String(PYTHON_WARMUP_PASSES)]);
+    const anchor = await runPythonAnchor(python, 'verifier_anchor.py', [vectorsPath, String(WINDOW_SECONDS), String(PYTHON_WARMUP_PASSES)]);
     if (anchor.cases !== common.length) throw new Error(`python timed ${anchor.cases} vectors, ours ${common.length}`);
     verdicts = anchorVerdictsSchema.parse(anchor);
     py.rates.push(...anchor.rates);
     py.cpuRates.push(...anchor.cpu_rates);
-    warmUp(common);
-    timePasses(common, PASSES, ours);
+    const window = newRates();
+    timePasses(common, WINDOW_SECONDS, window);
+    ours.rates.push(...window.rates);
+    ours.cpuRates.push(...window.cpuRates);
+    roundRatios.push(median(window.rates) / median(anchor.rates));
   }
   const allRates = newRates();
   warmUp(all);
-  timePasses(all, PASSES, allRates);
+  timePasses(all, WINDOW_SECONDS, allRates);
 
   const pythonRate = median(py.rates);
   const oursRate = median(ours.rates);
-  const ratio = oursRate / pythonRate;
+  const ratio = median(roundRatios);
   const cpuRatio = median(ours.cpuRates) / median(py.cpuRates);
+  const sortedRatios = [...roundRatios].sort((a, b) => a - b);
   console.log(`verifier, ${common.length} vectors with a message or function_call expected (NeMo Gym 0.4.0 verify() logic):`);
-  console.log(`  python ${perSecond(pythonRate)}  ours ${perSecond(oursRate)}  ours/python ${ratio.toFixed(1)}x  (per CPU second ${cpuRatio.toFixed(1)}x)`);
+  console.log(`  python ${perSecond(pythonRate)}  ours ${perSecond(oursRate)}  ours/python ${ratio.toFixed(1)}x, the median of ${ROUNDS} rounds' ratios  (per CPU second ${cpuRatio.toFixed(1)}x)`);
+  console.log(`  rounds (${WINDOW_SECONDS} s of each side, in turn): ${roundRatios.map((r) => `${r.toFixed(1)}x`).join(' ')}  (from ${sortedRatios[0]?.toFixed(1)}x to ${sortedRatios[sortedRatios.length - 1]?.toFixed(1)}x)`);
   console.log(`  (0.4.0's own verdicts equal the vectors' on ${verdicts.agree} of ${common.length}, ${verdicts.errors} raised: the vectors come from a later NeMo Gym)`);
   console.log(`verifier, all ${all.length} vectors incl. function_call_batch (ours only): ${perSecond(median(allRates.rates))}`);
   console.log(JSON.stringify({
@@ -120,7 +132,8 @@ async function main(): Promise<void> {
     ours_over_python: Number(ratio.toFixed(2)),
     ours_over_python_cpu: Number(cpuRatio.toFixed(2)),
     ours_all_vectors_per_s: Math.round(median(allRates.rates)),
-    passes: PASSES * ROUNDS,
+    round_ratios: roundRatios.map((r) => Number(r.toFixed(2))),
+    window_seconds: WINDOW_SECONDS,
   }));
 }
 

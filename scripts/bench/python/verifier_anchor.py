@@ -6,7 +6,10 @@ request: extract_tool_call_or_text, then ToolCallComparator(config).compare_tool
 function_call, or the message rule. Building the request and response models is left out, as the
 TypeScript side is timed from already-parsed objects too. Prints one JSON line.
 
-Usage: python verifier_anchor.py VECTORS.jsonl PASSES WARMUP_PASSES
+Usage: python verifier_anchor.py VECTORS.jsonl SECONDS WARMUP_PASSES
+
+Times whole passes until SECONDS have gone by (at least one), so that the TypeScript side can time
+a window of the same length right after it.
 """
 
 import json
@@ -54,7 +57,7 @@ def verify(expected_action, response, config):
 
 
 def main() -> None:
-    path, passes, warmup = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+    path, seconds, warmup = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
     cases = []
     with open(path) as f:
         for line in f:
@@ -91,7 +94,8 @@ def main() -> None:
     for _ in range(warmup):
         one_pass()
     rates, cpu_rates = [], []
-    for _ in range(passes):
+    until = time.perf_counter() + seconds
+    while not rates or time.perf_counter() < until:
         wall, cpu = time.perf_counter(), time.process_time()
         one_pass()
         rates.append(len(cases) / (time.perf_counter() - wall))
