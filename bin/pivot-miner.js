@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // Runs the TypeScript CLI straight from a checkout: tsx compiles on load, so there is no build step to forget.
+// The `pivot-miner` command (bin/pivot-miner) starts it; `node bin/pivot-miner.js` runs the same
+// commands with the environment left as it is.
 // `validate` alone runs from a cached bundle of just its own modules: it is a short command measured
 // process for process against NeMo Gym's Python validator, and loading the whole CLI through tsx
 // (Temporal and all) takes seconds.

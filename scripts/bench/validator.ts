@@ -2,9 +2,10 @@
 // generated files, for two row shapes: short single-turn travel pivots (about 1.7 KiB) and NeMo Gym's
 // own tool-use example rows (about 28 KiB) repeated to some 140 MiB. Timed twice: in process (its
 // validate_file() against our validatePivotDataset()), and whole process (`python
-// validate_pivot_dataset.py` against `bin/pivot-miner.js validate`, start-up included, same exit
-// code and output required; ours with its default threads and with one). Prints each figure beside
-// the Python baseline and the ratio; the last line is JSON.
+// validate_pivot_dataset.py` against `bin/pivot-miner validate`, the command as npm installs it,
+// start-up included, same exit code and output required; ours with its default threads and with
+// one), in the bench's own environment. Prints each figure beside the Python baseline and the
+// ratio, and what starting Node costs here; the last line is JSON.
 // Run: npx tsx scripts/bench/validator.ts
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
@@ -116,7 +117,8 @@ async function timeOurs(file: string, rows: number, passes: number, threads: num
   }
 }
 
-const cli = path.resolve(__dirname, '../../bin/pivot-miner.js');
+/** The `pivot-miner` command as npm installs it (package.json "bin"), a launcher of bin/pivot-miner.js. */
+const cli = path.resolve(__dirname, '../../bin/pivot-miner');
 
 const processRunSchema = z.object({ wall: z.number(), cpu: z.number(), exit_code: z.number().int(), stdout: z.string(), stderr: z.string() });
 
@@ -134,8 +136,8 @@ async function timeProcesses(python: string, reference: string, file: string, ro
   const args = ['--path', file, '--require-field', REQUIRE_FIELD];
   const commands = {
     python: [python, reference, ...args],
-    ours: [process.execPath, cli, 'validate', ...args],
-    oursOneThread: [process.execPath, cli, 'validate', ...args, '--threads', '1'],
+    ours: [cli, 'validate', ...args],
+    oursOneThread: [cli, 'validate', ...args, '--threads', '1'],
   };
   const rates = { python: emptyRates(), ours: emptyRates(), oursOneThread: emptyRates() };
   // The first run of ours may bundle the command (bin/cachedBundle.js): a warm-up, as for Python.
@@ -156,12 +158,27 @@ async function timeProcesses(python: string, reference: string, file: string, ro
 
 const perSecond = (rate: number) => `${Math.round(rate).toLocaleString('en-US')} rows/s`;
 
+/** Median wall seconds of `node -e 0` as the environment is, and without NODE_EXTRA_CA_CERTS, which
+ * Node parses as it starts and the launcher drops for `validate` (see bin/pivot-miner). */
+async function nodeStartSeconds(python: string): Promise<{ asIs: number; withoutExtraCaCerts: number }> {
+  const time = async (command: string[]) => {
+    const walls: number[] = [];
+    for (let i = 0; i < 5; i++) walls.push((await timeProcess(python, command)).wall);
+    return median(walls);
+  };
+  const bare = [process.execPath, '-e', '0'];
+  return { asIs: await time(bare), withoutExtraCaCerts: await time(['env', '-u', 'NODE_EXTRA_CA_CERTS', ...bare]) };
+}
+
 async function main(): Promise<void> {
   const python = await nemoGymPython();
   const reference = await referenceValidatorScript(python);
   const threads = availableParallelism();
   const dir = await mkdtemp(path.join(tmpdir(), 'pivot-validator-bench-'));
   const summary: Record<string, number> = { threads };
+  const start = await nodeStartSeconds(python);
+  console.log(`node start-up (node -e 0, median of 5): ${start.asIs.toFixed(3)} s in this environment, ${start.withoutExtraCaCerts.toFixed(3)} s without NODE_EXTRA_CA_CERTS (${process.env.NODE_EXTRA_CA_CERTS === undefined ? 'unset here' : 'set here; `pivot-miner validate` runs without it'})`);
+  Object.assign(summary, { node_start_s: Number(start.asIs.toFixed(3)), node_start_without_extra_ca_certs_s: Number(start.withoutExtraCaCerts.toFixed(3)) });
   try {
     for (const [shapeIndex, shape] of (await shapes(python)).entries()) {
       const file = path.join(dir, `shape${shapeIndex}.jsonl`);

@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fixturesDir } from '../fixtures';
+
+// bin/pivot-miner, the command npm installs: `validate` runs without NODE_EXTRA_CA_CERTS, every
+// other command with it. A bundle path that does not exist makes Node warn on stderr, which shows
+// whether the variable reached it.
+
+const repoRoot = path.resolve(__dirname, '../..');
+const launcher = path.join(repoRoot, 'bin/pivot-miner');
+const validRows = path.join(fixturesDir, 'validator', '001_valid_function_call_rows.jsonl');
+const missingBundle = path.join(tmpdir(), 'pivot-miner-no-such-ca-bundle.pem');
+const EXTRA_CERTS_WARNING = /Ignoring extra certs from/;
+
+function run(command: string, args: string[], env: NodeJS.ProcessEnv) {
+  const { status, stdout, stderr } = spawnSync(command, args, { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, ...env } });
+  return { status, stdout, stderr };
+}
+
+test('pivot-miner validate runs without NODE_EXTRA_CA_CERTS: its output stays the validator\'s alone', () => {
+  const direct = run(process.execPath, ['bin/pivot-miner.js', 'validate', '--path', validRows], { NODE_EXTRA_CA_CERTS: missingBundle });
+  // Node itself reads the variable: run directly, the command's stderr gets Node's warning.
+  assert.match(direct.stderr, EXTRA_CERTS_WARNING);
+  const launched = run(launcher, ['validate', '--path', validRows], { NODE_EXTRA_CA_CERTS: missingBundle });
+  assert.equal(launched.status, 0, launched.stderr);
+  assert.equal(launched.stderr, '');
+  assert.equal(launched.stdout, direct.stdout);
+  assert.match(launched.stdout, /^rows: \d+\n/);
+});
+
+test('pivot-miner keeps NODE_EXTRA_CA_CERTS for the other commands, also started through a symlink as npm links it', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'pivot-miner-bin-'));
+  try {
+    const link = path.join(dir, 'pivot-miner');
+    symlinkSync(launcher, link);
+    const profile = run(link, ['profile', '--materialized-inputs', path.join(dir, 'missing.jsonl'), '--rollouts', path.join(dir, 'missing.jsonl')], { NODE_EXTRA_CA_CERTS: missingBundle });
+    assert.notEqual(profile.status, 0);
+    assert.match(profile.stderr, /file not found/);
+    assert.match(profile.stderr, EXTRA_CERTS_WARNING);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
