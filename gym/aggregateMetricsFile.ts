@@ -14,7 +14,7 @@ export interface EntryValues {
 
 /** orjson's indented form of a value that sits `depth` levels deep. */
 function nested(value: unknown, depth: number): string {
-  return orjsonDumps(value, { indent: 2 }).replaceAll('\n', `\n${'  '.repeat(depth)}`);
+  return orjsonDumps(value, { indent: 2, depth });
 }
 
 export class AggregateMetricsWriter {

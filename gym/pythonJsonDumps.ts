@@ -96,14 +96,15 @@ export function pythonJsonDumps(value: unknown, opts: PythonJsonDumpsOptions = {
  * padding (`1e-6`, `1e+16`), and NaN/±Infinity as `null`.
  */
 export function orjsonFloatRepr(x: number): string {
+  const magnitude = Math.abs(x);
+  // JS prints this range in fixed notation with the same shortest digits; only the `.0` of
+  // integral values is missing. Checked first because nearly every metric falls in it.
+  if (magnitude >= 1e-5 && magnitude < 1e16) return Number.isInteger(x) ? `${x}.0` : String(x);
   if (!Number.isFinite(x)) return 'null';
   if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
   const [mantissa, expText] = x.toExponential().split('e') as [string, string];
   const exp = Number(expText);
-  if (exp < -5 || exp >= 16) return `${mantissa}e${exp < 0 ? '-' : '+'}${Math.abs(exp)}`;
-  // JS prints these ranges in fixed notation too; only the `.0` of integral values is missing.
-  const fixed = String(x);
-  return /[.e]/.test(fixed) ? fixed : `${fixed}.0`;
+  return `${mantissa}e${exp < 0 ? '-' : '+'}${Math.abs(exp)}`;
 }
 
 /** JSON text already in orjson's compact form, written as it is by orjsonDumps (compact only). */
@@ -111,38 +112,116 @@ export class RawJson {
   constructor(readonly text: string) {}
 }
 
+/** Characters JSON.stringify escapes (lone surrogates included), so other strings are quoted as they are. */
+const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+function quoted(s: string): string {
+  return ESCAPED.test(s) ? JSON.stringify(s) : `"${s}"`;
+}
+
+/**
+ * Appends orjson's text of a value to one string. Appending, rather than joining the parts each
+ * level returns, matters because the reward profile, the aggregate metrics and every local-profile
+ * request are written through here: V8 concatenates into a rope without copying, while map/join
+ * builds an array and a string per object and array.
+ */
+class OrjsonText {
+  text = '';
+  /** `\n` and the indent of each depth, built as they are first needed. */
+  private readonly breaks: string[] = [];
+
+  constructor(private readonly indent: number | undefined) {}
+
+  private lineBreak(depth: number): string {
+    return (this.breaks[depth] ??= `\n${' '.repeat(this.indent! * depth)}`);
+  }
+
+  /** `typed`: inside a PyDict, where a `number` is a Python float even when integral. */
+  value(v: unknown, depth: number, typed: boolean): void {
+    switch (typeof v) {
+      case 'string':
+        this.text += quoted(v);
+        return;
+      case 'number':
+        this.text += typed || !Number.isInteger(v) ? orjsonFloatRepr(v) : String(v);
+        return;
+      case 'boolean':
+        this.text += v ? 'true' : 'false';
+        return;
+      case 'bigint':
+        this.text += v.toString();
+        return;
+      case 'undefined':
+        this.text += 'null';
+        return;
+    }
+    if (v === null) this.text += 'null';
+    else if (Array.isArray(v)) this.list(v, depth, typed);
+    else if (v instanceof Map) this.dict(v as Map<string, unknown>, depth);
+    else if (v instanceof RawJson) {
+      if (this.indent !== undefined) throw new Error('raw JSON text cannot be indented');
+      this.text += v.text;
+    } else this.object(v as Record<string, unknown>, depth, typed);
+  }
+
+  private list(items: readonly unknown[], depth: number, typed: boolean): void {
+    if (items.length === 0) {
+      this.text += '[]';
+      return;
+    }
+    const pad = this.indent === undefined ? '' : this.lineBreak(depth + 1);
+    for (let i = 0; i < items.length; i++) {
+      this.text += (i === 0 ? '[' : ',') + pad;
+      this.value(items[i], depth + 1, typed);
+    }
+    this.text += this.indent === undefined ? ']' : `${this.lineBreak(depth)}]`;
+  }
+
+  /** A PyDict: every entry is written, and its numbers are floats to any depth. */
+  private dict(entries: Map<string, unknown>, depth: number): void {
+    let first = true;
+    for (const [key, item] of entries) {
+      this.key(key, first, depth);
+      first = false;
+      this.value(item, depth + 1, true);
+    }
+    this.close(first, depth);
+  }
+
+  /** A plain object: as JSON.stringify, keys whose value is undefined are left out. */
+  private object(entries: Record<string, unknown>, depth: number, typed: boolean): void {
+    let first = true;
+    for (const key of Object.keys(entries)) {
+      const item = entries[key];
+      if (item === undefined) continue;
+      this.key(key, first, depth);
+      first = false;
+      this.value(item, depth + 1, typed);
+    }
+    this.close(first, depth);
+  }
+
+  private key(key: string, first: boolean, depth: number): void {
+    const pad = this.indent === undefined ? '' : this.lineBreak(depth + 1);
+    this.text += `${first ? '{' : ','}${pad}${quoted(key)}${this.indent === undefined ? ':' : ': '}`;
+  }
+
+  private close(empty: boolean, depth: number): void {
+    if (empty) this.text += '{}';
+    else this.text += this.indent === undefined ? '}' : `${this.lineBreak(depth)}}`;
+  }
+}
+
 /**
  * `orjson.dumps(value)` (compact, UTF-8, `OPT_INDENT_2` with `indent: 2`) of a Python value. Python's
  * types are read from the value where it carries them: a `Map` (as `loadsPythonJson` decodes) is a
  * dict whose `number`s are floats and `bigint`s ints, to any depth. Plain JS objects and arrays
- * outside such a dict have lost the distinction, so their numbers are ints when integral.
+ * outside such a dict have lost the distinction, so their numbers are ints when integral. `depth`
+ * indents the text as a value that many levels deep in an indented document (its first line is
+ * left to the caller).
  */
-export function orjsonDumps(value: unknown, opts: { indent?: 2 } = {}): string {
-  const indent = opts.indent;
-  const render = (v: unknown, depth: number, typed: boolean): string => {
-    if (v === null || v === undefined) return 'null';
-    if (typeof v === 'boolean') return v ? 'true' : 'false';
-    if (typeof v === 'bigint') return v.toString();
-    if (typeof v === 'number') return typed || !Number.isInteger(v) ? orjsonFloatRepr(v) : String(v);
-    if (typeof v === 'string') return JSON.stringify(v);
-    if (v instanceof RawJson) {
-      if (indent !== undefined) throw new Error('raw JSON text cannot be indented');
-      return v.text;
-    }
-    const pad = indent === undefined ? '' : `\n${' '.repeat(indent * (depth + 1))}`;
-    const close = indent === undefined ? '' : `\n${' '.repeat(indent * depth)}`;
-    const sep = indent === undefined ? ':' : ': ';
-    if (Array.isArray(v)) {
-      if (v.length === 0) return '[]';
-      return `[${v.map((item) => pad + render(item, depth + 1, typed)).join(',')}${close}]`;
-    }
-    const isDict = v instanceof Map;
-    const entries: [string, unknown][] = isDict
-      ? [...(v as Map<string, unknown>)]
-      : Object.entries(v as Record<string, unknown>).filter(([, item]) => item !== undefined);
-    if (entries.length === 0) return '{}';
-    const body = entries.map(([k, item]) => `${pad}${JSON.stringify(k)}${sep}${render(item, depth + 1, typed || isDict)}`);
-    return `{${body.join(',')}${close}}`;
-  };
-  return render(value, 0, false);
+export function orjsonDumps(value: unknown, opts: { indent?: 2; depth?: number } = {}): string {
+  const out = new OrjsonText(opts.indent);
+  out.value(value, opts.depth ?? 0, false);
+  return out.text;
 }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pythonFloatRepr, pythonJsonDumps, pythonRound } from '../../gym/pythonJsonDumps';
+import { orjsonDumps, orjsonFloatRepr, pythonFloatRepr, pythonJsonDumps, pythonRound } from '../../gym/pythonJsonDumps';
 
 test('pythonFloatRepr matches Python repr(float)', () => {
   const cases: [number, string][] = [
@@ -49,4 +49,31 @@ test('pythonJsonDumps uses Python separators and ensure_ascii escapes', () => {
 test('pythonJsonDumps with indent matches json.dump(..., indent=4)', () => {
   const text = pythonJsonDumps({ n: 5, s: { Average: 14, Min: 1.5 }, l: [1] }, { indent: 4, floatKeys: new Set(['Average', 'Min']) });
   assert.equal(text, '{\n    "n": 5,\n    "s": {\n        "Average": 14.0,\n        "Min": 1.5\n    },\n    "l": [\n        1\n    ]\n}');
+});
+
+test('orjsonFloatRepr writes fixed notation exactly for 1e-5 <= |x| < 1e16, as orjson does', () => {
+  const cases: [number, string][] = [
+    [1e-5, '0.00001'],
+    [9.999999999999999e-6, '9.999999999999999e-6'],
+    [-1e-5, '-0.00001'],
+    [9999999999999998, '9999999999999998.0'],
+    [1e16, '1e+16'],
+    [-3, '-3.0'],
+    [0.1, '0.1'],
+    [-0, '-0.0'],
+    [NaN, 'null'],
+    [-Infinity, 'null'],
+  ];
+  for (const [x, expected] of cases) assert.equal(orjsonFloatRepr(x), expected, String(x));
+});
+
+test('orjsonDumps keeps Python kinds from PyDicts, drops undefined object values and escapes as JSON', () => {
+  const value = { a: undefined, b: [undefined, 1, 2.5], c: new Map<string, unknown>([['f', 1], ['i', 2n], ['n', { x: 3 }]]), 'q"\n': 'é\u0001😀' };
+  assert.equal(orjsonDumps(value), '{"b":[null,1,2.5],"c":{"f":1.0,"i":2,"n":{"x":3.0}},"q\\"\\n":"é\\u0001😀"}');
+  assert.equal(orjsonDumps({ e: {}, l: [] }, { indent: 2 }), '{\n  "e": {},\n  "l": []\n}');
+});
+
+test('orjsonDumps with a depth indents as a value that deep in an indented document', () => {
+  const value = { a: [1, { b: 2 }] };
+  assert.equal(orjsonDumps(value, { indent: 2, depth: 2 }), orjsonDumps(value, { indent: 2 }).replaceAll('\n', '\n    '));
 });
