@@ -18,12 +18,24 @@ export interface SideMeasure {
   cpu: Record<string, number>;
 }
 
+/**
+ * Warm-up rounds of full size on each side, uncounted. V8 compiles a stage's code as it runs it, and
+ * code that runs once per round (materialize, the finish's profile and aggregate metrics, the
+ * simulators' /aggregate_metrics) is still climbing V8's tiers after one round: in a fresh process
+ * the profile of a 600-rollout round took 275, 132, 89, then 70-90 ms, and materializing it 128,
+ * 87, 56, then 30-50 ms. A worker mining every night runs warm, so the bench times it warm; the
+ * report prints the warm-up rounds' serial activities beside the counted ones to show they settled.
+ */
+const WARMUP_ROUNDS = 3;
+
 export interface ThroughputResult {
   concurrency: number;
   rowsPerRound: number;
   bare: SideMeasure;
   durable: SideMeasure & {
     timelines: StageTimeline[];
+    /** The uncounted warm-up rounds' timelines, first first. */
+    warmupTimelines: StageTimeline[];
     /** CPU seconds per phase and process; 'hand-offs' is the workflow's span outside the four phases. */
     cpuByPhase: Record<string, Record<string, number>>;
   };
@@ -41,13 +53,9 @@ export async function measureThroughput(bench: Bench, opts: { concurrency: numbe
   const tasks = path.join(bench.dir, `throughput_tasks_${tag}.jsonl`);
   const warmupTasks = path.join(bench.dir, `warmup_tasks_${tag}.jsonl`);
   await writeDistinctRows(DEMO_TASKS, tasks, opts.tasks);
-  // A warm-up round of full size on each side, uncounted: V8 compiles a stage's code as it runs it,
-  // and a stage that runs its tail (materialize, profile, aggregate metrics) once per round would
-  // otherwise be timed mostly before its code is compiled, as the simulators' /aggregate_metrics
-  // would. A worker mining every night runs warm.
   await writeDistinctRows(DEMO_TASKS, warmupTasks, opts.tasks);
   const bare: SideMeasure = { rows: 0, seconds: 0, cpu: {} };
-  const durable: ThroughputResult['durable'] = { rows: 0, seconds: 0, cpu: {}, timelines: [], cpuByPhase: {} };
+  const durable: ThroughputResult['durable'] = { rows: 0, seconds: 0, cpu: {}, timelines: [], warmupTimelines: [], cpuByPhase: {} };
   const loads: string[] = [];
   let serial = 0;
 
@@ -82,11 +90,11 @@ export async function measureThroughput(bench: Bench, opts: { concurrency: numbe
         outPrefix: path.join(runDir, 'rollouts'),
       });
       const cpu = trace.stop();
+      const timeline = stageTimeline(run.runs);
       if (counted) {
         addCpu(durable.cpu, cpuUsed(before, cpuSnapshot(pids())));
         durable.rows += run.result.merge.completed;
         durable.seconds += run.seconds;
-        const timeline = stageTimeline(run.runs);
         durable.timelines.push(timeline);
         const phases: StagePhase[] = ['materialize', 'chunks', 'finish'];
         const handoffs = cpu.between(...timeline.windows.workflow);
@@ -96,11 +104,17 @@ export async function measureThroughput(bench: Bench, opts: { concurrency: numbe
           for (const [name, s] of Object.entries(used)) handoffs[name] = (handoffs[name] ?? 0) - s;
         }
         addCpu((durable.cpuByPhase['hand-offs'] ??= {}), handoffs);
+      } else {
+        durable.warmupTimelines.push(timeline);
       }
       return { runDir, run };
     };
-    await runBare(warmupTasks, false);
-    let last = await runDurable(warmupTasks, false);
+    const warmUpRound = async () => {
+      await runBare(warmupTasks, false);
+      return runDurable(warmupTasks, false);
+    };
+    let last = await warmUpRound();
+    for (let round = 1; round < WARMUP_ROUNDS; round++) last = await warmUpRound();
     for (let cycle = 0; cycle < opts.cycles; cycle++) {
       loads.push(loadNow());
       await runBare(tasks, true);

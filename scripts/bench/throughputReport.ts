@@ -10,6 +10,11 @@ function meanOf(timelines: StageTimeline[], pick: (t: StageTimeline) => number):
   return timelines.reduce((sum, t) => sum + pick(t), 0) / timelines.length;
 }
 
+/** Mean seconds of a round's serial activities, materialize and finish. */
+function serialOf(timelines: StageTimeline[]): number {
+  return meanOf(timelines, (t) => t.materialize.runMs + t.finish.runMs) / 1000;
+}
+
 export function throughputLines(tp: ThroughputResult, target: number): string[] {
   const rounds = tp.durable.timelines.length;
   const bareRound = tp.bare.seconds / rounds;
@@ -26,7 +31,7 @@ export function throughputLines(tp: ThroughputResult, target: number): string[] 
   const phase = (label: string, pick: (t: StageTimeline) => number, note = '') =>
     row(label, m(pick), `max ${fix(worst(pick), 3)} s${note ? `; ${note}` : ''}`);
   const historySpan = m((t) => t.totalMs);
-  const serial = m((t) => t.materialize.runMs + t.finish.runMs);
+  const serial = serialOf(tp.durable.timelines);
   const handoffs = durableRound - serial - m((t) => t.chunkSpanMs);
   const lines = [
     `collect throughput at concurrency ${tp.concurrency}: ${rounds / 2} cycle(s) A B B A of ${tp.rowsPerRound} rollouts per round; load (1/5/15 min) at each cycle start and the end: ${tp.loads.join(' | ')}`,
@@ -49,6 +54,9 @@ export function throughputLines(tp: ThroughputResult, target: number): string[] 
     phase('  finish: queue', (t) => t.finish.queueMs),
     phase('  finish (merge rest; profile + aggregate metrics): run', (t) => t.finish.runMs),
     phase('  finished -> workflow completed', (t) => t.closeMs),
+    `      warm-up rounds (uncounted, first first), materialize + finish runs: ${tp.durable.warmupTimelines
+      .map((t) => `${fix((t.materialize.runMs + t.finish.runMs) / 1000, 3)} s`)
+      .join(', ')}; counted rounds' mean ${fix(serialOf(tp.durable.timelines), 3)} s`,
     row('  client: start RPC + result delivery', durableRound - historySpan),
     `  beyond the bare loop: ${fix(durableRound - bareRound, 3)} s per round = ` +
       `serial activities ${fix(serial, 3)} s (materialize + finish runs) + ` +
