@@ -10,8 +10,8 @@ const { codeAt, INVALID, lastScan, sameRegion, scanString, skipValue, skipWhites
 export const UNDECIDED_MEMBERS = -3;
 /** Keys one object may have here: finding a key is a linear search. */
 export const MAX_KEYS_PER_OBJECT = 32;
-/** Slots per member: key start, key end, value start, and whether a member of the other object
- * has been paired with it (0 or 1). */
+/** Slots per member: key start, key end, value start, and where the value of the other object's
+ * member with the same key starts, plus one (0 while none has been paired with it). */
 export const SLOT = 4;
 
 export class MemberStack {

@@ -92,8 +92,9 @@ function sameNewKey(walk: PairWalk, prefixBase: number): typeof MATCH | typeof S
  * The members from the cursors on, after a prefix whose keys paired up in order (their slots
  * from `prefixBase`, values already compared into `prefixStep`). Python compares dicts by key
  * set first, then values in expected key order, so the prefix's verdict comes before the rest's.
- * The expected members are listed first; the actual ones are then read once, each value compared
- * as it comes with the expected value of its key, keeping the mismatch first in expected order.
+ * Both objects are read over first: the expected members listed, each actual key paired with its
+ * slot. Only when the key sets are equal are values compared, in expected order up to the first
+ * mismatch, because a differing key set is the verdict whatever the values hold.
  */
 function unorderedRest(
   walk: PairWalk,
@@ -113,8 +114,6 @@ function unorderedRest(
   const restTop = members.top;
   let keysDiffer = false;
   let actualCount = 0;
-  let firstMismatchSlot = restTop;
-  let firstMismatch: Step = MATCH;
   let index = walk.a;
   if (actualAfterComma || codeAt(actual, index) !== 0x7d) {
     for (;;) {
@@ -125,38 +124,39 @@ function unorderedRest(
       actualCount++;
       const colon = skipWhitespace(actual, keyEnd);
       if (codeAt(actual, colon) !== 0x3a) return walk.actualInvalid();
-      walk.a = skipWhitespace(actual, colon + 1);
+      const valueStart = skipWhitespace(actual, colon + 1);
       const slot = members.find(expected, restBase, restTop, actual, index + 1, keyEnd - 1);
       if (slot < 0 || slots[slot + 3] !== 0) {
         // A key seen before (in the prefix or earlier in this rest) is a duplicate.
         if (slot >= 0 || members.find(expected, prefixBase, restBase, actual, index + 1, keyEnd - 1) >= 0) return walk.undecided();
         keysDiffer = true;
-      }
-      if (slot >= 0 && slot < firstMismatchSlot && !keysDiffer && prefixStep === MATCH) {
-        slots[slot + 3] = 1;
-        walk.e = slots[slot + 2] as number;
-        const step = walk.value(depth);
-        if (step === STOP) return STOP;
-        if (step !== MATCH) {
-          firstMismatchSlot = slot;
-          firstMismatch = step;
-        }
       } else {
-        if (slot >= 0) slots[slot + 3] = 1;
-        const end = skipValue(actual, walk.a, depth);
-        if (end < 0) return end === INVALID ? walk.actualInvalid() : walk.undecided();
-        walk.a = end;
+        slots[slot + 3] = valueStart + 1;
       }
-      index = skipWhitespace(actual, walk.a);
+      const end = skipValue(actual, valueStart, depth);
+      if (end < 0) return end === INVALID ? walk.actualInvalid() : walk.undecided();
+      index = skipWhitespace(actual, end);
       const next = codeAt(actual, index);
       if (next === 0x7d) break;
       if (next !== 0x2c) return walk.actualInvalid();
       index = skipWhitespace(actual, index + 1);
     }
   }
+  const actualEnd = index + 1;
+  let step = prefixStep;
+  if (keysDiffer || actualCount !== expectedCount) step = 'ARGUMENT_OBJECT_KEYS_DIFFERENT';
+  else if (step === MATCH) {
+    // Stopping at the first mismatch, as Python does, is safe here: both objects have been read
+    // whole, so no value left uncompared can still make either text invalid.
+    for (let slot = restBase; slot < restTop && step === MATCH; slot += SLOT) {
+      walk.e = slots[slot + 2] as number;
+      walk.a = (slots[slot + 3] as number) - 1;
+      step = walk.value(depth);
+    }
+    if (step === STOP) return STOP;
+  }
   walk.e = expectedEnd;
-  walk.a = index + 1;
+  walk.a = actualEnd;
   members.top = prefixBase;
-  if (keysDiffer || actualCount !== expectedCount) return 'ARGUMENT_OBJECT_KEYS_DIFFERENT';
-  return prefixStep === MATCH ? firstMismatch : prefixStep;
+  return step;
 }
