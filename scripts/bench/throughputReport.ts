@@ -58,6 +58,9 @@ export function throughputLines(tp: ThroughputResult, target: number): string[] 
       .map((t) => `${fix((t.materialize.runMs + t.finish.runMs) / 1000, 3)} s`)
       .join(', ')}; counted rounds' mean ${fix(serialOf(tp.durable.timelines), 3)} s`,
     row('  client: start RPC + result delivery', durableRound - historySpan),
+    `      workflow tasks outside the chunk span: ${fix(u((t) => t.serialWorkflowTasks.count), 1)} a round, each ` +
+      `${fix(u((t) => t.serialWorkflowTasks.dispatchMeanMs), 1)} ms scheduled -> taken by the worker + ` +
+      `${fix(u((t) => t.serialWorkflowTasks.runMeanMs), 1)} ms taken -> completed (means)`,
     `  beyond the bare loop: ${fix(durableRound - bareRound, 3)} s per round = ` +
       `serial activities ${fix(serial, 3)} s (materialize + finish runs) + ` +
       `hand-offs ${fix(handoffs, 3)} s (workflow tasks, activity queues, client) + ` +

@@ -14,6 +14,12 @@ interface ActivitySpan {
   completed: number;
 }
 
+interface WorkflowTaskSpan {
+  scheduled: number;
+  started: number;
+  completed: number;
+}
+
 export interface StageTimeline {
   /** Workflow started → workflow completed, over every run of the chain. */
   totalMs: number;
@@ -42,6 +48,10 @@ export interface StageTimeline {
   finish: { queueMs: number; runMs: number };
   /** finishStage completed → workflow completed. */
   closeMs: number;
+  /** Workflow tasks outside the chunk span, where each one is on the round's critical path: how
+   * many, and their mean wait for a worker (scheduled → started, the server's dispatch) and mean
+   * time on the worker (started → completed, activation and commands included). */
+  serialWorkflowTasks: { count: number; dispatchMeanMs: number; runMeanMs: number };
   /** Epoch-ms [start, end] of each phase, to match against samples taken on this machine's clock. */
   windows: Record<StagePhase, [number, number]>;
 }
@@ -58,12 +68,23 @@ export interface RunRecord {
   startsWorkflow: boolean;
   completesWorkflow: boolean;
   activities: ActivitySpan[];
+  workflowTasks: WorkflowTaskSpan[];
 }
 
 export function runRecord(events: HistoryEvent[]): RunRecord {
   const activities: ActivitySpan[] = [];
   const byId = new Map<string, ActivitySpan>();
+  const workflowTasks: WorkflowTaskSpan[] = [];
+  // A workflow task's events come in order and never overlap another's.
+  let task: WorkflowTaskSpan | undefined;
   for (const e of events) {
+    if (e.workflowTaskScheduledEventAttributes) task = { scheduled: at(e), started: NaN, completed: NaN };
+    else if (e.workflowTaskStartedEventAttributes && task) task.started = at(e);
+    else if (e.workflowTaskCompletedEventAttributes && task) {
+      task.completed = at(e);
+      workflowTasks.push(task);
+      task = undefined;
+    }
     if (e.activityTaskScheduledEventAttributes) {
       const span = { name: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', scheduled: at(e), started: NaN, completed: NaN };
       byId.set(String(e.eventId), span);
@@ -86,6 +107,7 @@ export function runRecord(events: HistoryEvent[]): RunRecord {
     startsWorkflow: Boolean(first.workflowExecutionStartedEventAttributes) && !first.workflowExecutionStartedEventAttributes?.continuedExecutionRunId,
     completesWorkflow: Boolean(last.workflowExecutionCompletedEventAttributes),
     activities,
+    workflowTasks,
   };
 }
 
@@ -133,6 +155,7 @@ export function stageTimeline(runs: RunRecord[]): StageTimeline {
   if (chunks.length === 0) throw new Error('the history has no chunk activities');
   const chunkStart = chunks.reduce((t, c) => Math.min(t, c.scheduled), Infinity);
   const chunkEnd = chunks.reduce((t, c) => Math.max(t, c.completed), -Infinity);
+  const serialTasks = runs.flatMap((r) => r.workflowTasks).filter((w) => w.completed <= chunkStart || w.scheduled >= chunkEnd);
   let continueAsNewMs = 0;
   for (let i = 1; i < runs.length; i++) continueAsNewMs += runs[i]!.firstMs - runs[i - 1]!.lastMs;
   return {
@@ -152,6 +175,11 @@ export function stageTimeline(runs: RunRecord[]): StageTimeline {
     toFinishMs: finish.scheduled - chunkEnd,
     finish: { queueMs: finish.started - finish.scheduled, runMs: finish.completed - finish.started },
     closeMs: last.lastMs - finish.completed,
+    serialWorkflowTasks: {
+      count: serialTasks.length,
+      dispatchMeanMs: mean(serialTasks.map((w) => w.started - w.scheduled)),
+      runMeanMs: mean(serialTasks.map((w) => w.completed - w.started)),
+    },
     windows: {
       workflow: [first.firstMs, last.lastMs],
       materialize: [materialize.started, materialize.completed],

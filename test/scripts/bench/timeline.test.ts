@@ -31,6 +31,14 @@ class HistoryBuilder {
     return this;
   }
 
+  /** Scheduled, started and completed events of one workflow task. */
+  workflowTask(scheduled: number, started: number, completed: number): this {
+    this.push(scheduled, { workflowTaskScheduledEventAttributes: {} });
+    this.push(started, { workflowTaskStartedEventAttributes: {} });
+    this.push(completed, { workflowTaskCompletedEventAttributes: {} });
+    return this;
+  }
+
   completed(ms: number): this {
     this.push(ms, { workflowExecutionCompletedEventAttributes: {} });
     return this;
@@ -76,6 +84,26 @@ test('one run: each phase and gap is read from the event times', () => {
     chunks: [t0 + 320, t0 + 2000],
     finish: [t0 + 2060, t0 + 2900],
   });
+});
+
+test('workflow tasks on the critical path are the ones outside the chunk span', () => {
+  const h = new HistoryBuilder()
+    .started(0)
+    .workflowTask(1, 5, 20)
+    .activity('materializeStage', 20, 20, 50)
+    .workflowTask(50, 58, 70)
+    .activity('runChunk', 70, 71, 400)
+    .activity('runChunk', 70, 72, 500)
+    // Inside the span: the worker answers a finished chunk while the other one still runs.
+    .workflowTask(400, 401, 499)
+    .workflowTask(500, 510, 540)
+    .activity('finishStage', 540, 541, 700)
+    .workflowTask(700, 706, 720)
+    .completed(720);
+  const t = stageTimeline([runRecord(h.events)]);
+  assert.equal(t.serialWorkflowTasks.count, 4);
+  assert.equal(t.serialWorkflowTasks.dispatchMeanMs, (4 + 8 + 10 + 6) / 4);
+  assert.equal(t.serialWorkflowTasks.runMeanMs, (15 + 12 + 30 + 14) / 4);
 });
 
 test('merges during the chunk span are counted apart from the finish after the last chunk', () => {
