@@ -6,10 +6,11 @@ request: extract_tool_call_or_text, then ToolCallComparator(config).compare_tool
 function_call, or the message rule. Building the request and response models is left out, as the
 TypeScript side is timed from already-parsed objects too. Prints one JSON line.
 
-Usage: python verifier_anchor.py VECTORS.jsonl SECONDS WARMUP_PASSES
+Usage: python verifier_anchor.py VECTORS.jsonl SECONDS WARMUP_PASSES [STRIDE]
 
 Times whole passes until SECONDS have gone by (at least one), so that the TypeScript side can time
-a window of the same length right after it.
+a window of the same length right after it. With STRIDE, only every STRIDE-th of those vectors is
+timed (the TypeScript side takes the same ones).
 """
 
 import json
@@ -58,6 +59,7 @@ def verify(expected_action, response, config):
 
 def main() -> None:
     path, seconds, warmup = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+    stride = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     cases = []
     with open(path) as f:
         for line in f:
@@ -73,6 +75,8 @@ def main() -> None:
                     (vector["reward"], vector["category"]),
                 )
             )
+
+    cases = cases[::stride]
 
     agree = 0
     errors = 0
