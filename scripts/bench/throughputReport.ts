@@ -55,8 +55,8 @@ export function throughputLines(tp: ThroughputResult, target: number): string[] 
     phase('  finish (merge rest; profile + aggregate metrics): run', (t) => t.finish.runMs),
     phase('  finished -> workflow completed', (t) => t.closeMs),
     `      warm-up rounds (uncounted, first first), materialize + finish runs: ${tp.durable.warmupTimelines
-      .map((t) => `${fix((t.materialize.runMs + t.finish.runMs) / 1000, 3)} s`)
-      .join(', ')}; counted rounds' mean ${fix(serialOf(tp.durable.timelines), 3)} s`,
+      .map((t) => `${fix(serialOf([t]), 3)} s`)
+      .join(', ')}; counted rounds' mean ${fix(serial, 3)} s`,
     row('  client: start RPC + result delivery', durableRound - historySpan),
     `      workflow tasks outside the chunk span: ${fix(u((t) => t.serialWorkflowTasks.count), 1)} a round, each ` +
       `${fix(u((t) => t.serialWorkflowTasks.dispatchMeanMs), 1)} ms scheduled -> taken by the worker + ` +
