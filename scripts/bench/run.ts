@@ -11,7 +11,7 @@ import { candidatesFrom, localProfileRun, sampleCandidates, type ScaleRun } from
 import { historyLines, scaleLines } from './scaleReport';
 import { startSimulatorProcess } from './services';
 import { measureThroughput, type ThroughputResult } from './throughput';
-import { throughputLines } from './throughputReport';
+import { durableOverBare, durableOverBareSimulatorsEqual, throughputLines } from './throughputReport';
 
 // `npm run bench [-- --quick | --million] [--cycles=N] [--only=throughput|scale] [--rows=small,large] [--keep]
 //   [--worker-heap] [--worker-max-old-space-mb=N] [--worker-node-options="..."] [--chunk-size=N] [--chunks-in-flight=N]`:
@@ -96,7 +96,7 @@ async function main(): Promise<void> {
 
     const [tp16, tp64] = throughputs;
     const rate = (t: ThroughputResult | undefined, side: 'bare' | 'durable') => (t ? round(t[side].rows / t[side].seconds, 1) : null);
-    const ratio = (t: ThroughputResult | undefined) => (t ? round(t.durable.rows / t.durable.seconds / (t.bare.rows / t.bare.seconds), 3) : null);
+    const ratio = (t: ThroughputResult | undefined, of = durableOverBare) => (t ? round(of(t), 3) : null);
     console.log(
       JSON.stringify({
         mode: million ? 'million' : quick ? 'quick' : 'default',
@@ -109,6 +109,8 @@ async function main(): Promise<void> {
         durable_rollouts_per_s: rate(tp16, 'durable'),
         durable_over_bare: ratio(tp16),
         durable_over_bare_4x_concurrency: ratio(tp64),
+        durable_over_bare_simulators_cpu_equal: ratio(tp16, durableOverBareSimulatorsEqual),
+        durable_over_bare_4x_concurrency_simulators_cpu_equal: ratio(tp64, durableOverBareSimulatorsEqual),
         rss_rows: scale.map((s) => s.rows),
         rss_mb: scale.map((s) => round(s.peakRssBytes / MB, 1)),
         startup_peak_rss_mb: scale.map((s) => round(s.startupPeakRssBytes / MB, 1)),

@@ -1,0 +1,26 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { durableOverBare, durableOverBareSimulatorsEqual } from '../../../scripts/bench/throughputReport';
+
+// Two sides of a throughput run as the bench sums them: rollouts, seconds, CPU seconds per process.
+const side = (rows: number, seconds: number, simulators: number, worker = 0) => ({ rows, seconds, cpu: { simulators, worker } });
+
+test('the headline is the durable rate over the bare rate', () => {
+  assert.equal(durableOverBare({ bare: side(1200, 10, 9), durable: side(1200, 12, 9) }), 10 / 12);
+});
+
+test('with the simulators at the same CPU per rollout on both sides the estimate is the headline', () => {
+  const tp = { bare: side(1200, 10, 9), durable: side(2400, 25, 18, 5) };
+  assert.equal(durableOverBareSimulatorsEqual(tp), durableOverBare(tp));
+});
+
+test('simulators that cost 10% more per rollout on the durable side raise the estimate by 10%', () => {
+  // Per rollout: bare 8 ms, durable 8.8 ms; the worker's own CPU does not enter it.
+  const tp = { bare: side(1000, 8, 8), durable: side(1000, 10, 8.8, 2) };
+  assert.ok(Math.abs(durableOverBareSimulatorsEqual(tp) - 0.8 * 1.1) < 1e-12);
+});
+
+test('without the simulators\' CPU the estimate is not a number rather than a guess', () => {
+  const tp = { bare: { rows: 10, seconds: 1, cpu: {} }, durable: { rows: 10, seconds: 1, cpu: {} } };
+  assert.ok(Number.isNaN(durableOverBareSimulatorsEqual(tp)));
+});
