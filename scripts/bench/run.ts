@@ -11,7 +11,7 @@ import { candidatesFrom, localProfileRun, sampleCandidates, type ScaleRun } from
 import { historyLines, scaleLines } from './scaleReport';
 import { startSimulatorProcess } from './services';
 import { measureThroughput, type ThroughputResult } from './throughput';
-import { durableOverBare, durableOverBareSimulatorsEqual, throughputLines } from './throughputReport';
+import { durableOverBare, durableOverBareSimulatorsEqual, rateOf, throughputLines } from './throughputReport';
 
 // `npm run bench [-- --quick | --million] [--cycles=N] [--only=throughput|scale] [--rows=small,large] [--keep]
 //   [--worker-heap] [--worker-max-old-space-mb=N] [--worker-node-options="..."] [--chunk-size=N] [--chunks-in-flight=N]`:
@@ -95,7 +95,7 @@ async function main(): Promise<void> {
     if (finished?.run) historyLines(finished.rows, finished.run, allRuns, chunkSize).forEach(log);
 
     const [tp16, tp64] = throughputs;
-    const rate = (t: ThroughputResult | undefined, side: 'bare' | 'durable') => (t ? round(t[side].rows / t[side].seconds, 1) : null);
+    const rate = (t: ThroughputResult | undefined, side: 'bare' | 'durable') => (t ? round(rateOf(t[side]), 1) : null);
     const ratio = (t: ThroughputResult | undefined, of = durableOverBare) => (t ? round(of(t), 3) : null);
     console.log(
       JSON.stringify({

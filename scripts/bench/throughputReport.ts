@@ -15,10 +15,11 @@ function serialOf(timelines: StageTimeline[]): number {
   return meanOf(timelines, (t) => t.materialize.runMs + t.finish.runMs) / 1000;
 }
 
-const rateOf = (side: SideMeasure) => side.rows / side.seconds;
+/** Rollouts per second over a side's summed rounds. */
+export const rateOf = (side: SideMeasure) => side.rows / side.seconds;
 
 /** The headline: the durable stage's rollouts per second over the bare loop's. */
-export function durableOverBare(tp: Pick<ThroughputResult, 'bare' | 'durable'>): number {
+export function durableOverBare(tp: { bare: SideMeasure; durable: SideMeasure }): number {
   return rateOf(tp.durable) / rateOf(tp.bare);
 }
 
@@ -30,7 +31,7 @@ export function durableOverBare(tp: Pick<ThroughputResult, 'bare' | 'durable'>):
  * durable/bare takes that out, so runs that differ only by it agree. An estimate beside the
  * target, never the target: it assumes the difference is the host's, not caused by the durable side.
  */
-export function durableOverBareSimulatorsEqual(tp: Pick<ThroughputResult, 'bare' | 'durable'>): number {
+export function durableOverBareSimulatorsEqual(tp: { bare: SideMeasure; durable: SideMeasure }): number {
   const perRollout = (side: SideMeasure) => (side.cpu.simulators ?? NaN) / side.rows;
   return durableOverBare(tp) * (perRollout(tp.durable) / perRollout(tp.bare));
 }
