@@ -29,7 +29,8 @@ export function durableOverBare(tp: { bare: SideMeasure; durable: SideMeasure })
  * host moves that by up to a fifth between rounds of the same requests, as much with the bare loop
  * alone (6.5-9.6 ms a rollout) as with a busy process beside it: scaling by their CPU ratio
  * durable/bare takes that out, so runs that differ only by it agree. An estimate beside the
- * target, never the target: it assumes the difference is the host's, not caused by the durable side.
+ * target, never the target: it also takes out whatever the durable side itself costs the
+ * simulators (a few per cent on average on the 2-core bench machine), so it reads that much high.
  */
 export function durableOverBareSimulatorsEqual(tp: { bare: SideMeasure; durable: SideMeasure }): number {
   const perRollout = (side: SideMeasure) => (side.cpu.simulators ?? NaN) / side.rows;
