@@ -14,7 +14,8 @@ import { measureThroughput, type ThroughputResult } from './throughput';
 import { durableOverBare, durableOverBareSimulatorsEqual, rateOf, throughputLines } from './throughputReport';
 
 // `npm run bench [-- --quick | --million] [--cycles=N] [--only=throughput|scale] [--rows=small,large] [--keep]
-//   [--worker-heap] [--worker-max-old-space-mb=N] [--worker-node-options="..."] [--chunk-size=N] [--chunks-in-flight=N]`:
+//   [--worker-heap] [--worker-max-old-space-mb=N] [--worker-node-options="..."] [--chunk-size=N] [--chunks-in-flight=N]
+//   [--tasks=N]`:
 // orchestration overhead against a bare HTTP loop, worker memory and history size, measured in one
 // run on the simulators with zero added latency. The last line is one JSON object so the figures
 // can be tracked run to run. Every figure is printed with the machine's load beside it: on a busy
@@ -36,7 +37,9 @@ const chunkSize = numberFlag('chunk-size') ?? DEFAULT_CHUNK_SIZE;
 const chunksInFlight = numberFlag('chunks-in-flight') ?? DEFAULT_CHUNKS_IN_FLIGHT;
 const productChunking = chunkSize === DEFAULT_CHUNK_SIZE && chunksInFlight === DEFAULT_CHUNKS_IN_FLIGHT;
 
-const THROUGHPUT = { tasks: quick ? 50 : 150, numRepeats: 4 };
+// Tasks per throughput round, each collected 4 times. --tasks changes the round's size to tell the
+// per-round costs (workflow tasks, activity hand-offs) from those that grow with the rollouts.
+const THROUGHPUT = { tasks: numberFlag('tasks') ?? (quick ? 50 : 150), numRepeats: 4 };
 const TARGETS = { durableOverBare: 0.95, durableOverBareAt4x: 0.9, rssRatio: 1.2, idleRssMb: 200 };
 const rowsFlag = args.find((a) => a.startsWith('--rows='))?.split('=')[1]?.split(',').map(Number);
 const SCALE_ROWS = rowsFlag ?? (million ? [10_000, 1_000_000] : quick ? [2_000, 20_000] : [10_000, 100_000]);
