@@ -30,7 +30,8 @@ export function durableOverBare(tp: { bare: SideMeasure; durable: SideMeasure })
  * alone (6.5-9.6 ms a rollout) as with a busy process beside it: scaling by their CPU ratio
  * durable/bare takes that out, so runs that differ only by it agree. An estimate beside the
  * target, never the target: it also takes out whatever the durable side itself costs the
- * simulators (a few per cent on average on the 2-core bench machine), so it reads that much high.
+ * simulators (a few per cent on average on the 2-core bench machine, about two points of it the
+ * finish's /aggregate_metrics call, which the bare loop does not make), so it reads that much high.
  */
 export function durableOverBareSimulatorsEqual(tp: { bare: SideMeasure; durable: SideMeasure }): number {
   const perRollout = (side: SideMeasure) => (side.cpu.simulators ?? NaN) / side.rows;
