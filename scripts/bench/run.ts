@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { closePools } from '../../activities/http/client';
 import { workerHeapArgs, workerProcessEnv } from '../../bin/workerHeap';
 import { ensureDevServer } from '../lib/devServer';
 import { freePort } from '../lib/net';
@@ -11,11 +12,11 @@ import { candidatesFrom, localProfileRun, sampleCandidates, type ScaleRun } from
 import { historyLines, scaleLines } from './scaleReport';
 import { startSimulatorProcess } from './services';
 import { measureThroughput, type ThroughputResult } from './throughput';
-import { durableOverBare, durableOverBareSimulatorsEqual, rateOf, throughputLines } from './throughputReport';
+import { durableOverBare, durableOverBareSimulatorsEqual, rateOf, throughputLines, withoutTemporalRatios } from './throughputReport';
 
 // `npm run bench [-- --quick | --million] [--cycles=N] [--only=throughput|scale] [--rows=small,large] [--keep]
 //   [--worker-heap] [--worker-max-old-space-mb=N] [--worker-node-options="..."] [--chunk-size=N] [--chunks-in-flight=N]
-//   [--tasks=N]`:
+//   [--tasks=N] [--without-temporal]`:
 // orchestration overhead against a bare HTTP loop, worker memory and history size, measured in one
 // run on the simulators with zero added latency. The last line is one JSON object so the figures
 // can be tracked run to run. Every figure is printed with the machine's load beside it: on a busy
@@ -39,7 +40,9 @@ const productChunking = chunkSize === DEFAULT_CHUNK_SIZE && chunksInFlight === D
 
 // Tasks per throughput round, each collected 4 times. --tasks changes the round's size to tell the
 // per-round costs (workflow tasks, activity hand-offs) from those that grow with the rollouts.
-const THROUGHPUT = { tasks: numberFlag('tasks') ?? (quick ? 50 : 150), numRepeats: 4 };
+// --without-temporal adds a third throughput side, the stage's activities with no Temporal, to tell
+// the stage's own work from what Temporal adds.
+const THROUGHPUT = { tasks: numberFlag('tasks') ?? (quick ? 50 : 150), numRepeats: 4, withoutTemporal: args.includes('--without-temporal') };
 const TARGETS = { durableOverBare: 0.95, durableOverBareAt4x: 0.9, rssRatio: 1.2, idleRssMb: 200 };
 const rowsFlag = args.find((a) => a.startsWith('--rows='))?.split('=')[1]?.split(',').map(Number);
 const SCALE_ROWS = rowsFlag ?? (million ? [10_000, 1_000_000] : quick ? [2_000, 20_000] : [10_000, 100_000]);
@@ -64,7 +67,7 @@ async function main(): Promise<void> {
       `max_concurrency ${CONCURRENCY} (${productChunking ? 'the product defaults' : `NOT the product defaults ${DEFAULT_CHUNK_SIZE} / ${DEFAULT_CHUNKS_IN_FLIGHT}: figures for a candidate default only`}); work dir ${dir}`);
     const heapEnv = workerMaxOldSpaceMb === undefined ? process.env : { ...process.env, PIVOT_MINER_WORKER_HEAP_MB: String(workerMaxOldSpaceMb) };
     log(`worker memory: ${workerHeapArgs(heapEnv).join(' ') || "Node's default V8 heap"}, MALLOC_ARENA_MAX=${workerProcessEnv(heapEnv).MALLOC_ARENA_MAX ?? "glibc's default"}` +
-      `${workerMaxOldSpaceMb === undefined ? ' (the product default)' : ' (--worker-max-old-space-mb, NOT the product default)'}`);
+      `${workerMaxOldSpaceMb !== undefined ? ' (--worker-max-old-space-mb, NOT the product default)' : process.env.MALLOC_ARENA_MAX !== undefined ? ' (MALLOC_ARENA_MAX from the environment, NOT the product default)' : ' (the product default)'}`);
     if (workerHeapProbe) log('--worker-heap: workers force a full GC every 5 s to sample their live heap, so their RSS figures are lower than the product\'s');
 
     const throughputs: ThroughputResult[] = [];
@@ -100,6 +103,7 @@ async function main(): Promise<void> {
     const [tp16, tp64] = throughputs;
     const rate = (t: ThroughputResult | undefined, side: 'bare' | 'durable') => (t ? round(rateOf(t[side]), 1) : null);
     const ratio = (t: ThroughputResult | undefined, of = durableOverBare) => (t ? round(of(t), 3) : null);
+    const withoutTemporal = tp16 && withoutTemporalRatios(tp16);
     console.log(
       JSON.stringify({
         mode: million ? 'million' : quick ? 'quick' : 'default',
@@ -114,6 +118,8 @@ async function main(): Promise<void> {
         durable_over_bare_4x_concurrency: ratio(tp64),
         durable_over_bare_simulators_cpu_equal: ratio(tp16, durableOverBareSimulatorsEqual),
         durable_over_bare_4x_concurrency_simulators_cpu_equal: ratio(tp64, durableOverBareSimulatorsEqual),
+        without_temporal_over_bare: withoutTemporal ? round(withoutTemporal.stageOverBare, 3) : null,
+        durable_over_without_temporal: withoutTemporal ? round(withoutTemporal.durableOverStage, 3) : null,
         rss_rows: scale.map((s) => s.rows),
         rss_mb: scale.map((s) => round(s.peakRssBytes / MB, 1)),
         startup_peak_rss_mb: scale.map((s) => round(s.startupPeakRssBytes / MB, 1)),
@@ -128,6 +134,8 @@ async function main(): Promise<void> {
     // A worker that died is printed as a figure above, and still fails the run.
     if (scale.some((s) => s.failure)) process.exitCode = 1;
   } finally {
+    // The side without Temporal (--without-temporal) ran the activities' keep-alive pools in this process.
+    await closePools();
     await connection.close();
     await sims.stop();
     await server.stop();

@@ -4,12 +4,15 @@ import { runBareCollect } from './bare';
 import { loadNow, planFor, withWorker, type Bench } from './benchContext';
 import { runDurableStage } from './collect';
 import { cpuSnapshot, cpuUsed, startCpuTrace } from './cpu';
+import { runStageInProcess } from './inProcessStage';
 import { DEMO_TASKS, writeDistinctRows } from './inputs';
 import { stageTimeline, type StagePhase, type StageTimeline } from './timeline';
 
 // Durable collect against its anchor, the bare HTTP loop: same simulators, same rows, same
 // concurrency, in the same run. The sides alternate A B B A (per cycle) on one simulator process, so
 // drift in the machine's load weighs on both alike; each side's rate is rows over summed seconds.
+// With --without-temporal a third side, the stage's activities called in the bench process, runs
+// in the middle of each cycle (A B C C B A).
 
 export interface SideMeasure {
   rows: number;
@@ -39,6 +42,8 @@ export interface ThroughputResult {
     /** CPU seconds per phase and process; 'hand-offs' is the workflow's span outside the four phases. */
     cpuByPhase: Record<string, Record<string, number>>;
   };
+  /** The stage's activities without Temporal (--without-temporal). */
+  inProcess?: SideMeasure & { chunkSpanSeconds: number; serialSeconds: number };
   loads: string[];
   /** A durable collect run directory and its result, for the candidates of the scale runs. */
   sample: { runDir: string; run: Awaited<ReturnType<typeof runDurableStage>> };
@@ -48,7 +53,10 @@ function addCpu(into: Record<string, number>, used: Record<string, number>): voi
   for (const [name, s] of Object.entries(used)) into[name] = (into[name] ?? 0) + s;
 }
 
-export async function measureThroughput(bench: Bench, opts: { concurrency: number; tasks: number; numRepeats: number; cycles: number }): Promise<ThroughputResult> {
+export async function measureThroughput(
+  bench: Bench,
+  opts: { concurrency: number; tasks: number; numRepeats: number; cycles: number; withoutTemporal?: boolean },
+): Promise<ThroughputResult> {
   const tag = `c${opts.concurrency}`;
   const tasks = path.join(bench.dir, `throughput_tasks_${tag}.jsonl`);
   const warmupTasks = path.join(bench.dir, `warmup_tasks_${tag}.jsonl`);
@@ -56,6 +64,7 @@ export async function measureThroughput(bench: Bench, opts: { concurrency: numbe
   await writeDistinctRows(DEMO_TASKS, warmupTasks, opts.tasks);
   const bare: SideMeasure = { rows: 0, seconds: 0, cpu: {} };
   const durable: ThroughputResult['durable'] = { rows: 0, seconds: 0, cpu: {}, timelines: [], warmupTimelines: [], cpuByPhase: {} };
+  const inProcess = opts.withoutTemporal ? { rows: 0, seconds: 0, cpu: {}, chunkSpanSeconds: 0, serialSeconds: 0 } : undefined;
   const loads: string[] = [];
   let serial = 0;
 
@@ -109,8 +118,21 @@ export async function measureThroughput(bench: Bench, opts: { concurrency: numbe
       }
       return { runDir, run };
     };
+    const runInProcess = async (inputPath: string, counted: boolean) => {
+      if (!inProcess) return;
+      const { runDir, plan } = planFor(bench, `in_process_${tag}_${++serial}`, { maxConcurrency: opts.concurrency, numRepeats: opts.numRepeats });
+      const before = cpuSnapshot(pids());
+      const r = await runStageInProcess(plan, inputPath, path.join(runDir, 'rollouts'));
+      if (!counted) return;
+      addCpu(inProcess.cpu, cpuUsed(before, cpuSnapshot(pids())));
+      inProcess.rows += r.completed;
+      inProcess.seconds += r.seconds;
+      inProcess.chunkSpanSeconds += r.chunkSpanSeconds;
+      inProcess.serialSeconds += r.serialSeconds;
+    };
     const warmUpRound = async () => {
       await runBare(warmupTasks, false);
+      await runInProcess(warmupTasks, false);
       return runDurable(warmupTasks, false);
     };
     let last = await warmUpRound();
@@ -119,6 +141,8 @@ export async function measureThroughput(bench: Bench, opts: { concurrency: numbe
       loads.push(loadNow());
       await runBare(tasks, true);
       await runDurable(tasks, true);
+      await runInProcess(tasks, true);
+      await runInProcess(tasks, true);
       last = await runDurable(tasks, true);
       await runBare(tasks, true);
     }
@@ -126,5 +150,6 @@ export async function measureThroughput(bench: Bench, opts: { concurrency: numbe
     return last;
   });
   if (durable.rows !== bare.rows) throw new Error(`the durable stage completed ${durable.rows} rollouts, the bare loop ${bare.rows}`);
-  return { concurrency: opts.concurrency, rowsPerRound: opts.tasks * opts.numRepeats, bare, durable, loads, sample };
+  if (inProcess && inProcess.rows !== bare.rows) throw new Error(`the stage without Temporal completed ${inProcess.rows} rollouts, the bare loop ${bare.rows}`);
+  return { concurrency: opts.concurrency, rowsPerRound: opts.tasks * opts.numRepeats, bare, durable, inProcess, loads, sample };
 }

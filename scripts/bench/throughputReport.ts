@@ -18,6 +18,9 @@ function serialOf(timelines: StageTimeline[]): number {
 /** Rollouts per second over a side's summed rounds. */
 export const rateOf = (side: SideMeasure) => side.rows / side.seconds;
 
+/** CPU seconds of one process per rollout of a side. */
+const cpuPerRollout = (side: SideMeasure, name: string) => (side.cpu[name] ?? NaN) / side.rows;
+
 /** The headline: the durable stage's rollouts per second over the bare loop's. */
 export function durableOverBare(tp: { bare: SideMeasure; durable: SideMeasure }): number {
   return rateOf(tp.durable) / rateOf(tp.bare);
@@ -34,8 +37,30 @@ export function durableOverBare(tp: { bare: SideMeasure; durable: SideMeasure })
  * finish's /aggregate_metrics call, which the bare loop does not make), so it reads that much high.
  */
 export function durableOverBareSimulatorsEqual(tp: { bare: SideMeasure; durable: SideMeasure }): number {
-  const perRollout = (side: SideMeasure) => (side.cpu.simulators ?? NaN) / side.rows;
-  return durableOverBare(tp) * (perRollout(tp.durable) / perRollout(tp.bare));
+  return durableOverBare(tp) * (cpuPerRollout(tp.durable, 'simulators') / cpuPerRollout(tp.bare, 'simulators'));
+}
+
+/**
+ * The third side (--without-temporal), the stage's activities without Temporal: its rate over the
+ * bare loop's is what the stage's own work costs, the durable rate over its rate what Temporal adds.
+ */
+export function withoutTemporalRatios(tp: { bare: SideMeasure; durable: SideMeasure; inProcess?: SideMeasure }): { stageOverBare: number; durableOverStage: number } | undefined {
+  if (!tp.inProcess) return undefined;
+  return { stageOverBare: rateOf(tp.inProcess) / rateOf(tp.bare), durableOverStage: rateOf(tp.durable) / rateOf(tp.inProcess) };
+}
+
+function inProcessLines(tp: ThroughputResult): string[] {
+  const side = tp.inProcess;
+  const ratios = withoutTemporalRatios(tp);
+  if (!side || !ratios) return [];
+  const rounds = tp.durable.timelines.length;
+  return [
+    `  (c) the stage's activities in the bench process, no Temporal (--without-temporal)  ${fix(rateOf(side), 1)} rollouts/s, ${fix(side.seconds / rounds, 3)} s per round`,
+    `      (c) / bare = ${fix(ratios.stageOverBare, 3)} (the stage's own work); durable / (c) = ${fix(ratios.durableOverStage, 3)} (what Temporal adds)`,
+    `      (c) per round: serial activities (materialize + finish) ${fix(side.serialSeconds / rounds, 3)} s; ` +
+      `chunk span ${fix(side.chunkSpanSeconds / rounds, 3)} s, its rate / bare rate = ${fix(tp.bare.seconds / side.chunkSpanSeconds, 3)}; ` +
+      `simulators' CPU per rollout / bare's = ${fix(cpuPerRollout(side, 'simulators') / cpuPerRollout(tp.bare, 'simulators'), 3)}`,
+  ];
 }
 
 export function throughputLines(tp: ThroughputResult, target: number): string[] {
@@ -55,11 +80,12 @@ export function throughputLines(tp: ThroughputResult, target: number): string[] 
   const serial = serialOf(tp.durable.timelines);
   const handoffs = durableRound - serial - m((t) => t.chunkSpanMs);
   const lines = [
-    `collect throughput at concurrency ${tp.concurrency}: ${rounds / 2} cycle(s) A B B A of ${tp.rowsPerRound} rollouts per round; load (1/5/15 min) at each cycle start and the end: ${tp.loads.join(' | ')}`,
+    `collect throughput at concurrency ${tp.concurrency}: ${rounds / 2} cycle(s) ${tp.inProcess ? 'A B C C B A' : 'A B B A'} of ${tp.rowsPerRound} rollouts per round; load (1/5/15 min) at each cycle start and the end: ${tp.loads.join(' | ')}`,
     `  (a) bare undici loop (baseline)  ${fix(rateOf(tp.bare), 1)} rollouts/s, ${fix(bareRound, 3)} s per round`,
     `  (b) durable collect stage        ${fix(rateOf(tp.durable), 1)} rollouts/s, ${fix(durableRound, 3)} s per round`,
     `  durable / bare = ${fix(ratio, 3)} (target >= ${target}: ${ratio >= target ? 'met' : 'NOT met'})`,
     `  estimate, not the target: durable / bare had the simulators (the bottleneck) spent the same CPU per rollout on both sides = ${fix(durableOverBareSimulatorsEqual(tp), 3)}`,
+    ...inProcessLines(tp),
     `  where (b) spends a round, from the Temporal server's event times (mean of ${rounds} rounds)    seconds  x bare round`,
     row('bare loop, whole round (baseline)', bareRound),
     row('durable, client start -> result', durableRound),
@@ -87,7 +113,7 @@ export function throughputLines(tp: ThroughputResult, target: number): string[] 
       `serial activities ${fix(serial, 3)} s (materialize + finish runs) + ` +
       `hand-offs ${fix(handoffs, 3)} s (workflow tasks, activity queues, client) + ` +
       `chunk span minus bare round ${fix(m((t) => t.chunkSpanMs) - bareRound, 3)} s`,
-    `  CPU seconds per 1000 rollouts, by process          durable   bare (baseline)   durable / bare`,
+    `  CPU seconds per 1000 rollouts, by process          durable   bare (baseline)   durable / bare${tp.inProcess ? '   (c) no Temporal' : ''}`,
   ];
   const names = [...new Set([...Object.keys(tp.durable.cpu), ...Object.keys(tp.bare.cpu)])];
   const per1000 = (cpu: Record<string, number>, rows: number, name?: string) =>
@@ -95,7 +121,8 @@ export function throughputLines(tp: ThroughputResult, target: number): string[] 
   for (const name of [...names, undefined]) {
     const d = per1000(tp.durable.cpu, tp.durable.rows, name);
     const b = per1000(tp.bare.cpu, tp.bare.rows, name);
-    lines.push(`    ${(name ?? 'all processes').padEnd(44)} ${fix(d, 2).padStart(8)}   ${fix(b, 2).padStart(8)}   ${b > 0 ? fix(d / b, 3) : '-'}`);
+    const c = tp.inProcess ? fix(per1000(tp.inProcess.cpu, tp.inProcess.rows, name), 2).padStart(14) : '';
+    lines.push(`    ${(name ?? 'all processes').padEnd(44)} ${fix(d, 2).padStart(8)}   ${fix(b, 2).padStart(8)}   ${(b > 0 ? fix(d / b, 3) : '-').padEnd(14)}${c}`);
   }
   // On a machine whose CPUs are all busy, rate follows CPU per rollout: this says which phase pays.
   const bareAll = per1000(tp.bare.cpu, tp.bare.rows);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { durableOverBare, durableOverBareSimulatorsEqual } from '../../../scripts/bench/throughputReport';
+import { durableOverBare, durableOverBareSimulatorsEqual, withoutTemporalRatios } from '../../../scripts/bench/throughputReport';
 
 // Two sides of a throughput run as the bench sums them: rollouts, seconds, CPU seconds per process.
 const side = (rows: number, seconds: number, simulators: number, worker = 0) => ({ rows, seconds, cpu: { simulators, worker } });
@@ -23,4 +23,14 @@ test('simulators that cost 10% more per rollout on the durable side raise the es
 test('without the simulators\' CPU the estimate is not a number rather than a guess', () => {
   const tp = { bare: { rows: 10, seconds: 1, cpu: {} }, durable: { rows: 10, seconds: 1, cpu: {} } };
   assert.ok(Number.isNaN(durableOverBareSimulatorsEqual(tp)));
+});
+
+test('the side without Temporal splits the headline into the stage\'s own work and what Temporal adds', () => {
+  const tp = { bare: side(1000, 8, 8), durable: side(1000, 10, 8), inProcess: side(1000, 8.5, 8) };
+  const ratios = withoutTemporalRatios(tp);
+  assert.ok(ratios);
+  assert.ok(Math.abs(ratios.stageOverBare - 8 / 8.5) < 1e-12);
+  assert.ok(Math.abs(ratios.durableOverStage - 0.85) < 1e-12);
+  assert.ok(Math.abs(ratios.stageOverBare * ratios.durableOverStage - durableOverBare(tp)) < 1e-12);
+  assert.equal(withoutTemporalRatios({ bare: tp.bare, durable: tp.durable }), undefined);
 });
