@@ -121,8 +121,9 @@ export function throughputLines(tp: ThroughputResult, target: number): string[] 
   for (const name of [...names, undefined]) {
     const d = per1000(tp.durable.cpu, tp.durable.rows, name);
     const b = per1000(tp.bare.cpu, tp.bare.rows, name);
-    const c = tp.inProcess ? fix(per1000(tp.inProcess.cpu, tp.inProcess.rows, name), 2).padStart(14) : '';
-    lines.push(`    ${(name ?? 'all processes').padEnd(44)} ${fix(d, 2).padStart(8)}   ${fix(b, 2).padStart(8)}   ${(b > 0 ? fix(d / b, 3) : '-').padEnd(14)}${c}`);
+    const ratioText = b > 0 ? fix(d / b, 3) : '-';
+    const c = tp.inProcess ? `${ratioText.padEnd(14)}${fix(per1000(tp.inProcess.cpu, tp.inProcess.rows, name), 2).padStart(14)}` : ratioText;
+    lines.push(`    ${(name ?? 'all processes').padEnd(44)} ${fix(d, 2).padStart(8)}   ${fix(b, 2).padStart(8)}   ${c}`);
   }
   // On a machine whose CPUs are all busy, rate follows CPU per rollout: this says which phase pays.
   const bareAll = per1000(tp.bare.cpu, tp.bare.rows);
