@@ -53,7 +53,7 @@ const serversSchema = z.discriminatedUnion('mode', [
 const chunkingSchema = {
   chunk_size: z.number().int().positive().default(128),
   max_chunks_in_flight: z.number().int().positive().default(4),
-  max_concurrency: z.number().int().positive().default(16).describe('Requests in flight per chunk'),
+  max_concurrency: z.number().int().positive().default(16).describe('Requests in flight from one worker process to one server; the chunks it runs share them'),
   max_attempts: z.number().int().positive().default(3),
   request_timeout_ms: z.number().int().positive().default(300_000),
 };
