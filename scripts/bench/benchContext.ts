@@ -28,6 +28,8 @@ export interface Bench {
   workerNodeOptions?: string;
   /** Sample each worker's live heap (forced GC every few seconds); its RSS figures then are not the product's. */
   workerHeapProbe?: boolean;
+  /** Where each worker writes CPU profiles (cpuProfile.cjs); the sampler's cost makes the ratios not the product's. */
+  workerCpuProfileDir?: string;
   /** The product defaults unless a flag asks otherwise, for trying a candidate default. */
   chunkSize: number;
   chunksInFlight: number;
@@ -54,6 +56,7 @@ export async function withWorker<T>(
     maxOldSpaceMb: bench.workerMaxOldSpaceMb,
     nodeOptions: bench.workerNodeOptions,
     heapProbePath: bench.workerHeapProbe ? path.join(bench.dir, `${taskQueue}.heap.jsonl`) : undefined,
+    cpuProfileDir: bench.workerCpuProfileDir,
   });
   try {
     await Promise.race([waitForPoller(bench.client, taskQueue), worker.exited]);

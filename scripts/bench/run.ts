@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -16,7 +16,7 @@ import { durableOverBare, durableOverBareSimulatorsEqual, rateOf, throughputLine
 
 // `npm run bench [-- --quick | --million] [--cycles=N] [--only=throughput|scale] [--rows=small,large] [--keep]
 //   [--worker-heap] [--worker-max-old-space-mb=N] [--worker-node-options="..."] [--chunk-size=N] [--chunks-in-flight=N]
-//   [--tasks=N] [--without-temporal]`:
+//   [--tasks=N] [--without-temporal] [--worker-cpu-profile=DIR]`:
 // orchestration overhead against a bare HTTP loop, worker memory and history size, measured in one
 // run on the simulators with zero added latency. The last line is one JSON object so the figures
 // can be tracked run to run. Every figure is printed with the machine's load beside it: on a busy
@@ -34,6 +34,8 @@ const cycles = numberFlag('cycles') ?? 1;
 const only = args.find((a) => a.startsWith('--only='))?.split('=')[1];
 const workerNodeOptions = args.find((a) => a.startsWith('--worker-node-options='))?.slice('--worker-node-options='.length);
 const workerHeapProbe = args.includes('--worker-heap');
+const workerCpuProfileFlag = args.find((a) => a.startsWith('--worker-cpu-profile='))?.slice('--worker-cpu-profile='.length);
+const workerCpuProfileDir = workerCpuProfileFlag === undefined ? undefined : path.resolve(workerCpuProfileFlag);
 const chunkSize = numberFlag('chunk-size') ?? DEFAULT_CHUNK_SIZE;
 const chunksInFlight = numberFlag('chunks-in-flight') ?? DEFAULT_CHUNKS_IN_FLIGHT;
 const productChunking = chunkSize === DEFAULT_CHUNK_SIZE && chunksInFlight === DEFAULT_CHUNKS_IN_FLIGHT;
@@ -51,6 +53,7 @@ const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** di
 const log = (line: string) => console.log(line);
 
 async function main(): Promise<void> {
+  if (workerCpuProfileFlag === '') throw new Error('--worker-cpu-profile=DIR needs the directory the profiles go to');
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-bench-'));
   const keep = args.includes('--keep');
   const server = await ensureDevServer({ port: await freePort(), uiPort: await freePort(), stateDir: path.join(dir, 'state') });
@@ -59,7 +62,7 @@ async function main(): Promise<void> {
   const [temporalPid] = childPidsMatching('start-dev');
   if (temporalPid === undefined) throw new Error('the Temporal dev server is not a child of the bench (a reused server cannot be measured)');
   const loadAtStart = loadNow();
-  const bench: Bench = { client: new Client({ connection }), temporalAddress: server.address, temporalPid, sims, dir, workerMaxOldSpaceMb, workerNodeOptions, workerHeapProbe, chunkSize, chunksInFlight };
+  const bench: Bench = { client: new Client({ connection }), temporalAddress: server.address, temporalPid, sims, dir, workerMaxOldSpaceMb, workerNodeOptions, workerHeapProbe, workerCpuProfileDir, chunkSize, chunksInFlight };
   try {
     log(`pivot-miner bench${quick ? ' --quick' : ''}${million ? ' --million' : ''}: Temporal dev server ${server.address}, simulators (zero added latency) in their own process, ` +
       `${os.cpus().length} CPUs, load ${loadAtStart}`);
@@ -68,6 +71,10 @@ async function main(): Promise<void> {
     const heapEnv = workerMaxOldSpaceMb === undefined ? process.env : { ...process.env, PIVOT_MINER_WORKER_HEAP_MB: String(workerMaxOldSpaceMb) };
     log(`worker memory: ${workerHeapArgs(heapEnv).join(' ') || "Node's default V8 heap"}, MALLOC_ARENA_MAX=${workerProcessEnv(heapEnv).MALLOC_ARENA_MAX ?? "glibc's default"}` +
       `${workerMaxOldSpaceMb !== undefined ? ' (--worker-max-old-space-mb, NOT the product default)' : process.env.MALLOC_ARENA_MAX !== undefined ? ' (MALLOC_ARENA_MAX from the environment, NOT the product default)' : ' (the product default)'}`);
+    if (bench.workerCpuProfileDir) {
+      mkdirSync(bench.workerCpuProfileDir, { recursive: true });
+      log(`--worker-cpu-profile: workers write CPU profiles in 15 s slices to ${bench.workerCpuProfileDir}; the sampler costs them CPU, so the ratios are not the product's`);
+    }
     if (workerHeapProbe) log('--worker-heap: workers force a full GC every 5 s to sample their live heap, so their RSS figures are lower than the product\'s');
 
     const throughputs: ThroughputResult[] = [];

@@ -65,6 +65,8 @@ export interface BenchWorkerOptions {
   nodeOptions?: string;
   /** Where heapProbe.cjs appends the worker's live heap; unset = no probe. */
   heapProbePath?: string;
+  /** Where cpuProfile.cjs writes the worker's CPU profiles; unset = no profiler. */
+  cpuProfileDir?: string;
 }
 
 export function startBenchWorker(opts: BenchWorkerOptions): BenchWorker {
@@ -74,10 +76,12 @@ export function startBenchWorker(opts: BenchWorkerOptions): BenchWorker {
   const nodeOptions = [
     process.env.NODE_OPTIONS,
     opts.heapProbePath !== undefined ? `--expose-gc --require ${path.join(__dirname, 'heapProbe.cjs')}` : undefined,
+    opts.cpuProfileDir !== undefined ? `--require ${path.join(__dirname, 'cpuProfile.cjs')}` : undefined,
     opts.nodeOptions,
   ];
   if (nodeOptions.some((o) => o !== undefined)) env.NODE_OPTIONS = nodeOptions.filter((o) => o !== undefined).join(' ').trim();
   if (opts.heapProbePath !== undefined) env.PIVOT_BENCH_HEAP_PROBE = opts.heapProbePath;
+  if (opts.cpuProfileDir !== undefined) env.PIVOT_BENCH_CPU_PROFILE_DIR = opts.cpuProfileDir;
   if (opts.maxOldSpaceMb !== undefined) env.PIVOT_MINER_WORKER_HEAP_MB = String(opts.maxOldSpaceMb);
   const child = spawnWorkerProcess({ ...opts, env, stdio: ['ignore', logFd, logFd] });
   if (child.pid === undefined) throw new Error('could not start a worker process');
