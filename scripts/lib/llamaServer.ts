@@ -108,7 +108,7 @@ async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
-  await Promise.race([exited, sleep(10_000).then(() => child.kill('SIGKILL'))]);
+  await Promise.race([exited, sleep(10_000, undefined, { ref: false }).then(() => child.kill('SIGKILL'))]);
   await exited;
 }
 

@@ -2,6 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ephemeralPortRange, freePort, freePortInRange } from './net';
 
 // NeMo Gym 0.4.0 as the real counterpart of our servers and files: where its venv is, the
 // environment its `ng_*` commands need here, and `ng_run` as a managed process on free ports.
@@ -86,6 +87,26 @@ export interface RunningNgRun {
 
 const READY = /All (\d+) \/ \1 servers ready!/;
 
+/** NeMo Gym's own servers get random ports from here (global_config.py port_range_low/high defaults). */
+const NEMO_GYM_SERVER_PORTS = { low: 10_001, high: 20_000 };
+
+/**
+ * A port for ng_run's head server. ng_run starts Ray before its head server binds, and Ray's thirty
+ * or so listeners bind port 0 meanwhile; one of them taking the head's port leaves ng_run with its
+ * servers up, printing "Head server is not up yet" until it is killed. So the port comes from between
+ * NeMo Gym's server range and the kernel's ephemeral range, where nothing is handed out on its own.
+ */
+export function ngRunHeadPort(): Promise<number> {
+  const low = NEMO_GYM_SERVER_PORTS.high + 1;
+  const high = ephemeralPortRange().low - 1;
+  return high > low ? freePortInRange(low, high) : freePort();
+}
+
+/** uvicorn's line when ng_run's head server could not bind its port. */
+function headBindFailed(log: string, headPort: number): boolean {
+  return log.includes(`error while attempting to bind on address ('127.0.0.1', ${headPort})`);
+}
+
 /** Starts `ng_run` in its own process group (it forks Ray and one process per server) and waits until every server answers. */
 export async function startNgRun(
   install: NemoGymInstall,
@@ -105,6 +126,10 @@ export async function startNgRun(
   for (;;) {
     const log = readFileSync(opts.logFile, 'utf8');
     if (READY.test(log)) break;
+    if (headBindFailed(log, opts.headPort)) {
+      await stop();
+      throw new Error(`ng_run's head server could not bind port ${opts.headPort} (another process holds it); last output:\n${log.slice(-3000)}`);
+    }
     if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
       await stop();
       throw new Error(`ng_run did not get ready (${child.exitCode ?? child.signalCode ?? 'timeout'}); last output:\n${log.slice(-3000)}`);
@@ -147,7 +172,8 @@ export async function stopProcessGroup(child: ChildProcess, exited: Promise<void
   const pid = child.pid;
   if (pid === undefined) return;
   kill(-pid, 'SIGTERM');
-  await Promise.race([exited, sleep(30_000)]);
+  // Unreferenced, so a pending grace timer does not hold the caller's process open for 30 s after ng_run is gone.
+  await Promise.race([exited, sleep(30_000, undefined, { ref: false })]);
   for (const member of sessionMembers(pid)) kill(member, 'SIGKILL');
   kill(-pid, 'SIGKILL');
   await exited;

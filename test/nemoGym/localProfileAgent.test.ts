@@ -7,8 +7,7 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import YAML from 'yaml';
 import { verifyResponse } from '../../gym/verifier';
-import { freePort } from '../../scripts/lib/net';
-import { ensureNemoGym, startNgRun, type RunningNgRun } from '../../scripts/lib/nemoGym';
+import { ensureNemoGym, ngRunHeadPort, startNgRun, type RunningNgRun } from '../../scripts/lib/nemoGym';
 import { spawnWorkerProcess, stopProcess } from '../../scripts/lib/workerProcess';
 import { startEmbeddedStack, type EmbeddedStack } from '../../servers/embeddedStack';
 import { readJsonlSync } from '../helpers/jsonl';
@@ -40,7 +39,7 @@ before(async () => {
       'resources_servers/single_step_tool_use_with_argument_comparison/configs/single_step_tool_use_with_argument_comparison.yaml',
       'responses_api_models/openai_model/configs/openai_model.yaml',
     ],
-    headPort: await freePort(),
+    headPort: await ngRunHeadPort(),
     overrides: [`+policy_base_url=${policy.urls.model}/v1`, '+policy_api_key=unused', '+policy_model_name=simulated-policy'],
     cwd: baseDir,
     logFile: path.join(baseDir, 'ng_run.log'),

@@ -4,8 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { PivotMiningResult } from '../../contracts/payloads';
-import { freePort } from '../../scripts/lib/net';
-import { ensureNemoGym, runNemoGymCommand, startNgRun, type NemoGymInstall, type RunningNgRun } from '../../scripts/lib/nemoGym';
+import { ensureNemoGym, ngRunHeadPort, runNemoGymCommand, startNgRun, type NemoGymInstall, type RunningNgRun } from '../../scripts/lib/nemoGym';
 import { startEmbeddedStack, type EmbeddedStack } from '../../servers/embeddedStack';
 import { readJsonlSync } from '../helpers/jsonl';
 import { runPivotMining, startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
@@ -34,7 +33,7 @@ before(async () => {
   // The policy local profiling measured with (the demo's embedded simulator), now behind NeMo Gym's
   // own OpenAI model server.
   policy = await startEmbeddedStack({ seed: DEMO_SEED });
-  const headPort = await freePort();
+  const headPort = await ngRunHeadPort();
   ngRun = await startNgRun(install, {
     configPaths: [result.gymConfigPath, 'responses_api_models/openai_model/configs/openai_model.yaml'],
     headPort,

@@ -7,8 +7,8 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import YAML from 'yaml';
 import { verifyResponse } from '../../gym/verifier';
-import { freePort, portOpen } from '../../scripts/lib/net';
-import { ensureNemoGym, ngRunCommand, type NemoGymInstall } from '../../scripts/lib/nemoGym';
+import { portOpen } from '../../scripts/lib/net';
+import { ensureNemoGym, ngRunCommand, ngRunHeadPort, type NemoGymInstall } from '../../scripts/lib/nemoGym';
 import { spawnWorkerProcess, stopProcess } from '../../scripts/lib/workerProcess';
 import { startEmbeddedStack, type EmbeddedStack } from '../../servers/embeddedStack';
 import { readJsonlSync } from '../helpers/jsonl';
@@ -48,7 +48,7 @@ after(async () => {
 
 test('the pipeline spawns ng_run, collects through NeMo Gym servers, publishes, and stops ng_run', { timeout: 900_000 }, async () => {
   copyFileSync(path.join(repoRoot, 'configs/nemo_gym/travel_pivots.jsonl'), path.join(baseDir, 'travel_pivots.jsonl'));
-  const headPort = await freePort();
+  const headPort = await ngRunHeadPort();
   const config = {
     name: 'nemo_gym_spawn',
     seed: 7,

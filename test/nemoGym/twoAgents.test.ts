@@ -7,8 +7,7 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import YAML from 'yaml';
 import { verifyResponse } from '../../gym/verifier';
-import { freePort } from '../../scripts/lib/net';
-import { ensureNemoGym, runNemoGymCommand, startNgRun, type NemoGymInstall, type RunningNgRun } from '../../scripts/lib/nemoGym';
+import { ensureNemoGym, ngRunHeadPort, runNemoGymCommand, startNgRun, type NemoGymInstall, type RunningNgRun } from '../../scripts/lib/nemoGym';
 import { spawnWorkerProcess, stopProcess } from '../../scripts/lib/workerProcess';
 import { startEmbeddedStack, type EmbeddedStack } from '../../servers/embeddedStack';
 import { SIMULATED_MODEL_NAME } from '../../servers/policySimulator';
@@ -63,7 +62,7 @@ before(async () => {
       'responses_api_models/openai_model/configs/openai_model.yaml',
       path.join(repoRoot, 'configs/nemo_gym/stirrup_judge_only_agent.yaml'),
     ],
-    headPort: await freePort(),
+    headPort: await ngRunHeadPort(),
     overrides: [
       `+policy_base_url=${policy.urls.model}/v1`,
       '+policy_api_key=unused',
