@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -41,6 +41,26 @@ test('pivot-miner keeps NODE_EXTRA_CA_CERTS for the other commands, also started
     assert.notEqual(profile.status, 0);
     assert.match(profile.stderr, /file not found/);
     assert.match(profile.stderr, EXTRA_CERTS_WARNING);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('pivot-miner validate has V8 optimize on the scanning threads; the other commands keep V8\'s default', () => {
+  // A `node` ahead of the real one on PATH records the arguments the launcher gives it.
+  const dir = mkdtempSync(path.join(tmpdir(), 'pivot-miner-node-args-'));
+  try {
+    const record = path.join(dir, 'args');
+    const shim = path.join(dir, 'node');
+    writeFileSync(shim, `#!/bin/sh\nprintf '%s\\n' "$@" > '${record}'\nexec '${process.execPath}' "$@"\n`);
+    chmodSync(shim, 0o755);
+    const env = { PATH: `${dir}:${process.env.PATH ?? ''}` };
+    const validate = run(launcher, ['validate', '--path', validRows], env);
+    assert.equal(validate.status, 0, validate.stderr);
+    assert.deepEqual(readFileSync(record, 'utf8').split('\n').slice(0, 4), ['--no-concurrent-recompilation', '--single-threaded-gc', path.join(repoRoot, 'bin/pivot-miner.js'), 'validate']);
+    const help = run(launcher, ['--help'], env);
+    assert.equal(help.status, 0, help.stderr);
+    assert.deepEqual(readFileSync(record, 'utf8').split('\n').slice(0, 2), [path.join(repoRoot, 'bin/pivot-miner.js'), '--help']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
