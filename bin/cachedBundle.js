@@ -5,6 +5,7 @@
 // One plain file skips tsx's compile-and-resolve step per module, which takes longer than a short
 // `validate` run; the checkout still has no build step to forget.
 'use strict';
+const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const { createRequire } = require('node:module');
 const path = require('node:path');
@@ -74,6 +75,30 @@ function bundledFile(entry) {
     return undefined;
   }
 }
+
+/** The WebAssembly binary of `entry`, a WebAssembly text file (relative to the checkout root),
+ * assembled by watToWasm.js when its cached binary is missing or stale. */
+exports.wasmFromWat = (entry) => {
+  const name = entry.replace(/[^A-Za-z0-9]+/g, '_');
+  const wasmFile = path.join(cacheDir, `${name}.wasm`);
+  const manifestFile = path.join(cacheDir, `${name}.inputs.json`);
+  if (isFresh(manifestFile)) {
+    try {
+      return fs.readFileSync(wasmFile);
+    } catch {
+      // Removed since: assembled again below.
+    }
+  }
+  const binary = execFileSync(process.execPath, [path.join(__dirname, 'watToWasm.js'), path.join(root, entry)]);
+  try {
+    fs.mkdirSync(cacheDir, { recursive: true });
+    writeAtomically(wasmFile, binary);
+    writeAtomically(manifestFile, JSON.stringify(Object.fromEntries(watched([entry]).map((file) => [file, stamp(file)]))));
+  } catch {
+    // A read-only cache only costs the next run the assembly.
+  }
+  return binary;
+};
 
 /** A file node can load for `entry`: its bundle, or else its source (which needs tsx/cjs). */
 exports.loadableFile = (entry) => bundledFile(entry) ?? path.join(root, entry);

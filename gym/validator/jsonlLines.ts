@@ -10,6 +10,7 @@
 // CR) or is the LF of a CRLF.
 import { isAscii, isUtf8 } from 'node:buffer';
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { growScanBuffer, scanBuffer } from './strictJson';
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -61,7 +62,8 @@ export type LineVisitor = (line: LineSpan) => void;
 /** A window of a buffer, without copying (for the checks that take a whole typed array). */
 const view = (buffer: Buffer, start: number, end: number) => new Uint8Array(buffer.buffer, buffer.byteOffset + start, end - start);
 
-/** One open JSONL file, read with positioned reads into one reused buffer. */
+/** One open JSONL file, read with positioned reads into one reused buffer, which the strict-JSON
+ * scanner reads lines in place in (see scanBuffer). */
 export class JsonlFile {
   readonly size: number;
   private readonly fd: number;
@@ -73,7 +75,7 @@ export class JsonlFile {
 
   /** `readBytes`: the size of each read (smaller in tests, to cross many read boundaries). */
   constructor(path: string, readBytes = READ_BYTES) {
-    this.buffer = Buffer.allocUnsafe(readBytes);
+    this.buffer = scanBuffer(readBytes);
     this.fd = openSync(path, 'r');
     try {
       this.size = fstatSync(this.fd).size;
@@ -113,11 +115,7 @@ export class JsonlFile {
     this.buffer.copyWithin(0, keep, this.filled);
     this.base += keep;
     this.filled -= keep;
-    if (this.filled === this.buffer.length) {
-      const grown = Buffer.allocUnsafe(this.buffer.length * 2);
-      this.buffer.copy(grown, 0, 0, this.filled);
-      this.buffer = grown;
-    }
+    if (this.filled === this.buffer.length) this.buffer = growScanBuffer(this.buffer, this.buffer.length * 2);
     const read = readSync(this.fd, this.buffer, this.filled, this.buffer.length - this.filled, this.base + this.filled);
     if (read === 0) this.atEnd = true;
     this.filled += read;

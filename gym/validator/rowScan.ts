@@ -17,7 +17,7 @@ export type Members = { keys: Map<string, Selector> };
 
 // Taken out of the module object once: the CommonJS that TypeScript runs as reads an import through a
 // getter on every call, which costs more than a short token.
-const { FAILED, plainRun, skipString, skipValue, skipWhitespace, StrictJsonLine } = strictJson;
+const { FAILED, skipWhitespace, StrictJsonLine } = strictJson;
 const MAX_NESTING_DEPTH = DEPTH_LIMIT;
 
 const VALUE = 0;
@@ -100,13 +100,13 @@ class Scanner {
     }
     if (c === QUOTE && plan.kind === VALUE) {
       // Most built values are strings without escapes: their content is read where it lies.
-      const close = plainRun(this.line, at + 1);
+      const close = this.line.plainRun(at + 1);
       if (close < this.end && bytes[close] === QUOTE) {
         this.value = this.plainString(at + 1, close);
         return close + 1;
       }
     }
-    const end = skipValue(this.line, at, depth);
+    const end = this.line.skipValue(at, depth);
     if (end !== FAILED) this.value = plan.kind === PRESENT ? (c === 0x6e ? null : true) : this.parse(at, end);
     return end;
   }
@@ -169,16 +169,16 @@ class Scanner {
     for (;;) {
       if (at >= end || bytes[at] !== QUOTE) return FAILED;
       // Most keys are plain to their closing quote; one with an escape goes the long way.
-      let keyEnd = plainRun(this.line, at + 1);
+      let keyEnd = this.line.plainRun(at + 1);
       const escaped = keyEnd >= end || bytes[keyEnd] !== QUOTE;
-      keyEnd = escaped ? skipString(this.line, keyEnd) : keyEnd + 1;
+      keyEnd = escaped ? this.line.skipString(keyEnd) : keyEnd + 1;
       if (keyEnd === FAILED) return FAILED;
       const member = this.member(plan, at + 1, keyEnd - 1, escaped);
       at = skipWhitespace(bytes, keyEnd, end);
       if (at >= end || bytes[at] !== 0x3a) return FAILED;
       at = skipWhitespace(bytes, at + 1, end);
       if (member === -1) {
-        at = skipValue(this.line, at, depth);
+        at = this.line.skipValue(at, depth);
       } else {
         at = this.select(at, depth, plan.plans[member] as Plan);
         const name = plan.names[member] as string;
@@ -210,7 +210,7 @@ class Scanner {
     at = skipWhitespace(bytes, at + 1, end);
     if (at >= end || bytes[at] !== 0x5d) {
       for (;;) {
-        at = each === undefined ? skipValue(this.line, at, depth) : this.select(at, depth, each);
+        at = each === undefined ? this.line.skipValue(at, depth) : this.select(at, depth, each);
         if (at === FAILED) return FAILED;
         length++;
         if (built !== undefined) built.push(this.value);

@@ -1,36 +1,97 @@
 // Strict JSON (the RFC 8259 grammar) checked on UTF-8 bytes without building anything: the part of
-// the validator's fast path that reads the bulk of a row. One loop with an explicit stack instead of
-// a call per value, since long rows are thousands of short tokens and a call each costs more than
-// the token. Bytes of 0x80 and above are taken as string content; the caller checks UTF-8.
-// A line is read where it lies in a larger buffer: nothing past its `end` is read.
+// the validator's fast path that reads the bulk of a row. The checking itself is WebAssembly
+// (strictJson.wat, which says why); this module gives it the bytes to read: a buffer in the
+// memory of a scanner instance of its own, which JsonlFile reads the file into, so a line is
+// checked where it lies. Bytes of 0x80 and above are taken as string content; the caller checks
+// UTF-8. A line is read where it lies in a larger buffer: nothing past its `end` is read.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { MAX_NESTING_DEPTH as DEPTH_LIMIT } from '../pythonJson';
 
-// A local copy: an import is read through a getter at each use, and this one is read per container.
+// A local copy: an import is read through a getter at each use, and this one is read per value.
 const MAX_NESTING_DEPTH = DEPTH_LIMIT;
 
 /** Returned instead of a position when the bytes are not strict JSON. */
 export const FAILED = -1;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_OBJECT = 0x7b;
-const CLOSE_OBJECT = 0x7d;
-const OPEN_ARRAY = 0x5b;
-const CLOSE_ARRAY = 0x5d;
+/** What strictJson.wat exports; positions are offsets into its memory, -1 for "not strict JSON". */
+interface ScannerExports {
+  plain_run(at: number, end: number): number;
+  skip_string(at: number, end: number): number;
+  skip_value(at: number, end: number, room: number): number;
+}
 
-const table = (bytes: Iterable<number>) => {
-  const marks = new Uint8Array(256);
-  for (const byte of bytes) marks[byte] = 1;
-  return marks;
-};
-const codes = (text: string) => Array.from(text, (c) => c.charCodeAt(0));
-const WHITESPACE = table(codes(' \t\n\r'));
-/** Bytes that end a run of plain string content: the quote, the backslash, control characters. */
-const STRING_STOPS = table([QUOTE, BACKSLASH, ...Array.from({ length: 0x20 }, (_, c) => c)]);
-/** What a backslash may escape besides u: " \ / b f n r t. */
-const SIMPLE_ESCAPES = table(codes('"\\/bfnrt'));
-const HEX = table(codes('0123456789abcdefABCDEF'));
-const DIGITS = table(codes('0123456789'));
+/** The front of a scanner's memory, where skip_value keeps its stack of open containers (one byte
+ * each, at most MAX_NESTING_DEPTH); the bytes it reads come after. */
+const STACK_BYTES = 4096;
+if (MAX_NESTING_DEPTH >= STACK_BYTES) throw new Error('strict JSON scanner: its stack is smaller than the nesting limit');
+const PAGE_BYTES = 65536;
+
+/** The checkout's root: the nearest directory up from here with bin/cachedBundle.js. Looked for,
+ * because this module also runs from a bundle under node_modules/.cache. */
+function checkoutRoot(): string {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'bin', 'cachedBundle.js'))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`strict JSON scanner: no pivot-miner checkout above ${__dirname}`);
+  }
+}
+
+let compiled: WebAssembly.Module | undefined;
+
+/** strictJson.wat, compiled once per thread (V8 keeps its code for the process). */
+function scannerModule(): WebAssembly.Module {
+  if (compiled === undefined) {
+    const root = checkoutRoot();
+    const bundles = require(path.join(root, 'bin', 'cachedBundle.js')) as typeof import('../../bin/cachedBundle');
+    compiled = new WebAssembly.Module(bundles.wasmFromWat('gym/validator/strictJson.wat'));
+  }
+  return compiled;
+}
+
+/** A scanner instance and the memory it reads. */
+class Scanner {
+  readonly memory: WebAssembly.Memory;
+  readonly exports: ScannerExports;
+
+  constructor(length: number) {
+    this.memory = new WebAssembly.Memory({ initial: Math.ceil((STACK_BYTES + length) / PAGE_BYTES) });
+    this.exports = new WebAssembly.Instance(scannerModule(), { strict_json: { memory: this.memory } }).exports as unknown as ScannerExports;
+  }
+
+  /** Its bytes, `length` of them: a view that growing the memory leaves empty (detached). */
+  view(length: number): Buffer {
+    const view = Buffer.from(this.memory.buffer, STACK_BYTES, length);
+    scanners.set(view.buffer, this);
+    return view;
+  }
+
+  grow(length: number): Buffer {
+    const pages = Math.ceil((STACK_BYTES + length) / PAGE_BYTES) - this.memory.buffer.byteLength / PAGE_BYTES;
+    if (pages > 0) this.memory.grow(pages);
+    return this.view(length);
+  }
+}
+
+/** The scanner whose memory each buffer from scanBuffer() lies in. */
+const scanners = new WeakMap<ArrayBufferLike, Scanner>();
+
+/** A buffer of `length` bytes that lines are checked in place in: the memory of a new scanner. */
+export function scanBuffer(length: number): Buffer {
+  return new Scanner(length).view(length);
+}
+
+/** `buffer`, from scanBuffer(), grown to `length` bytes with its bytes kept; `buffer` itself is
+ * left empty. */
+export function growScanBuffer(buffer: Buffer, length: number): Buffer {
+  const scanner = scanners.get(buffer.buffer);
+  if (scanner === undefined) throw new Error('growScanBuffer: not a buffer from scanBuffer()');
+  return scanner.grow(length);
+}
+
+/** JSON's four whitespace bytes. Also here in JavaScript, because the row scanner passes whitespace
+ * between the few members it builds, where a call into WebAssembly would cost more than the bytes. */
+const WHITESPACE = new Uint8Array(256);
+for (const c of ' \t\n\r') WHITESPACE[c.charCodeAt(0)] = 1;
 
 export function skipWhitespace(bytes: Uint8Array, at: number, end: number): number {
   while (at < end && WHITESPACE[bytes[at] as number] === 1) at++;
@@ -38,168 +99,47 @@ export function skipWhitespace(bytes: Uint8Array, at: number, end: number): numb
 }
 
 /** The line being checked, `bytes[0, end)` of a buffer that one object serves line after line
- * (only `end` changes). Also read four bytes at a time: a string's plain content (most of a long
- * row's bytes) is passed over a word per step, each word tested at once for the bytes that stop
- * it (see plainWord). */
+ * (only `end` changes). `bytes` is the buffer itself when it came from scanBuffer(), else a copy
+ * made in a scanner's memory (for a line checked once, as in tests). */
 export class StrictJsonLine {
-  readonly words: DataView;
+  readonly bytes: Buffer;
   end: number;
+  /** Where bytes[0] lies in the scanner's memory. */
+  private readonly base: number;
+  private readonly scanner: ScannerExports;
 
-  constructor(readonly bytes: Buffer) {
-    this.words = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  constructor(bytes: Buffer) {
+    let scanner = scanners.get(bytes.buffer);
+    if (scanner === undefined) {
+      const copy = scanBuffer(bytes.length);
+      bytes.copy(copy);
+      bytes = copy;
+      scanner = scanners.get(copy.buffer) as Scanner;
+    }
+    this.bytes = bytes;
     this.end = bytes.length;
+    this.base = bytes.byteOffset;
+    this.scanner = scanner.exports;
   }
-}
 
-const ONES = 0x01010101;
-const HIGH_BITS = 0x80808080 | 0;
-
-/** Whether none of the four bytes of `word` is a quote, a backslash or a control character. Each
- * test sets a byte's high bit when the byte is below some value (x - n*ONES & ~x), exact as a
- * whole for n up to 0x80; a quote or backslash is a zero byte once xor-ed with itself. */
-function plainWord(word: number): boolean {
-  const quote = word ^ 0x22222222;
-  const backslash = word ^ 0x5c5c5c5c;
-  return ((((word - 0x20 * ONES) & ~word) | ((quote - ONES) & ~quote) | ((backslash - ONES) & ~backslash)) & HIGH_BITS) === 0;
-}
-
-/** Where the plain string content from `at` stops: at a quote, a backslash, a control character
- * or the line's end. */
-export function plainRun(line: StrictJsonLine, at: number): number {
-  const bytes = line.bytes;
-  const words = line.words;
-  const end = line.end;
-  while (at + 4 <= end && plainWord(words.getInt32(at, true))) at += 4;
-  while (at < end && STRING_STOPS[bytes[at] as number] === 0) at++;
-  return at;
-}
-
-/** `at` is just past the opening quote, or anywhere in the string before its closing quote;
- * returns just past the closing quote. */
-export function skipString(line: StrictJsonLine, at: number): number {
-  const bytes = line.bytes;
-  const end = line.end;
-  for (;;) {
-    at = plainRun(line, at);
-    if (at >= end) return FAILED;
-    const c = bytes[at] as number;
-    if (c === QUOTE) return at + 1;
-    if (c !== BACKSLASH || at + 1 >= end) return FAILED;
-    const escaped = bytes[at + 1] as number;
-    if (escaped === 0x75) {
-      if (at + 5 >= end) return FAILED;
-      if ((HEX[bytes[at + 2] as number] & HEX[bytes[at + 3] as number] & HEX[bytes[at + 4] as number] & HEX[bytes[at + 5] as number]) !== 1) return FAILED;
-      at += 6;
-    } else if (SIMPLE_ESCAPES[escaped] === 1) {
-      at += 2;
-    } else {
-      return FAILED;
-    }
+  /** Where the plain string content from `at` stops: at a quote, a backslash, a control character
+   * or the line's end. */
+  plainRun(at: number): number {
+    return this.scanner.plain_run(this.base + at, this.base + this.end) - this.base;
   }
-}
 
-function skipDigits(bytes: Uint8Array, at: number, end: number): number {
-  while (at < end && DIGITS[bytes[at] as number] === 1) at++;
-  return at;
-}
-
-/** -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
-function skipNumber(bytes: Uint8Array, at: number, end: number): number {
-  if (at < end && bytes[at] === 0x2d) at++;
-  if (at >= end) return FAILED;
-  if (bytes[at] === 0x30) at++;
-  else if (DIGITS[bytes[at] as number] === 1) at = skipDigits(bytes, at + 1, end);
-  else return FAILED;
-  if (at < end && bytes[at] === 0x2e) {
-    if (at + 1 >= end || DIGITS[bytes[at + 1] as number] !== 1) return FAILED;
-    at = skipDigits(bytes, at + 1, end);
+  /** `at` is just past the opening quote, or anywhere in the string before its closing quote;
+   * returns just past the closing quote. */
+  skipString(at: number): number {
+    const end = this.scanner.skip_string(this.base + at, this.base + this.end);
+    return end === -1 ? FAILED : end - this.base;
   }
-  if (at < end && (bytes[at] === 0x65 || bytes[at] === 0x45)) {
-    at++;
-    if (at < end && (bytes[at] === 0x2b || bytes[at] === 0x2d)) at++;
-    if (at >= end || DIGITS[bytes[at] as number] !== 1) return FAILED;
-    at = skipDigits(bytes, at, end);
-  }
-  return at;
-}
 
-function skipWord(bytes: Uint8Array, at: number, end: number, word: readonly number[]): number {
-  if (at + word.length > end) return FAILED;
-  for (let k = 0; k < word.length; k++) if (bytes[at + k] !== word[k]) return FAILED;
-  return at + word.length;
-}
-const TRUE = codes('true');
-const FALSE = codes('false');
-const NULL = codes('null');
-
-/** Skips the key and colon of an object member at `at` (a quote is expected there); returns where
- * its value starts. */
-function skipKey(line: StrictJsonLine, at: number): number {
-  const bytes = line.bytes;
-  const end = line.end;
-  if (at >= end || bytes[at] !== QUOTE) return FAILED;
-  at = skipString(line, at + 1);
-  if (at === FAILED) return FAILED;
-  at = skipWhitespace(bytes, at, end);
-  if (at >= end || bytes[at] !== 0x3a) return FAILED;
-  return skipWhitespace(bytes, at + 1, end);
-}
-
-/** The open containers of the value being skipped, innermost last. */
-const stack = new Uint8Array(MAX_NESTING_DEPTH + 1);
-
-/**
- * Checks the one value starting at `at` (no whitespace before it) and returns where it ends, or
- * FAILED. `depth` is how many containers are already open around it; opening one past
- * MAX_NESTING_DEPTH fails, as CPython's decoder does.
- */
-export function skipValue(line: StrictJsonLine, at: number, depth: number): number {
-  const bytes = line.bytes;
-  const end = line.end;
-  let open = 0;
-  for (;;) {
-    // A value starts at `at`.
-    if (at >= end) return FAILED;
-    const c = bytes[at];
-    if (c === QUOTE) {
-      at = skipString(line, at + 1);
-    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      if (depth + open >= MAX_NESTING_DEPTH) return FAILED;
-      at = skipWhitespace(bytes, at + 1, end);
-      if (at < end && bytes[at] === c + 2) {
-        at++;
-      } else {
-        stack[open++] = c;
-        if (c === OPEN_OBJECT) at = skipKey(line, at);
-        if (at === FAILED) return FAILED;
-        continue;
-      }
-    } else if (c === 0x74) {
-      at = skipWord(bytes, at, end, TRUE);
-    } else if (c === 0x66) {
-      at = skipWord(bytes, at, end, FALSE);
-    } else if (c === 0x6e) {
-      at = skipWord(bytes, at, end, NULL);
-    } else {
-      at = skipNumber(bytes, at, end);
-    }
-    // The value ended at `at`: close what it ends, or move to the next member or element.
-    for (;;) {
-      if (at === FAILED) return FAILED;
-      if (open === 0) return at;
-      at = skipWhitespace(bytes, at, end);
-      if (at >= end) return FAILED;
-      const next = bytes[at];
-      const container = stack[open - 1];
-      if (next === 0x2c) {
-        at = skipWhitespace(bytes, at + 1, end);
-        if (container === OPEN_OBJECT) at = skipKey(line, at);
-        if (at === FAILED) return FAILED;
-        break;
-      }
-      if (next !== (container === OPEN_OBJECT ? CLOSE_OBJECT : CLOSE_ARRAY)) return FAILED;
-      open--;
-      at++;
-    }
+  /** Checks the one value starting at `at` (no whitespace before it) and returns where it ends.
+   * `depth` is how many containers are already open around it; opening one past
+   * MAX_NESTING_DEPTH fails, as CPython's decoder does. */
+  skipValue(at: number, depth: number): number {
+    const end = this.scanner.skip_value(this.base + at, this.base + this.end, Math.max(0, MAX_NESTING_DEPTH - depth));
+    return end === -1 ? FAILED : end - this.base;
   }
 }

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { fixturesDir } from '../fixtures';
 
-const bundles = createRequire(__filename)('../../bin/cachedBundle.js') as { loadableFile(entry: string): string };
+const bundles = createRequire(__filename)('../../bin/cachedBundle.js') as typeof import('../../bin/cachedBundle');
 const repoRoot = path.resolve(__dirname, '../..');
 const validRows = path.join(fixturesDir, 'validator', '001_valid_function_call_rows.jsonl');
 
@@ -52,4 +52,23 @@ test('validate keeps a V8 code cache beside its bundle, and a damaged one only c
   assert.deepEqual(validate(), first);
   assert.ok(statSync(codeCache).size > 10_000, 'a rejected cache is written again');
   assert.deepEqual(validate(), first);
+});
+
+test('a WebAssembly text file is assembled once, kept, and assembled again when its stamp no longer matches', () => {
+  const entry = 'gym/validator/strictJson.wat';
+  const binary = bundles.wasmFromWat(entry);
+  assert.equal(binary.subarray(0, 4).toString('latin1'), '\0asm');
+  assert.doesNotThrow(() => new WebAssembly.Module(binary));
+  const cached = path.join(repoRoot, 'node_modules', '.cache', 'pivot-miner', 'gym_validator_strictJson_wat.wasm');
+  assert.deepEqual(readFileSync(cached), binary);
+  const manifest = cached.replace(/\.wasm$/, '.inputs.json');
+  const stamps = JSON.parse(readFileSync(manifest, 'utf8')) as Record<string, string>;
+  assert.deepEqual(Object.keys(stamps), [entry, 'node_modules/.package-lock.json']);
+  const assembled = statSync(cached).mtimeMs;
+  assert.deepEqual(bundles.wasmFromWat(entry), binary);
+  assert.equal(statSync(cached).mtimeMs, assembled, 'a fresh binary is read, not assembled again');
+  writeFileSync(manifest, JSON.stringify({ ...stamps, [entry]: 'edited since' }));
+  assert.deepEqual(bundles.wasmFromWat(entry), binary);
+  assert.notEqual(statSync(cached).mtimeMs, assembled, 'a stale binary is assembled again');
+  assert.deepEqual(JSON.parse(readFileSync(manifest, 'utf8')), stamps);
 });

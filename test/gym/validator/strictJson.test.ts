@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodePythonJson, MAX_NESTING_DEPTH, PythonJsonFailure } from '../../../gym/pythonJson';
-import { FAILED, skipValue, StrictJsonLine } from '../../../gym/validator/strictJson';
+import { FAILED, growScanBuffer, scanBuffer, StrictJsonLine } from '../../../gym/validator/strictJson';
 import { random } from '../../helpers/random';
 
 /** Whether the whole text is one strict-JSON value (leading and trailing whitespace allowed). */
@@ -9,7 +9,7 @@ function accepts(text: string): boolean {
   const bytes = Buffer.from(text);
   let at = 0;
   while (at < bytes.length && ' \t\n\r'.includes(String.fromCharCode(bytes[at] as number))) at++;
-  const end = skipValue(new StrictJsonLine(bytes), at, 0);
+  const end = new StrictJsonLine(bytes).skipValue(at, 0);
   if (end === FAILED) return false;
   let rest = end;
   while (rest < bytes.length && ' \t\n\r'.includes(String.fromCharCode(bytes[rest] as number))) rest++;
@@ -50,17 +50,44 @@ test('on token soup, everything it accepts both JSON.parse and CPython json.load
   assert.ok(accepted > 500, `only ${accepted} accepted`);
 });
 
-test('every byte value, at every offset of a word, stops a string exactly when strict JSON says so', () => {
+test('every byte value, at every offset of a 16-byte block and in the bytes after the last, stops a string exactly when strict JSON says so', () => {
   for (let byte = 0; byte < 256; byte++) {
     // Below 0x20 a control character, then the quote and backslash; bytes from 0x80 are content
     // (the caller checks UTF-8), as is everything else.
     const plain = byte >= 0x20 && byte !== 0x22 && byte !== 0x5c;
-    for (let at = 0; at < 9; at++) {
+    for (let at = 0; at < 40; at++) {
       for (const filler of [0x61, 0xc3]) {
-        const bytes = Buffer.from([0x22, ...new Array<number>(at).fill(filler), byte, ...new Array<number>(12).fill(filler), 0x22]);
-        const end = skipValue(new StrictJsonLine(bytes), 0, 0);
+        const bytes = Buffer.from([0x22, ...new Array<number>(at).fill(filler), byte, ...new Array<number>(at % 19).fill(filler), 0x22]);
+        const end = new StrictJsonLine(bytes).skipValue(0, 0);
         assert.equal(end === bytes.length, plain, `byte ${byte} at ${at} among ${filler}`);
       }
     }
   }
+});
+
+test('reads a line where it lies in a scan buffer, and nothing past its end', () => {
+  const text = '["a", {"b": 1}] tail';
+  const buffer = scanBuffer(64);
+  buffer.write(text);
+  const line = new StrictJsonLine(buffer);
+  assert.equal(line.bytes, buffer);
+  line.end = text.indexOf(']') + 1;
+  assert.equal(line.skipValue(0, 0), line.end);
+  // Cut inside the object: the rest of the buffer must not complete it.
+  line.end = text.indexOf('1');
+  assert.equal(line.skipValue(0, 0), FAILED);
+});
+
+test('a grown scan buffer keeps its bytes, and lines in it are read in place', () => {
+  const small = scanBuffer(16);
+  small.write('"0123456789abc"');
+  const grown = growScanBuffer(small, 1 << 20);
+  assert.equal(grown.length, 1 << 20);
+  assert.equal(small.length, 0, 'the old view is left empty');
+  assert.equal(grown.toString('latin1', 0, 15), '"0123456789abc"');
+  grown.fill(0x61, 15);
+  grown[grown.length - 1] = 0x22;
+  grown[0] = 0x22;
+  grown[14] = 0x61;
+  assert.equal(new StrictJsonLine(grown).skipValue(0, 0), grown.length);
 });
