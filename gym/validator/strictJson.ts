@@ -38,7 +38,7 @@ function checkoutRoot(): string {
 
 let compiled: WebAssembly.Module | undefined;
 
-/** strictJson.wat, compiled once per thread (V8 keeps its code for the process). */
+/** strictJson.wat, compiled once per thread. */
 function scannerModule(): WebAssembly.Module {
   if (compiled === undefined) {
     const root = checkoutRoot();
@@ -48,8 +48,8 @@ function scannerModule(): WebAssembly.Module {
   return compiled;
 }
 
-/** A scanner instance and the memory it reads. */
-class Scanner {
+/** An instance of strictJson.wat and the memory it reads. */
+class WasmScanner {
   readonly memory: WebAssembly.Memory;
   readonly exports: ScannerExports;
 
@@ -73,11 +73,11 @@ class Scanner {
 }
 
 /** The scanner whose memory each buffer from scanBuffer() lies in. */
-const scanners = new WeakMap<ArrayBufferLike, Scanner>();
+const scanners = new WeakMap<ArrayBufferLike, WasmScanner>();
 
 /** A buffer of `length` bytes that lines are checked in place in: the memory of a new scanner. */
 export function scanBuffer(length: number): Buffer {
-  return new Scanner(length).view(length);
+  return new WasmScanner(length).view(length);
 }
 
 /** `buffer`, from scanBuffer(), grown to `length` bytes with its bytes kept; `buffer` itself is
@@ -114,7 +114,7 @@ export class StrictJsonLine {
       const copy = scanBuffer(bytes.length);
       bytes.copy(copy);
       bytes = copy;
-      scanner = scanners.get(copy.buffer) as Scanner;
+      scanner = scanners.get(copy.buffer) as WasmScanner;
     }
     this.bytes = bytes;
     this.end = bytes.length;
