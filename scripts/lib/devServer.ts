@@ -12,6 +12,8 @@ export interface DevServerOptions {
   port?: number;
   uiPort?: number;
   stateDir?: string;
+  /** More `KEY=VALUE` dynamic config values, for a bench trying a server setting. */
+  dynamicConfig?: readonly string[];
 }
 
 export interface DevServerHandle {
@@ -44,6 +46,7 @@ export async function ensureDevServer(opts: DevServerOptions = {}): Promise<DevS
       // completed the workflow task, skipping a round trip through the task queue: a stage's serial
       // activities (materialize, the tail) start ~20-50 ms sooner each. Off by default in Temporal.
       '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
+      ...(opts.dynamicConfig ?? []).flatMap((value) => ['--dynamic-config-value', value]),
     ],
     { stdio: ['ignore', 'ignore', 'inherit'], detached: false },
   );
