@@ -1,12 +1,10 @@
-import type { RunRecord } from './timeline';
+import { mean, type RunRecord } from './timeline';
 
 // What one step of a workflow costs on a Temporal server: a workflow that awaits one activity after
 // another hands off twice a step (activity completed -> workflow task -> next activity), and every
 // hand-off is a workflow task the server dispatches, the worker runs and the server records. Read
 // from the server's event times, and beside them from the SDK's own request metrics, which tell
 // the server's share of a workflow task (its RespondWorkflowTaskCompleted call) from the worker's.
-
-const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
 
 export interface StepBreakdown {
   /** Workflow start -> completion over activities awaited: the whole cost of one step. */

@@ -117,7 +117,8 @@ function only(spans: ActivitySpan[], ...names: string[]): ActivitySpan {
   return found[0]!;
 }
 
-const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+/** The mean of `xs`, 0 for none. */
+export const mean = (xs: number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
 
 /** Mean of "how many spans are running" over [from, to], from the spans' start and end edges. */
 function meanRunning(spans: ActivitySpan[], from: number, to: number): number {
