@@ -69,8 +69,11 @@ async function main(): Promise<void> {
     log(`worker = \`pivot-miner worker\` child process (one fresh per figure); chunk_size ${chunkSize}, ${chunksInFlight} chunks in flight, ` +
       `max_concurrency ${CONCURRENCY} (${productChunking ? 'the product defaults' : `NOT the product defaults ${DEFAULT_CHUNK_SIZE} / ${DEFAULT_CHUNKS_IN_FLIGHT}: figures for a candidate default only`}); work dir ${dir}`);
     const heapEnv = workerMaxOldSpaceMb === undefined ? process.env : { ...process.env, PIVOT_MINER_WORKER_HEAP_MB: String(workerMaxOldSpaceMb) };
-    log(`worker memory: ${workerHeapArgs(heapEnv).join(' ') || "Node's default V8 heap"}, MALLOC_ARENA_MAX=${workerProcessEnv(heapEnv).MALLOC_ARENA_MAX ?? "glibc's default"}` +
-      `${workerMaxOldSpaceMb !== undefined ? ' (--worker-max-old-space-mb, NOT the product default)' : process.env.MALLOC_ARENA_MAX !== undefined ? ' (MALLOC_ARENA_MAX from the environment, NOT the product default)' : ' (the product default)'}`);
+    const workerEnv = workerProcessEnv(heapEnv);
+    const mallocFromEnv = ['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_'].filter((name) => process.env[name] !== undefined);
+    log(`worker memory: ${workerHeapArgs(heapEnv).join(' ') || "Node's default V8 heap"}, MALLOC_ARENA_MAX=${workerEnv.MALLOC_ARENA_MAX ?? "glibc's default"}, ` +
+      `MALLOC_MMAP_THRESHOLD_=${workerEnv.MALLOC_MMAP_THRESHOLD_ ?? "glibc's default (dynamic)"}` +
+      `${workerMaxOldSpaceMb !== undefined ? ' (--worker-max-old-space-mb, NOT the product default)' : mallocFromEnv.length > 0 ? ` (${mallocFromEnv.join(', ')} from the environment, NOT the product default)` : ' (the product default)'}`);
     if (bench.workerCpuProfileDir) {
       mkdirSync(bench.workerCpuProfileDir, { recursive: true });
       log(`--worker-cpu-profile: workers write CPU profiles in 15 s slices to ${bench.workerCpuProfileDir}; the sampler costs them CPU, so the ratios are not the product's`);

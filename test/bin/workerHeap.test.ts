@@ -20,9 +20,10 @@ test('the heap flag comes from PIVOT_MINER_WORKER_HEAP_MB, 1024 MB by default, n
   assert.throws(() => workerHeapArgs({ PIVOT_MINER_WORKER_HEAP_MB: '1.5g' }), /PIVOT_MINER_WORKER_HEAP_MB: 1\.5g is not a whole number of megabytes/);
 });
 
-test('malloc arenas are capped unless the caller set them or turned the memory settings off', () => {
-  assert.deepEqual(workerProcessEnv({ A: 'b' }), { A: 'b', MALLOC_ARENA_MAX: '2' });
-  assert.deepEqual(workerProcessEnv({ MALLOC_ARENA_MAX: '8' }), { MALLOC_ARENA_MAX: '8' });
+test("malloc's arenas are capped and its mmap threshold held, each unless the caller set it or turned the memory settings off", () => {
+  assert.deepEqual(workerProcessEnv({ A: 'b' }), { A: 'b', MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' });
+  assert.deepEqual(workerProcessEnv({ MALLOC_ARENA_MAX: '8' }), { MALLOC_ARENA_MAX: '8', MALLOC_MMAP_THRESHOLD_: '131072' });
+  assert.deepEqual(workerProcessEnv({ MALLOC_MMAP_THRESHOLD_: '65536' }), { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '65536' });
   assert.deepEqual(workerProcessEnv({ PIVOT_MINER_WORKER_HEAP_MB: '0' }), { PIVOT_MINER_WORKER_HEAP_MB: '0' });
 });
 
@@ -53,7 +54,8 @@ test('a worker started without the flag runs in a child with it, and SIGTERM rea
   const wrapper = startWorker();
   const worker = await childOf(wrapper.pid!);
   assert.ok(cmdline(worker).includes('--max-old-space-size=1024'), cmdline(worker).join(' '));
-  assert.ok(readFileSync(`/proc/${worker}/environ`, 'utf8').split('\0').includes('MALLOC_ARENA_MAX=2'));
+  const environ = readFileSync(`/proc/${worker}/environ`, 'utf8').split('\0');
+  assert.ok(environ.includes('MALLOC_ARENA_MAX=2') && environ.includes('MALLOC_MMAP_THRESHOLD_=131072'), 'malloc settings in the child');
   const exited = new Promise<NodeJS.Signals | null>((resolve) => wrapper.once('exit', (_code, signal) => resolve(signal)));
   wrapper.kill('SIGTERM');
   assert.equal(await exited, 'SIGTERM');
