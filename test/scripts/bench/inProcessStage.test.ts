@@ -61,5 +61,5 @@ test('collects every rollout the bare loop collects, chunk by chunk, and times i
   assert.equal(run.completed, 40);
   assert.deepEqual(keysOf(path.join(runDir, 'rollouts.jsonl')), keysOf(bareOut));
   assert.ok(run.chunkSpanSeconds > 0 && run.serialSeconds > 0);
-  assert.ok(run.chunkSpanSeconds + run.serialSeconds <= run.seconds);
+  assert.ok(run.chunkSpanSeconds + run.serialSeconds <= run.seconds, JSON.stringify(run));
 });
