@@ -61,5 +61,6 @@ test('collects every rollout the bare loop collects, chunk by chunk, and times i
   assert.equal(run.completed, 40);
   assert.deepEqual(keysOf(path.join(runDir, 'rollouts.jsonl')), keysOf(bareOut));
   assert.ok(run.chunkSpanSeconds > 0 && run.serialSeconds > 0);
-  assert.ok(run.chunkSpanSeconds + run.serialSeconds <= run.seconds, JSON.stringify(run));
+  // A nanosecond of slack for the rounding of three float sums, never for a span measured twice.
+  assert.ok(run.chunkSpanSeconds + run.serialSeconds <= run.seconds + 1e-9, JSON.stringify(run));
 });
