@@ -12,7 +12,7 @@
 //   the threshold to the size of each larger mmapped block freed (up to 32 MB), after which blocks of
 //   that size come from the arena instead, and the main arena can hand back only what is free at its
 //   top. Over a million local-profile rollouts its heap grew in steps from 27 to 47 MB and stayed;
-//   held, it stays at 22 MB (a value set here also stops glibc moving its trim threshold).
+//   held, it stayed at 20-22 MB (a value set here also stops glibc moving its trim threshold).
 // The young generation is left at V8's size: 4 MB semi-spaces saved another 30 MB but cost the
 // collect stage a third more worker CPU (its in-flight bodies outlive small semi-spaces and get
 // promoted), which on two cores took durable/bare throughput from 0.91 to 0.84.
