@@ -70,14 +70,39 @@ class Cursor<T extends Keyed> {
     this.position++;
     if (previous && this.current && compareKeys(previous, this.current) >= 0) throw new NotInKeyOrder(this.what);
   }
+
+  /** Ends the source early, so a file it reads is closed now rather than when its handle is collected. */
+  async close(): Promise<void> {
+    await this.iterator.return?.();
+  }
 }
 
-async function cursors(sources: ProfileSources): Promise<{ inputs: Cursor<ProfiledInput>; results: Cursor<ProfiledResult> }> {
+interface Cursors {
+  inputs: Cursor<ProfiledInput>;
+  results: Cursor<ProfiledResult>;
+  close(): Promise<void>;
+}
+
+/**
+ * Both sources as cursors, which the caller closes in a `finally`: a read that stops early
+ * (NotInKeyOrder on rollouts in completion order, as NeMo Gym writes them, or an error) would
+ * otherwise leave each source's file open until its handle is garbage collected.
+ */
+async function openCursors(sources: ProfileSources): Promise<Cursors> {
   const inputs = new Cursor(sources.inputs(), 'materialized input rows');
   const results = new Cursor(sources.results(), 'rollout results');
-  await inputs.advance();
-  await results.advance();
-  return { inputs, results };
+  const close = async () => {
+    await inputs.close();
+    await results.close();
+  };
+  try {
+    await inputs.advance();
+    await results.advance();
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { inputs, results, close };
 }
 
 /** One agent's value columns, its results in key order (NaN where a result lacks the column). */
@@ -122,7 +147,8 @@ export interface StreamedProfile {
  * partial, then a result without a `response` object).
  */
 export async function profileKeyOrdered(sources: ProfileSources, allowPartialRollouts: boolean): Promise<StreamedProfile> {
-  const { inputs, results } = await cursors(sources);
+  const cursors = await openCursors(sources);
+  const { inputs, results } = cursors;
   const frame = new FrameKinds();
   const columns = new Set<string>();
   const agents = new Map<string, AgentCells>();
@@ -138,24 +164,28 @@ export async function profileKeyOrdered(sources: ProfileSources, allowPartialRol
     await results.advance();
   };
 
-  for (let row = inputs.current; row; row = inputs.current) {
-    while (results.current && compareKeys(results.current, row) < 0) await noteExtra(results.current);
-    const result = results.current;
-    const matched = result !== undefined && compareKeys(result, row) === 0;
-    counter.row(row.task, matched);
-    if (result && matched) {
-      if (!isRow(result.result.response)) withoutResponse ??= results.position;
-      let cells = agents.get(row.agentName);
-      if (!cells) agents.set(row.agentName, (cells = new AgentCells()));
-      cells.add(result.result, columns);
-      frame.add(lineKinds(result.text));
-      await results.advance();
-    } else if (missingCount++ < 10) {
-      missing.push(keyText(row));
+  try {
+    for (let row = inputs.current; row; row = inputs.current) {
+      while (results.current && compareKeys(results.current, row) < 0) await noteExtra(results.current);
+      const result = results.current;
+      const matched = result !== undefined && compareKeys(result, row) === 0;
+      counter.row(row.task, matched);
+      if (result && matched) {
+        if (!isRow(result.result.response)) withoutResponse ??= results.position;
+        let cells = agents.get(row.agentName);
+        if (!cells) agents.set(row.agentName, (cells = new AgentCells()));
+        cells.add(result.result, columns);
+        frame.add(lineKinds(result.text));
+        await results.advance();
+      } else if (missingCount++ < 10) {
+        missing.push(keyText(row));
+      }
+      await inputs.advance();
     }
-    await inputs.advance();
+    while (results.current) await noteExtra(results.current);
+  } finally {
+    await cursors.close();
   }
-  while (results.current) await noteExtra(results.current);
 
   if (extraCount > 0) throw extraRolloutsError(extraCount, keysText(extra));
   if (missingCount > 0 && !allowPartialRollouts) throw missingRolloutsError(missingCount, keysText(missing));
@@ -180,28 +210,33 @@ async function* groupsOf(
   columns: readonly string[],
   sampleOf: (input: ProfiledInput) => Promise<PyValue>,
 ): AsyncGenerator<StreamedGroup> {
-  const { inputs, results } = await cursors(sources);
-  while (inputs.current) {
-    const task = inputs.current.task;
-    const table = new RolloutTable(true);
-    const kinds = new RolloutNumberKinds(frame);
-    let expected = 0;
-    let first: ProfiledInput | undefined;
-    for (let row = inputs.current; row && row.task === task; row = inputs.current) {
-      expected++;
-      const result = results.current;
-      if (result && compareKeys(result, row) === 0) {
-        first ??= row;
-        kinds.add(table.add(result.task, result.rollout, result.result), result.text);
-        await results.advance();
+  const cursors = await openCursors(sources);
+  const { inputs, results } = cursors;
+  try {
+    while (inputs.current) {
+      const task = inputs.current.task;
+      const table = new RolloutTable(true);
+      const kinds = new RolloutNumberKinds(frame);
+      let expected = 0;
+      let first: ProfiledInput | undefined;
+      for (let row = inputs.current; row && row.task === task; row = inputs.current) {
+        expected++;
+        const result = results.current;
+        if (result && compareKeys(result, row) === 0) {
+          first ??= row;
+          kinds.add(table.add(result.task, result.rollout, result.result), result.text);
+          await results.advance();
+        }
+        await inputs.advance();
       }
-      await inputs.advance();
+      if (!first) continue;
+      const members = Uint32Array.from({ length: table.length }, (_, i) => i);
+      const row = groupRow(table, members, columns, expected, undefined);
+      const typed = kinds.groupRow(row, members, await sampleOf(first));
+      const { sample: _sample, ...stats } = row;
+      yield { row: stats, typed };
     }
-    if (!first) continue;
-    const members = Uint32Array.from({ length: table.length }, (_, i) => i);
-    const row = groupRow(table, members, columns, expected, undefined);
-    const typed = kinds.groupRow(row, members, await sampleOf(first));
-    const { sample: _sample, ...stats } = row;
-    yield { row: stats, typed };
+  } finally {
+    await cursors.close();
   }
 }
