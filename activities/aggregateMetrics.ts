@@ -175,7 +175,7 @@ async function* requestBody(lines: AsyncIterable<string>): AsyncGenerator<string
 }
 
 /** The agent's answer as entry values, with the number kinds of its bytes (NeMo Gym writes them back with orjson). */
-async function askAgent(name: string, baseUrl: string, lines: () => AsyncIterable<string>, timeoutMs: number): Promise<EntryValues> {
+export async function askAgent(name: string, baseUrl: string, lines: () => AsyncIterable<string>, timeoutMs: number): Promise<EntryValues> {
   const url = new URL('/aggregate_metrics', baseUrl).toString();
   let raw: KindedJson;
   try {

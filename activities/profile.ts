@@ -15,15 +15,18 @@ class NoDigest extends Error {}
 
 const isIndex = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 0;
 
+/** A rollout's digest (`null` or one of gym/aggregateMetrics.ts rolloutDigest) as the result profiling reads. */
+export function profiledResultOfDigest(text: string): ProfiledResult {
+  const result = JSON.parse(text) as Record<string, unknown> | null;
+  // The rollouts file is read instead wherever a rollout line might be one profiling must report
+  // (the merge took these keys from the digests, so they are ints unless the data was odd).
+  if (result === null || !isIndex(result._ng_task_index) || !isIndex(result._ng_rollout_index)) throw new NoDigest();
+  // A digest exists only for a rollout whose `response` is an object; it keeps just its usage.
+  return { task: result._ng_task_index, rollout: result._ng_rollout_index, result: 'response' in result ? result : { ...result, response: {} }, text };
+}
+
 async function* resultsOfDigests(digestsPath: string): AsyncGenerator<ProfiledResult> {
-  for await (const { text } of readLines(digestsPath)) {
-    const result = JSON.parse(text) as Record<string, unknown> | null;
-    // The rollouts file is read instead wherever a rollout line might be one profiling must report
-    // (the merge took these keys from the digests, so they are ints unless the data was odd).
-    if (result === null || !isIndex(result._ng_task_index) || !isIndex(result._ng_rollout_index)) throw new NoDigest();
-    // A digest exists only for a rollout whose `response` is an object; it keeps just its usage.
-    yield { task: result._ng_task_index, rollout: result._ng_rollout_index, result: 'response' in result ? result : { ...result, response: {} }, text };
-  }
+  for await (const { text } of readLines(digestsPath)) yield profiledResultOfDigest(text);
 }
 
 async function profileOutputs(outPrefix: string, options: RewardProfileOptions): Promise<RewardProfileOutputs> {

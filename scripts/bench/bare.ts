@@ -1,11 +1,25 @@
+import { open } from 'node:fs/promises';
 import { Agent, request } from 'undici';
-import { JsonlWriter, readJsonl } from '../../gym/jsonl';
-import { materializeRows } from '../../gym/materialize';
-import type { MaterializedRow } from '../../gym/schemas';
+import { askAgent } from '../../activities/aggregateMetrics';
+import { materializedInputsPath } from '../../activities/chunkIndex';
+import { keyedResult, type MaterializedInput } from '../../activities/executors/types';
+import { profiledResultOfDigest } from '../../activities/profile';
+import { aggregateMetricsPath, rolloutDigest } from '../../gym/aggregateMetrics';
+import { AggregateMetricsWriter } from '../../gym/aggregateMetricsFile';
+import { jsonText, JsonlWriter, readJsonl } from '../../gym/jsonl';
+import { parseKinded, type JsonDict } from '../../gym/kindedJson';
+import { materializeRecords } from '../../gym/materialize';
+import { writeRewardProfileOf, type ProfiledInput } from '../../gym/rewardProfile';
 
-// The yardstick for orchestration overhead: the same materialization, the same agent POST /run
-// calls and the same JSONL writes as the durable collect stage, at the same concurrency, with no
-// Temporal, no chunks, no shards, no retries and no merge.
+// The yardstick for orchestration overhead: the files a durable collect stage leaves (materialized
+// inputs, rollouts, aggregate metrics, reward profile), made as a script without Temporal would make
+// them. The same materialization, agent POST /run calls and JSONL writes at the same concurrency,
+// each result read with its number kinds and keyed as NeMo Gym keys it, so every file has the
+// stage's bytes (test/scripts/bench/inProcessStage.test.ts). Each rollout's digest (its
+// `/aggregate_metrics` entry, a few hundred bytes) stays in memory, as ng_collect_rollouts keeps its
+// results; then, as the durable finish does, one POST /aggregate_metrics beside the reward profile,
+// both from those digests. No Temporal, chunks, shards, retries or merge. The tail is timed apart,
+// so the bench can still set the durable stage beside the rollouts alone.
 
 export interface BareCollectOptions {
   tasksPath: string;
@@ -16,40 +30,107 @@ export interface BareCollectOptions {
   outPath: string;
 }
 
-export async function runBareCollect(opts: BareCollectOptions): Promise<{ rows: number; seconds: number }> {
+export interface BareCollectResult {
+  rows: number;
+  seconds: number;
+  /** Of `seconds`, the aggregate metrics and reward profile after the last rollout. */
+  tailSeconds: number;
+}
+
+interface Digest {
+  task: number;
+  rollout: number;
+  text: string;
+}
+
+const secondsSince = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e9;
+
+export async function runBareCollect(opts: BareCollectOptions): Promise<BareCollectResult> {
   const started = process.hrtime.bigint();
   const url = new URL('/run', opts.agentUrl).toString();
   const dispatcher = new Agent({ connections: opts.concurrency, pipelining: 1, keepAliveTimeout: 30_000 });
+  const outPrefix = opts.outPath.replace(/\.jsonl$/, '');
   const out = await JsonlWriter.open(opts.outPath);
-  const rows = materializeRows(
-    readJsonl(opts.tasksPath),
-    { agent_name: opts.agentName, num_repeats: opts.numRepeats, seed_per_repeat: true, responses_create_params: {} },
-    opts.tasksPath,
-  );
-  const iterator = rows[Symbol.asyncIterator]();
-  // Async generators queue concurrent next() calls, so the lanes share one ordered row stream.
-  let count = 0;
+  const inputsOut = await JsonlWriter.open(materializedInputsPath(outPrefix));
+  const inputs: ProfiledInput[] = [];
+  const digests: Digest[] = [];
+  // Async generators queue concurrent next() calls, so the lanes share one ordered row stream and
+  // the materialized inputs file is written in key order, each line where its row index says.
+  async function* materializedRows(): AsyncGenerator<MaterializedInput> {
+    const options = { agent_name: opts.agentName, num_repeats: opts.numRepeats, seed_per_repeat: true, responses_create_params: {} };
+    for await (const { row, value } of materializeRecords(readJsonl(opts.tasksPath), options, opts.tasksPath)) {
+      const text = jsonText(value);
+      const byteOffset = inputsOut.bytesWritten;
+      await inputsOut.writeLine(`${text}\n`);
+      inputs.push({ task: row._ng_task_index, rollout: row._ng_rollout_index, agentName: row.agent_ref.name, byteOffset, byteLength: inputsOut.bytesWritten - byteOffset });
+      yield { row, value, text };
+    }
+  }
+  const iterator = materializedRows();
   const lane = async (): Promise<void> => {
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
-      const row: MaterializedRow = next.value;
+      const input = next.value;
+      const { row } = input;
       const res = await request(url, {
         method: 'POST',
-        body: JSON.stringify(row),
+        // The materialized line, as NeMo Gym posts `orjson.dumps(row)`.
+        body: input.text,
         headers: { 'content-type': 'application/json' },
         dispatcher,
       });
       const text = await res.body.text();
       if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}: ${text.slice(0, 200)}`);
-      const result = JSON.parse(text) as Record<string, unknown>;
-      await out.write({ ...result, _ng_task_index: row._ng_task_index, _ng_rollout_index: row._ng_rollout_index });
-      count++;
+      const result = keyedResult(input, parseKinded(text).kinded as JsonDict);
+      await out.write(result);
+      const digest = rolloutDigest(result);
+      if (digest === null) throw new Error(`${url} answered a rollout without a response object for task ${row._ng_task_index}`);
+      digests.push({ task: row._ng_task_index, rollout: row._ng_rollout_index, text: digest });
     }
   };
   try {
     await Promise.all(Array.from({ length: opts.concurrency }, lane));
   } finally {
     await out.close();
+    await inputsOut.close();
     await dispatcher.close();
   }
-  return { rows: count, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+
+  const tailStarted = process.hrtime.bigint();
+  // Rollouts complete in any order; both readers take them in key order, as upstream sorts them.
+  digests.sort((a, b) => a.task - b.task || a.rollout - b.rollout);
+  await Promise.all([
+    writeAggregateMetricsOf(opts, digests),
+    writeRewardProfileOf(
+      {
+        results: async function* () {
+          for (const digest of digests) yield profiledResultOfDigest(digest.text);
+        },
+        inputs: async function* () {
+          yield* inputs;
+        },
+      },
+      { materializedInputsPath: materializedInputsPath(outPrefix), rolloutsPath: opts.outPath, allowPartialRollouts: false, canonicalInputs: true },
+    ),
+  ]);
+  return { rows: digests.length, seconds: secondsSince(started), tailSeconds: secondsSince(tailStarted) };
+}
+
+/** `<stem>_aggregate_metrics.json` from the one agent every row names, as ng_collect_rollouts writes it. */
+async function writeAggregateMetricsOf(opts: BareCollectOptions, digests: readonly Digest[]): Promise<void> {
+  const values = await askAgent(
+    opts.agentName,
+    opts.agentUrl,
+    async function* () {
+      for (const digest of digests) yield digest.text;
+    },
+    60_000,
+  );
+  const file = await open(aggregateMetricsPath(opts.outPath), 'w');
+  try {
+    const writer = new AggregateMetricsWriter(file);
+    await writer.entry(opts.agentName, values);
+    await writer.close();
+  } finally {
+    await file.close();
+  }
 }

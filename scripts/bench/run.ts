@@ -12,7 +12,7 @@ import { candidatesFrom, localProfileRun, sampleCandidates, type ScaleRun } from
 import { historyLines, scaleLines } from './scaleReport';
 import { startSimulatorProcess } from './services';
 import { measureThroughput, type ThroughputResult } from './throughput';
-import { durableOverBare, durableOverBareSimulatorsEqual, rateOf, throughputLines, withoutTemporalRatios } from './throughputReport';
+import { durableOverBare, durableOverBareRolloutsAlone, durableOverBareSimulatorsEqual, rateOf, throughputLines, withoutTemporalRatios } from './throughputReport';
 
 // `npm run bench [-- --quick | --million] [--cycles=N] [--only=throughput|scale] [--rows=small,large] [--keep]
 //   [--worker-heap] [--worker-max-old-space-mb=N] [--worker-node-options="..."] [--chunk-size=N] [--chunks-in-flight=N]
@@ -112,7 +112,7 @@ async function main(): Promise<void> {
 
     const [tp16, tp64] = throughputs;
     const rate = (t: ThroughputResult | undefined, side: 'bare' | 'durable') => (t ? round(rateOf(t[side]), 1) : null);
-    const ratio = (t: ThroughputResult | undefined, of = durableOverBare) => (t ? round(of(t), 3) : null);
+    const ratio = (t: ThroughputResult | undefined, of: (tp: ThroughputResult) => number = durableOverBare) => (t ? round(of(t), 3) : null);
     const withoutTemporal = tp16 && withoutTemporalRatios(tp16);
     console.log(
       JSON.stringify({
@@ -126,6 +126,8 @@ async function main(): Promise<void> {
         durable_rollouts_per_s: rate(tp16, 'durable'),
         durable_over_bare: ratio(tp16),
         durable_over_bare_4x_concurrency: ratio(tp64),
+        durable_over_bare_rollouts_alone: ratio(tp16, durableOverBareRolloutsAlone),
+        durable_over_bare_4x_concurrency_rollouts_alone: ratio(tp64, durableOverBareRolloutsAlone),
         durable_over_bare_simulators_cpu_equal: ratio(tp16, durableOverBareSimulatorsEqual),
         durable_over_bare_4x_concurrency_simulators_cpu_equal: ratio(tp64, durableOverBareSimulatorsEqual),
         without_temporal_over_bare: withoutTemporal ? round(withoutTemporal.stageOverBare, 3) : null,
@@ -144,7 +146,8 @@ async function main(): Promise<void> {
     // A worker that died is printed as a figure above, and still fails the run.
     if (scale.some((s) => s.failure)) process.exitCode = 1;
   } finally {
-    // The side without Temporal (--without-temporal) ran the activities' keep-alive pools in this process.
+    // The bare loop's /aggregate_metrics call and the side without Temporal (--without-temporal) ran
+    // the activities' keep-alive pools in this process.
     await closePools();
     await connection.close();
     await sims.stop();

@@ -34,7 +34,8 @@ const WARMUP_ROUNDS = 3;
 export interface ThroughputResult {
   concurrency: number;
   rowsPerRound: number;
-  bare: SideMeasure;
+  /** `tailSeconds`: of its seconds, the aggregate metrics and reward profile after its last rollout. */
+  bare: SideMeasure & { tailSeconds: number };
   durable: SideMeasure & {
     timelines: StageTimeline[];
     /** The uncounted warm-up rounds' timelines, first first. */
@@ -62,7 +63,7 @@ export async function measureThroughput(
   const warmupTasks = path.join(bench.dir, `warmup_tasks_${tag}.jsonl`);
   await writeDistinctRows(DEMO_TASKS, tasks, opts.tasks);
   await writeDistinctRows(DEMO_TASKS, warmupTasks, opts.tasks);
-  const bare: SideMeasure = { rows: 0, seconds: 0, cpu: {} };
+  const bare: ThroughputResult['bare'] = { rows: 0, seconds: 0, cpu: {}, tailSeconds: 0 };
   const durable: ThroughputResult['durable'] = { rows: 0, seconds: 0, cpu: {}, timelines: [], warmupTimelines: [], cpuByPhase: {} };
   const inProcess = opts.withoutTemporal ? { rows: 0, seconds: 0, cpu: {}, chunkSpanSeconds: 0, serialSeconds: 0 } : undefined;
   const loads: string[] = [];
@@ -84,6 +85,7 @@ export async function measureThroughput(
       addCpu(bare.cpu, cpuUsed(before, cpuSnapshot(pids())));
       bare.rows += r.rows;
       bare.seconds += r.seconds;
+      bare.tailSeconds += r.tailSeconds;
     };
     const runDurable = async (inputPath: string, counted: boolean) => {
       const name = `collect_${tag}_${++serial}`;

@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { closePools } from '../../../activities/http/client';
+import { aggregateMetricsPath } from '../../../gym/aggregateMetrics';
+import { rewardProfileOutputPaths } from '../../../gym/rewardProfile';
 import { runBareCollect } from '../../../scripts/bench/bare';
 import { benchPlan } from '../../../scripts/bench/collect';
 import { runStageInProcess } from '../../../scripts/bench/inProcessStage';
@@ -11,7 +13,9 @@ import { DEMO_TASKS, writeDistinctRows } from '../../../scripts/bench/inputs';
 import { EMBEDDED_AGENT_NAME, startEmbeddedStack, type EmbeddedStack } from '../../../servers/embeddedStack';
 
 // The bench's third side against the real embedded servers: the stage's activities without Temporal
-// must collect what the bare loop collects, through several chunks and merges.
+// must collect what the bare loop collects, through several chunks and merges. And the yardstick must
+// do the stage's work and no less: the bare loop leaves the files the stage leaves, byte for byte
+// (its rollouts in the order they completed, the stage's in key order).
 
 let stack: EmbeddedStack;
 let dir: string;
@@ -27,17 +31,21 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const keysOf = (file: string) =>
-  readFileSync(file, 'utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => {
-      const row = JSON.parse(line) as { _ng_task_index: number; _ng_rollout_index: number; reward?: number };
-      return `${row._ng_task_index}:${row._ng_rollout_index}:${row.reward}`;
-    })
-    .sort();
+const read = (file: string) => readFileSync(file, 'utf8');
+const linesOf = (file: string) => read(file).split('\n').filter((line) => line !== '');
 
-test('collects every rollout the bare loop collects, chunk by chunk, and times its chunk span', async () => {
+/** Every file a collect stage leaves beside its rollouts, by what it is. */
+function stageFiles(rolloutsPath: string): Record<string, string> {
+  const { rewardProfilingPath, agentMetricsPath } = rewardProfileOutputPaths(rolloutsPath);
+  return {
+    materializedInputs: rolloutsPath.replace(/\.jsonl$/, '_materialized_inputs.jsonl'),
+    aggregateMetrics: aggregateMetricsPath(rolloutsPath),
+    rewardProfiling: rewardProfilingPath,
+    agentMetrics: agentMetricsPath,
+  };
+}
+
+test('leaves the files the bare loop leaves, chunk by chunk, and times its chunk span', async () => {
   const tasks = path.join(dir, 'tasks.jsonl');
   await writeDistinctRows(DEMO_TASKS, tasks, 10);
   const runDir = path.join(dir, 'run');
@@ -56,10 +64,19 @@ test('collects every rollout the bare loop collects, chunk by chunk, and times i
   });
   const run = await runStageInProcess(plan, tasks, path.join(runDir, 'rollouts'));
   const bareOut = path.join(dir, 'bare.jsonl');
-  await runBareCollect({ tasksPath: tasks, agentUrl: stack.urls.agent, agentName: EMBEDDED_AGENT_NAME, numRepeats: 4, concurrency: 4, outPath: bareOut });
+  const bare = await runBareCollect({ tasksPath: tasks, agentUrl: stack.urls.agent, agentName: EMBEDDED_AGENT_NAME, numRepeats: 4, concurrency: 4, outPath: bareOut });
 
   assert.equal(run.completed, 40);
-  assert.deepEqual(keysOf(path.join(runDir, 'rollouts.jsonl')), keysOf(bareOut));
+  assert.equal(bare.rows, 40);
+  const stageOut = path.join(runDir, 'rollouts.jsonl');
+  const [bareLines, stageLines] = [linesOf(bareOut).sort(), linesOf(stageOut).sort()];
+  const differing = bareLines.findIndex((line, i) => line !== stageLines[i]);
+  assert.ok(bareLines.length === stageLines.length && differing === -1, `rollout lines differ (sorted, line ${differing}): ${bareLines[differing]?.slice(-300)}`);
+  const stage = stageFiles(stageOut);
+  for (const [what, file] of Object.entries(stageFiles(bareOut))) assert.equal(read(file), read(stage[what]!), what);
+  // Ten tasks, ten group rows: files of equal bytes that said nothing would pass above.
+  assert.equal(linesOf(stage.rewardProfiling!).length, 10);
+  assert.ok(bare.tailSeconds > 0 && bare.tailSeconds < bare.seconds, JSON.stringify(bare));
   assert.ok(run.chunkSpanSeconds > 0 && run.serialSeconds > 0);
   // A nanosecond of slack for the rounding of three float sums, never for a span measured twice.
   assert.ok(run.chunkSpanSeconds + run.serialSeconds <= run.seconds + 1e-9, JSON.stringify(run));

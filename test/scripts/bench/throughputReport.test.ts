@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { durableOverBare, durableOverBareSimulatorsEqual, withoutTemporalRatios } from '../../../scripts/bench/throughputReport';
+import { durableOverBare, durableOverBareRolloutsAlone, durableOverBareSimulatorsEqual, withoutTemporalRatios } from '../../../scripts/bench/throughputReport';
 
 // Two sides of a throughput run as the bench sums them: rollouts, seconds, CPU seconds per process.
 const side = (rows: number, seconds: number, simulators: number, worker = 0) => ({ rows, seconds, cpu: { simulators, worker } });
@@ -33,4 +33,11 @@ test('the side without Temporal splits the headline into the stage\'s own work a
   assert.ok(Math.abs(ratios.durableOverStage - 0.85) < 1e-12);
   assert.ok(Math.abs(ratios.stageOverBare * ratios.durableOverStage - durableOverBare(tp)) < 1e-12);
   assert.equal(withoutTemporalRatios({ bare: tp.bare, durable: tp.durable }), undefined);
+});
+
+test('the bare loop\'s rollouts alone leave its tail out of its time', () => {
+  // 1000 rollouts in 10 s, 0.5 s of it the tail: 100/s with the tail, 1000/9.5 without.
+  const tp = { bare: { ...side(1000, 10, 9), tailSeconds: 0.5 }, durable: side(1000, 10.5, 9) };
+  assert.ok(Math.abs(durableOverBareRolloutsAlone(tp) - 9.5 / 10.5) < 1e-12);
+  assert.ok(durableOverBareRolloutsAlone(tp) < durableOverBare(tp));
 });
