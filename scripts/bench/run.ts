@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,7 +17,7 @@ import { durableOverBare, durableOverBareRolloutsAlone, durableOverBareSimulator
 
 // `npm run bench [-- --quick | --million] [--cycles=N] [--only=throughput|scale] [--rows=small,large] [--keep]
 //   [--worker-heap] [--worker-max-old-space-mb=N] [--worker-node-options="..."] [--chunk-size=N] [--chunks-in-flight=N]
-//   [--tasks=N] [--without-temporal] [--worker-cpu-profile=DIR]`:
+//   [--tasks=N] [--without-temporal] [--worker-cpu-profile=DIR] [--pin-simulators]`:
 // orchestration overhead against a bare HTTP loop, worker memory and history size, measured in one
 // run on the simulators with zero added latency. The last line is one JSON object so the figures
 // can be tracked run to run. Every figure is printed with the machine's load beside it: on a busy
@@ -44,6 +45,11 @@ const productChunking = chunkSize === DEFAULT_CHUNK_SIZE && chunksInFlight === D
 // per-round costs (workflow tasks, activity hand-offs) from those that grow with the rollouts.
 // --without-temporal adds a third throughput side, the stage's activities with no Temporal, to tell
 // the stage's own work from what Temporal adds.
+// --pin-simulators gives the simulators CPU 0 to themselves and this process, the dev server and
+// the workers the other CPUs, on both sides alike: the model server's CPU is its own, as where it runs
+// on other hardware. It tells how much of durable / bare is the sides' processes taking CPU from the
+// simulators on a 2-core machine; a diagnostic beside the default figure, never in its place.
+const pinSimulators = args.includes('--pin-simulators');
 const THROUGHPUT = { tasks: numberFlag('tasks') ?? (quick ? 50 : 150), numRepeats: 4, withoutTemporal: args.includes('--without-temporal') };
 const TARGETS = { durableOverBare: 0.95, durableOverBareAt4x: 0.9, rssRatio: 1.2, idleRssMb: 200 };
 const rowsFlag = args.find((a) => a.startsWith('--rows='))?.split('=')[1]?.split(',').map(Number);
@@ -54,10 +60,16 @@ const log = (line: string) => console.log(line);
 
 async function main(): Promise<void> {
   if (workerCpuProfileFlag === '') throw new Error('--worker-cpu-profile=DIR needs the directory the profiles go to');
+  if (pinSimulators) {
+    const cpus = os.availableParallelism();
+    if (cpus < 2) throw new Error(`--pin-simulators needs 2 CPUs or more, this process may use ${cpus}`);
+    // Before anything is spawned: the dev server and the workers inherit this process's CPUs.
+    execFileSync('taskset', ['-a', '-p', '-c', `1-${cpus - 1}`, String(process.pid)], { stdio: 'ignore' });
+  }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-bench-'));
   const keep = args.includes('--keep');
   const server = await ensureDevServer({ port: await freePort(), uiPort: await freePort(), stateDir: path.join(dir, 'state') });
-  const sims = await startSimulatorProcess(7);
+  const sims = await startSimulatorProcess(7, pinSimulators ? { cpu: 0 } : {});
   const connection = await Connection.connect({ address: server.address });
   const [temporalPid] = childPidsMatching('start-dev');
   if (temporalPid === undefined) throw new Error('the Temporal dev server is not a child of the bench (a reused server cannot be measured)');
@@ -66,6 +78,7 @@ async function main(): Promise<void> {
   try {
     log(`pivot-miner bench${quick ? ' --quick' : ''}${million ? ' --million' : ''}: Temporal dev server ${server.address}, simulators (zero added latency) in their own process, ` +
       `${os.cpus().length} CPUs, load ${loadAtStart}`);
+    if (pinSimulators) log('--pin-simulators: the simulators on CPU 0 alone, this process, the dev server and the workers on the others (both sides alike); a diagnostic, NOT the default figure');
     log(`worker = \`pivot-miner worker\` child process (one fresh per figure); chunk_size ${chunkSize}, ${chunksInFlight} chunks in flight, ` +
       `max_concurrency ${CONCURRENCY} (${productChunking ? 'the product defaults' : `NOT the product defaults ${DEFAULT_CHUNK_SIZE} / ${DEFAULT_CHUNKS_IN_FLIGHT}: figures for a candidate default only`}); work dir ${dir}`);
     const heapEnv = workerMaxOldSpaceMb === undefined ? process.env : { ...process.env, PIVOT_MINER_WORKER_HEAP_MB: String(workerMaxOldSpaceMb) };
@@ -117,6 +130,7 @@ async function main(): Promise<void> {
     console.log(
       JSON.stringify({
         mode: million ? 'million' : quick ? 'quick' : 'default',
+        pinned_simulators: pinSimulators,
         chunk_size: chunkSize,
         chunks_in_flight: chunksInFlight,
         product_defaults: productChunking,

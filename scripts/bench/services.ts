@@ -11,8 +11,11 @@ export interface SimulatorProcess {
   stop(): Promise<void>;
 }
 
-export async function startSimulatorProcess(seed: number): Promise<SimulatorProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, 'simulators.ts')], {
+/** `cpu`: the one CPU the simulators may run on (Linux's taskset), else wherever the kernel puts them. */
+export async function startSimulatorProcess(seed: number, opts: { cpu?: number } = {}): Promise<SimulatorProcess> {
+  const node = [process.execPath, '--import', 'tsx', path.join(__dirname, 'simulators.ts')];
+  const [command, ...args] = opts.cpu === undefined ? node : ['taskset', '-c', String(opts.cpu), ...node];
+  const child = spawn(command!, args, {
     env: { ...process.env, BENCH_SEED: String(seed) },
     stdio: ['ignore', 'pipe', 'ignore'],
   });
