@@ -9,8 +9,9 @@
 // its own pair of windows: this machine's speed for V8's code drifts by up to 2x over tens of
 // seconds, in step across processes and cores (the host's, not the process's), so windows far
 // apart in time would compare two different machines.
-// Then the same rounds on every 14th vector: the same mix in a fraction of the memory, which tells
-// how much of the whole pass's ratio is reaching the vectors' objects rather than verifying them.
+// Then the same rounds on every 14th vector: the same mix in a fraction of the memory, in a cycle
+// short enough for the CPU to learn its branches; the difference bounds what the whole pass loses to
+// the size and variety of the vector set rather than to verifying one vector.
 // Run: npx tsx scripts/bench/verifier.ts
 import fs from 'node:fs';
 import path from 'node:path';
@@ -127,8 +128,7 @@ async function main(): Promise<void> {
   const python = await nemoGymPython();
 
   const { py, ours, roundRatios, verdicts } = await pairedRounds(python, common, 1, ROUNDS);
-  // The same mix over a set small enough to stay in the core's cache: how much of the whole pass's
-  // ratio is reaching the vectors' objects rather than verifying them.
+  // The same mix over a set small enough to stay in the core's cache (and to repeat in a short cycle).
   const subset = await pairedRounds(python, common, SUBSET_STRIDE, SUBSET_ROUNDS);
   const allRates = newRates();
   warmUp(all);
