@@ -13,17 +13,9 @@
 // short enough for the CPU to learn its branches; the difference bounds what the whole pass loses to
 // the size and variety of the vector set rather than to verifying one vector.
 // Run: npx tsx scripts/bench/verifier.ts
-import fs from 'node:fs';
-import path from 'node:path';
 import { z } from 'zod';
-import { expectedActionSchema } from '../../gym/schemas';
-import * as verifier from '../../gym/verifier';
+import { loadVectors, SUBSET_STRIDE, vectorsPath, verifyPass, type Vector } from './verifierVectors';
 import { median, nemoGymPython, runPythonAnchor } from './python/nemoGym';
-
-// Bound once, as the verifier's own modules bind theirs: under tsx a named import is read through
-// two export getters and a keyed lookup on every use, a cost of the caller's module interop rather
-// than of the verifier (the Python anchor calls through plain module globals).
-const { toolCallComparatorConfigSchema, verifyResponse } = verifier;
 
 /** Python's anchor warms up for this many passes; it has no JIT to wait for. */
 const PYTHON_WARMUP_PASSES = 3;
@@ -35,21 +27,7 @@ const WINDOW_SECONDS = 1;
 /** Python and TypeScript take turns, window after window, so a change of the machine's speed hits
  * both sides of a round alike. */
 const ROUNDS = 8;
-/** Every this-many-th vector makes the subset: the same mix in a fraction of the memory. */
-const SUBSET_STRIDE = 14;
 const SUBSET_ROUNDS = 4;
-
-const vectorsPath = path.resolve(__dirname, '../../../shared/fixtures/verifier/vectors.jsonl');
-
-const vectorSchema = z.object({
-  // Parsed once up front, as the resources server parses its config once at start-up.
-  config: toolCallComparatorConfigSchema,
-  expected_action: expectedActionSchema,
-  response: z.object({ output: z.array(z.unknown()) }),
-  reward: z.number(),
-  category: z.string(),
-});
-type Vector = z.infer<typeof vectorSchema>;
 
 /** What the Python anchor reports besides its rates: how often 0.4.0 returns the vectors' verdict. */
 const anchorVerdictsSchema = z.looseObject({ agree: z.number().int(), errors: z.number().int() });
@@ -66,7 +44,7 @@ function timePasses(vectors: readonly Vector[], seconds: number, into: Rates): v
   for (let pass = 0; pass === 0 || process.hrtime.bigint() < until; pass++) {
     const wall = process.hrtime.bigint();
     const cpu = process.cpuUsage();
-    for (const v of vectors) rewardSum += verifyResponse(v.expected_action, v.response, v.config).reward;
+    rewardSum += verifyPass(vectors);
     const used = process.cpuUsage(cpu);
     into.rates.push(vectors.length / (Number(process.hrtime.bigint() - wall) / 1e9));
     into.cpuRates.push(vectors.length / ((used.user + used.system) / 1e6));
@@ -112,19 +90,8 @@ async function pairedRounds(python: string, common: readonly Vector[], stride: n
 const perSecond = (rate: number) => `${Math.round(rate).toLocaleString('en-US')}/s`;
 
 async function main(): Promise<void> {
-  const all = fs
-    .readFileSync(vectorsPath, 'utf8')
-    .split('\n')
-    .filter((line) => line.length > 0)
-    .map((line) => vectorSchema.parse(JSON.parse(line)));
-  // NeMo Gym 0.4.0's verifier knows no function_call_batch (later commits added it), so the
-  // comparison runs on the vectors both sides can take; the batch vectors are timed for us alone.
-  const differing = all.filter((v) => {
-    const result = verifyResponse(v.expected_action, v.response, v.config);
-    return result.reward !== v.reward || result.category !== v.category;
-  });
-  if (differing.length > 0) throw new Error(`${differing.length} verdicts differ from the vectors'`);
-  const common = all.filter((v) => v.expected_action.type !== 'function_call_batch');
+  // NeMo Gym 0.4.0's verifier knows no function_call_batch, so the batch vectors are timed for us alone.
+  const { all, common } = loadVectors();
   const python = await nemoGymPython();
 
   const { py, ours, roundRatios, verdicts } = await pairedRounds(python, common, 1, ROUNDS);
