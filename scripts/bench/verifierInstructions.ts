@@ -6,7 +6,7 @@
 // misses and branch mispredictions cost time it does not see.
 // cachegrind counts a whole process (start-up, tsx's compile, parsing the vectors, warm-up), so each
 // side runs twice, differing only in passes over the vectors, and the difference is those passes.
-// Needs valgrind (Debian: apt-get install valgrind). About 4 minutes on 2 cores.
+// Needs valgrind (Debian: apt-get install valgrind). About 5 minutes on 2 cores.
 // Run: npx tsx scripts/bench/verifierInstructions.ts
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -20,7 +20,10 @@ const repoRoot = path.resolve(__dirname, '../..');
 
 /** Passes before the counted ones on our side: V8 optimizes the verifier within them. */
 const OURS_BASE_PASSES = 50;
-const OURS_COUNTED_PASSES = 40;
+/** Many, because two processes' start-ups differ by about 1% of their instructions (when V8
+ * collects and compiles): over 40 counted passes that moved ours by up to 8% from run to run and
+ * read 10% high, over 200 by under 2%. */
+const OURS_COUNTED_PASSES = 200;
 /** Python has no JIT; its base passes only settle its caches. Its passes are 7x ours in work. */
 const PYTHON_BASE_PASSES = 2;
 const PYTHON_COUNTED_PASSES = 10;
