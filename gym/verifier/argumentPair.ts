@@ -15,7 +15,7 @@ import * as pythonText from './pythonText';
 
 // Bound once: every read of an import goes through the module's export getter, which on this path
 // (several calls per character) costs more than the work.
-const { codeAt, INVALID, isPythonJson, lastScan, MAX_SCAN_DEPTH, sameRegion, scanLiteral, scanNumber, scanString, scanStringAgainst } = tokens;
+const { INVALID, isPythonJson, lastScan, nextCode, MAX_SCAN_DEPTH, sameRegion, scanLiteral, scanNumber, scanString, scanStringAgainst } = tokens;
 const { floatSelfDifference, floatsWithin } = floatText;
 const { skipListRest, skipValue, skipWhitespace } = tokens;
 const { stringRegionsMatch } = pythonText;
@@ -42,8 +42,9 @@ class ArgumentPair implements PairWalk {
     this.wordThreshold = wordThreshold;
     members.top = 0;
     this.e = skipWhitespace(expected, 0);
+    const open = nextCode();
     this.a = skipWhitespace(actual, 0);
-    const step = this.value(0);
+    const step = this.value(0, open, nextCode());
     if (step === STOP) return STOP;
     if (skipWhitespace(expected, this.e) !== expected.length) return this.undecided();
     if (skipWhitespace(actual, this.a) !== actual.length) return this.actualInvalid();
@@ -76,23 +77,24 @@ class ArgumentPair implements PairWalk {
     return this.skipActual(step, depth);
   }
 
-  /** Both cursors are at a value; Python's `compare_tool_call_arguments` on the two. */
-  value(depth: number): Step {
+  /** Both cursors are at a value, whose first code units are `open` and `other`; Python's
+   * `compare_tool_call_arguments` on the two. */
+  value(depth: number, open: number, other: number): Step {
     const { expected, actual } = this;
-    const open = codeAt(expected, this.e);
     if (open === 0x7b || open === 0x5b) {
       if (depth >= MAX_SCAN_DEPTH) return this.undecided();
-      if (codeAt(actual, this.a) !== open) return this.skipBoth('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
+      if (other !== open) return this.skipBoth('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
       this.e++;
       this.a++;
       return open === 0x7b ? compareObjects(this, depth + 1) : this.list(depth + 1);
     }
-    if (open === 0x22) return this.string(depth);
+    if (open === 0x22) return this.string(depth, other);
+    lastScan.floatMayNotBeFinite = false;
     const expectedEnd = open === 0x6e || open === 0x74 || open === 0x66 ? scanLiteral(expected, this.e) : scanNumber(expected, this.e);
+    const expectedMayNotBeFinite = lastScan.floatMayNotBeFinite;
     if (expectedEnd < 0) return this.undecided();
     const expectedStart = this.e;
     this.e = expectedEnd;
-    const other = codeAt(actual, this.a);
     if (open === 0x6e || open === 0x74 || open === 0x66) {
       // None needs None; a bool needs a bool (an int is not one).
       const actualEnd = scanLiteral(actual, this.a);
@@ -106,19 +108,19 @@ class ArgumentPair implements PairWalk {
       if (actualEnd < 0 || !lastScan.numberIsFloat) return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
       this.a = actualEnd;
       // Strict `<`: a zero threshold rejects identical floats, and NaN (also inf - inf) never matches.
+      // A float the scan knows to be finite differs from itself by 0, without reading it again.
       const within = sameRegion(expected, expectedStart, expectedEnd, actual, actualStart, actualEnd)
-        ? Math.abs(floatSelfDifference(expected, expectedStart, expectedEnd)) < this.floatThreshold
+        ? (expectedMayNotBeFinite ? Math.abs(floatSelfDifference(expected, expectedStart, expectedEnd)) : 0) < this.floatThreshold
         : floatsWithin(expected, expectedStart, expectedEnd, actual, actualStart, actualEnd, this.floatThreshold);
       return within ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
     }
-    return this.integer(expectedStart, expectedEnd, depth);
+    return this.integer(expectedStart, expectedEnd, depth, other);
   }
 
   /** An int: equal ints have equal lexemes but for `-0`, and a bool is the int 1 or 0. */
-  private integer(expectedStart: number, expectedEnd: number, depth: number): Step {
+  private integer(expectedStart: number, expectedEnd: number, depth: number, other: number): Step {
     const { expected, actual } = this;
     if (expected.charCodeAt(expectedStart) === 0x2d && expected.charCodeAt(expectedStart + 1) === 0x30) expectedStart++;
-    const other = codeAt(actual, this.a);
     if (other === 0x74 || other === 0x66) {
       const actualEnd = scanLiteral(actual, this.a);
       if (actualEnd < 0) return this.actualInvalid();
@@ -134,13 +136,13 @@ class ArgumentPair implements PairWalk {
     return sameRegion(expected, expectedStart, expectedEnd, actual, actualStart, actualEnd) ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
   }
 
-  private string(depth: number): Step {
+  private string(depth: number, other: number): Step {
     const { expected, actual } = this;
     const expectedStart = this.e + 1;
     const expectedEnd = scanStringAgainst(expected, expectedStart, actual, this.a + 1);
     if (expectedEnd < 0) return this.undecided();
     this.e = expectedEnd;
-    if (codeAt(actual, this.a) !== 0x22) return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
+    if (other !== 0x22) return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
     // The same literal, closing quote included, is the same valid string: equal below two words,
     // similarity exactly 0.5 otherwise.
     if (this.wordThreshold <= 0.5 && lastScan.sameInOther) {
@@ -159,18 +161,18 @@ class ArgumentPair implements PairWalk {
   private list(depth: number): Step {
     const { expected, actual } = this;
     this.e = skipWhitespace(expected, this.e);
+    let e = nextCode();
     this.a = skipWhitespace(actual, this.a);
-    const expectedEmpty = codeAt(expected, this.e) === 0x5d;
-    const actualEmpty = codeAt(actual, this.a) === 0x5d;
-    if (expectedEmpty || actualEmpty) return this.listTails(expectedEmpty, actualEmpty, MATCH, depth);
+    let a = nextCode();
+    if (e === 0x5d || a === 0x5d) return this.listTails(e === 0x5d, a === 0x5d, MATCH, depth);
     let step: Step = MATCH;
     for (;;) {
-      step = step === MATCH ? this.value(depth) : this.skipBoth(step, depth);
+      step = step === MATCH ? this.value(depth, e, a) : this.skipBoth(step, depth);
       if (step === STOP) return STOP;
       this.e = skipWhitespace(expected, this.e);
+      e = nextCode();
       this.a = skipWhitespace(actual, this.a);
-      const e = codeAt(expected, this.e);
-      const a = codeAt(actual, this.a);
+      a = nextCode();
       if (e !== 0x5d && e !== 0x2c) return this.undecided();
       if (a !== 0x5d && a !== 0x2c) return this.actualInvalid();
       if (e === 0x5d || a === 0x5d) {
@@ -179,7 +181,9 @@ class ArgumentPair implements PairWalk {
         return this.listTails(e === 0x5d, a === 0x5d, step, depth);
       }
       this.e = skipWhitespace(expected, this.e + 1);
+      e = nextCode();
       this.a = skipWhitespace(actual, this.a + 1);
+      a = nextCode();
     }
   }
 

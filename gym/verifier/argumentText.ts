@@ -24,13 +24,26 @@ export function codeAt(text: string, index: number): number {
   return index < text.length ? text.charCodeAt(index) : -1;
 }
 
+/** Index of the first non-whitespace code unit from `index` on (the text's length at its end),
+ * whose code `nextCode()` then returns: nearly every caller looks at that token next, and a
+ * second `charCodeAt` of it costs more than the store. */
 export function skipWhitespace(text: string, index: number): number {
   for (;;) {
     const code = codeAt(text, index);
     // Most calls land on a token, which one comparison tells apart.
-    if (code > 0x20 || (code !== 0x20 && code !== 0x0a && code !== 0x0d && code !== 0x09)) return index;
+    if (code > 0x20 || (code !== 0x20 && code !== 0x0a && code !== 0x0d && code !== 0x09)) {
+      lastScan.next = code;
+      return index;
+    }
     index++;
   }
+}
+
+/** The code unit where the last `skipWhitespace` stopped, -1 at the end of its text. A call
+ * rather than a read of `lastScan.next`, which TypeScript would hold to the value it was last
+ * compared with across the calls that change it. */
+export function nextCode(): number {
+  return lastScan.next;
 }
 
 /** Whether `a[aStart:aEnd]` and `b[bStart:bEnd]` hold the same code units. */
@@ -55,14 +68,17 @@ function isHexDigit(code: number): boolean {
 /** What the last scan saw besides where its token ends (an object: module bindings cannot be
  * assigned from outside, and a fresh result per token would allocate on the hottest path). */
 export const lastScan = {
+  /** Where the last `skipWhitespace` stopped: see `nextCode`. */
+  next: -1,
   /** The last `scanString` met a backslash: only then do raw and decoded contents differ. */
   stringHadEscape: false,
   /** The other text of the last `scanStringAgainst` repeats its literal. */
   sameInOther: false,
   /** The last `scanNumber` read a Python float (fraction, exponent, NaN or ±Infinity). */
   numberIsFloat: false,
-  /** Set, and left set, by `scanNumber` for a float that may not be finite: NaN, ±Infinity, one
-   * with an exponent, or one long enough to overflow. A reader that wants to know clears it first. */
+  /** Set, and left set, by `scanNumber` for a float that may not be finite: NaN, ±Infinity, or
+   * one whose digits and exponent reach past the largest double. A reader that wants to know
+   * clears it first. */
   floatMayNotBeFinite: false,
 };
 
@@ -144,30 +160,37 @@ export function scanNumber(text: string, start: number): number {
   let index = start;
   let first = codeAt(text, index);
   if (first === MINUS) first = codeAt(text, ++index);
+  const integerStart = index;
+  let next = -1;
   // A digit is by far the most common start, so the named constants are looked for only after.
-  if (first === 0x30) index++;
-  else if (first >= 0x31 && first <= 0x39) while (isDigit(codeAt(text, ++index)));
+  if (first === 0x30) next = codeAt(text, ++index);
+  else if (first >= 0x31 && first <= 0x39) while (isDigit((next = codeAt(text, ++index))));
   else return scanNamedNumber(text, start);
+  const integerDigits = index - integerStart;
   lastScan.numberIsFloat = false;
-  if (codeAt(text, index) === 0x2e && isDigit(codeAt(text, index + 1))) {
+  if (next === 0x2e && isDigit(codeAt(text, index + 1))) {
     lastScan.numberIsFloat = true;
     index++;
-    while (isDigit(codeAt(text, ++index)));
-    // 1.8e308, the largest double, takes 309 digits to write without an exponent.
-    if (index - start >= 309) lastScan.floatMayNotBeFinite = true;
+    while (isDigit((next = codeAt(text, ++index))));
   }
-  const exponent = codeAt(text, index);
-  if (exponent === 0x65 || exponent === 0x45) {
+  if (next === 0x65 || next === 0x45) {
     let cursor = index + 1;
-    const sign = codeAt(text, cursor);
-    if (sign === 0x2b || sign === MINUS) cursor++;
-    if (isDigit(codeAt(text, cursor))) {
+    let code = codeAt(text, cursor);
+    const negative = code === MINUS;
+    if (negative || code === 0x2b) code = codeAt(text, ++cursor);
+    if (isDigit(code)) {
       lastScan.numberIsFloat = true;
-      lastScan.floatMayNotBeFinite = true;
-      while (isDigit(codeAt(text, ++cursor)));
-      index = cursor;
+      let exponent = 0;
+      // Capped, as past the cap the bound below decides the same.
+      do exponent = Math.min(exponent * 10 + (code - 0x30), 1e6);
+      while (isDigit((code = codeAt(text, ++cursor))));
+      // The float lies below 10^(integer digits + exponent), and 1.8e308 is the largest double.
+      if (integerDigits + (negative ? -exponent : exponent) > 308) lastScan.floatMayNotBeFinite = true;
+      return cursor;
     }
   }
+  // Without an exponent, 1.8e308 takes 309 integer digits to write.
+  if (lastScan.numberIsFloat && integerDigits > 308) lastScan.floatMayNotBeFinite = true;
   return index;
 }
 
@@ -197,20 +220,20 @@ export function scanLiteral(text: string, start: number): number {
  * before `index`. */
 function skipContainerRest(text: string, index: number, close: number, isObject: boolean, depth: number): number {
   index = skipWhitespace(text, index);
-  if (codeAt(text, index) === close) return index + 1;
+  if (nextCode() === close) return index + 1;
   for (;;) {
     if (isObject) {
-      if (codeAt(text, index) !== QUOTE) return INVALID;
+      if (nextCode() !== QUOTE) return INVALID;
       index = scanString(text, index + 1);
       if (index < 0) return index;
       index = skipWhitespace(text, index);
-      if (codeAt(text, index) !== 0x3a) return INVALID;
+      if (nextCode() !== 0x3a) return INVALID;
       index = skipWhitespace(text, index + 1);
     }
-    index = skipValue(text, index, depth);
+    index = skipValueFrom(text, index, nextCode(), depth);
     if (index < 0) return index;
     index = skipWhitespace(text, index);
-    const next = codeAt(text, index);
+    const next = nextCode();
     if (next === close) return index + 1;
     if (next !== 0x2c) return INVALID;
     index = skipWhitespace(text, index + 1);
@@ -220,7 +243,11 @@ function skipContainerRest(text: string, index: number, close: number, isObject:
 /** Index past the value starting at `index` (no whitespace before it), INVALID, or TOO_DEEP.
  * `depth` counts the containers already open around it. */
 export function skipValue(text: string, index: number, depth: number): number {
-  const code = codeAt(text, index);
+  return skipValueFrom(text, index, codeAt(text, index), depth);
+}
+
+/** `skipValue` for a caller that has read the value's first code unit, `code`, already. */
+export function skipValueFrom(text: string, index: number, code: number, depth: number): number {
   if (code === QUOTE) return scanString(text, index + 1);
   if (code === 0x7b || code === 0x5b) {
     if (depth >= MAX_SCAN_DEPTH) return TOO_DEEP;
@@ -232,20 +259,23 @@ export function skipValue(text: string, index: number, depth: number): number {
 
 /** The rest of a list after an element and its comma: `index` is at the next element. */
 export function skipListRest(text: string, index: number, depth: number): number {
+  let code = codeAt(text, index);
   for (;;) {
-    index = skipValue(text, index, depth);
+    index = skipValueFrom(text, index, code, depth);
     if (index < 0) return index;
     index = skipWhitespace(text, index);
-    const next = codeAt(text, index);
+    const next = nextCode();
     if (next === 0x5d) return index + 1;
     if (next !== 0x2c) return INVALID;
     index = skipWhitespace(text, index + 1);
+    code = nextCode();
   }
 }
 
 /** Whether `json.loads(text)` succeeds: true, false, or TOO_DEEP when only decoding can tell. */
 export function isPythonJson(text: string): boolean | typeof TOO_DEEP {
-  const end = skipValue(text, skipWhitespace(text, 0), 0);
+  const start = skipWhitespace(text, 0);
+  const end = skipValueFrom(text, start, nextCode(), 0);
   if (end === TOO_DEEP) return TOO_DEEP;
   return end >= 0 && skipWhitespace(text, end) === text.length;
 }

@@ -4,7 +4,7 @@
 import * as tokens from './argumentText';
 
 // Bound once: a read through the module's export getter costs more than these calls' work.
-const { codeAt, INVALID, lastScan, sameRegion, scanString, skipValue, skipWhitespace } = tokens;
+const { codeAt, INVALID, lastScan, nextCode, sameRegion, scanString, skipValueFrom, skipWhitespace } = tokens;
 
 /** `pushMembers` met what only decoding decides: an escaped key, too many keys, too deep a value. */
 export const UNDECIDED_MEMBERS = -3;
@@ -55,26 +55,28 @@ export class MemberStack {
    */
   pushMembers(text: string, index: number, afterComma: boolean, depth: number): number {
     let count = 0;
-    if (!afterComma && codeAt(text, index) === 0x7d) {
+    let code = codeAt(text, index);
+    if (!afterComma && code === 0x7d) {
       this.end = index + 1;
       return 0;
     }
     for (;;) {
-      if (codeAt(text, index) !== 0x22) return INVALID;
+      if (code !== 0x22) return INVALID;
       const keyEnd = scanString(text, index + 1);
       if (keyEnd < 0) return INVALID;
       if (lastScan.stringHadEscape || ++count > MAX_KEYS_PER_OBJECT) return UNDECIDED_MEMBERS;
       const colon = skipWhitespace(text, keyEnd);
-      if (codeAt(text, colon) !== 0x3a) return INVALID;
+      if (nextCode() !== 0x3a) return INVALID;
       const valueStart = skipWhitespace(text, colon + 1);
       this.push(index + 1, keyEnd - 1, valueStart);
-      index = skipValue(text, valueStart, depth);
+      index = skipValueFrom(text, valueStart, nextCode(), depth);
       if (index < 0) return index === INVALID ? INVALID : UNDECIDED_MEMBERS;
       index = skipWhitespace(text, index);
-      const next = codeAt(text, index);
+      const next = nextCode();
       if (next === 0x7d) break;
       if (next !== 0x2c) return INVALID;
       index = skipWhitespace(text, index + 1);
+      code = nextCode();
     }
     this.end = index + 1;
     return count;

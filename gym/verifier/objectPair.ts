@@ -9,7 +9,7 @@ import type { PairWalk, Step } from './pairWalk';
 
 // Bound once: every read of an import goes through the module's export getter, which on this path
 // (several calls per character) costs more than the work.
-const { codeAt, INVALID, lastScan, scanString, scanStringAgainst, skipValue, skipWhitespace } = tokens;
+const { codeAt, INVALID, lastScan, nextCode, scanString, scanStringAgainst, skipValueFrom, skipWhitespace } = tokens;
 const { MAX_KEYS_PER_OBJECT, SLOT } = memberStack;
 const { MATCH, STOP } = pairWalk;
 
@@ -24,32 +24,33 @@ export const members = new memberStack.MemberStack();
 export function compareObjects(walk: PairWalk, depth: number): Step {
   const { expected, actual } = walk;
   walk.e = skipWhitespace(expected, walk.e);
+  let e = nextCode();
   walk.a = skipWhitespace(actual, walk.a);
+  let a = nextCode();
   const prefixBase = members.top;
   let step: Step = MATCH;
-  let e = codeAt(expected, walk.e);
-  let a = codeAt(actual, walk.a);
   if (e !== 0x7d || a !== 0x7d) {
     for (;;) {
-      const key = sameNewKey(walk, prefixBase);
+      const key = sameNewKey(walk, prefixBase, e, a);
       if (key === STOP) return STOP;
       if (key === DIVERGED) {
         const afterComma = members.top > prefixBase;
         return unorderedRest(walk, prefixBase, step, afterComma, afterComma, depth);
       }
       walk.e = skipWhitespace(expected, walk.e);
+      if (nextCode() !== 0x3a) return walk.undecided();
       walk.a = skipWhitespace(actual, walk.a);
-      if (codeAt(expected, walk.e) !== 0x3a) return walk.undecided();
-      if (codeAt(actual, walk.a) !== 0x3a) return walk.actualInvalid();
+      if (nextCode() !== 0x3a) return walk.actualInvalid();
       walk.e = skipWhitespace(expected, walk.e + 1);
+      const valueOpen = nextCode();
       walk.a = skipWhitespace(actual, walk.a + 1);
       // Past the first mismatch the values are only read over, yet the keys still have to pair.
-      step = step === MATCH ? walk.value(depth) : walk.skipBoth(step, depth);
+      step = step === MATCH ? walk.value(depth, valueOpen, nextCode()) : walk.skipBoth(step, depth);
       if (step === STOP) return STOP;
       walk.e = skipWhitespace(expected, walk.e);
+      e = nextCode();
       walk.a = skipWhitespace(actual, walk.a);
-      e = codeAt(expected, walk.e);
-      a = codeAt(actual, walk.a);
+      a = nextCode();
       if (e !== 0x7d && e !== 0x2c) return walk.undecided();
       if (a !== 0x7d && a !== 0x2c) return walk.actualInvalid();
       if (e !== a) {
@@ -60,7 +61,9 @@ export function compareObjects(walk: PairWalk, depth: number): Step {
       }
       if (e === 0x7d) break;
       walk.e = skipWhitespace(expected, walk.e + 1);
+      e = nextCode();
       walk.a = skipWhitespace(actual, walk.a + 1);
+      a = nextCode();
     }
   }
   walk.e++;
@@ -69,11 +72,12 @@ export function compareObjects(walk: PairWalk, depth: number): Step {
   return step;
 }
 
-/** Reads the key at both cursors when it is the same raw text on both sides, unescaped and new
- * in its object; DIVERGED (cursors left alone) when the keys do not pair up that way. */
-function sameNewKey(walk: PairWalk, prefixBase: number): typeof MATCH | typeof STOP | typeof DIVERGED {
+/** Reads the key at both cursors (where the texts hold `e` and `a`) when it is the same raw text
+ * on both sides, unescaped and new in its object; DIVERGED (cursors left alone) when the keys do
+ * not pair up that way. */
+function sameNewKey(walk: PairWalk, prefixBase: number, e: number, a: number): typeof MATCH | typeof STOP | typeof DIVERGED {
   const { expected, actual } = walk;
-  if (codeAt(expected, walk.e) !== 0x22 || codeAt(actual, walk.a) !== 0x22) return DIVERGED;
+  if (e !== 0x22 || a !== 0x22) return DIVERGED;
   const start = walk.e + 1;
   const end = scanStringAgainst(expected, start, actual, walk.a + 1);
   if (end < 0) return walk.undecided();
@@ -115,16 +119,18 @@ function unorderedRest(
   let keysDiffer = false;
   let actualCount = 0;
   let index = walk.a;
-  if (actualAfterComma || codeAt(actual, index) !== 0x7d) {
+  let code = codeAt(actual, index);
+  if (actualAfterComma || code !== 0x7d) {
     for (;;) {
-      if (codeAt(actual, index) !== 0x22) return walk.actualInvalid();
+      if (code !== 0x22) return walk.actualInvalid();
       const keyEnd = scanString(actual, index + 1);
       if (keyEnd < 0) return walk.actualInvalid();
       if (lastScan.stringHadEscape) return walk.undecided();
       actualCount++;
       const colon = skipWhitespace(actual, keyEnd);
-      if (codeAt(actual, colon) !== 0x3a) return walk.actualInvalid();
+      if (nextCode() !== 0x3a) return walk.actualInvalid();
       const valueStart = skipWhitespace(actual, colon + 1);
+      const valueCode = nextCode();
       const slot = members.find(expected, restBase, restTop, actual, index + 1, keyEnd - 1);
       if (slot < 0 || slots[slot + 3] !== 0) {
         // A key seen before (in the prefix or earlier in this rest) is a duplicate.
@@ -133,13 +139,14 @@ function unorderedRest(
       } else {
         slots[slot + 3] = valueStart + 1;
       }
-      const end = skipValue(actual, valueStart, depth);
+      const end = skipValueFrom(actual, valueStart, valueCode, depth);
       if (end < 0) return end === INVALID ? walk.actualInvalid() : walk.undecided();
       index = skipWhitespace(actual, end);
-      const next = codeAt(actual, index);
+      const next = nextCode();
       if (next === 0x7d) break;
       if (next !== 0x2c) return walk.actualInvalid();
       index = skipWhitespace(actual, index + 1);
+      code = nextCode();
     }
   }
   const actualEnd = index + 1;
@@ -151,7 +158,7 @@ function unorderedRest(
     for (let slot = restBase; slot < restTop && step === MATCH; slot += SLOT) {
       walk.e = slots[slot + 2] as number;
       walk.a = (slots[slot + 3] as number) - 1;
-      step = walk.value(depth);
+      step = walk.value(depth, codeAt(expected, walk.e), codeAt(actual, walk.a));
     }
     if (step === STOP) return STOP;
   }

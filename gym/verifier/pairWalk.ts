@@ -17,8 +17,9 @@ export interface PairWalk {
   readonly actual: string;
   e: number;
   a: number;
-  /** Both cursors are at a value: compares the two and moves past them. */
-  value(depth: number): Step;
+  /** Both cursors are at a value, whose first code units are `open` and `other`: compares the two
+   * and moves past them. */
+  value(depth: number, open: number, other: number): Step;
   /** Moves past both values once their comparison no longer matters or cannot be made in place. */
   skipBoth(step: ArgumentMismatch, depth: number): Step;
   undecided(): typeof STOP;

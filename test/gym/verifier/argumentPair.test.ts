@@ -143,6 +143,14 @@ test('an argument text repeated exactly matches unless one of its surviving valu
     // Written out without an exponent: 309 digits overflow a double, 308 do not.
     [`[${'9'.repeat(309)}.0]`, 1e-6, 0.5, 'ARGUMENT_VALUE_DIFFERENT'],
     [`[${'9'.repeat(308)}.0]`, 1e-6, 0.5, null],
+    // With an exponent: the largest double, the first literal that rounds past it, tiny ones that
+    // round to 0.0 (finite), and a long integer part that a negative exponent does not bring back.
+    ['[1.7976931348623157e308, 17976931348623157e292, 9.9e307]', 1e-6, 0.5, null],
+    ['[17976931348623159e292]', 1e-6, 0.5, 'ARGUMENT_VALUE_DIFFERENT'],
+    ['[1000e306]', 1e-6, 0.5, 'ARGUMENT_VALUE_DIFFERENT'],
+    ['[1e-400, 0.1e309, -2.5E+307]', 1e-6, 0.5, null],
+    [`[1${'0'.repeat(320)}e-5]`, 1e-6, 0.5, 'ARGUMENT_VALUE_DIFFERENT'],
+    [`[1${'0'.repeat(320)}e-50]`, 1e-6, 0.5, null],
     // Python keeps the last of duplicate keys, so the NaN is never compared.
     ['{"a": NaN, "a": 1}', 1e-6, 0.5, null],
     ['{"a": 1, "a": [2]}', 1e-6, 0.5, null],

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { codeAt, lastScan, sameRegion, scanString, scanStringAgainst } from '../../../gym/verifier/argumentText';
+import { codeAt, lastScan, nextCode, sameRegion, scanString, scanStringAgainst, skipWhitespace } from '../../../gym/verifier/argumentText';
 
 test('codeAt reads a code unit in the text and -1 anywhere past its end', () => {
   const text = '{"a": "ÿ\u{1F600}"}';
@@ -35,5 +35,22 @@ test('scanStringAgainst ends where scanString does and tells whether the other t
         assert.equal(lastScan.stringHadEscape, text.slice(0, end).includes('\\'), text);
       }
     }
+  }
+});
+
+test('skipWhitespace stops at the first non-whitespace code unit and leaves it for nextCode, -1 at the end', () => {
+  const cases: [text: string, from: number, index: number, code: number][] = [
+    ['{"a": 1}', 0, 0, 0x7b],
+    [' \t\r\n[1]', 0, 4, 0x5b],
+    ['[1 ,2]', 2, 3, 0x2c],
+    ['1  ', 1, 3, -1],
+    ['', 0, 0, -1],
+    // Only JSON's four whitespace characters are skipped.
+    ['\f1', 0, 0, 0x0c],
+    ['\u00a01', 0, 0, 0xa0],
+  ];
+  for (const [text, from, index, code] of cases) {
+    assert.equal(skipWhitespace(text, from), index, JSON.stringify(text));
+    assert.equal(nextCode(), code, JSON.stringify(text));
   }
 });
