@@ -90,21 +90,21 @@ class ArgumentPair implements PairWalk {
     }
     if (open === 0x22) return this.string(depth, other);
     lastScan.floatMayNotBeFinite = false;
-    const expectedEnd = open === 0x6e || open === 0x74 || open === 0x66 ? scanLiteral(expected, this.e) : scanNumber(expected, this.e);
+    const expectedEnd = open === 0x6e || open === 0x74 || open === 0x66 ? scanLiteral(expected, this.e, open) : scanNumber(expected, this.e, open);
     const expectedMayNotBeFinite = lastScan.floatMayNotBeFinite;
     if (expectedEnd < 0) return this.undecided();
     const expectedStart = this.e;
     this.e = expectedEnd;
     if (open === 0x6e || open === 0x74 || open === 0x66) {
       // None needs None; a bool needs a bool (an int is not one).
-      const actualEnd = scanLiteral(actual, this.a);
+      const actualEnd = scanLiteral(actual, this.a, other);
       if (actualEnd < 0 || (open === 0x6e) !== (other === 0x6e)) return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
       this.a = actualEnd;
       return open === other ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
     }
     if (lastScan.numberIsFloat) {
       const actualStart = this.a;
-      const actualEnd = scanNumber(actual, actualStart);
+      const actualEnd = scanNumber(actual, actualStart, other);
       if (actualEnd < 0 || !lastScan.numberIsFloat) return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
       this.a = actualEnd;
       // Strict `<`: a zero threshold rejects identical floats, and NaN (also inf - inf) never matches.
@@ -114,25 +114,26 @@ class ArgumentPair implements PairWalk {
         : floatsWithin(expected, expectedStart, expectedEnd, actual, actualStart, actualEnd, this.floatThreshold);
       return within ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
     }
-    return this.integer(expectedStart, expectedEnd, depth, other);
+    return this.integer(open, expectedStart, expectedEnd, depth, other);
   }
 
-  /** An int: equal ints have equal lexemes but for `-0`, and a bool is the int 1 or 0. */
-  private integer(expectedStart: number, expectedEnd: number, depth: number, other: number): Step {
+  /** An int: equal ints have equal lexemes but for `-0`, and a bool is the int 1 or 0. `open` and
+   * `other` are the first code units of the two values. */
+  private integer(open: number, expectedStart: number, expectedEnd: number, depth: number, other: number): Step {
     const { expected, actual } = this;
-    if (expected.charCodeAt(expectedStart) === 0x2d && expected.charCodeAt(expectedStart + 1) === 0x30) expectedStart++;
+    if (open === 0x2d && expected.charCodeAt(expectedStart + 1) === 0x30) expectedStart++;
     if (other === 0x74 || other === 0x66) {
-      const actualEnd = scanLiteral(actual, this.a);
+      const actualEnd = scanLiteral(actual, this.a, other);
       if (actualEnd < 0) return this.actualInvalid();
       this.a = actualEnd;
       const equal = expectedEnd - expectedStart === 1 && expected.charCodeAt(expectedStart) === (other === 0x74 ? 0x31 : 0x30);
       return equal ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
     }
     let actualStart = this.a;
-    const actualEnd = scanNumber(actual, actualStart);
+    const actualEnd = scanNumber(actual, actualStart, other);
     if (actualEnd < 0 || lastScan.numberIsFloat) return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
     this.a = actualEnd;
-    if (actual.charCodeAt(actualStart) === 0x2d && actual.charCodeAt(actualStart + 1) === 0x30) actualStart++;
+    if (other === 0x2d && actual.charCodeAt(actualStart + 1) === 0x30) actualStart++;
     return sameRegion(expected, expectedStart, expectedEnd, actual, actualStart, actualEnd) ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
   }
 

@@ -154,11 +154,11 @@ export function scanStringAgainst(text: string, start: number, other: string, ot
   return INVALID;
 }
 
-/** Index past the number, NaN or ±Infinity token at `start`, or INVALID. The longest lexeme is
- * taken as CPython does: `1.` and `1e` end after the `1`, and the leftover fails where it stands. */
-export function scanNumber(text: string, start: number): number {
+/** Index past the number, NaN or ±Infinity token at `start`, whose first code unit the caller has
+ * read (`first`), or INVALID. The longest lexeme is taken as CPython does: `1.` and `1e` end after
+ * the `1`, and the leftover fails where it stands. */
+export function scanNumber(text: string, start: number, first: number): number {
   let index = start;
-  let first = codeAt(text, index);
   if (first === MINUS) first = codeAt(text, ++index);
   const integerStart = index;
   let next = -1;
@@ -203,9 +203,10 @@ function scanNamedNumber(text: string, start: number): number {
   return text.startsWith('Infinity', index) ? index + 8 : INVALID;
 }
 
-/** Index past `null`, `true` or `false` spelled exactly at `start`, or INVALID. */
-export function scanLiteral(text: string, start: number): number {
-  switch (codeAt(text, start)) {
+/** Index past `null`, `true` or `false` spelled exactly at `start`, where the caller has read
+ * `first`, or INVALID. */
+export function scanLiteral(text: string, start: number, first: number): number {
+  switch (first) {
     case 0x6e:
       return text.startsWith('null', start) ? start + 4 : INVALID;
     case 0x74:
@@ -253,8 +254,8 @@ export function skipValueFrom(text: string, index: number, code: number, depth: 
     if (depth >= MAX_SCAN_DEPTH) return TOO_DEEP;
     return skipContainerRest(text, index + 1, code + 2, code === 0x7b, depth + 1);
   }
-  if (code === 0x6e || code === 0x74 || code === 0x66) return scanLiteral(text, index);
-  return scanNumber(text, index);
+  if (code === 0x6e || code === 0x74 || code === 0x66) return scanLiteral(text, index, code);
+  return scanNumber(text, index, code);
 }
 
 /** The rest of a list after an element and its comma: `index` is at the next element. */
