@@ -150,11 +150,13 @@ class ArgumentPair implements PairWalk {
       this.a += expectedEnd - expectedStart + 1;
       return MATCH;
     }
+    // The literal repeated, closing quote included, is the same content; any other is not.
+    const identical = lastScan.sameInOther;
     const actualStart = this.a + 1;
     const actualEnd = scanString(actual, actualStart);
     if (actualEnd < 0) return this.actualInvalid();
     this.a = actualEnd;
-    const matches = stringRegionsMatch(expected, expectedStart, expectedEnd - 1, actual, actualStart, actualEnd - 1, true, this.wordThreshold);
+    const matches = stringRegionsMatch(expected, expectedStart, expectedEnd - 1, actual, actualStart, actualEnd - 1, true, identical, this.wordThreshold);
     return matches ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
   }
 

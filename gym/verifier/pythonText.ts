@@ -1,11 +1,6 @@
 // Python's `str.lower()` and the word-overlap string rule NeMo Gym builds on `s.lower().split()`.
 import { countPythonWords, forEachPythonWord } from '../pythonJsonLexis';
 import { decodePythonJson } from '../pythonJson';
-import * as tokens from './argumentText';
-
-// Bound once: every read of an import goes through the module's export getter, and this one runs
-// for every string value compared.
-const { sameRegion } = tokens;
 
 // Capital letters that gained a lower-case mapping after Unicode 15.1. NeMo Gym runs on CPython
 // 3.12/3.13 (Unicode 15.0/15.1), where they are unassigned and lower() leaves them alone, while
@@ -118,13 +113,17 @@ function similarityIsSettled(expectedCount: number, actualCount: number, thresho
  * 0.5 for identical multisets, since the denominator is a sum) must reach the threshold.
  */
 export function stringsMatch(expected: string, actual: string, wordCountSimilarityThreshold: number): boolean {
-  return stringRegionsMatch(expected, 0, expected.length, actual, 0, actual.length, false, wordCountSimilarityThreshold);
+  return stringRegionsMatch(expected, 0, expected.length, actual, 0, actual.length, false, expected === actual, wordCountSimilarityThreshold);
 }
 
 /**
  * `stringsMatch` of `expected[expectedStart:expectedEnd]` and `actual[actualStart:actualEnd]`,
  * which for ASCII text runs in place: no slices, no lower-cased copies, no word map. `quoted`
  * regions are the raw content of JSON string literals (between the quotes), escapes unresolved.
+ * `identical` says whether the regions hold the same code units, which the caller has learnt
+ * while reading them: raw JSON content maps to text one to one, so identical regions are identical
+ * strings, and in the fast path below, which admits only the whitespace escapes, different regions
+ * are different strings too.
  */
 export function stringRegionsMatch(
   expected: string,
@@ -134,11 +133,9 @@ export function stringRegionsMatch(
   actualStart: number,
   actualEnd: number,
   quoted: boolean,
+  identical: boolean,
   wordCountSimilarityThreshold: number,
 ): boolean {
-  // Raw JSON content maps to text one to one, so identical regions are identical strings; in the
-  // fast path below, which admits only the whitespace escapes, different regions are different too.
-  const identical = sameRegion(expected, expectedStart, expectedEnd, actual, actualStart, actualEnd);
   // Identical strings: equal below two words, similarity exactly 0.5 otherwise.
   if (identical && wordCountSimilarityThreshold <= 0.5) return true;
   const expectedCount = asciiWords(expected, expectedStart, expectedEnd, expectedWords, quoted);
