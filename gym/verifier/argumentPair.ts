@@ -15,10 +15,10 @@ import * as pythonText from './pythonText';
 
 // Bound once: every read of an import goes through the module's export getter, which on this path
 // (several calls per character) costs more than the work.
-const { INVALID, isPythonJson, lastScan, nextCode, MAX_SCAN_DEPTH, sameRegion, scanLiteral, scanNumber, scanString, scanStringAgainst } = tokens;
+const { INVALID, isPythonJson, lastScan, nextCode, MAX_SCAN_DEPTH, sameRegion, scanLiteral, scanNumber, scanStringAgainst } = tokens;
 const { floatSelfDifference, floatsWithin } = floatText;
 const { skipListRest, skipValue, skipWhitespace } = tokens;
-const { stringRegionsMatch } = pythonText;
+const { ACTUAL_LITERAL_INVALID, quotedRead, quotedStringsMatch } = pythonText;
 const { compareObjects, members } = objectPair;
 const { MATCH, STOP } = pairWalk;
 
@@ -151,13 +151,10 @@ class ArgumentPair implements PairWalk {
       return MATCH;
     }
     // The literal repeated, closing quote included, is the same content; any other is not.
-    const identical = lastScan.sameInOther;
-    const actualStart = this.a + 1;
-    const actualEnd = scanString(actual, actualStart);
-    if (actualEnd < 0) return this.actualInvalid();
-    this.a = actualEnd;
-    const matches = stringRegionsMatch(expected, expectedStart, expectedEnd - 1, actual, actualStart, actualEnd - 1, true, identical, this.wordThreshold);
-    return matches ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
+    const matches = quotedStringsMatch(expected, expectedStart, expectedEnd - 1, actual, this.a + 1, lastScan.sameInOther, this.wordThreshold);
+    if (matches === ACTUAL_LITERAL_INVALID) return this.actualInvalid();
+    this.a = quotedRead.actualEnd;
+    return matches === 1 ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
   }
 
   /** After `[` on both sides. A length difference outranks every element mismatch. */

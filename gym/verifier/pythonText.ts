@@ -1,6 +1,11 @@
 // Python's `str.lower()` and the word-overlap string rule NeMo Gym builds on `s.lower().split()`.
 import { countPythonWords, forEachPythonWord } from '../pythonJsonLexis';
 import { decodePythonJson } from '../pythonJson';
+import * as tokens from './argumentText';
+
+// Bound once: every read of an import goes through the module's export getter, and this one runs
+// for every string value compared.
+const { scanString } = tokens;
 
 // Capital letters that gained a lower-case mapping after Unicode 15.1. NeMo Gym runs on CPython
 // 3.12/3.13 (Unicode 15.0/15.1), where they are unassigned and lower() leaves them alone, while
@@ -32,27 +37,48 @@ const expectedWords = new Int32Array(WORD_SLOTS * MAX_ASCII_WORDS);
 const actualWords = new Int32Array(WORD_SLOTS * MAX_ASCII_WORDS);
 const claimedExpectedWords = new Uint8Array(MAX_ASCII_WORDS);
 
-/** In `ASCII_WORD_UNITS`, a code unit that `str.isspace()` holds to be whitespace. */
+/** In the unit tables, a code unit that `str.isspace()` holds to be whitespace. */
 const SPACE = 0xff;
-/** Per code unit below U+0080: the one `lower()` makes of it, or SPACE. */
-const ASCII_WORD_UNITS = Uint8Array.from({ length: 0x80 }, (_, code) => {
+/** In QUOTED_WORD_UNITS, what ends or interrupts raw string content: the closing quote, the
+ * backslash of an escape, and a control character (invalid raw in a JSON string). */
+const QUOTE = 0xfe;
+const ESCAPE = 0xfd;
+const CONTROL = 0xfc;
+/** Per code unit below U+0080 of a decoded string: the one `lower()` makes of it, or SPACE. */
+const PLAIN_WORD_UNITS = Uint8Array.from({ length: 0x80 }, (_, code) => {
   if (code === 0x20 || (code >= 0x09 && code <= 0x0d) || (code >= 0x1c && code <= 0x1f)) return SPACE;
   return code >= 0x41 && code <= 0x5a ? code + 0x20 : code;
 });
+/** The same for the raw content of a JSON string literal, where only the space is raw whitespace. */
+const QUOTED_WORD_UNITS = PLAIN_WORD_UNITS.map((unit, code) => {
+  if (code === 0x22) return QUOTE;
+  if (code === 0x5c) return ESCAPE;
+  if (code <= 0x1f) return CONTROL;
+  return unit;
+});
+
+/** Where the last `asciiWords` stopped: `end`, or the closing quote of `quoted` content. */
+let wordsEnd = 0;
 
 /** `text[start:end].lower().split()` into `words` when the region is all ASCII; the word count,
- * or -1 for a non-ASCII character, too many words, or (in `quoted` JSON string content) an escape
- * other than the whitespace ones. */
+ * or -1 for a non-ASCII character or too many words. `quoted` content is a JSON string literal's,
+ * read from `start` up to its closing quote (before `end`, the text's length) in the same pass;
+ * there -1 also stands for an escape other than the whitespace ones, a control character, and a
+ * literal with no closing quote. */
 function asciiWords(text: string, start: number, end: number, words: Int32Array, quoted: boolean): number {
+  const units = quoted ? QUOTED_WORD_UNITS : PLAIN_WORD_UNITS;
   let count = 0;
   let inWord = false;
   let hash = 0;
-  for (let index = start; index < end; index++) {
+  let index = start;
+  for (; index < end; index++) {
     const at = index;
     const code = text.charCodeAt(index);
     if (code >= 0x80) return -1;
-    let unit = ASCII_WORD_UNITS[code] as number;
-    if (code === 0x5c && quoted) {
+    let unit = units[code] as number;
+    if (unit >= CONTROL && unit !== SPACE) {
+      if (unit === QUOTE) break;
+      if (unit === CONTROL) return -1;
       // \n \t \r \f stand for whitespace, so the words between them are the raw text itself.
       const escape = text.charCodeAt(++index);
       if (escape !== 0x6e && escape !== 0x74 && escape !== 0x72 && escape !== 0x66) return -1;
@@ -75,10 +101,12 @@ function asciiWords(text: string, start: number, end: number, words: Int32Array,
     }
     inWord = !space;
   }
+  if (quoted && index >= end) return -1;
   if (inWord) {
-    words[WORD_SLOTS * count - 2] = end;
+    words[WORD_SLOTS * count - 2] = index;
     words[WORD_SLOTS * count - 1] = hash;
   }
+  wordsEnd = index;
   return count;
 }
 
@@ -92,7 +120,7 @@ function sameLowerAsciiWord(expected: string, expectedWord: number, actual: stri
   if ((actualWords[a + 1] as number) - actualStart !== length) return false;
   for (let offset = 0; offset < length; offset++) {
     // Word characters are ASCII and not whitespace, so their units are their lower-case forms.
-    if (ASCII_WORD_UNITS[expected.charCodeAt(expectedStart + offset)] !== ASCII_WORD_UNITS[actual.charCodeAt(actualStart + offset)]) return false;
+    if (PLAIN_WORD_UNITS[expected.charCodeAt(expectedStart + offset)] !== PLAIN_WORD_UNITS[actual.charCodeAt(actualStart + offset)]) return false;
   }
   return true;
 }
@@ -110,43 +138,69 @@ function similarityIsSettled(expectedCount: number, actualCount: number, thresho
 /**
  * NeMo Gym's word-overlap match for strings. With fewer than two words on either side the original
  * strings must be identical; otherwise the shared-word count over the total word count (at most
- * 0.5 for identical multisets, since the denominator is a sum) must reach the threshold.
+ * 0.5 for identical multisets, since the denominator is a sum) must reach the threshold. ASCII
+ * text runs in place: no lower-cased copies, no word map.
  */
 export function stringsMatch(expected: string, actual: string, wordCountSimilarityThreshold: number): boolean {
-  return stringRegionsMatch(expected, 0, expected.length, actual, 0, actual.length, false, expected === actual, wordCountSimilarityThreshold);
+  const identical = expected === actual;
+  // Identical strings: equal below two words, similarity exactly 0.5 otherwise.
+  if (identical && wordCountSimilarityThreshold <= 0.5) return true;
+  const expectedCount = asciiWords(expected, 0, expected.length, expectedWords, false);
+  const actualCount = expectedCount < 0 ? -1 : asciiWords(actual, 0, actual.length, actualWords, false);
+  if (actualCount < 0) return wordOverlapMatches(expected, actual, wordCountSimilarityThreshold);
+  return asciiWordsMatch(expected, expectedCount, actual, actualCount, identical, wordCountSimilarityThreshold);
 }
 
+/** `quotedStringsMatch` found the actual literal invalid. */
+export const ACTUAL_LITERAL_INVALID = -1;
+/** Past the closing quote of the actual literal the last `quotedStringsMatch` read. */
+export const quotedRead = { actualEnd: 0 };
+
 /**
- * `stringsMatch` of `expected[expectedStart:expectedEnd]` and `actual[actualStart:actualEnd]`,
- * which for ASCII text runs in place: no slices, no lower-cased copies, no word map. `quoted`
- * regions are the raw content of JSON string literals (between the quotes), escapes unresolved.
- * `identical` says whether the regions hold the same code units, which the caller has learnt
- * while reading them: raw JSON content maps to text one to one, so identical regions are identical
- * strings, and in the fast path below, which admits only the whitespace escapes, different regions
- * are different strings too.
+ * `stringsMatch` of two JSON string literals read in place, escapes unresolved: the expected one's
+ * content is `expected[expectedStart:expectedEnd]`, already read and valid; the actual one's starts
+ * at `actualStart` and is read here up to its closing quote, in the same pass that splits it into
+ * words. 1 when they match, 0 when not, or ACTUAL_LITERAL_INVALID; `quotedRead.actualEnd` is past
+ * the actual closing quote. `identical` is what the caller's scan learnt: the actual literal
+ * repeats the expected one. Raw content maps to text one to one, so identical content is an
+ * identical string, and in the ASCII path, which admits only the whitespace escapes, different
+ * content is a different string too.
  */
-export function stringRegionsMatch(
+export function quotedStringsMatch(
   expected: string,
   expectedStart: number,
   expectedEnd: number,
   actual: string,
   actualStart: number,
-  actualEnd: number,
-  quoted: boolean,
+  identical: boolean,
+  wordCountSimilarityThreshold: number,
+): number {
+  const actualCount = asciiWords(actual, actualStart, actual.length, actualWords, true);
+  let actualEnd = wordsEnd;
+  if (actualCount < 0) {
+    const end = scanString(actual, actualStart);
+    if (end < 0) return ACTUAL_LITERAL_INVALID;
+    actualEnd = end - 1;
+  }
+  quotedRead.actualEnd = actualEnd + 1;
+  if (identical && wordCountSimilarityThreshold <= 0.5) return 1;
+  const expectedCount = actualCount < 0 ? -1 : asciiWords(expected, expectedStart, expected.length, expectedWords, true);
+  const matches =
+    expectedCount < 0
+      ? wordOverlapMatches(literalText(expected, expectedStart, expectedEnd), literalText(actual, actualStart, actualEnd), wordCountSimilarityThreshold)
+      : asciiWordsMatch(expected, expectedCount, actual, actualCount, identical, wordCountSimilarityThreshold);
+  return matches ? 1 : 0;
+}
+
+/** The word-overlap rule on the words `asciiWords` left in `expectedWords` and `actualWords`. */
+function asciiWordsMatch(
+  expected: string,
+  expectedCount: number,
+  actual: string,
+  actualCount: number,
   identical: boolean,
   wordCountSimilarityThreshold: number,
 ): boolean {
-  // Identical strings: equal below two words, similarity exactly 0.5 otherwise.
-  if (identical && wordCountSimilarityThreshold <= 0.5) return true;
-  const expectedCount = asciiWords(expected, expectedStart, expectedEnd, expectedWords, quoted);
-  const actualCount = expectedCount < 0 ? -1 : asciiWords(actual, actualStart, actualEnd, actualWords, quoted);
-  if (actualCount < 0) {
-    return wordOverlapMatches(
-      regionText(expected, expectedStart, expectedEnd, quoted),
-      regionText(actual, actualStart, actualEnd, quoted),
-      wordCountSimilarityThreshold,
-    );
-  }
   if (expectedCount < 2 || actualCount < 2) return identical;
   if (similarityIsSettled(expectedCount, actualCount, wordCountSimilarityThreshold)) return wordCountSimilarityThreshold <= 0;
   // Σ min(countE(w), countA(w)): each actual word claims one unclaimed equal expected word. The
@@ -169,9 +223,10 @@ export function stringRegionsMatch(
   return shared / total >= wordCountSimilarityThreshold;
 }
 
-function regionText(text: string, start: number, end: number, quoted: boolean): string {
+/** The string a JSON literal's raw content `text[start:end]` stands for. */
+function literalText(text: string, start: number, end: number): string {
   // A string literal is itself a JSON text, and decoding it resolves the escapes.
-  return quoted ? (decodePythonJson(text.slice(start - 1, end + 1)) as string) : text.slice(start, end);
+  return decodePythonJson(text.slice(start - 1, end + 1)) as string;
 }
 
 /** The string rule for any text: lower-cased with Python's full mapping, words counted in a map. */

@@ -111,6 +111,25 @@ test('the in-place verdict equals the decoding path on every vector pair', () =>
   }
 });
 
+test('an actual string literal is read as json.loads reads it, in the ASCII word path and out of it', () => {
+  // Raw control characters are invalid inside a literal; only the \n \t \r \f escapes split words in place.
+  const contents = ['new york', 'NEW York', 'new\tyork', 'new\nyork', 'new\u0001york', 'new\u001fyork', 'new\u007fyork',
+    'new\\nyork', 'new\\tYORK', 'new\\fyork', 'new\\byork', 'new\\u0020york', 'new\\"york', 'new\\/york', 'new york\\', 'café york',
+    'york', 'York', '', Array.from({ length: 70 }, (_, index) => `w${index % 5}`).join(' ')];
+  for (const expected of ['new york', 'York', 'new\\nyork', Array.from({ length: 66 }, (_, index) => `w${index % 3}`).join(' ')]) {
+    for (const content of contents) {
+      for (const actual of [`{"a": "${content}", "b": 1}`, `{"a": "${content}`, `["${content}"]`]) {
+        for (const wordThreshold of [0, 0.25, 0.5, 0.51]) {
+          const expectedText = `{"a": "${expected}", "b": 1}`;
+          const inPlace = compareArgumentTexts(expectedText, actual, 1e-6, wordThreshold);
+          assert.notEqual(inPlace, UNDECIDED, `${expectedText}  vs  ${actual}`);
+          assert.equal(inPlace, decodedVerdict(expectedText, actual, 1e-6, wordThreshold), `${expectedText}  vs  ${JSON.stringify(actual)} at ${wordThreshold}`);
+        }
+      }
+    }
+  }
+});
+
 test('the validity check accepts exactly what json.loads accepts', () => {
   const random = randomSource(7);
   for (let run = 0; run < 40_000; run++) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { stringsMatch } from '../../../gym/verifier/pythonText';
+import { ACTUAL_LITERAL_INVALID, quotedRead, quotedStringsMatch, stringsMatch } from '../../../gym/verifier/pythonText';
 
 // Python's `str.isspace()` below U+0080.
 const PYTHON_ASCII_SPACE = new Set([0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x1c, 0x1d, 0x1e, 0x1f, 0x20]);
@@ -45,5 +45,22 @@ test('stringsMatch splits and lower-cases every ASCII code unit as Python does',
         assert.equal(stringsMatch(expected, actual, threshold), referenceMatch(expected, actual, threshold), `${JSON.stringify([expected, actual])} at ${threshold}`);
       }
     }
+  }
+});
+
+test('quotedStringsMatch reads the actual literal to its closing quote, or calls it invalid', () => {
+  const expected = '"new york"';
+  const read = (actual: string, threshold: number) => {
+    const verdict = quotedStringsMatch(expected, 1, expected.length - 1, actual, 1, false, threshold);
+    return verdict === ACTUAL_LITERAL_INVALID ? verdict : { verdict, end: quotedRead.actualEnd };
+  };
+  assert.deepEqual(read('"York\\tNEW", 1', 0.5), { verdict: 1, end: 11 });
+  assert.deepEqual(read('"York\\tNEW", 1', 0.51), { verdict: 0, end: 11 });
+  // Past the ASCII path (an escape that is not whitespace, a non-ASCII letter) the same verdicts.
+  assert.deepEqual(read('"\\u0059ork\\tNEW"', 0.5), { verdict: 1, end: 16 });
+  assert.deepEqual(read('"Yörk NEW"', 0.25), { verdict: 1, end: 10 });
+  assert.deepEqual(read('"Yörk NEW"', 0.26), { verdict: 0, end: 10 });
+  for (const broken of ['"new york', '"new york\\', '"new\tyork"', '"new\u0001york"', '"new\\x"', '"new\\u12"']) {
+    assert.equal(read(broken, 0.5), ACTUAL_LITERAL_INVALID, JSON.stringify(broken));
   }
 });
