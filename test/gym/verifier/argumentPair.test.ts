@@ -153,6 +153,25 @@ test('only the actual text being broken is a decode error; a broken expected tex
   assert.equal(compareArgumentTexts('{"a": 1, "a": 2}', '{"a": 2}', 1e-6, 0.5), UNDECIDED);
 });
 
+test('keys in another order: the first mismatch in expected key order is the verdict, and a differing key set outranks it', () => {
+  const cases: [expected: string, actual: string, verdict: string | null][] = [
+    // In actual order the values mismatch as type, value, type; in expected order "a" comes first.
+    ['{"a": 1, "b": 2, "c": 3}', '{"c": "x", "a": 5, "b": "y"}', 'ARGUMENT_VALUE_DIFFERENT'],
+    ['{"a": 1, "b": 2, "c": 3}', '{"c": 3, "b": "y", "a": 1}', 'ARGUMENT_VALUE_TYPE_DIFFERENT'],
+    ['{"a": 1, "b": 2, "c": 3}', '{"c": 3, "b": 2, "a": 1}', null],
+    // A mismatch in the members that paired in order comes before the rest's.
+    ['{"p": 1, "a": 1, "b": 2}', '{"p": 2, "b": "x", "a": 1}', 'ARGUMENT_VALUE_DIFFERENT'],
+    ['{"a": 1, "b": 2}', '{"b": "x", "c": 1}', 'ARGUMENT_OBJECT_KEYS_DIFFERENT'],
+    ['{"a": 1, "b": 2, "c": 3}', '{"c": "x", "a": 1}', 'ARGUMENT_OBJECT_KEYS_DIFFERENT'],
+    // An invalid value after the first mismatch still makes the text invalid.
+    ['{"a": 1, "b": 2}', '{"b": 2, "a": 5, "c": }', 'ARGUMENTS_DECODE_ERROR'],
+  ];
+  for (const [expected, actual, verdict] of cases) {
+    assert.equal(compareArgumentTexts(expected, actual, 1e-6, 0.5), verdict, `${expected}  vs  ${actual}`);
+    assert.equal(decodedVerdict(expected, actual, 1e-6, 0.5), verdict, `decoding path: ${expected}  vs  ${actual}`);
+  }
+});
+
 test('an argument text repeated exactly matches unless one of its surviving values does not match itself', () => {
   const cases: [text: string, floatThreshold: number, wordThreshold: number, verdict: string | null][] = [
     ['{"a": [1, -0, "two words", 1.5, 2e3, null, true], "b": {"c": "\\u00e9t\\u00e9"}}', 1e-6, 0.5, null],
