@@ -37,18 +37,22 @@ const expectedWords = new Int32Array(WORD_SLOTS * MAX_ASCII_WORDS);
 const actualWords = new Int32Array(WORD_SLOTS * MAX_ASCII_WORDS);
 const claimedExpectedWords = new Uint8Array(MAX_ASCII_WORDS);
 
-/** In the unit tables, a code unit that `str.isspace()` holds to be whitespace. */
-const SPACE = 0xff;
-/** In QUOTED_WORD_UNITS, what ends or interrupts raw string content: the closing quote, the
- * backslash of an escape, and a control character (invalid raw in a JSON string). */
-const QUOTE = 0xfe;
-const ESCAPE = 0xfd;
+/** Unit-table markers, every one above any ASCII code: where a word ends or is interrupted. */
+const NON_ASCII = 0xfb;
+/** In QUOTED_WORD_UNITS, what ends or interrupts raw string content: a control character (invalid
+ * raw in a JSON string), the backslash of an escape, and the closing quote. */
 const CONTROL = 0xfc;
-/** Per code unit below U+0080 of a decoded string: the one `lower()` makes of it, or SPACE. */
-const PLAIN_WORD_UNITS = Uint8Array.from({ length: 0x80 }, (_, code) => {
-  if (code === 0x20 || (code >= 0x09 && code <= 0x0d) || (code >= 0x1c && code <= 0x1f)) return SPACE;
-  return code >= 0x41 && code <= 0x5a ? code + 0x20 : code;
-});
+const ESCAPE = 0xfd;
+const QUOTE = 0xfe;
+/** A code unit that `str.isspace()` holds to be whitespace. */
+const SPACE = 0xff;
+/** Per UTF-16 code unit of a decoded string: the one `lower()` makes of an ASCII one, SPACE, or
+ * NON_ASCII. A table over every code unit spares the loops a range check per character. */
+const PLAIN_WORD_UNITS = new Uint8Array(0x10000).fill(NON_ASCII);
+for (let code = 0; code < 0x80; code++) {
+  const space = code === 0x20 || (code >= 0x09 && code <= 0x0d) || (code >= 0x1c && code <= 0x1f);
+  PLAIN_WORD_UNITS[code] = space ? SPACE : code >= 0x41 && code <= 0x5a ? code + 0x20 : code;
+}
 /** The same for the raw content of a JSON string literal, where only the space is raw whitespace. */
 const QUOTED_WORD_UNITS = PLAIN_WORD_UNITS.map((unit, code) => {
   if (code === 0x22) return QUOTE;
@@ -57,57 +61,76 @@ const QUOTED_WORD_UNITS = PLAIN_WORD_UNITS.map((unit, code) => {
   return unit;
 });
 
-/** Where the last `asciiWords` stopped: `end`, or the closing quote of `quoted` content. */
+/** Where the last `quotedAsciiWords` stopped: at the closing quote, or at the start of the word
+ * past its limit. */
 let wordsEnd = 0;
 
-/** `text[start:end].lower().split()` into `words` when the region is all ASCII; the word count,
- * or -1 for a non-ASCII character or too many words. `quoted` content is a JSON string literal's,
- * read from `start` up to its closing quote (before `end`, the text's length) in the same pass;
- * there -1 also stands for an escape other than the whitespace ones, a control character, and a
- * literal with no closing quote. */
-function asciiWords(text: string, start: number, end: number, words: Int32Array, quoted: boolean): number {
-  const units = quoted ? QUOTED_WORD_UNITS : PLAIN_WORD_UNITS;
+/** Records in `words` at `slot` the word from `index`, whose first unit is `unit`: its start, end
+ * and hash. Returns its end, where `units` gives a marker or the text ends. Small enough to be
+ * inlined where `units` is a constant, so the table's bounds and map are known there. */
+function recordWord(text: string, index: number, unit: number, units: Uint8Array, words: Int32Array, slot: number): number {
+  const start = index;
+  let hash = unit;
+  while (++index < text.length) {
+    const next = units[text.charCodeAt(index)] as number;
+    if (next >= NON_ASCII) break;
+    hash = (Math.imul(hash, 31) + next) | 0;
+  }
+  words[slot] = start;
+  words[slot + 1] = index;
+  words[slot + 2] = hash;
+  return index;
+}
+
+/** `text.lower().split()` into `words` when `text` is all ASCII; the word count, or -1 for a
+ * non-ASCII character or too many words. With `wordLimit` words found it stops at the start of
+ * the next one and returns `wordLimit + 1`. */
+function plainAsciiWords(text: string, words: Int32Array, wordLimit: number): number {
   let count = 0;
-  let inWord = false;
-  let hash = 0;
-  let index = start;
-  for (; index < end; index++) {
-    const at = index;
-    const code = text.charCodeAt(index);
-    if (code >= 0x80) return -1;
-    let unit = units[code] as number;
-    if (unit >= CONTROL && unit !== SPACE) {
-      if (unit === QUOTE) break;
-      if (unit === CONTROL) return -1;
-      // \n \t \r \f stand for whitespace, so the words between them are the raw text itself.
-      const escape = text.charCodeAt(++index);
-      if (escape !== 0x6e && escape !== 0x74 && escape !== 0x72 && escape !== 0x66) return -1;
-      unit = SPACE;
-    }
-    const space = unit === SPACE;
-    if (space) {
-      if (inWord) {
-        words[WORD_SLOTS * count - 2] = at;
-        words[WORD_SLOTS * count - 1] = hash;
-      }
-    } else {
-      if (!inWord) {
-        if (count === MAX_ASCII_WORDS) return -1;
-        words[WORD_SLOTS * count] = at;
-        count++;
-        hash = 0;
-      }
-      hash = (Math.imul(hash, 31) + unit) | 0;
-    }
-    inWord = !space;
+  let index = 0;
+  while (index < text.length) {
+    const unit = PLAIN_WORD_UNITS[text.charCodeAt(index)] as number;
+    if (unit === SPACE) index++;
+    else if (unit === NON_ASCII || count === MAX_ASCII_WORDS) return -1;
+    else if (count === wordLimit) return count + 1;
+    else index = recordWord(text, index, unit, PLAIN_WORD_UNITS, words, WORD_SLOTS * count++);
   }
-  if (quoted && index >= end) return -1;
-  if (inWord) {
-    words[WORD_SLOTS * count - 2] = index;
-    words[WORD_SLOTS * count - 1] = hash;
-  }
-  wordsEnd = index;
   return count;
+}
+
+/** `plainAsciiWords` of a JSON string literal's raw content from `start`, read up to its closing
+ * quote in the same pass (`wordsEnd`). -1 also stands for an escape other than the whitespace
+ * ones, a control character and a literal with no closing quote; a literal that stops at
+ * `wordLimit` is left unread past that (and unchecked) from `wordsEnd` on. */
+function quotedAsciiWords(text: string, start: number, words: Int32Array, wordLimit: number): number {
+  let count = 0;
+  let index = start;
+  while (index < text.length) {
+    const unit = QUOTED_WORD_UNITS[text.charCodeAt(index)] as number;
+    if (unit < NON_ASCII) {
+      if (count === MAX_ASCII_WORDS) return -1;
+      if (count === wordLimit) {
+        wordsEnd = index;
+        return count + 1;
+      }
+      index = recordWord(text, index, unit, QUOTED_WORD_UNITS, words, WORD_SLOTS * count++);
+    } else if (unit === SPACE) {
+      index++;
+    } else if (unit === QUOTE) {
+      wordsEnd = index;
+      return count;
+    } else if (unit === ESCAPE && isWhitespaceEscape(text.charCodeAt(index + 1))) {
+      // \n \t \r \f stand for whitespace, so the words between them are the raw text itself.
+      index += 2;
+    } else {
+      return -1;
+    }
+  }
+  return -1;
+}
+
+function isWhitespaceEscape(code: number): boolean {
+  return code === 0x6e || code === 0x74 || code === 0x72 || code === 0x66;
 }
 
 function sameLowerAsciiWord(expected: string, expectedWord: number, actual: string, actualWord: number): boolean {
@@ -135,6 +158,12 @@ function similarityIsSettled(expectedCount: number, actualCount: number, thresho
   return threshold <= 0 || Math.min(expectedCount, actualCount) / (expectedCount + actualCount) < threshold;
 }
 
+/** How many words are worth splitting at `threshold`: where the counts alone settle the rule once
+ * both reach two, one word and the knowledge that another follows is all it needs. */
+function wordLimitAt(threshold: number): number {
+  return threshold <= 0 || threshold > 0.5 ? 1 : MAX_ASCII_WORDS;
+}
+
 /**
  * NeMo Gym's word-overlap match for strings. With fewer than two words on either side the original
  * strings must be identical; otherwise the shared-word count over the total word count (at most
@@ -145,8 +174,9 @@ export function stringsMatch(expected: string, actual: string, wordCountSimilari
   const identical = expected === actual;
   // Identical strings: equal below two words, similarity exactly 0.5 otherwise.
   if (identical && wordCountSimilarityThreshold <= 0.5) return true;
-  const expectedCount = asciiWords(expected, 0, expected.length, expectedWords, false);
-  const actualCount = expectedCount < 0 ? -1 : asciiWords(actual, 0, actual.length, actualWords, false);
+  const wordLimit = wordLimitAt(wordCountSimilarityThreshold);
+  const expectedCount = plainAsciiWords(expected, expectedWords, wordLimit);
+  const actualCount = expectedCount < 0 ? -1 : plainAsciiWords(actual, actualWords, wordLimit);
   if (actualCount < 0) return wordOverlapMatches(expected, actual, wordCountSimilarityThreshold);
   return asciiWordsMatch(expected, expectedCount, actual, actualCount, identical, wordCountSimilarityThreshold);
 }
@@ -175,16 +205,18 @@ export function quotedStringsMatch(
   identical: boolean,
   wordCountSimilarityThreshold: number,
 ): number {
-  const actualCount = asciiWords(actual, actualStart, actual.length, actualWords, true);
+  const wordLimit = wordLimitAt(wordCountSimilarityThreshold);
+  const actualCount = quotedAsciiWords(actual, actualStart, actualWords, wordLimit);
   let actualEnd = wordsEnd;
-  if (actualCount < 0) {
-    const end = scanString(actual, actualStart);
+  // Past the ASCII path, or past the words worth splitting, the rest is only checked and read over.
+  if (actualCount < 0 || actualCount > wordLimit) {
+    const end = scanString(actual, actualCount < 0 ? actualStart : wordsEnd);
     if (end < 0) return ACTUAL_LITERAL_INVALID;
     actualEnd = end - 1;
   }
   quotedRead.actualEnd = actualEnd + 1;
   if (identical && wordCountSimilarityThreshold <= 0.5) return 1;
-  const expectedCount = actualCount < 0 ? -1 : asciiWords(expected, expectedStart, expected.length, expectedWords, true);
+  const expectedCount = actualCount < 0 ? -1 : quotedAsciiWords(expected, expectedStart, expectedWords, wordLimit);
   const matches =
     expectedCount < 0
       ? wordOverlapMatches(literalText(expected, expectedStart, expectedEnd), literalText(actual, actualStart, actualEnd), wordCountSimilarityThreshold)
@@ -192,7 +224,7 @@ export function quotedStringsMatch(
   return matches ? 1 : 0;
 }
 
-/** The word-overlap rule on the words `asciiWords` left in `expectedWords` and `actualWords`. */
+/** The word-overlap rule on the words the ASCII splits left in `expectedWords` and `actualWords`. */
 function asciiWordsMatch(
   expected: string,
   expectedCount: number,

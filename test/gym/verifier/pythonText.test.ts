@@ -64,3 +64,23 @@ test('quotedStringsMatch reads the actual literal to its closing quote, or calls
     assert.equal(read(broken, 0.5), ACTUAL_LITERAL_INVALID, JSON.stringify(broken));
   }
 });
+
+test('quotedStringsMatch at a threshold the word counts settle splits two words and still checks the rest', () => {
+  const read = (expected: string, actual: string, threshold: number) => {
+    const verdict = quotedStringsMatch(expected, 1, expected.length - 1, actual, 1, false, threshold);
+    return verdict === ACTUAL_LITERAL_INVALID ? verdict : { verdict, end: quotedRead.actualEnd };
+  };
+  // At or below 0 any two words a side pass; above 0.5 none do; below two words only identity.
+  for (const [threshold, twoWords] of [[0, 1], [-1, 1], [0.6, 0], [1, 0]] as const) {
+    assert.deepEqual(read('"new york"', '"Paris is \\u00e9t\\u00e9 \\"x\\" Lyon", 1', threshold), { verdict: twoWords, end: 35 });
+    assert.deepEqual(read('"new york"', '"Paris\\u0020\\u00e9t\\u00e9"', threshold), { verdict: twoWords, end: 26 });
+    assert.deepEqual(read('"new york"', '"Paris\\u00e9t\\u00e9"', threshold), { verdict: 0, end: 20 });
+    assert.deepEqual(read('"new york"', '" Paris\\t"', threshold), { verdict: 0, end: 10 });
+    assert.deepEqual(read('"new \\u00e9t\\u00e9"', '"two words"', threshold), { verdict: twoWords, end: 11 });
+    assert.deepEqual(read('"one"', '"two words"', threshold), { verdict: 0, end: 11 });
+    // The words past the second are not split, but their literal is still read for its validity.
+    for (const broken of ['"new york', '"new york\\', '"new york\u0001"', '"new york \\x"', '"new york big\u001f city"']) {
+      assert.equal(read('"new york"', broken, threshold), ACTUAL_LITERAL_INVALID, `${JSON.stringify(broken)} at ${threshold}`);
+    }
+  }
+});
