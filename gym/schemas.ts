@@ -33,17 +33,20 @@ export const materializedRowSchema = taskRowSchema.extend({
 });
 export type MaterializedRow = z.infer<typeof materializedRowSchema>;
 
+// Each action's `type` comes out as the program's own constant rather than the string the JSON held:
+// an equal but separate string compares character by character, and the verifier compares an
+// expected action's type on every response it checks.
 export const functionCallActionSchema = z.object({
-  type: z.literal('function_call'),
+  type: z.literal('function_call').overwrite(() => 'function_call'),
   name: z.string(),
   arguments: z.string(),
 });
 export const messageActionSchema = z.object({
-  type: z.literal('message'),
+  type: z.literal('message').overwrite(() => 'message'),
   content: z.string(),
 });
 export const functionCallBatchActionSchema = z.object({
-  type: z.literal('function_call_batch'),
+  type: z.literal('function_call_batch').overwrite(() => 'function_call_batch'),
   calls: z.array(functionCallActionSchema).min(1),
 });
 /** `expected_action` of a pivot row (single_step_tool_use_with_argument_comparison). */
