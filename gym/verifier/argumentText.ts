@@ -206,13 +206,25 @@ function scanNamedNumber(text: string, start: number): number {
 /** Index past `null`, `true` or `false` spelled exactly at `start`, where the caller has read
  * `first`, or INVALID. */
 export function scanLiteral(text: string, start: number, first: number): number {
+  // Spelled out code unit by code unit: `startsWith` is a builtin call that costs some 200
+  // instructions here, several times these reads. Past the text `charCodeAt` gives NaN, which
+  // matches nothing.
   switch (first) {
     case 0x6e:
-      return text.startsWith('null', start) ? start + 4 : INVALID;
+      return text.charCodeAt(start + 1) === 0x75 && text.charCodeAt(start + 2) === 0x6c && text.charCodeAt(start + 3) === 0x6c
+        ? start + 4
+        : INVALID;
     case 0x74:
-      return text.startsWith('true', start) ? start + 4 : INVALID;
+      return text.charCodeAt(start + 1) === 0x72 && text.charCodeAt(start + 2) === 0x75 && text.charCodeAt(start + 3) === 0x65
+        ? start + 4
+        : INVALID;
     case 0x66:
-      return text.startsWith('false', start) ? start + 5 : INVALID;
+      return text.charCodeAt(start + 1) === 0x61 &&
+        text.charCodeAt(start + 2) === 0x6c &&
+        text.charCodeAt(start + 3) === 0x73 &&
+        text.charCodeAt(start + 4) === 0x65
+        ? start + 5
+        : INVALID;
   }
   return INVALID;
 }

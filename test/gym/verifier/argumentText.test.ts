@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { codeAt, lastScan, nextCode, sameRegion, scanString, scanStringAgainst, skipWhitespace } from '../../../gym/verifier/argumentText';
+import { codeAt, lastScan, nextCode, sameRegion, scanLiteral, scanString, scanStringAgainst, skipWhitespace } from '../../../gym/verifier/argumentText';
 
 test('codeAt reads a code unit in the text and -1 anywhere past its end', () => {
   const text = '{"a": "ÿ\u{1F600}"}';
@@ -53,4 +53,24 @@ test('skipWhitespace stops at the first non-whitespace code unit and leaves it f
     assert.equal(skipWhitespace(text, from), index, JSON.stringify(text));
     assert.equal(nextCode(), code, JSON.stringify(text));
   }
+});
+
+test('scanLiteral takes null, true and false spelled exactly, wherever they stand, and nothing cut short', () => {
+  for (const literal of ['null', 'true', 'false']) {
+    for (const [before, after] of [['', ''], ['[1, ', ']'], ['{"a": ', ', "b": 2}']]) {
+      const text = before + literal + after;
+      assert.equal(scanLiteral(text, before.length, literal.charCodeAt(0)), before.length + literal.length, text);
+    }
+    // Every shorter prefix at the end of a text, and every one-letter change, is not the literal.
+    for (let length = 1; length < literal.length; length++) {
+      assert.ok(scanLiteral(literal.slice(0, length), 0, literal.charCodeAt(0)) < 0, literal.slice(0, length));
+    }
+    for (let index = 1; index < literal.length; index++) {
+      for (const other of [literal[index]!.toUpperCase(), 'x', '\u0000']) {
+        const text = `${literal.slice(0, index)}${other}${literal.slice(index + 1)}`;
+        assert.ok(scanLiteral(text, 0, literal.charCodeAt(0)) < 0, text);
+      }
+    }
+  }
+  assert.ok(scanLiteral('nan', 0, 0x6e) < 0);
 });
