@@ -6,7 +6,7 @@
 // misses and branch mispredictions cost time it does not see.
 // cachegrind counts a whole process (start-up, tsx's compile, parsing the vectors, warm-up), so each
 // side runs twice, differing only in passes over the vectors, and the difference is those passes.
-// Needs valgrind (Debian: apt-get install valgrind). About 5 minutes on 2 cores.
+// Needs valgrind (Debian: apt-get install valgrind). About 8 minutes on 2 cores.
 // Run: npx tsx scripts/bench/verifierInstructions.ts
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -18,8 +18,13 @@ import { SUBSET_STRIDE, vectorsPath } from './verifierVectors';
 const run = promisify(execFile);
 const repoRoot = path.resolve(__dirname, '../..');
 
-/** Passes before the counted ones on our side: V8 optimizes the verifier within them. */
-const OURS_BASE_PASSES = 50;
+/** Passes before the counted ones on our side: V8 optimizes the verifier within them. The hot path
+ * is optimized within 40, but the decoding path serves only the few vectors a pass that the
+ * in-place comparison leaves undecided, so its functions reach V8's optimizing tier one by one
+ * up to pass ~400 (`node --trace-opt`, 2026-11-26): counted from 50, that compiling and the
+ * slower tiers before it read as some 400 instructions a verification that a long-running
+ * verifier never pays again. */
+const OURS_BASE_PASSES = 500;
 /** Many, because two processes' start-ups differ by about 1% of their instructions (when V8
  * collects and compiles): over 40 counted passes that moved ours by up to 8% from run to run and
  * read 10% high, over 200 by under 2%. */
