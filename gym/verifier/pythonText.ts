@@ -100,8 +100,8 @@ function plainAsciiWords(text: string, words: Int32Array, wordLimit: number): nu
 
 /** `plainAsciiWords` of a JSON string literal's raw content from `start`, read up to its closing
  * quote in the same pass (`wordsEnd`). -1 also stands for an escape other than the whitespace
- * ones, a control character and a literal with no closing quote; a literal that stops at
- * `wordLimit` is left unread past that (and unchecked) from `wordsEnd` on. */
+ * ones, a control character and a literal with no closing quote. Stopped at `wordLimit`, it
+ * returns `wordLimit + 1` with the literal unread, and so unchecked, from `wordsEnd` on. */
 function quotedAsciiWords(text: string, start: number, words: Int32Array, wordLimit: number): number {
   let count = 0;
   let index = start;

@@ -6,7 +6,7 @@
 // misses and branch mispredictions cost time it does not see.
 // cachegrind counts a whole process (start-up, tsx's compile, parsing the vectors, warm-up), so each
 // side runs twice, differing only in passes over the vectors, and the difference is those passes.
-// Needs valgrind (Debian: apt-get install valgrind). About 8 minutes on 2 cores.
+// Needs valgrind (Debian: apt-get install valgrind). About 6 minutes on 2 cores.
 // Run: npx tsx scripts/bench/verifierInstructions.ts
 import { execFile } from 'node:child_process';
 import path from 'node:path';
@@ -22,8 +22,8 @@ const repoRoot = path.resolve(__dirname, '../..');
  * is optimized within 40, but the decoding path serves only the few vectors a pass that the
  * in-place comparison leaves undecided, so its functions reach V8's optimizing tier one by one
  * up to pass ~400 (`node --trace-opt`, 2026-11-26): counted from 50, that compiling and the
- * slower tiers before it read as some 400 instructions a verification that a long-running
- * verifier never pays again. */
+ * slower tiers before it read as some 270 instructions a verification (7.90k against 7.63k on
+ * one version of the code) that a long-running verifier never pays again. */
 const OURS_BASE_PASSES = 500;
 /** Many, because two processes' start-ups differ by about 1% of their instructions (when V8
  * collects and compiles): over 40 counted passes that moved ours by up to 8% from run to run and
