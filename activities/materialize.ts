@@ -50,11 +50,11 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
       },
       source,
     );
-    for await (const { row, value, line } of materialized) {
+    for await (const { row, text, line } of materialized) {
       if (agents && !agents.has(row.agent_ref.name)) throw new JsonlError(source, line, unknownAgentReason(plan, row.agent_ref.name, agents));
       if (rows % settings.chunkSize === 0) chunkStarts.push(writer.bytesWritten);
       const byteOffset = writer.bytesWritten;
-      await writer.write(value);
+      await writer.writeLine(`${text}\n`);
       await index.add({ task: row._ng_task_index, rollout: row._ng_rollout_index, agentName: row.agent_ref.name, byteOffset, byteLength: writer.bytesWritten - byteOffset });
       taskIndices.add(row._ng_task_index);
       rows++;

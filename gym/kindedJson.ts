@@ -140,6 +140,11 @@ export function dictSet(dict: JsonDict, key: string, value: unknown): void {
   else dict[key] = value;
 }
 
+/** A copy of `dict`'s top level, of its kind; what is below it is shared. */
+export function shallowCopyDict(dict: JsonDict): JsonDict {
+  return dict instanceof Map ? new Map(dict) : { ...dict };
+}
+
 /** The entries of `dict` under `keys`, in that order, of the same kind as `dict`. */
 export function pickEntries(dict: JsonDict, keys: readonly string[]): JsonDict {
   if (dict instanceof Map) return new Map(keys.map((k) => [k, dict.get(k) ?? null]));

@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { type JsonlRecord } from './jsonl';
+import { jsonText, type JsonlRecord } from './jsonl';
 import { JsonlError } from './errors';
-import { dictGet, dictSet, isJsonDict, kindedFrom, withEntries, type JsonDict } from './kindedJson';
+import { dictGet, dictSet, isJsonDict, kindedFrom, shallowCopyDict, withEntries, type JsonDict } from './kindedJson';
 import { decodePythonJson, PythonJsonFailure } from './pythonJson';
 import { pythonJsonDumps } from './pythonJsonDumps';
+import { RepeatLines } from './repeatLines';
 import { taskRowSchema, type MaterializedRow } from './schemas';
 
 // Materialization as NeMo Gym's rollout collection (`RolloutCollectionHelper._preprocess_rows_from_config`)
@@ -24,10 +25,12 @@ export type MaterializeOptions = z.infer<typeof materializeOptionsSchema>;
 type Row = Record<string, unknown>;
 
 /** A materialized row: `row` to read fields from, `value` to write (`row` itself unless the input
- * line had number kinds JSON.parse loses), and the input line it came from. */
+ * line had number kinds JSON.parse loses), its line as NeMo Gym writes it (`orjson.dumps(value)`,
+ * without the newline), and the input line it came from. */
 export interface MaterializedRecord {
   row: MaterializedRow;
   value: JsonDict;
+  text: string;
   line: number;
 }
 
@@ -49,24 +52,19 @@ function lineKey(record: JsonlRecord): string {
   return createHash('sha256').update(lineText(record)).digest('base64');
 }
 
-/** A copy of `dict`'s top level, of its kind; what is below it is shared. */
-function shallowCopy(dict: JsonDict): JsonDict {
-  return dict instanceof Map ? new Map(dict) : { ...dict };
-}
-
 /**
  * Upstream parses `extra_body` (default "{}"), sets `seed`, and writes it back with Python's
  * `json.dumps`. `row` is a repeat's own top level; the objects on the way to `extra_body` are
  * copied before they are changed, since the repeats of a row share everything else.
  */
 function withSeed(row: JsonDict, seed: number, file: string, line: number): void {
-  const params = shallowCopy(dictGet(row, 'responses_create_params') as JsonDict);
+  const params = shallowCopyDict(dictGet(row, 'responses_create_params') as JsonDict);
   dictSet(row, 'responses_create_params', params);
   const existing = dictGet(params, 'metadata');
   if (existing !== undefined && !isJsonDict(existing)) {
     throw new JsonlError(file, line, 'responses_create_params.metadata must be an object to carry a per-repeat seed');
   }
-  const metadata = existing === undefined ? {} : shallowCopy(existing);
+  const metadata = existing === undefined ? {} : shallowCopyDict(existing);
   dictSet(params, 'metadata', metadata);
   const own = dictGet(params, 'metadata') as JsonDict;
   const encoded = dictGet(own, 'extra_body');
@@ -80,6 +78,12 @@ function withSeed(row: JsonDict, seed: number, file: string, line: number): void
   }
   extraBody.set('seed', BigInt(seed));
   dictSet(own, 'extra_body', pythonJsonDumps(extraBody));
+}
+
+/** The `extra_body` a repeat's seed was written into. */
+function extraBodyOf(row: JsonDict): string {
+  const params = dictGet(row, 'responses_create_params') as JsonDict;
+  return dictGet(dictGet(params, 'metadata') as JsonDict, 'extra_body') as string;
 }
 
 /** Agent, overrides and task index as upstream gives them to a row, on a copy of `row` of its kind. */
@@ -98,7 +102,7 @@ function prepared(row: JsonDict, opts: MaterializeOptions, taskIndex: number): J
  * materializing together; what a repeat sets is copied first.
  */
 function repeated(row: JsonDict, rolloutIndex: number, opts: MaterializeOptions, file: string, line: number): JsonDict {
-  const copy = shallowCopy(row);
+  const copy = shallowCopyDict(row);
   dictSet(copy, '_ng_rollout_index', rolloutIndex);
   if (opts.seed_per_repeat) withSeed(copy, rolloutIndex, file, line);
   return copy;
@@ -156,12 +160,16 @@ export async function* materializeRecords(
     const kinded = kindedFrom(lineText(record), value) as JsonDict;
     const row = prepared(value, options, taskIndex);
     const kindedRow = kinded === value ? row : prepared(kinded, options, taskIndex);
+    let lines: RepeatLines | undefined;
     for (let repeat = 0; repeat < options.num_repeats; repeat++) {
       const rolloutIndex = nextRolloutIndex.get(taskIndex) ?? 0;
       nextRolloutIndex.set(taskIndex, rolloutIndex + 1);
       const copy = repeated(row, rolloutIndex, options, file, record.line);
       const kindedCopy = kindedRow === row ? copy : repeated(kindedRow, rolloutIndex, options, file, record.line);
-      yield { row: copy as MaterializedRow, value: kindedCopy, line: record.line };
+      // Made from the first repeat, once it has passed the checks repeating makes.
+      if (repeat === 0 && options.num_repeats > 1) lines = RepeatLines.of(kindedCopy, options.seed_per_repeat);
+      const text = lines ? lines.line(rolloutIndex, options.seed_per_repeat ? extraBodyOf(kindedCopy) : undefined) : jsonText(kindedCopy);
+      yield { row: copy as MaterializedRow, value: kindedCopy, text, line: record.line };
     }
   }
 }

@@ -6,7 +6,7 @@ import { keyedResult, type MaterializedInput } from '../../activities/executors/
 import { profiledResultOfDigest } from '../../activities/profile';
 import { aggregateMetricsPath, rolloutDigest } from '../../gym/aggregateMetrics';
 import { AggregateMetricsWriter } from '../../gym/aggregateMetricsFile';
-import { jsonText, JsonlWriter, readJsonl } from '../../gym/jsonl';
+import { JsonlWriter, readJsonl } from '../../gym/jsonl';
 import { parseKinded, type JsonDict } from '../../gym/kindedJson';
 import { materializeRecords } from '../../gym/materialize';
 import { writeRewardProfileOf, type ProfiledInput } from '../../gym/rewardProfile';
@@ -58,8 +58,7 @@ export async function runBareCollect(opts: BareCollectOptions): Promise<BareColl
   // the materialized inputs file is written in key order, each line where its row index says.
   async function* materializedRows(): AsyncGenerator<MaterializedInput> {
     const options = { agent_name: opts.agentName, num_repeats: opts.numRepeats, seed_per_repeat: true, responses_create_params: {} };
-    for await (const { row, value } of materializeRecords(readJsonl(opts.tasksPath), options, opts.tasksPath)) {
-      const text = jsonText(value);
+    for await (const { row, value, text } of materializeRecords(readJsonl(opts.tasksPath), options, opts.tasksPath)) {
       const byteOffset = inputsOut.bytesWritten;
       await inputsOut.writeLine(`${text}\n`);
       inputs.push({ task: row._ng_task_index, rollout: row._ng_rollout_index, agentName: row.agent_ref.name, byteOffset, byteLength: inputsOut.bytesWritten - byteOffset });
