@@ -172,6 +172,15 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
     // Row failures that escape withRetries (cancellation, a bug) are kept and rethrown here rather
     // than left as unhandled rejections, which would take the whole worker down.
     let rowError: unknown;
+    // A full window waits for the next row to finish through one promise; Promise.race over the
+    // window would subscribe to every row in it on each wait, a promise apiece (an in-process stage
+    // made 135 promises a rollout with it, 108 without).
+    let slotFreed: (() => void) | undefined;
+    const rowFinished = (task: Promise<void>): void => {
+      inFlight.delete(task);
+      slotFreed?.();
+      slotFreed = undefined;
+    };
     const rows = readJsonl(materializedInputsPath(outPrefix), { start: range.start, end: range.end, firstLine: range.firstLine });
     for await (const { value, text } of rows) {
       // No schema check here: only materializeStage writes this file, from rows it validated and then
@@ -182,14 +191,16 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
         alreadyDone++;
         continue;
       }
-      const task: Promise<void> = runRow({ row, value: kindedFrom(text, value) as JsonDict, text })
-        .catch((err: unknown) => {
+      const task: Promise<void> = runRow({ row, value: kindedFrom(text, value) as JsonDict, text }).then(
+        () => rowFinished(task),
+        (err: unknown) => {
           rowError ??= err;
-        })
-        .finally(() => inFlight.delete(task));
+          rowFinished(task);
+        },
+      );
       inFlight.add(task);
       // The endpoint limiter caps requests per worker; this only bounds rows held in memory.
-      if (inFlight.size >= settings.maxConcurrency * 2) await Promise.race(inFlight);
+      if (inFlight.size >= settings.maxConcurrency * 2) await new Promise<void>((resolve) => (slotFreed = resolve));
       if (rowError) break;
     }
     await Promise.all(inFlight);

@@ -148,3 +148,19 @@ test('a terminal line already in the sidecar stops a retried chunk from running 
   assert.equal(result!.alreadyDone, 1);
   assert.equal(key(readJsonlSync<Row>(path.join(plan.runDir, 'rollouts_shards/000000_failures.jsonl'))[0]!), '0:0');
 });
+
+test('a chunk longer than its window of rows in memory runs every row once, in any order, and merges them in order', async () => {
+  const dir = freshDir();
+  writeJsonl(path.join(dir, 'tasks.jsonl'), ['w1', 'w2', 'w3', 'w4', 'w5'].map((id) => taskRow(id)));
+  // max_concurrency 1 holds two rows in memory, so this 15-row chunk waits for a free slot 13 times.
+  const plan = collectPlan(dir, { head_url: head.url }, { num_repeats: 3, chunk_size: 15, max_concurrency: 1 });
+  const alphaRuns = alpha.runs.length;
+  const { chunks } = await materialize(plan);
+  assert.equal(chunks, 1);
+  const [result] = await runChunks(plan, chunks);
+  assert.deepEqual(result, { chunkIndex: 0, completed: 15, failed: 0, alreadyDone: 0 });
+  assert.equal(alpha.runs.length - alphaRuns, 15);
+  await merge(plan);
+  const rollouts = readJsonlSync<Row>(`${outPrefixOf(plan)}.jsonl`);
+  assert.deepEqual(rollouts.map(key), Array.from({ length: 15 }, (_, i) => `${Math.floor(i / 3)}:${i % 3}`));
+});
