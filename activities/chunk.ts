@@ -13,6 +13,7 @@ import { gymAgentExecutor } from './executors/gymAgent';
 import { singleStepExecutor } from './executors/singleStep';
 import { AgentReportedFailure, isTerminalFailureLine, type MaterializedInput, type RolloutExecutor } from './executors/types';
 import { RequestFailure } from './http/client';
+import { nextChunkRank } from './http/endpointLimiter';
 import { withRetries, type FailedAttempt } from './http/retry';
 import { agentDirectory, resolveEndpoints, unknownAgentReason } from './servers';
 import { parseShardLine, shardLine } from './shardLines';
@@ -85,18 +86,18 @@ function failureLine(row: MaterializedRow, { attempt, failure }: FailedAttempt):
   };
 }
 
-async function buildExecutor(secrets: NodeJS.ProcessEnv, input: ChunkInput): Promise<RolloutExecutor> {
+async function buildExecutor(secrets: NodeJS.ProcessEnv, input: ChunkInput, rank: number): Promise<RolloutExecutor> {
   const { plan, stage } = input;
   const settings = stageSettings(plan, stage);
   if (stage === 'collect') {
-    return gymAgentExecutor({ agentUrls: await agentDirectory(plan), timeoutMs: settings.requestTimeoutMs, maxConcurrency: settings.maxConcurrency });
+    return gymAgentExecutor({ agentUrls: await agentDirectory(plan), timeoutMs: settings.requestTimeoutMs, maxConcurrency: settings.maxConcurrency, rank });
   }
   const lp = plan.config.local_profile;
   if (lp.verifier === 'nemo_gym_agent') {
     const agentName = lp.agent_name ?? settings.agentName;
     const agentUrls = await agentDirectory(plan);
     if (!agentUrls.has(agentName)) throw new ConfigError(`local_profile.agent_name: ${unknownAgentReason(plan, agentName, agentUrls)}`);
-    return gymAgentExecutor({ agentUrls, agentName, timeoutMs: settings.requestTimeoutMs, maxConcurrency: settings.maxConcurrency });
+    return gymAgentExecutor({ agentUrls, agentName, timeoutMs: settings.requestTimeoutMs, maxConcurrency: settings.maxConcurrency, rank });
   }
   const endpoints = await resolveEndpoints(plan);
   const model = lp.model;
@@ -114,12 +115,15 @@ async function buildExecutor(secrets: NodeJS.ProcessEnv, input: ChunkInput): Pro
     maxConcurrency: Math.min(settings.maxConcurrency, model.max_concurrency),
     comparatorConfig: lp.tool_call_comparator_config,
     unpackExtraBody: model.unpack_extra_body,
+    rank,
   });
 }
 
 /** `secrets` is the worker's environment, where API keys named by `api_key_env` live (never in inputs). */
 export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): Promise<ChunkResult> {
   const { plan, stage, outPrefix, chunkIndex } = input;
+  // Taken before the first await, so chunks rank in the order their activities started.
+  const rank = nextChunkRank();
   const ctx = Context.current();
   const settings = stageSettings(plan, stage);
   const meta = await readMaterializedMeta(outPrefix);
@@ -131,7 +135,7 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
   await mkdir(path.dirname(rolloutShard), { recursive: true });
   const done = await readShardKeys(rolloutShard);
   const { attempts: failedAttempts, terminal } = await readFailedAttempts(failureShard);
-  const executor = await buildExecutor(secrets, input);
+  const executor = await buildExecutor(secrets, input, rank);
 
   const rollouts = await JsonlWriter.open(rolloutShard, { append: true });
   const failures = await JsonlWriter.open(failureShard, { append: true });

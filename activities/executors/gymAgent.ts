@@ -14,6 +14,8 @@ export interface GymAgentOptions {
   agentName?: string;
   timeoutMs: number;
   maxConcurrency: number;
+  /** Where this executor's requests queue at each endpoint's cap: lower ranks are served first. */
+  rank?: number;
 }
 
 /**
@@ -40,8 +42,9 @@ export function gymAgentExecutor(opts: GymAgentOptions): RolloutExecutor {
   return {
     async run(input: MaterializedInput, signal: AbortSignal) {
       const { url, limiter } = endpointFor(opts.agentName ?? input.row.agent_ref.name);
-      const { plain: result, kinded } = (await limiter.run(() =>
-        postJsonText(url, input.text, { timeoutMs: opts.timeoutMs, signal, connections: opts.maxConcurrency, parse: parseKinded }),
+      const { plain: result, kinded } = (await limiter.run(
+        () => postJsonText(url, input.text, { timeoutMs: opts.timeoutMs, signal, connections: opts.maxConcurrency, parse: parseKinded }),
+        opts.rank,
       )) as KindedJson;
       if (!result || typeof result !== 'object' || Array.isArray(result)) {
         throw new RequestFailure('invalid_response', `${url} returned a result that is not a JSON object`, true);

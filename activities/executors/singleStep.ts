@@ -18,6 +18,8 @@ export interface SingleStepOptions {
   comparatorConfig: ToolCallComparatorConfig;
   /** Responses API: send `metadata.extra_body` keys (the per-repeat seed) as top-level fields too. */
   unpackExtraBody?: boolean;
+  /** Where this executor's calls queue at the model's cap: lower ranks are served first. */
+  rank?: number;
 }
 
 /**
@@ -36,8 +38,9 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
   /** The response to verify, and the same with the number kinds of the engine's answer, to write. */
   async function callModel(params: Record<string, unknown>, kindedParams: JsonDict, signal: AbortSignal): Promise<{ response: ModelResponse; kinded: unknown }> {
     const body = orjsonDumps(engineRequest(params, kindedParams));
-    const { plain, kinded } = (await limiter.run(() =>
-      postJsonText(url, body, { timeoutMs: opts.timeoutMs, signal, headers, connections: opts.maxConcurrency, parse: parseKinded }),
+    const { plain, kinded } = (await limiter.run(
+      () => postJsonText(url, body, { timeoutMs: opts.timeoutMs, signal, headers, connections: opts.maxConcurrency, parse: parseKinded }),
+      opts.rank,
     )) as KindedJson;
     const raw = plain as Record<string, unknown>;
     if (opts.api === 'responses') {

@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import { parseShardLine } from '../../activities/shardLines';
 import type { RunningServer } from '../../servers/http';
 import { readJsonlSync } from '../helpers/jsonl';
-import { collectPlan, materialize, merge, outPrefixOf, runChunks, startFakeAgent, startFakeHead, taskRow, writeJsonl, type FakeAgent } from './fakeGym';
+import { collectPlan, materialize, merge, outPrefixOf, runChunks, runChunksSideBySide, startFakeAgent, startFakeHead, taskRow, writeJsonl, type FakeAgent } from './fakeGym';
 
 // runChunk against NeMo Gym-shaped agents: every row goes to the agent its agent_ref names, results
 // are keyed as ng_collect_rollouts keys them, and failures an agent reports in a 200 answer are
@@ -163,4 +163,21 @@ test('a chunk longer than its window of rows in memory runs every row once, in a
   await merge(plan);
   const rollouts = readJsonlSync<Row>(`${outPrefixOf(plan)}.jsonl`);
   assert.deepEqual(rollouts.map(key), Array.from({ length: 15 }, (_, i) => `${Math.floor(i / 3)}:${i % 3}`));
+});
+
+test('chunks in flight side by side are served oldest first, so they finish one after another', async () => {
+  const dir = freshDir();
+  const ids = Array.from({ length: 6 }, (_, i) => `oldest-first-${i}`);
+  writeJsonl(path.join(dir, 'tasks.jsonl'), ids.map((id) => taskRow(id)));
+  // Three chunks of six rows sharing one request slot: served in arrival order, they would take turns.
+  const plan = collectPlan(dir, { head_url: head.url }, { num_repeats: 3, chunk_size: 6, max_concurrency: 1 });
+  const { chunks } = await materialize(plan);
+  assert.equal(chunks, 3);
+  const alphaRuns = alpha.runs.length;
+  const results = await runChunksSideBySide(plan, chunks);
+  assert.deepEqual(results.map((r) => r.completed), [6, 6, 6]);
+  const chunkOfRun = alpha.runs.slice(alphaRuns).map((row) => Math.floor((row._ng_task_index * 3 + row._ng_rollout_index) / 6));
+  assert.equal(chunkOfRun.length, 18);
+  // Whichever chunk reaches the free slot first takes it; from then on the slot goes by age.
+  assert.deepEqual(chunkOfRun.slice(1), [...chunkOfRun.slice(1)].sort((a, b) => a - b));
 });

@@ -95,13 +95,20 @@ export async function materialize(plan: RunPlan): Promise<MaterializeResult> {
   return new MockActivityEnvironment().run(materializeStage, input);
 }
 
+function runChunkActivity(plan: RunPlan, chunkIndex: number): Promise<ChunkResult> {
+  const input: ChunkInput = { plan, stage: 'collect', outPrefix: outPrefixOf(plan), chunkIndex };
+  return new MockActivityEnvironment().run(runChunk, process.env, input);
+}
+
 export async function runChunks(plan: RunPlan, chunks: number): Promise<ChunkResult[]> {
   const results: ChunkResult[] = [];
-  for (let chunkIndex = 0; chunkIndex < chunks; chunkIndex++) {
-    const input: ChunkInput = { plan, stage: 'collect', outPrefix: outPrefixOf(plan), chunkIndex };
-    results.push(await new MockActivityEnvironment().run(runChunk, process.env, input));
-  }
+  for (let chunkIndex = 0; chunkIndex < chunks; chunkIndex++) results.push(await runChunkActivity(plan, chunkIndex));
   return results;
+}
+
+/** All chunks at once, started in index order, as a worker runs a workflow's window of chunks. */
+export function runChunksSideBySide(plan: RunPlan, chunks: number): Promise<ChunkResult[]> {
+  return Promise.all(Array.from({ length: chunks }, (_, chunkIndex) => runChunkActivity(plan, chunkIndex)));
 }
 
 export async function merge(plan: RunPlan): Promise<MergeResult> {
