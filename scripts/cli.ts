@@ -11,13 +11,19 @@ import { registerWorkerCommand } from './commands/worker';
 import { registerProfileCommand } from './commands/profile';
 import { registerScheduleCommand } from './commands/schedule';
 import { registerVerifyServerCommand } from './commands/verify';
+import { LOG_LEVEL_ENV } from '../workers/runtime';
 
 // One file per sub-command under scripts/commands/; each registers itself on the program.
 const program = new Command();
 program
   .name('pivot-miner')
   .description('Durable PivotRL pivot mining for NeMo Gym, on Temporal')
-  .showHelpAfterError();
+  .option('--verbose', `Temporal SDK logs at INFO (default WARN; or ${LOG_LEVEL_ENV}=DEBUG|INFO|WARN|ERROR)`)
+  .showHelpAfterError()
+  // Through the environment, so a worker this command starts in a child process logs alike.
+  .hook('preAction', () => {
+    if (program.opts<{ verbose?: boolean }>().verbose) process.env[LOG_LEVEL_ENV] = 'INFO';
+  });
 
 registerDemoCommand(program);
 registerRunCommand(program);

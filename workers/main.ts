@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NativeConnection } from '@temporalio/worker';
 import { temporalTarget } from './connection';
-import { installMetricsRuntime, metricsBindAddress, type MetricsFlags } from './metrics';
+import { metricsBindAddress, type MetricsFlags } from './metrics';
+import { installWorkerRuntime } from './runtime';
 import { runPivotWorker } from './pivotWorker';
 
 /**
@@ -25,8 +26,8 @@ async function connectWithRetry(options: Parameters<typeof NativeConnection.conn
 export async function main(flags: MetricsFlags = {}): Promise<void> {
   const target = temporalTarget();
   const metricsAddress = metricsBindAddress(flags);
+  installWorkerRuntime({ metricsAddress });
   if (metricsAddress) {
-    installMetricsRuntime(metricsAddress);
     console.log(`pivot-miner worker: Prometheus metrics on http://${metricsAddress}/metrics`);
   }
   const connection = await connectWithRetry(target.connectionOptions, target.address);

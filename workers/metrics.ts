@@ -1,6 +1,6 @@
 import type { Context as ActivityContext } from '@temporalio/activity';
 import type { MetricMeter } from '@temporalio/common';
-import { Runtime, type ActivityInterceptorsFactory } from '@temporalio/worker';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { countRequestsInFlight, requestsInFlight } from '../activities/http/inFlight';
@@ -54,22 +54,19 @@ const CHUNK_DURATION = 'pivot_miner_chunk_duration';
 const IN_FLIGHT_SAMPLE_MS = 1000;
 
 /**
- * Starts the Prometheus exporter. The Runtime is process-global and is created by the first
- * NativeConnection, so this must run before connecting; the exporter's socket is bound right here,
- * which makes a taken port fail the worker at start rather than silently losing metrics.
+ * The Prometheus exporter's part of the Runtime's telemetry options (workers/runtime.ts). Core
+ * binds the exporter's socket when the Runtime is installed, so a taken port fails the worker at
+ * start rather than silently losing metrics.
  */
-export function installMetricsRuntime(bindAddress: string): void {
-  Runtime.install({
-    telemetryOptions: { metrics: { prometheus: { bindAddress, histogramBucketOverrides: { [CHUNK_DURATION]: CHUNK_DURATION_BUCKETS_MS } } } },
-  });
-  publishRequestsInFlight(Runtime.instance().metricMeter);
+export function metricsTelemetry(bindAddress: string) {
+  return { prometheus: { bindAddress, histogramBucketOverrides: { [CHUNK_DURATION]: CHUNK_DURATION_BUCKETS_MS } } };
 }
 
 /**
  * Requests are counted as plain integers (activities/http/inFlight.ts) and published here once a
  * second, so a request never waits on a metric call; a scrape sees the count of the last sample.
  */
-function publishRequestsInFlight(meter: MetricMeter): void {
+export function publishRequestsInFlight(meter: MetricMeter): void {
   countRequestsInFlight();
   const gauge = meter.createGauge('pivot_miner_requests_in_flight', 'int', 'requests', 'HTTP requests this worker has in flight, per endpoint');
   setInterval(() => {

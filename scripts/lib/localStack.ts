@@ -1,5 +1,6 @@
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { createHostWorker, createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
+import { installWorkerRuntime } from '../../workers/runtime';
 import { ensureDevServer, type DevServerHandle } from './devServer';
 
 // The whole local stack in one process for `demo` and `dev`: the Temporal dev server (reused if
@@ -14,6 +15,7 @@ export interface LocalStack {
 export async function startLocalStack(opts: { port?: number } = {}): Promise<LocalStack> {
   const devServer = await ensureDevServer({ port: opts.port ?? Number(process.env.PIVOT_MINER_DEV_PORT ?? 7233) });
   process.env.TEMPORAL_ADDRESS = devServer.address;
+  installWorkerRuntime();
   const connection = await NativeConnection.connect({ address: devServer.address });
   const worker = await createPivotWorker({ connection });
   const hostWorker = await createHostWorker({ connection });
