@@ -9,15 +9,18 @@ const urlSchema = z.url({ protocol: /^https?$/ });
 
 const modelEndpointSchema = z.strictObject({
   url: urlSchema.optional().describe('Base URL serving /v1/responses or /v1/chat/completions; omitted = the embedded simulator'),
-  api: z.enum(['responses', 'chat_completions']).default('responses'),
-  model: z.string().optional(),
+  api: z
+    .enum(['responses', 'chat_completions'])
+    .default('responses')
+    .describe('responses posts /v1/responses; chat_completions posts /v1/chat/completions (engines without the Responses API), translated both ways'),
+  model: z.string().optional().describe('Model name sent in each request, e.g. Qwen/Qwen3-30B-A3B'),
   api_key_env: z
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
     .optional()
     .describe('Name of the worker environment variable holding the API key; the key itself never enters a config'),
-  timeout_ms: z.number().int().positive().default(120_000),
-  max_concurrency: z.number().int().positive().default(16),
+  timeout_ms: z.number().int().positive().default(120_000).describe('Timeout of one model request, in milliseconds; the lower of this and local_profile.request_timeout_ms applies'),
+  max_concurrency: z.number().int().positive().default(16).describe('Model requests in flight from one worker process; the lower of this and local_profile.max_concurrency applies'),
   unpack_extra_body: z
     .boolean()
     .default(false)
@@ -27,19 +30,19 @@ const modelEndpointSchema = z.strictObject({
 // Where attached or spawned servers are found: a NeMo Gym head server, or explicit URLs.
 const attachedServers = {
   head_url: urlSchema.optional().describe('NeMo Gym head server; server names are resolved through /global_config_dict_yaml'),
-  agent_url: urlSchema.optional(),
-  resources_url: urlSchema.optional(),
+  agent_url: urlSchema.optional().describe('The agent server (POST /run), instead of resolving the agent through head_url'),
+  resources_url: urlSchema.optional().describe('The resources server (POST /verify, POST /<tool>), instead of resolving it through head_url'),
 };
 
 const serversSchema = z.discriminatedUnion('mode', [
   z.strictObject({
-    mode: z.literal('embedded'),
+    mode: z.literal('embedded').describe('The built-in servers on 127.0.0.1 inside the worker; the policy is a seeded simulator'),
     seed: z.number().int().optional().describe('Simulator seed; defaults to the pipeline seed'),
     faults: faultsConfigSchema.optional().describe('Injected faults in front of the simulators, for chaos runs and failure tests'),
   }),
-  z.strictObject({ mode: z.literal('attach'), ...attachedServers }),
+  z.strictObject({ mode: z.literal('attach').describe('Use servers that are already running'), ...attachedServers }),
   z.strictObject({
-    mode: z.literal('spawn'),
+    mode: z.literal('spawn').describe('A worker host starts the server stack (e.g. ng_run) for the run and stops it at the end'),
     ...attachedServers,
     command: z
       .array(z.string().min(1))
@@ -51,25 +54,33 @@ const serversSchema = z.discriminatedUnion('mode', [
 ]);
 
 const chunkingSchema = {
-  chunk_size: z.number().int().positive().default(128),
-  max_chunks_in_flight: z.number().int().positive().default(4),
+  chunk_size: z.number().int().positive().default(128).describe('Rows of the materialized file per chunk activity (one retry unit, one shard file)'),
+  max_chunks_in_flight: z
+    .number()
+    .int()
+    .positive()
+    .default(4)
+    .describe('Chunk activities the workflow keeps running at once, over all workers; at least workers × 2 keeps every worker busy'),
   max_concurrency: z.number().int().positive().default(16).describe('Requests in flight from one worker process to one server; the chunks it runs share them'),
-  max_attempts: z.number().int().positive().default(3),
-  request_timeout_ms: z.number().int().positive().default(300_000),
+  max_attempts: z.number().int().positive().default(3).describe('Attempts per rollout (HTTP 429, 5xx, timeouts) before it goes to the failures file'),
+  request_timeout_ms: z.number().int().positive().default(300_000).describe('Timeout of one request to the agent (or to the model, with the builtin verifier), in milliseconds'),
 };
 
 const collectSchema = z.strictObject({
-  input_jsonl: z.string().min(1),
-  agent_name: z.string().min(1),
-  num_repeats: z.number().int().positive().default(1),
-  seed_per_repeat: z.boolean().default(true),
-  responses_create_params: z.record(z.string(), z.unknown()).default({}),
-  limit: z.number().int().positive().optional(),
+  input_jsonl: z.string().min(1).describe('Task rows (NeMo Gym JSONL with responses_create_params), relative to the worker base directory'),
+  agent_name: z.string().min(1).describe('Agent (responses_api_agents entry) for rows without agent_ref'),
+  num_repeats: z.number().int().positive().default(1).describe('Rollouts per task row, as ng_collect_rollouts num_repeats'),
+  seed_per_repeat: z.boolean().default(true).describe('Put {"seed": i} for repeat i in responses_create_params.metadata.extra_body'),
+  responses_create_params: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .describe('Merged into every row\'s responses_create_params (e.g. temperature, max_output_tokens)'),
+  limit: z.number().int().positive().optional().describe('Use only the first N task rows'),
   ...chunkingSchema,
 });
 
 const localProfileSchema = z.strictObject({
-  num_samples: z.number().int().min(2).default(8),
+  num_samples: z.number().int().min(2).default(8).describe('K: on-policy samples per pivot candidate'),
   verifier: z
     .enum(['builtin', 'nemo_gym_agent'])
     .default('builtin')
@@ -83,35 +94,56 @@ const localProfileSchema = z.strictObject({
     .min(1)
     .optional()
     .describe('With verifier nemo_gym_agent: the NeMo Gym agent that runs and verifies the pivots; defaults to the published agent name'),
-  model: modelEndpointSchema.prefault({}),
-  responses_create_params: z.record(z.string(), z.unknown()).default({}),
+  model: modelEndpointSchema.prefault({}).describe('The policy that samples each pivot (with verifier builtin)'),
+  responses_create_params: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .describe('Merged into every pivot row\'s responses_create_params before sampling'),
   // NeMo Gym requires the threshold; 0.1 is what its pivot configs ship with.
-  tool_call_comparator_config: toolCallComparatorConfigSchema.prefault({ word_count_similarity_threshold: 0.1 }),
+  tool_call_comparator_config: toolCallComparatorConfigSchema
+    .prefault({ word_count_similarity_threshold: 0.1 })
+    .describe('How a sampled action is compared with the expected one; also written into the published Gym config'),
   ...chunkingSchema,
 });
 
 export const pipelineConfigSchema = z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9._-]+$/),
-  seed: z.number().int().default(0),
-  artifacts_root: z.string().default('artifacts'),
-  servers: serversSchema.default({ mode: 'embedded' }),
-  collect: collectSchema,
-  profile: z.strictObject({ allow_partial_rollouts: z.boolean().default(false) }).prefault({}),
+  name: z.string().regex(/^[A-Za-z0-9._-]+$/).describe('Pipeline name; default dataset, agent and pool names derive from it'),
+  seed: z.number().int().default(0).describe('Seed of the run: per-repeat seeds and the embedded simulator'),
+  artifacts_root: z
+    .string()
+    .default('artifacts')
+    .describe('Where runs/<run_id>/ directories go, inside the worker base directory unless PIVOT_MINER_ARTIFACTS_ROOT is set'),
+  servers: serversSchema.default({ mode: 'embedded' }).describe('Where the agent, resources and model servers come from'),
+  collect: collectSchema.describe('Collect: task rows × num_repeats through the agent → rollouts.jsonl'),
+  profile: z
+    .strictObject({
+      allow_partial_rollouts: z
+        .boolean()
+        .default(false)
+        .describe('Profile tasks with missing rollouts instead of failing (ng_reward_profile partial mode)'),
+    })
+    .prefault({})
+    .describe('Reward profile of the collected rollouts'),
   convert: z
     .strictObject({
-      min_source_reward: z.number().default(1.0),
-      source_preference: z.enum(['prefer_mixed', 'require_mixed', 'off']).default('prefer_mixed'),
-      batch_pivots: z.boolean().default(false),
-      keep_reasoning: z.boolean().default(false),
+      min_source_reward: z.number().default(1.0).describe('A trajectory is a clean positive source at this reward or above'),
+      source_preference: z
+        .enum(['prefer_mixed', 'require_mixed', 'off'])
+        .default('prefer_mixed')
+        .describe('prefer_mixed: trajectories of tasks with mixed rewards first; require_mixed: only those; off: input order'),
+      batch_pivots: z.boolean().default(false).describe('Turn turns with several tool calls into function_call_batch pivots instead of skipping them'),
+      keep_reasoning: z.boolean().default(false).describe('Keep reasoning items in a pivot\'s input prefix'),
     })
-    .prefault({}),
-  local_profile: localProfileSchema.prefault({}),
+    .prefault({})
+    .describe('Cutting clean positive trajectories into pivot candidates'),
+  local_profile: localProfileSchema.prefault({}).describe('Local profiling: K samples per candidate, each verified'),
   filter: z
     .strictObject({
-      max_pivots: z.number().int().positive().optional(),
-      allow_partial: z.boolean().default(false),
+      max_pivots: z.number().int().positive().optional().describe('Publish at most N mixed pivots, dropping the easiest (highest pass rate) first'),
+      allow_partial: z.boolean().default(false).describe('Classify candidates with missing samples instead of dropping them as incomplete'),
     })
-    .prefault({}),
+    .prefault({})
+    .describe('Keeping mixed-reward pivots'),
   pool: z
     .strictObject({
       dir: z.string().min(1).optional().describe('Pivot pool directory, relative to artifacts_root; defaults to pools/<name>'),
@@ -120,15 +152,17 @@ export const pipelineConfigSchema = z.strictObject({
         .default([])
         .describe('Globs of NeMo Gym rollouts files that nightly mining consumes, relative to the worker base directory'),
     })
-    .prefault({}),
+    .prefault({})
+    .describe('The versioned pivot pool of nightly mining and the curriculum'),
   publish: z
     .strictObject({
-      dataset_name: z.string().regex(/^[A-Za-z0-9._-]+$/).optional(),
+      dataset_name: z.string().regex(/^[A-Za-z0-9._-]+$/).optional().describe('Name of the published dataset; defaults to name'),
       agent_name: z.string().min(1).optional().describe('agent_ref.name of published pivots; defaults to <name>_pivot_agent'),
-      resources_server_name: z.string().min(1).optional(),
-      model_server_name: z.string().min(1).default('policy_model'),
+      resources_server_name: z.string().min(1).optional().describe('Resources server name in the Gym config; derived from the agent name by default'),
+      model_server_name: z.string().min(1).default('policy_model').describe('Model server the generated Gym config\'s agent refers to'),
     })
-    .prefault({}),
+    .prefault({})
+    .describe('The dataset, Gym config YAML, metrics and report'),
 });
 export type PipelineConfig = z.infer<typeof pipelineConfigSchema>;
 
