@@ -9,36 +9,51 @@ import { ensureDevServer } from '../lib/devServer';
 import { freePort } from '../lib/net';
 import { CONCURRENCY, DEFAULT_CHUNK_SIZE, DEFAULT_CHUNKS_IN_FLIGHT, loadNow, type Bench } from './benchContext';
 import { childPidsMatching } from './cpu';
+import { parseFlags, refuse, wholeNumber } from './flags';
 import { candidatesFrom, localProfileRun, sampleCandidates, type ScaleRun } from './scale';
 import { historyLines, scaleLines } from './scaleReport';
 import { startSimulatorProcess } from './services';
 import { measureThroughput, type ThroughputResult } from './throughput';
 import { durableOverBare, durableOverBareRolloutsAlone, durableOverBareSimulatorsEqual, rateOf, throughputLines, withoutTemporalRatios } from './throughputReport';
 
-// `npm run bench [-- --quick | --million] [--cycles=N] [--only=throughput|scale] [--rows=small,large] [--keep]
-//   [--worker-heap] [--worker-max-old-space-mb=N] [--worker-node-options="..."] [--chunk-size=N] [--chunks-in-flight=N]
-//   [--tasks=N] [--without-temporal] [--worker-cpu-profile=DIR] [--pin-simulators]`:
-// orchestration overhead against a bare HTTP loop, worker memory and history size, measured in one
-// run on the simulators with zero added latency. The last line is one JSON object so the figures
+// `npm run bench` (flags in USAGE below): orchestration overhead against a bare HTTP loop, worker
+// memory and history size, measured in one run on the simulators with zero added latency. The last line is one JSON object so the figures
 // can be tracked run to run. Every figure is printed with the machine's load beside it: on a busy
 // machine the ratios are noise-bound and must be re-run on a quiet one.
 
-const args = process.argv.slice(2);
-const quick = args.includes('--quick');
-const million = args.includes('--million');
-const numberFlag = (name: string) => {
-  const flag = args.find((a) => a.startsWith(`--${name}=`));
-  return flag ? Number(flag.split('=')[1]) : undefined;
-};
-const workerMaxOldSpaceMb = numberFlag('worker-max-old-space-mb');
-const cycles = numberFlag('cycles') ?? 1;
-const only = args.find((a) => a.startsWith('--only='))?.split('=')[1];
-const workerNodeOptions = args.find((a) => a.startsWith('--worker-node-options='))?.slice('--worker-node-options='.length);
-const workerHeapProbe = args.includes('--worker-heap');
-const workerCpuProfileFlag = args.find((a) => a.startsWith('--worker-cpu-profile='))?.slice('--worker-cpu-profile='.length);
+const USAGE =
+  'npm run bench -- [--quick | --million] [--cycles=N] [--only=throughput|scale] [--rows=small,large] [--keep] [--worker-heap] ' +
+  '[--worker-max-old-space-mb=N] [--worker-node-options="..."] [--chunk-size=N] [--chunks-in-flight=N] [--tasks=N] [--without-temporal] ' +
+  '[--worker-cpu-profile=DIR] [--pin-simulators]';
+const flags = parseFlags(USAGE, {
+  quick: { type: 'boolean' },
+  million: { type: 'boolean' },
+  cycles: { type: 'string' },
+  only: { type: 'string' },
+  rows: { type: 'string' },
+  keep: { type: 'boolean' },
+  'worker-heap': { type: 'boolean' },
+  'worker-max-old-space-mb': { type: 'string' },
+  'worker-node-options': { type: 'string' },
+  'chunk-size': { type: 'string' },
+  'chunks-in-flight': { type: 'string' },
+  tasks: { type: 'string' },
+  'without-temporal': { type: 'boolean' },
+  'worker-cpu-profile': { type: 'string' },
+  'pin-simulators': { type: 'boolean' },
+});
+if (flags.only !== undefined && flags.only !== 'throughput' && flags.only !== 'scale') refuse(`--only=${flags.only}: expected throughput or scale`);
+const quick = flags.quick === true;
+const million = flags.million === true;
+const workerMaxOldSpaceMb = wholeNumber('worker-max-old-space-mb', flags['worker-max-old-space-mb'], 0);
+const cycles = wholeNumber('cycles', flags.cycles) ?? 1;
+const only = flags.only;
+const workerNodeOptions = flags['worker-node-options'];
+const workerHeapProbe = flags['worker-heap'] === true;
+const workerCpuProfileFlag = flags['worker-cpu-profile'];
 const workerCpuProfileDir = workerCpuProfileFlag === undefined ? undefined : path.resolve(workerCpuProfileFlag);
-const chunkSize = numberFlag('chunk-size') ?? DEFAULT_CHUNK_SIZE;
-const chunksInFlight = numberFlag('chunks-in-flight') ?? DEFAULT_CHUNKS_IN_FLIGHT;
+const chunkSize = wholeNumber('chunk-size', flags['chunk-size']) ?? DEFAULT_CHUNK_SIZE;
+const chunksInFlight = wholeNumber('chunks-in-flight', flags['chunks-in-flight']) ?? DEFAULT_CHUNKS_IN_FLIGHT;
 const productChunking = chunkSize === DEFAULT_CHUNK_SIZE && chunksInFlight === DEFAULT_CHUNKS_IN_FLIGHT;
 
 // Tasks per throughput round, each collected 4 times. --tasks changes the round's size to tell the
@@ -49,10 +64,10 @@ const productChunking = chunkSize === DEFAULT_CHUNK_SIZE && chunksInFlight === D
 // the workers the other CPUs, on both sides alike: the model server's CPU is its own, as where it runs
 // on other hardware. It tells how much of durable / bare is the sides' processes taking CPU from the
 // simulators on a 2-core machine; a diagnostic beside the default figure, never in its place.
-const pinSimulators = args.includes('--pin-simulators');
-const THROUGHPUT = { tasks: numberFlag('tasks') ?? (quick ? 50 : 150), numRepeats: 4, withoutTemporal: args.includes('--without-temporal') };
+const pinSimulators = flags['pin-simulators'] === true;
+const THROUGHPUT = { tasks: wholeNumber('tasks', flags.tasks) ?? (quick ? 50 : 150), numRepeats: 4, withoutTemporal: flags['without-temporal'] === true };
 const TARGETS = { durableOverBare: 0.95, durableOverBareAt4x: 0.9, rssRatio: 1.2, idleRssMb: 200 };
-const rowsFlag = args.find((a) => a.startsWith('--rows='))?.split('=')[1]?.split(',').map(Number);
+const rowsFlag = flags.rows?.split(',').map((n) => wholeNumber('rows', n)!);
 const SCALE_ROWS = rowsFlag ?? (million ? [10_000, 1_000_000] : quick ? [2_000, 20_000] : [10_000, 100_000]);
 const MB = 1024 * 1024;
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
@@ -67,7 +82,7 @@ async function main(): Promise<void> {
     execFileSync('taskset', ['-a', '-p', '-c', `1-${cpus - 1}`, String(process.pid)], { stdio: 'ignore' });
   }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-bench-'));
-  const keep = args.includes('--keep');
+  const keep = flags.keep === true;
   const server = await ensureDevServer({ port: await freePort(), uiPort: await freePort(), stateDir: path.join(dir, 'state') });
   const sims = await startSimulatorProcess(7, pinSimulators ? { cpu: 0 } : {});
   const connection = await Connection.connect({ address: server.address });

@@ -16,6 +16,9 @@
 import { z } from 'zod';
 import { loadVectors, SUBSET_STRIDE, vectorsPath, verifyPass, type Vector } from './verifierVectors';
 import { median, nemoGymPython, runPythonAnchor } from './python/nemoGym';
+import { parseFlags } from './flags';
+
+parseFlags('npx tsx scripts/bench/verifier.ts (no flags)', {});
 
 /** Python's anchor warms up for this many passes; it has no JIT to wait for. */
 const PYTHON_WARMUP_PASSES = 3;

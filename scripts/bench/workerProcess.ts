@@ -75,8 +75,8 @@ export function startBenchWorker(opts: BenchWorkerOptions): BenchWorker {
   const env: Record<string, string> = {};
   const nodeOptions = [
     process.env.NODE_OPTIONS,
-    opts.heapProbePath !== undefined ? `--expose-gc --require ${path.join(__dirname, 'heapProbe.cjs')}` : undefined,
-    opts.cpuProfileDir !== undefined ? `--require ${path.join(__dirname, 'cpuProfile.cjs')}` : undefined,
+    opts.heapProbePath !== undefined ? `--expose-gc --require ${path.join(__dirname, '../diagnostics/heapProbe.cjs')}` : undefined,
+    opts.cpuProfileDir !== undefined ? `--require ${path.join(__dirname, '../diagnostics/cpuProfile.cjs')}` : undefined,
     opts.nodeOptions,
   ];
   if (nodeOptions.some((o) => o !== undefined)) env.NODE_OPTIONS = nodeOptions.filter((o) => o !== undefined).join(' ').trim();

@@ -1,8 +1,9 @@
 // What the CPU profiles of `npm run bench -- --worker-cpu-profile=DIR` hold, per worker thread:
 // how much of the time it was busy, and the functions holding the most of its busy samples (self
-// time, V8's "bottom-up" view). Run: npx tsx scripts/bench/cpuProfileSummary.ts DIR [--top=N]
+// time, V8's "bottom-up" view). Run: npx tsx scripts/diagnostics/cpuProfileSummary.ts DIR [--top=N]
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { z } from 'zod';
 
 // The parts of V8's `Profiler.Profile` read here.
@@ -72,10 +73,16 @@ export function summarizeDir(dir: string): ThreadSummary[] {
 }
 
 function main(): void {
-  const args = process.argv.slice(2);
-  const dir = args.find((a) => !a.startsWith('--'));
-  const top = Number(args.find((a) => a.startsWith('--top='))?.split('=')[1] ?? 15);
-  if (!dir || !Number.isInteger(top) || top < 1) throw new Error('usage: npx tsx scripts/bench/cpuProfileSummary.ts DIR [--top=N]  (N a whole number of functions per thread)');
+  const usage = 'usage: npx tsx scripts/diagnostics/cpuProfileSummary.ts DIR [--top=N]  (N a whole number of functions per thread)';
+  let parsed;
+  try {
+    parsed = parseArgs({ options: { top: { type: 'string' } }, strict: true, allowPositionals: true });
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\n${usage}`);
+  }
+  const [dir, ...extra] = parsed.positionals;
+  const top = Number(parsed.values.top ?? 15);
+  if (!dir || extra.length > 0 || !Number.isInteger(top) || top < 1) throw new Error(usage);
   const threads = summarizeDir(dir);
   if (threads.length === 0) throw new Error(`${dir}: no worker-<pid>-t<thread>-<slice>.cpuprofile files`);
   for (const t of threads) {

@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { summarizeDir, summarizeThread } from '../../../scripts/bench/cpuProfileSummary';
+import { summarizeDir, summarizeThread } from '../../../scripts/diagnostics/cpuProfileSummary';
 
-const hook = path.resolve(__dirname, '../../../scripts/bench/cpuProfile.cjs');
+const hook = path.resolve(__dirname, '../../../scripts/diagnostics/cpuProfile.cjs');
 
 test('the profiler hook writes slices for each thread of a process it is preloaded into, and the summary finds the busy function', async () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'cpu-profile-'));

@@ -1,8 +1,8 @@
 // A fixed number of whole verify() passes over the vectors NeMo Gym 0.4.0 can take (or every
-// STRIDE-th of them, as the timed bench's subset), for scripts/bench/verifierInstructions.ts to
+// STRIDE-th of them, as the timed bench's subset), for scripts/diagnostics/verifierInstructions.ts to
 // count the instructions of under valgrind. Prints one JSON line.
-// Run: npx tsx scripts/bench/verifierPasses.ts PASSES [STRIDE]
-import { loadVectors, verifyPass } from './verifierVectors';
+// Run: npx tsx scripts/diagnostics/verifierPasses.ts PASSES [STRIDE]
+import { loadVectors, verifyPass } from '../bench/verifierVectors';
 
 const passes = Number(process.argv[2]);
 const stride = Number(process.argv[3] ?? 1);

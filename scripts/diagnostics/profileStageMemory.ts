@@ -10,9 +10,10 @@ import { RowIndexWriter } from '../../activities/rowIndex';
 import { workerHeapArgs, workerProcessEnv } from '../../bin/workerHeap';
 import { rolloutDigest } from '../../gym/aggregateMetrics';
 import type { JsonDict } from '../../gym/kindedJson';
-import { loadNow, NUM_SAMPLES } from './benchContext';
-import { benchPlan } from './collect';
-import { DEMO_TASKS } from './inputs';
+import { loadNow, NUM_SAMPLES } from '../bench/benchContext';
+import { benchPlan } from '../bench/collect';
+import { parseFlags, wholeNumber } from '../bench/flags';
+import { DEMO_TASKS } from '../bench/inputs';
 
 // Peak RSS of a local-profile stage's tail, the reward profile and the aggregate metrics as the worker
 // runs them after the last merge (finishStage's profileWithAggregateMetrics: overlapped on small stages,
@@ -21,7 +22,7 @@ import { DEMO_TASKS } from './inputs';
 // with the row index and digests the stage reads them through. Each N
 // runs in a fresh process, so its peak is its own, and every figure is printed beside the first N's.
 //
-//   npx tsx scripts/bench/profileStageMemory.ts [--rows=10000,1000000] [--dir=/tmp/x]
+//   npx tsx scripts/diagnostics/profileStageMemory.ts [--rows=10000,1000000] [--dir=/tmp/x]
 //
 // Generated files are kept in --dir and reused by the next run with the same N.
 
@@ -36,9 +37,11 @@ interface ChildFigures {
   tasks: number;
 }
 
-function flag(name: string): string | undefined {
-  return process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-}
+const flags = parseFlags('npx tsx scripts/diagnostics/profileStageMemory.ts [--rows=10000,1000000] [--dir=/tmp/x]', {
+  rows: { type: 'string' },
+  dir: { type: 'string' },
+  child: { type: 'string' },
+});
 
 /** A demo task's request, a reasoning item and a tool call, as the policy simulator answers. */
 function templates(): { input: string; rollout: string }[] {
@@ -161,13 +164,13 @@ function runChild(outPrefix: string): Promise<ChildFigures> {
 }
 
 async function main(): Promise<void> {
-  const child = flag('child');
+  const child = flags.child;
   if (child) {
     console.log(JSON.stringify(await measure(child)));
     return;
   }
-  const counts = (flag('rows') ?? '10000,1000000').split(',').map(Number);
-  const dir = flag('dir') ?? path.join(tmpdir(), 'pivot-profile-stage-memory');
+  const counts = (flags.rows ?? '10000,1000000').split(',').map((n) => wholeNumber('rows', n)!);
+  const dir = flags.dir ?? path.join(tmpdir(), 'pivot-profile-stage-memory');
   let anchor: ChildFigures | undefined;
   for (const rows of counts) {
     const runDir = path.join(dir, `rows_${rows}`);

@@ -7,13 +7,14 @@
 // cachegrind counts a whole process (start-up, tsx's compile, parsing the vectors, warm-up), so each
 // side runs twice, differing only in passes over the vectors, and the difference is those passes.
 // Needs valgrind (Debian: apt-get install valgrind). About 6 minutes on 2 cores.
-// Run: npx tsx scripts/bench/verifierInstructions.ts
+// Run: npx tsx scripts/diagnostics/verifierInstructions.ts
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { z } from 'zod';
-import { nemoGymPython } from './python/nemoGym';
-import { SUBSET_STRIDE, vectorsPath } from './verifierVectors';
+import { nemoGymPython } from '../bench/python/nemoGym';
+import { parseFlags } from '../bench/flags';
+import { SUBSET_STRIDE, vectorsPath } from '../bench/verifierVectors';
 
 const run = promisify(execFile);
 const repoRoot = path.resolve(__dirname, '../..');
@@ -74,7 +75,7 @@ async function oursPerVector(stride: number): Promise<{ perVector: number; vecto
 /** NeMo Gym's side: the timed bench's anchor with no time to fill (its warm-up passes, one timed pass). */
 async function pythonPerVector(python: string, stride: number, vectors: number): Promise<number> {
   const count = (warmupPasses: number) =>
-    countInstructions(python, [path.join(__dirname, 'python/verifier_anchor.py'), vectorsPath, '0', String(warmupPasses * stride), String(stride)]);
+    countInstructions(python, [path.join(__dirname, '../bench/python/verifier_anchor.py'), vectorsPath, '0', String(warmupPasses * stride), String(stride)]);
   const [base, more] = await Promise.all([count(PYTHON_BASE_PASSES), count(PYTHON_BASE_PASSES + PYTHON_COUNTED_PASSES)]);
   return instructionsPerVector(base.instructions, more.instructions, PYTHON_COUNTED_PASSES * stride, vectors);
 }
@@ -115,6 +116,7 @@ async function main(): Promise<void> {
 }
 
 if (require.main === module) {
+  parseFlags('npx tsx scripts/diagnostics/verifierInstructions.ts (no flags)', {});
   main().catch((error: unknown) => {
     console.error(error instanceof Error ? error.message : String(error));
     process.exitCode = 1;
