@@ -17,6 +17,7 @@ interface JsonSchema {
   properties?: Record<string, JsonSchema>;
   required?: string[];
   oneOf?: JsonSchema[];
+  anyOf?: JsonSchema[];
   minimum?: number;
   maximum?: number;
 }
@@ -35,7 +36,8 @@ const SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
 function typeOf(node: JsonSchema): string {
   if (node.const !== undefined) return `\`${JSON.stringify(node.const)}\``;
   if (node.enum) return node.enum.map((v) => `\`${String(v)}\``).join(' \\| ');
-  if (node.oneOf) return node.oneOf.map(typeOf).join(' \\| ');
+  const variants = node.oneOf ?? node.anyOf;
+  if (variants) return variants.map(typeOf).join(' or ');
   if (node.type === 'array') return `list of ${node.items ? typeOf(node.items) : 'values'}`;
   if (node.type === 'string' && node.format === 'uri') return 'URL';
   if (node.type === 'object' && !node.properties) return 'mapping';
