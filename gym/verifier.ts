@@ -20,8 +20,11 @@ export {
 } from './verifier/config';
 export { extractAction, verifierResponseSchema, type VerifierResponse } from './verifier/extract';
 
-// Bound once: every read of an import goes through the module's export getter, which would cost
-// a call per use on every verified response.
+// Bound imports. The verifier's modules import their siblings as namespaces and copy what they
+// call into module constants once (`const { verdictOf } = categories;`). Compiled to CommonJS (tsx,
+// the bundles), every use of a named import reads the exporting module's getter, a call; on paths
+// that run per verified response, per tool call or per character, that call costs more than the
+// work it reaches. A module constant is a plain load. The other verifier modules point here.
 const { compareOneCall, compareToolCalls } = compare;
 const { verdictOf } = categories;
 const { resolveComparatorConfig } = comparatorConfig;

@@ -3,8 +3,8 @@ import vm from 'node:vm';
 
 // A worker's start-up (compiling the project's modules, reading the workflow bundle, creating the
 // Temporal runtime) leaves tens of megabytes of garbage and a young generation grown to hold it.
-// Nothing allocates again until the first task arrives, so V8 never collects it on its own: an idle
-// worker stayed at ~210 MB RSS, ~160 MB after one full collection. That collection runs once, here.
+// Nothing allocates again until the first task arrives, so V8 never collects it on its own and an
+// idle worker keeps that memory. One full collection, run once here, gives it back.
 
 /** One full garbage collection, as `node --expose-gc` would allow, without that flag on the command line. */
 export function collectStartupGarbage(): void {

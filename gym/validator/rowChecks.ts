@@ -2,8 +2,7 @@
 // They read the row through a RowReader: Python's decoded values (types as Python has them,
 // `isinstance(x, dict)` is a Map) for the exact path, or JSON.parse's values for the fast path.
 // Loops are indexed, not for-of: every validator thread optimizes these functions anew, and array
-// iterators made checkRow the costliest function to compile (~20 ms a thread, in a run of tenths
-// of a second).
+// iterators made checkRow the costliest function to compile, a cost each thread pays again.
 import { decodePythonJson, isPyDict, PythonJsonFailure, type PyValue } from '../pythonJson';
 import { pythonStrip } from '../pythonJsonLexis';
 import { pyRepr, pyReprString } from './pythonRepr';

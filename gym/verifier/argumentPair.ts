@@ -5,7 +5,7 @@
 // themselves. Anything else (keys in another order or missing, duplicate keys, escaped keys, a
 // text that is not valid on the expected side) is left to the tree walk in compare.ts. Objects
 // are compared in objectPair.ts, which also takes keys in another order when it can.
-import type { ArgumentMismatch } from './compare';
+import type { ArgumentMismatch } from './categories';
 import * as tokens from './argumentText';
 import * as floatText from './floatText';
 import * as objectPair from './objectPair';
@@ -13,8 +13,7 @@ import * as pairWalk from './pairWalk';
 import type { PairWalk, Step } from './pairWalk';
 import * as pythonText from './pythonText';
 
-// Bound once: every read of an import goes through the module's export getter, which on this path
-// (several calls per character) costs more than the work.
+// Bound imports: see gym/verifier.ts.
 const { INVALID, isPythonJson, lastScan, nextCode, MAX_SCAN_DEPTH, sameRegion, scanLiteral, scanNumber, scanStringAgainst } = tokens;
 const { floatSelfDifference, floatsWithin } = floatText;
 const { skipListRest, skipValue, skipWhitespace } = tokens;

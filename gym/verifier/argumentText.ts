@@ -206,9 +206,8 @@ function scanNamedNumber(text: string, start: number): number {
 /** Index past `null`, `true` or `false` spelled exactly at `start`, where the caller has read
  * `first`, or INVALID. */
 export function scanLiteral(text: string, start: number, first: number): number {
-  // Spelled out code unit by code unit: `startsWith` is a builtin call that costs some 200
-  // instructions here, several times these reads. Past the text `charCodeAt` gives NaN, which
-  // matches nothing.
+  // Spelled out code unit by code unit: `startsWith` is a builtin call that costs several times
+  // these reads. Past the text `charCodeAt` gives NaN, which matches nothing.
   switch (first) {
     case 0x6e:
       return text.charCodeAt(start + 1) === 0x75 && text.charCodeAt(start + 2) === 0x6c && text.charCodeAt(start + 3) === 0x6c

@@ -19,6 +19,13 @@ export const stepRewardCategoryText = {
 
 export type StepRewardCategory = keyof typeof stepRewardCategoryText;
 
+/** What comparing a tool call's name and arguments can end in: every category but those decided
+ * before any call is compared. */
+export type ArgumentMismatch = Exclude<
+  StepRewardCategory,
+  'NO_ACTION_FOUND' | 'NO_EXPECTED_TOOL_CALL' | 'EXPECTED_CHAT_MESSAGE_FOUND' | 'NO_EXPECTED_CHAT_MESSAGE'
+>;
+
 export interface VerifyResult {
   readonly reward: number;
   readonly category: StepRewardCategory;

@@ -1,12 +1,11 @@
 import * as categories from './categories';
-import type { StepRewardCategory, VerifyResult } from './categories';
+import type { ArgumentMismatch, StepRewardCategory, VerifyResult } from './categories';
 import type { ToolCallComparatorConfig } from './config';
 import { decodePythonJson, PythonJsonFailure, type PyDict, type PyValue } from '../pythonJson';
 import * as argumentPair from './argumentPair';
 import { stringsMatch } from './pythonText';
 
-// Bound once: every read of an import goes through the module's export getter, which would cost
-// a call per verified tool call.
+// Bound imports: see gym/verifier.ts.
 const { compareArgumentTexts, UNDECIDED } = argumentPair;
 const { verdictOf } = categories;
 
@@ -22,11 +21,6 @@ export class ExpectedArgumentsDecodeError extends Error {
     this.name = 'ExpectedArgumentsDecodeError';
   }
 }
-
-export type ArgumentMismatch = Exclude<
-  StepRewardCategory,
-  'NO_ACTION_FOUND' | 'NO_EXPECTED_TOOL_CALL' | 'EXPECTED_CHAT_MESSAGE_FOUND' | 'NO_EXPECTED_CHAT_MESSAGE'
->;
 
 // Python's `isinstance(actual, type(expected))`. bool subclasses int, so an int accepts a bool
 // but a bool does not accept an int.

@@ -7,8 +7,7 @@ import * as memberStack from './memberStack';
 import * as pairWalk from './pairWalk';
 import type { PairWalk, Step } from './pairWalk';
 
-// Bound once: every read of an import goes through the module's export getter, which on this path
-// (several calls per character) costs more than the work.
+// Bound imports: see gym/verifier.ts.
 const { codeAt, INVALID, lastScan, nextCode, scanString, scanStringAgainst, skipValueFrom, skipWhitespace } = tokens;
 const { MAX_KEYS_PER_OBJECT, SLOT } = memberStack;
 const { MATCH, STOP } = pairWalk;

@@ -1,7 +1,7 @@
 // What the side-by-side walk over two `arguments` texts (argumentPair.ts) returns for each value,
 // and what comparing two objects on that walk (objectPair.ts) needs from it. The two recurse into
 // each other, so this is the part both of them share.
-import type { ArgumentMismatch } from './compare';
+import type { ArgumentMismatch } from './categories';
 
 // Walk results: MATCH, a mismatch category, or STOP once a text turned out invalid or a shape
 // needs the decoding path, with the reason recorded by the walk. All of them strings: V8 compares

@@ -3,8 +3,7 @@ import { countPythonWords, forEachPythonWord } from '../pythonJsonLexis';
 import { decodePythonJson } from '../pythonJson';
 import * as tokens from './argumentText';
 
-// Bound once: every read of an import goes through the module's export getter, and this one runs
-// for every string value compared.
+// Bound imports: see gym/verifier.ts.
 const { scanString } = tokens;
 
 // Capital letters that gained a lower-case mapping after Unicode 15.1. NeMo Gym runs on CPython

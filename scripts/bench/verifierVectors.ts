@@ -6,9 +6,8 @@ import { z } from 'zod';
 import { expectedActionSchema } from '../../gym/schemas';
 import * as verifier from '../../gym/verifier';
 
-// Bound once, as the verifier's own modules bind theirs: under tsx a named import is read through
-// two export getters and a keyed lookup on every use, a cost of the caller's module interop rather
-// than of the verifier (the Python anchor calls through plain module globals).
+// Bound imports, as the verifier's own modules bind theirs (gym/verifier.ts says why): the cost of a
+// getter per call is the caller's module interop, not the verifier's.
 const { toolCallComparatorConfigSchema, verifyResponse } = verifier;
 
 export const vectorsPath = path.resolve(__dirname, '../../../shared/fixtures/verifier/vectors.jsonl');
