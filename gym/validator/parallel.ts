@@ -50,11 +50,9 @@ function serveChunks({ job, claims: shared }: WorkerData): void {
 const data = workerData as Partial<WorkerData> | null;
 if (!isMainThread && data?.role === WORKER_ROLE) serveChunks(data as WorkerData);
 
-/** What a worker runs: `script` (this module, or a bundle with it), through tsx when TypeScript. */
-function workerSource(script: string): string {
-  const load = `require(${JSON.stringify(script)});`;
-  return script.endsWith('.ts') ? `require(${JSON.stringify(require.resolve('tsx/cjs'))}); ${load}` : load;
-}
+/** A worker's node options: none for a bundle; for this module's source (only tests pass it), those
+ * of the calling process, which loads TypeScript (node --import tsx). */
+const workerExecArgv = (script: string): string[] | undefined => (script.endsWith('.ts') ? undefined : []);
 
 /** Below this a file is checked on one thread: starting a worker costs about what a thread checks
  * of a few MiB. */
@@ -86,7 +84,7 @@ export class ChunkThreads {
     this.chunks = chunkCount(job.fileSize);
     const data: WorkerData = { role: WORKER_ROLE, job, claims: this.claims.buffer as SharedArrayBuffer };
     for (let i = 1; i < Math.min(threads, this.chunks); i++) {
-      const worker = new Worker(workerSource(script), { eval: true, execArgv: [], workerData: data });
+      const worker = new Worker(script, { execArgv: workerExecArgv(script), workerData: data });
       this.running++;
       // Listening from the start: a worker may deliver before the caller asks.
       worker.on('message', (verdicts: ChunkVerdicts) => {

@@ -4,7 +4,7 @@
 // memory of a scanner instance of its own, which JsonlFile reads the file into, so a line is
 // checked where it lies. Bytes of 0x80 and above are taken as string content; the caller checks
 // UTF-8. A line is read where it lies in a larger buffer: nothing past its `end` is read.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { MAX_NESTING_DEPTH as DEPTH_LIMIT } from '../pythonJson';
 
@@ -27,24 +27,24 @@ const STACK_BYTES = 4096;
 if (MAX_NESTING_DEPTH >= STACK_BYTES) throw new Error('strict JSON scanner: its stack is smaller than the nesting limit');
 const PAGE_BYTES = 65536;
 
-/** The checkout's root: the nearest directory up from here with bin/cachedBundle.js. Looked for,
- * because this module also runs from a bundle under node_modules/.cache. */
-function checkoutRoot(): string {
+const WASM_FILE = 'strictJson.wasm';
+
+/** Where the build put strictJson.wat assembled (`npm run build` writes dist/strictJson.wasm): this
+ * module runs from its source (tests), from the CLI's bundle in dist/ and from the validator's
+ * bundles there, so the file is looked for upward from here. */
+function builtWasmFile(): string {
   for (let dir = __dirname; ; dir = path.dirname(dir)) {
-    if (existsSync(path.join(dir, 'bin', 'cachedBundle.js'))) return dir;
-    if (path.dirname(dir) === dir) throw new Error(`strict JSON scanner: no pivot-miner checkout above ${__dirname}`);
+    const beside = path.basename(dir) === 'dist' ? path.join(dir, WASM_FILE) : path.join(dir, 'dist', WASM_FILE);
+    if (existsSync(beside)) return beside;
+    if (path.dirname(dir) === dir) throw new Error(`strict JSON scanner: no dist/${WASM_FILE} above ${__dirname}; run \`npm run build\``);
   }
 }
 
 let compiled: WebAssembly.Module | undefined;
 
-/** strictJson.wat, compiled once per thread. */
+/** The built scanner, compiled by V8 once per thread. */
 function scannerModule(): WebAssembly.Module {
-  if (compiled === undefined) {
-    const root = checkoutRoot();
-    const bundles = require(path.join(root, 'bin', 'cachedBundle.js')) as typeof import('../../bin/cachedBundle');
-    compiled = new WebAssembly.Module(bundles.wasmFromWat('gym/validator/strictJson.wat'));
-  }
+  if (compiled === undefined) compiled = new WebAssembly.Module(readFileSync(builtWasmFile()));
   return compiled;
 }
 

@@ -12,7 +12,6 @@ import { execFile } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -20,6 +19,7 @@ import { z } from 'zod';
 import { validatePivotDataset } from '../../gym/validator';
 import { defaultThreads } from '../commands/validate';
 import { median, nemoGymPython, referenceValidatorScript, runPythonAnchor } from './python/nemoGym';
+import { built } from '../../bin/built';
 
 const run = promisify(execFile);
 const WARMUP_PASSES = 1;
@@ -106,7 +106,7 @@ interface Rates {
 
 /** What the CLI's worker threads load (a bundle of the row checks); the source itself would start
  * each worker through tsx, seconds that no run of the command pays. */
-const workerScript = (createRequire(__filename)('../../bin/cachedBundle.js') as { loadableFile(entry: string): string }).loadableFile('gym/validator/parallel.ts');
+const workerScript = built('validatorWorker.js');
 
 async function timeOurs(file: string, rows: number, passes: number, threads: number, into: Rates): Promise<void> {
   for (let pass = 0; pass < passes; pass++) {
@@ -143,7 +143,7 @@ async function timeProcesses(python: string, reference: string, file: string, ro
     oursOneThread: [cli, 'validate', ...args, '--threads', '1'],
   };
   const rates = { python: emptyRates(), ours: emptyRates(), oursOneThread: emptyRates() };
-  // The first run of ours may bundle the command (bin/cachedBundle.js): a warm-up, as for Python.
+  // A warm-up run of each side, so neither pays for a cold page cache.
   await timeProcess(python, commands.ours);
   for (let pass = 0; pass < PASSES; pass++) {
     const theirs = await timeProcess(python, commands.python);

@@ -4,14 +4,13 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from './net';
+import { repoRoot } from '../../bin/built';
 
 // A real policy model for local profiling: llama.cpp's llama-server serving Gemma 3 270M, as a
 // child process on a free 127.0.0.1 port. Gemma 3 270M ships no tool-use chat template, so prompts
 // are rendered with llama.cpp's Hermes-2-Pro tool-use template (`--jinja`): it describes the tools
 // and the `<tool_call>` format llama-server parses and, with `tool_choice: "required"`, constrains
 // generation to.
-
-const repoRoot = path.resolve(__dirname, '../..');
 
 /** The name requests and reports use for the model; llama-server answers to it through `--alias`. */
 export const GEMMA_MODEL_NAME = 'gemma-3-270m-q4_k_m';

@@ -3,11 +3,10 @@ import { closeSync, openSync, readdirSync, readFileSync, realpathSync } from 'no
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ephemeralPortRange, freePort, freePortInRange } from './net';
+import { repoRoot } from '../../bin/built';
 
 // NeMo Gym 0.4.0 as the real counterpart of our servers and files: where its venv is, the
 // environment its `ng_*` commands need here, and `ng_run` as a managed process on free ports.
-
-const repoRoot = path.resolve(__dirname, '../..');
 
 export interface NemoGymInstall {
   binDir: string;

@@ -1,11 +1,10 @@
 import { spawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import path from 'node:path';
 import { workerHeapArgs, workerProcessEnv } from '../../bin/workerHeap';
+import { repoRoot } from '../../bin/built';
 
 // `pivot-miner worker` as a child process, the way a fleet runs it: the Temporal address, task
 // queue and artifact locations come from the environment, exactly as on a real host.
-
-const repoRoot = path.resolve(__dirname, '../..');
 
 export interface WorkerProcessOptions {
   temporalAddress: string;

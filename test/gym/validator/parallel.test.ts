@@ -1,18 +1,17 @@
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { validatePivotDataset, type PivotValidatorResult } from '../../../gym/validator';
 import { CHUNK_BYTES } from '../../../gym/validator/chunks';
 import { ChunkThreads } from '../../../gym/validator/parallel';
+import { built } from '../../../bin/built';
 
 // Threads split the file at fixed byte offsets; whatever falls on a cut, and wherever the exact path
 // is needed, every thread count must print what one thread prints.
 
-const bundles = createRequire(__filename)('../../../bin/cachedBundle.js') as { loadableFile(entry: string): string };
-const workerScript = bundles.loadableFile('gym/validator/parallel.ts');
+const workerScript = built('validatorWorker.js');
 
 const ROW = JSON.stringify({
   responses_create_params: { input: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', name: 'get_weather' }], tool_choice: 'auto' },

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# `npm run test:unit`: the fast tier — the pure NeMo Gym contracts (gym/), contracts/, and the
+# activities' logic run in process against in-process fakes. No Temporal server, NeMo Gym or
+# llama-server; it needs only `npm ci` (which builds dist/, whose validator WebAssembly gym/ reads).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -d node_modules ] || npm ci
+npm run --silent build
+mapfile -t files < <(find test/gym test/contracts test/activities test/scripts/build.test.ts -name '*.test.ts' | sort)
+exec node --import tsx --test "${files[@]}"
