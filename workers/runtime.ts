@@ -19,9 +19,21 @@ export function sdkLogLevel(opts: { verbose?: boolean } = {}, env: NodeJS.Proces
   return fromEnv as LogLevel;
 }
 
+/**
+ * Warnings the SDK prints for a setup we chose: the per-host worker of `servers.mode: spawn` runs
+ * activities only, and the SDK warns at each start that it polls no workflow tasks.
+ */
+const EXPECTED_WARNINGS = new Set(['No workflows registered, not polling for workflow tasks']);
+
+class WorkerLogger extends DefaultLogger {
+  override log(level: LogLevel, message: string, meta?: Record<string, unknown>): void {
+    if (!EXPECTED_WARNINGS.has(message)) super.log(level, message, meta);
+  }
+}
+
 export function runtimeOptions(opts: { logLevel: LogLevel; metricsAddress?: string }): RuntimeOptions {
   return {
-    logger: new DefaultLogger(opts.logLevel),
+    logger: new WorkerLogger(opts.logLevel),
     telemetryOptions: {
       logging: { filter: makeTelemetryFilterString({ core: opts.logLevel, other: 'ERROR' }) },
       ...(opts.metricsAddress ? { metrics: metricsTelemetry(opts.metricsAddress) } : {}),

@@ -8,40 +8,43 @@ import type { StageProgress } from '../../contracts/payloads';
 // stage as it finishes, and on a terminal a live bar while a chunked stage runs (cleared when the
 // stage's line is printed). A failed run rejects with the workflow's failure; the caller prints it.
 
-interface SeenStage {
-  stage: string;
-  startedAt: number;
-  chunks?: StageProgress;
-}
+/** The stages of pivotMiningWorkflow in order; a stage that ends between two polls still gets its line. */
+const STAGES = ['prepare', 'collect', 'convert', 'local_profile', 'publish'] as const;
+type Stage = (typeof STAGES)[number];
 
-/** The line printed when a stage ends: its name, its rollouts when it has chunks, and its wall time. */
-export function stageLine(seen: SeenStage, endedAt: number): string {
-  const seconds = `${((endedAt - seen.startedAt) / 1000).toFixed(1)} s`;
-  const c = seen.chunks;
-  const detail = c ? `${c.done}/${c.total} rollouts, ${c.failed} failed, ${c.rolloutsPerSecond}/s, ` : '';
-  return `${seen.stage.padEnd(14)} ${detail}${seconds}`;
+function summary(stage: Stage, c: Record<string, number>, rate: number | undefined): string {
+  const perSecond = rate === undefined ? '' : `, ${rate}/s`;
+  switch (stage) {
+    case 'prepare':
+      return 'config and inputs checked, servers up';
+    case 'collect':
+      return `${c.rollouts ?? '?'} rollouts of ${c.tasks ?? '?'} tasks, ${c.rollout_failures ?? 0} failed${perSecond}`;
+    case 'convert':
+      return `${c.candidates ?? '?'} candidates from ${c.positive_trajectories ?? '?'} positive trajectories (${c.deduped ?? 0} duplicates, ${c.skipped ?? 0} skipped)`;
+    case 'local_profile':
+      return `${c.local_profile_rollouts ?? '?'} samples, ${c.local_profile_failures ?? 0} failed${perSecond}`;
+    case 'publish':
+      return `${c.published ?? '?'} pivots published; dropped ${c.all_pass ?? '?'} all-pass, ${c.all_fail ?? '?'} all-fail`;
+  }
 }
 
 /** Turns polled progress into one line per finished stage; pure, so the output is testable. */
 export class StageLines {
-  private current: SeenStage | undefined;
+  private next = 0;
+  private readonly rates = new Map<string, number>();
 
-  /** Records a poll; returns the line of the stage that just ended, if one did. */
-  observe(stage: string, chunks: StageProgress | null, now: number): string | undefined {
-    let ended: string | undefined;
-    if (this.current?.stage !== stage) {
-      if (this.current) ended = stageLine(this.current, now);
-      this.current = stage === 'done' ? undefined : { stage, startedAt: now };
+  constructor(private readonly startedAt: number) {}
+
+  /** Records a poll; returns the lines of the stages that ended since the last one. */
+  observe(stage: string, counts: Record<string, number>, chunks: StageProgress | null, now: number): string[] {
+    if (chunks) this.rates.set(stage, chunks.rolloutsPerSecond);
+    const at = stage === 'done' ? STAGES.length : STAGES.indexOf(stage as Stage);
+    const lines: string[] = [];
+    for (; this.next < at; this.next++) {
+      const ended = STAGES[this.next]!;
+      lines.push(`${ended.padEnd(14)} ${summary(ended, counts, this.rates.get(ended))}  [${((now - this.startedAt) / 1000).toFixed(1)} s]`);
     }
-    if (this.current && chunks) this.current.chunks = chunks;
-    return ended;
-  }
-
-  /** The last stage's line once the run has ended. */
-  finish(now: number): string | undefined {
-    const line = this.current ? stageLine(this.current, now) : undefined;
-    this.current = undefined;
-    return line;
+    return lines;
   }
 }
 
@@ -52,7 +55,7 @@ export async function followRun(client: Client, workflowId: string, opts: { inte
     () => (outcome = 'ok'),
     () => (outcome = 'failed'),
   );
-  const lines = new StageLines();
+  const lines = new StageLines(Date.now());
   let bar: SingleBar | undefined;
   const stopBar = () => {
     bar?.stop();
@@ -63,10 +66,10 @@ export async function followRun(client: Client, workflowId: string, opts: { inte
     const progress = await getProgress(client, workflowId).catch(() => undefined);
     if (progress) {
       const chunks = progress.childStage ?? null;
-      const ended = lines.observe(progress.stage, chunks, Date.now());
-      if (ended) {
+      const ended = lines.observe(progress.stage, progress.counts, chunks, Date.now());
+      if (ended.length > 0) {
         stopBar();
-        console.error(ended);
+        for (const line of ended) console.error(line);
       }
       if (chunks && process.stderr.isTTY) {
         if (!bar) {
@@ -83,7 +86,7 @@ export async function followRun(client: Client, workflowId: string, opts: { inte
     await Promise.race([result.catch(() => undefined), sleep(opts.intervalMs ?? 500)]);
   }
   stopBar();
-  const last = lines.finish(Date.now());
-  if (last && outcome === 'ok') console.error(last);
+  const final = await result.catch(() => undefined);
+  if (final) for (const line of lines.observe('done', final.counts, null, Date.now())) console.error(line);
   return result;
 }

@@ -2,19 +2,22 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { StageLines } from '../../../scripts/lib/follow';
 
-test('one line per stage, printed as the stage ends, with rollouts for the chunked ones', () => {
-  const lines = new StageLines();
-  const printed: Array<string | undefined> = [];
-  const chunks = (done: number) => ({ stage: 'collect', done, total: 600, failed: 0, rolloutsPerSecond: 120, etaSeconds: null });
-  printed.push(lines.observe('prepare', null, 0));
-  printed.push(lines.observe('collect', chunks(100), 500));
-  printed.push(lines.observe('collect', chunks(600), 4500));
-  printed.push(lines.observe('convert', null, 5000));
-  printed.push(lines.observe('publish', null, 5200));
-  printed.push(lines.finish(6000));
-  assert.deepEqual(
-    printed.filter((l) => l !== undefined).map((l) => l!.replace(/ +/g, ' ')),
-    ['prepare 0.5 s', 'collect 600/600 rollouts, 0 failed, 120/s, 4.5 s', 'convert 0.2 s', 'publish 0.8 s'],
-  );
-  assert.equal(lines.observe('done', null, 7000), undefined);
+test('one line per stage as it ends, including a stage that ended between two polls', () => {
+  const lines = new StageLines(0);
+  const chunks = { stage: 'collect', done: 60, total: 80, failed: 0, rolloutsPerSecond: 64, etaSeconds: null };
+  const printed = [
+    ...lines.observe('prepare', {}, null, 200),
+    ...lines.observe('collect', {}, chunks, 900),
+    // convert began and ended between these polls.
+    ...lines.observe('local_profile', { tasks: 20, rollouts: 80, rollout_failures: 0, candidates: 137, positive_trajectories: 52, deduped: 31, skipped: 0 }, null, 1600),
+    ...lines.observe('done', { local_profile_rollouts: 1096, local_profile_failures: 0, published: 43, all_pass: 90, all_fail: 4 }, null, 4000),
+  ].map((line) => line.replace(/ +/g, ' '));
+  assert.deepEqual(printed, [
+    'prepare config and inputs checked, servers up [0.9 s]',
+    'collect 80 rollouts of 20 tasks, 0 failed, 64/s [1.6 s]',
+    'convert 137 candidates from 52 positive trajectories (31 duplicates, 0 skipped) [1.6 s]',
+    'local_profile 1096 samples, 0 failed [4.0 s]',
+    'publish 43 pivots published; dropped 90 all-pass, 4 all-fail [4.0 s]',
+  ]);
+  assert.deepEqual(lines.observe('done', {}, null, 5000), []);
 });
