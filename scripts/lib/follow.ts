@@ -13,7 +13,7 @@ const STAGES = ['prepare', 'collect', 'convert', 'local_profile', 'publish'] as 
 type Stage = (typeof STAGES)[number];
 
 function summary(stage: Stage, c: Record<string, number>, rate: number | undefined): string {
-  const perSecond = rate === undefined ? '' : `, ${rate}/s`;
+  const perSecond = rate === undefined ? '' : `, ${Math.round(rate)}/s`;
   switch (stage) {
     case 'prepare':
       return 'config and inputs checked, servers up';
