@@ -14,6 +14,7 @@ import { resolveInside } from './configFile';
 import { loadRunContext, poolDirOf, type WorkerSettings } from './runContext';
 import { publishBatch } from './publish';
 import { commitVersionDir, freeVersionId, latestVersion, readRows, stagingDir, validateVersion, writeRows } from './pool';
+import { checkRunManifest, currentRunManifest, fileDigest, recordRunManifest, textDigest } from './runManifest';
 
 // The pivot loop: each policy checkpoint re-profiles the curriculum pool, and pivots the policy now
 // always solves (learned) or never solves (unsolvable) retire. A curriculum lives in
@@ -39,9 +40,14 @@ export async function startCurriculum(settings: WorkerSettings, args: { input: u
     if (latest === null) throw new ConfigError(`no initial_pool given and the pool ${poolDir} has no published version yet`);
     source = latest.pivotsPath;
   }
+  // A curriculum started again under its workflow id resumes its directory: same config, inputs and pool.
+  const identity = { ...ctx.config, curriculum: { initial_pool: ctx.input.initial_pool ?? null, top_up_to: ctx.input.top_up_to ?? null } };
+  const manifest = currentRunManifest(identity, { initial_pool: await fileDigest(source, path.relative(ctx.baseDir, source)) });
+  const recorded = await checkRunManifest(curriculumDir, manifest, `the curriculum ${curriculumDir}`);
   await mkdir(curriculumDir, { recursive: true });
   const poolPath = path.join(curriculumDir, 'initial_pool.jsonl');
   await copyFile(source, poolPath);
+  await recordRunManifest(curriculumDir, manifest, recorded);
   return { curriculumDir, poolPath, rounds: [] };
 }
 
@@ -60,8 +66,6 @@ export async function prepareCurriculumRound(
 
   const roundId = `round-${String(args.round).padStart(3, '0')}`;
   const roundDir = path.join(args.state.curriculumDir, 'runs', roundId);
-  await mkdir(roundDir, { recursive: true });
-  await writeFile(path.join(roundDir, 'pipeline_config.yaml'), YAML.stringify(config));
 
   const pool = await readRows(args.state.poolPath);
   let toppedUp = 0;
@@ -74,7 +78,14 @@ export async function prepareCurriculumRound(
     }
   }
   const candidatesPath = path.join(roundDir, 'pool.jsonl');
+  // A round's directory is reused only by the same round: a retried activity, never another
+  // checkpoint or pool, whose samples would otherwise be mixed with this round's shards.
+  const manifest = currentRunManifest(config, { pool: textDigest(pool.map((row) => `${JSON.stringify(row)}\n`).join(''), 'pool.jsonl') });
+  const recorded = await checkRunManifest(roundDir, manifest, `curriculum ${roundId}`);
+  await mkdir(roundDir, { recursive: true });
+  await writeFile(path.join(roundDir, 'pipeline_config.yaml'), YAML.stringify(config));
   await writeRows(candidatesPath, pool);
+  await recordRunManifest(roundDir, manifest, recorded);
   return { plan: { runId: roundId, runDir: roundDir, baseDir, config }, roundDir, candidatesPath, poolSize: pool.length, toppedUp };
 }
 

@@ -11,6 +11,7 @@ import { materializedInputsPath, readMaterializedMeta, writeChunkIndex, type Mat
 import { RowIndexWriter } from './rowIndex';
 import { resolveInside } from './configFile';
 import { agentDirectory, unknownAgentReason } from './servers';
+import { checkMaterializedInputs } from './runManifest';
 
 /**
  * Materializes task rows × num_repeats into `<out>_materialized_inputs.jsonl` with NeMo Gym's
@@ -26,7 +27,10 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   const settings = stageSettings(plan, stage);
   const outFile = materializedInputsPath(outPrefix);
   const existing = await readMaterializedMeta(outPrefix);
-  if (existing) return materializeResult(outFile, existing);
+  if (existing) {
+    await checkMaterializedInputs(plan.runDir, stage, outFile);
+    return materializeResult(outFile, existing);
+  }
 
   // Collect reads user data from the worker's base dir; local profiling reads candidates the run wrote.
   const allowedRoot = stage === 'collect' ? plan.baseDir : plan.runDir;
@@ -71,6 +75,7 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   chunkStarts.push(writer.bytesWritten);
   const meta = { rows, tasks: taskIndices.size, chunks: chunkStarts.length - 1, chunkSize: settings.chunkSize, agentNames };
   await writeChunkIndex(outPrefix, chunkStarts, meta);
+  await checkMaterializedInputs(plan.runDir, stage, outFile);
   return materializeResult(outFile, meta);
 }
 

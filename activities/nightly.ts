@@ -23,6 +23,7 @@ import {
 import { loadRunContext, poolDirOf, type WorkerSettings } from './runContext';
 import { publishBatch } from './publish';
 import { findNewSources, readManifest, recordSources, writeManifest } from './sources';
+import { checkRunManifest, currentRunManifest, recordRunManifest } from './runManifest';
 
 // Incremental nightly mining: only source rollouts files the pool manifest has not seen are
 // converted and locally profiled; their mixed pivots are added to the latest version's pivots.
@@ -34,13 +35,22 @@ export async function prepareNightlyRun(settings: WorkerSettings, args: { input:
     throw new ConfigError(`${await configKeyLocation(ctx.configPath, ['pool'])}: pool.sources: nightly mining needs at least one source glob`);
   }
   const poolDir = await poolDirOf(ctx);
-  await mkdir(poolDir, { recursive: true });
+  // A nightly run resumes the pool: its versions must all come from one config and pipeline
+  // version, whichever sources each night brings (those are recorded per version run below).
+  const { sources: _sources, ...poolSettings } = config.pool;
+  const poolManifest = currentRunManifest({ ...config, pool: poolSettings }, {});
+  const poolRecorded = await checkRunManifest(poolDir, poolManifest, `the pool ${poolDir}`);
   const scan = await findNewSources(baseDir, config.pool.sources, await readManifest(poolDir));
   const versionId = freeVersionId(poolDir, args.versionBase);
   const runDir = path.join(poolDir, 'runs', versionId);
+  const runManifest = currentRunManifest(config, Object.fromEntries(scan.fresh.map((s) => [`pool.sources ${s.path}`, { path: s.path, sha256: s.sha256, bytes: s.size }])));
+  const runRecorded = scan.fresh.length > 0 ? await checkRunManifest(runDir, runManifest, `nightly run ${versionId}`) : undefined;
+  await mkdir(poolDir, { recursive: true });
+  await recordRunManifest(poolDir, poolManifest, poolRecorded);
   if (scan.fresh.length > 0) {
     await mkdir(runDir, { recursive: true });
     await writeFile(path.join(runDir, 'pipeline_config.yaml'), YAML.stringify(config));
+    await recordRunManifest(runDir, runManifest, runRecorded);
   }
   return {
     plan: { runId: versionId, runDir, baseDir, config },

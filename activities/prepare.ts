@@ -5,8 +5,13 @@ import { pivotMiningInputSchema } from '../contracts/workflowInputs';
 import type { RunPlan } from '../contracts/payloads';
 import { resolveInside } from './configFile';
 import { configPathInside, loadRunContext, mustBeReadableFile, type WorkerSettings } from './runContext';
+import { checkRunManifest, currentRunManifest, fileDigest, recordRunManifest } from './runManifest';
 
-/** Validates the workflow input and config, creates the run directory and snapshots the config in it. */
+/**
+ * Validates the workflow input and config, creates the run directory and snapshots the config in it.
+ * A run id already used must name the same run: its manifest is checked before anything in the run
+ * directory is written, so a refused resume leaves the directory exactly as it was.
+ */
 export async function prepareRun(settings: WorkerSettings, rawInput: unknown, workflowId: string): Promise<RunPlan> {
   const { input, configPath, config, baseDir, artifactsRoot } = await loadRunContext(settings, pivotMiningInputSchema, rawInput);
   const runId = input.run_id ?? workflowId.replace(/[^A-Za-z0-9._-]/g, '_');
@@ -16,7 +21,10 @@ export async function prepareRun(settings: WorkerSettings, rawInput: unknown, wo
   if (config.servers.mode === 'embedded' && config.servers.faults?.events_jsonl) {
     await configPathInside(configPath, ['servers', 'faults', 'events_jsonl'], baseDir, config.servers.faults.events_jsonl);
   }
+  const manifest = currentRunManifest(config, { 'collect.input_jsonl': await fileDigest(inputPath, config.collect.input_jsonl) });
+  const recorded = await checkRunManifest(runDir, manifest, `run ${runId}`);
   await mkdir(runDir, { recursive: true });
   await writeFile(path.join(runDir, 'pipeline_config.yaml'), YAML.stringify(config));
+  await recordRunManifest(runDir, manifest, recorded);
   return { runId, runDir, baseDir, config };
 }
