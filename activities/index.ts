@@ -15,6 +15,7 @@ import { publishStage } from './publish';
 import { workerSettingsFromEnv, type WorkerSettings } from './runContext';
 import { ensureServers } from './servers';
 import { runManagedServers, workerHostQueue } from './spawn';
+import { stageAccounting } from './rolloutAccounting';
 
 export interface ActivityDeps {
   settings: WorkerSettings;
@@ -41,6 +42,7 @@ export function createActivities(deps: ActivityDeps = activityDepsFromEnv()) {
     finishStage,
     aggregateMetricsStage: writeAggregateMetrics,
     profileStage,
+    stageAccounting,
     convertStage,
     publishStage,
     prepareNightlyRun: (args: Parameters<typeof prepareNightlyRun>[1]) => prepareNightlyRun(settings, args),

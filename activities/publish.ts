@@ -1,4 +1,8 @@
+import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { PIPELINE_VERSION } from '../gym/runManifest';
+import { buildRunSummary, RUN_SUMMARY_FILE } from '../gym/runSummary';
+import type { RolloutAccounting } from '../gym/rolloutAccounting';
 import { InvalidDatasetError } from '../contracts/errors';
 import { publishPivotDataset } from '../gym/publish';
 import { validatePivotDataset } from '../gym/validator';
@@ -15,6 +19,8 @@ export async function publishStage(input: {
   localProfilePath: string;
   simulated: boolean;
   funnel: Record<string, number>;
+  /** Per rollout stage; absent from runs begun before stages accounted for their rollouts. */
+  accounting?: Record<string, RolloutAccounting>;
 }): Promise<PublishResult> {
   const { plan, convert } = input;
   const agentName = pivotAgentName(plan);
@@ -28,6 +34,7 @@ export async function publishStage(input: {
     // Embedded collect always runs the simulator's policy, whatever model local profiling uses.
     sourceRolloutsSimulated: plan.config.servers.mode === 'embedded',
     funnel: input.funnel,
+    accounting: input.accounting,
   });
   const validation = await validatePivotDataset({
     path: published.pivotsPath,
@@ -40,6 +47,28 @@ export async function publishStage(input: {
   if (validation.exitCode !== 0 && published.counts.published > 0) {
     throw new InvalidDatasetError(`published dataset failed validation: ${validation.stderr.trim()}`);
   }
+  const c = published.counts;
+  const summary = buildRunSummary({
+    runId: plan.runId,
+    pipelineVersion: PIPELINE_VERSION,
+    numSamples: plan.config.local_profile.num_samples,
+    allowPartial: plan.config.filter.allow_partial,
+    accounting: input.accounting ?? {},
+    pivots: {
+      candidates: c.candidates,
+      published: c.published,
+      published_partial: c.published_partial,
+      held_back_incomplete: c.incomplete,
+      all_pass: c.all_pass,
+      all_fail: c.all_fail,
+      constant: c.constant,
+      over_budget: c.over_budget,
+    },
+    counts: { ...input.funnel, ...c },
+  });
+  const runSummaryPath = path.join(plan.runDir, RUN_SUMMARY_FILE);
+  await writeFile(`${runSummaryPath}.tmp`, `${JSON.stringify(summary, null, 2)}\n`);
+  await rename(`${runSummaryPath}.tmp`, runSummaryPath);
   return {
     pivotsPath: published.pivotsPath,
     gymConfigPath: published.gymConfigPath,
@@ -47,6 +76,7 @@ export async function publishStage(input: {
     reportPath: published.reportPath,
     validatorExitCode: validation.exitCode,
     counts: published.counts,
+    runSummaryPath,
   };
 }
 
@@ -64,6 +94,7 @@ export async function publishBatch(
     simulated: boolean;
     sourceRolloutsSimulated?: boolean;
     funnel: Record<string, number>;
+    accounting?: Record<string, RolloutAccounting>;
   },
 ) {
   const { filter, publish, local_profile: lp } = plan.config;

@@ -1,4 +1,5 @@
 import type { PipelineConfig } from './config';
+import type { RolloutAccounting } from '../gym/rolloutAccounting';
 
 // Activity and child-workflow payloads: paths, counts and the (secret-free) config, never rows.
 
@@ -80,6 +81,8 @@ export interface CollectStageResult {
   materialize: MaterializeResult;
   merge: MergeResult;
   profile: ProfileResult;
+  /** Where every expected rollout went; absent in stages begun before stages accounted for them. */
+  accounting?: RolloutAccounting;
 }
 
 export interface ConvertResult {
@@ -100,6 +103,8 @@ export interface PublishResult {
   reportPath: string;
   validatorExitCode: number;
   counts: Record<string, number>;
+  /** `<runDir>/run_summary.json`. */
+  runSummaryPath?: string;
 }
 
 export interface StageProgress {
@@ -109,6 +114,8 @@ export interface StageProgress {
   failed: number;
   rolloutsPerSecond: number;
   etaSeconds: number | null;
+  /** Once the stage is merged: where every expected rollout went. */
+  accounting?: RolloutAccounting;
 }
 
 export interface PivotMiningProgress {
@@ -118,6 +125,8 @@ export interface PivotMiningProgress {
   /** The chunked child workflow running now (collect or local_profile); query it for live numbers. */
   childWorkflowId: string | null;
   counts: Record<string, number>;
+  /** Per rollout stage done so far: expected, succeeded, failed by class, terminal, omitted. */
+  accounting?: Record<string, RolloutAccounting>;
 }
 
 export interface PivotMiningResult {
@@ -129,4 +138,8 @@ export interface PivotMiningResult {
   gymConfigPath: string;
   reportPath: string;
   counts: Record<string, number>;
+  /** Per rollout stage: expected, succeeded, failed by class, terminal, omitted (also in run_summary.json). */
+  accounting?: Record<string, RolloutAccounting>;
+  /** `<runDir>/run_summary.json`; absent for runs begun before it was written. */
+  runSummaryPath?: string;
 }

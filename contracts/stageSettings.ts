@@ -22,7 +22,7 @@ export function pivotAgentName(plan: RunPlan): string {
 }
 
 export function stageSettings(plan: RunPlan, stage: RolloutStage): StageSettings {
-  const { collect, local_profile: lp, profile, filter } = plan.config;
+  const { collect, local_profile: lp, profile } = plan.config;
   if (stage === 'collect') {
     return {
       agentName: collect.agent_name,
@@ -49,6 +49,9 @@ export function stageSettings(plan: RunPlan, stage: RolloutStage): StageSettings
     maxConcurrency: lp.max_concurrency,
     maxAttempts: lp.max_attempts,
     requestTimeoutMs: lp.request_timeout_ms,
-    allowPartialRollouts: filter.allow_partial,
+    // Always profiled in partial mode, so a pivot missing samples is reported with its missing
+    // count and selection holds it back (or, with filter.allow_partial, publishes it marked
+    // partial), instead of one failed sample failing the whole run.
+    allowPartialRollouts: true,
   };
 }

@@ -11,6 +11,7 @@ import { withKindedProvenance } from './convert/candidates';
 import { readCandidateSummaries, readLocalProfile, readSkipReasons, readUpstreamCounts } from './publishInputs';
 import { PublishInputError } from './errors';
 import { renderReport } from './report';
+import type { RolloutAccounting } from './rolloutAccounting';
 import { selectPivots, type PivotSelection } from './selection';
 import { computeSelectionMetrics, type CandidateSummary, type PublishCounts } from './selectionMetrics';
 
@@ -50,6 +51,8 @@ export const publishOptionsSchema = z.strictObject({
     .optional(),
   /** Stage counts known to the caller (`tasks`, `rollouts`, `positive_trajectories`, ...). */
   funnel: z.record(z.string(), z.number()).optional(),
+  /** Where each rollout stage's expected rollouts went (gym/rolloutAccounting.ts), shown in the report. */
+  accounting: z.record(z.string(), z.custom<RolloutAccounting>((v) => typeof v === 'object' && v !== null)).optional(),
 });
 export type PublishOptions = z.input<typeof publishOptionsSchema>;
 
@@ -59,7 +62,8 @@ export interface PublishResult {
   selectionMetricsPath: string;
   datasetMetricsPath: string;
   reportPath: string;
-  counts: PublishCounts;
+  /** `published_partial`: published pivots with fewer local samples than asked for (allow_partial only). */
+  counts: PublishCounts & { published_partial: number };
 }
 
 /** Writes beside the target then renames, so a crash never leaves a half-written artifact in place. */
@@ -80,6 +84,7 @@ async function writePivotRows(
   selections: readonly PivotSelection<CandidateSummary>[],
   agentName: string,
   metrics: DatasetMetricsAccumulator,
+  partialCount: { n: number },
 ): Promise<void> {
   const agentRef = { type: 'responses_api_agents', name: agentName };
   const tmp = `${pivotsPath}.tmp`;
@@ -93,13 +98,19 @@ async function writePivotRows(
       }
       if (selection.outcome !== 'mixed') continue;
       const row = value as Record<string, unknown>;
+      const profile = selection.profile!;
+      // Kept with fewer samples than asked for only under allow_partial, and then marked as such,
+      // so a trainer can tell its pass rate rests on fewer samples.
+      const partial = profile.missing_num_samples > 0 ? { local_partial: true, local_expected_num_samples: profile.expected_num_samples } : {};
+      if (profile.missing_num_samples > 0) partialCount.n += 1;
       const pivot = {
         ...row,
         agent_ref: agentRef,
         provenance: {
           ...(row.provenance as Record<string, unknown>),
-          local_pass_rate: selection.profile!.pass_rate,
-          local_num_samples: selection.profile!.num_samples,
+          local_pass_rate: profile.pass_rate,
+          local_num_samples: profile.num_samples,
+          ...partial,
         },
       };
       metrics.add(pivot);
@@ -136,7 +147,8 @@ export async function publishPivotDataset(input: PublishOptions): Promise<Publis
   });
 
   const metrics = new DatasetMetricsAccumulator();
-  await writePivotRows(opts.candidatesPath, pivotsPath, selections, opts.agentName, metrics);
+  const partialCount = { n: 0 };
+  await writePivotRows(opts.candidatesPath, pivotsPath, selections, opts.agentName, metrics, partialCount);
 
   const jsonlFpath = opts.jsonlFpath ?? pivotsPath;
   const gymConfig = buildPivotGymConfig({
@@ -175,6 +187,7 @@ export async function publishPivotDataset(input: PublishOptions): Promise<Publis
       policy: opts.policy ?? null,
       selection: selectionMetrics,
       datasetMetrics,
+      accounting: opts.accounting ?? null,
       files: {
         pivots: PIVOTS_FILE,
         gymConfig: path.basename(gymConfigPath),
@@ -184,5 +197,5 @@ export async function publishPivotDataset(input: PublishOptions): Promise<Publis
     }),
   );
 
-  return { pivotsPath, gymConfigPath, selectionMetricsPath, datasetMetricsPath, reportPath, counts: selectionMetrics.counts };
+  return { pivotsPath, gymConfigPath, selectionMetricsPath, datasetMetricsPath, reportPath, counts: { ...selectionMetrics.counts, published_partial: partialCount.n } };
 }

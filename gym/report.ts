@@ -9,6 +9,7 @@ import {
 import { escapeHtml, horizontalBarChart, verticalBarChart, type Bar } from './report/svg';
 import { SELECTION_OUTCOMES } from './selection';
 import type { OutcomeCounts, SelectionMetrics } from './selectionMetrics';
+import type { RolloutAccounting } from './rolloutAccounting';
 
 // One self-contained HTML page per published dataset: where the pivots came from, why the others
 // were dropped, and what the published set looks like. Deterministic (no dates, no randomness), so
@@ -23,6 +24,8 @@ export interface ReportData {
   policy?: ReportPolicy | null;
   selection: SelectionMetrics;
   datasetMetrics: DatasetMetrics | null;
+  /** Where each rollout stage's expected rollouts went; the section is left out when absent. */
+  accounting?: Record<string, RolloutAccounting> | null;
   files: Record<string, string>;
 }
 
@@ -134,6 +137,17 @@ function metricsTable(m: DatasetMetrics | null): string {
   return `<p>${m[NUMBER_OF_EXAMPLES]} published examples (NeMo Gym <code>ng_prepare_data</code> metrics).</p><table><thead><tr><th>metric</th><th>non-null</th><th>average</th><th>min</th><th>max</th><th>std</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
+function accountingTable(accounting: Record<string, RolloutAccounting>): string {
+  const stages = Object.entries(accounting);
+  const classes = [...new Set(stages.flatMap(([, a]) => Object.keys(a.failed_by_class)))].sort();
+  const header = ['stage', 'expected', 'succeeded', 'failed', ...classes.map((c) => `failed: ${c}`), 'of failed: terminal', 'omitted', 'recovered after a failure'];
+  const rows = stages.map(([stage, a]) => {
+    const cells = [a.expected, a.succeeded, a.failed, ...classes.map((c) => a.failed_by_class[c] ?? 0), a.terminal, a.omitted, a.recovered];
+    return `<tr><td>${escapeHtml(stage)}</td>${cells.map((n) => `<td class="num">${n}</td>`).join('')}</tr>`;
+  });
+  return `<table id="rollout-accounting"><thead><tr>${header.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
 function section(title: string, body: string, note?: string): string {
   return `<section><h2>${escapeHtml(title)}</h2>${note ? `<p class="note">${escapeHtml(note)}</p>` : ''}${body}</section>`;
 }
@@ -180,6 +194,15 @@ export function renderReport(data: ReportData): string {
     policy,
     `<div class="kpis">${kpis}</div>`,
     section('Funnel', horizontalBarChart(funnelBars(s)), 'Counts per pipeline stage; stages unknown to this run are left out.'),
+    ...(data.accounting && Object.keys(data.accounting).length > 0
+      ? [
+          section(
+            'Rollout accounting',
+            accountingTable(data.accounting),
+            'Every expected rollout is succeeded, failed or omitted. Failed and omitted rollouts never enter a pass rate; a pivot with fewer local samples than asked for is held back as incomplete unless partial profiles are allowed.',
+          ),
+        ]
+      : []),
     section('Selection outcomes', outcomeTable(s)),
     section(
       'Local pass rates',

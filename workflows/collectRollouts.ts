@@ -5,11 +5,12 @@ import { collectStageActivityOptions, chunkActivityOptions } from './activityOpt
 import { stageSettings } from '../contracts/stageSettings';
 import { NOTHING_MERGED, type ChunkResult, type CollectStageInput, type CollectStageResult, type MergeResult, type ProfileResult } from '../contracts/payloads';
 import { MergeFrontier } from './mergeFrontier';
+import type { RolloutAccounting } from '../gym/rolloutAccounting';
 
 // collect → profile as one reusable sub-pipeline (DESIGN §1): the collect stage runs it with the
 // agent executor, local profiling runs it on pivot candidates with the single-step executor.
 
-const { materializeStage, mergeShards, mergeChunks, finishMerge, finishStage, aggregateMetricsStage, profileStage } =
+const { materializeStage, mergeShards, mergeChunks, finishMerge, finishStage, aggregateMetricsStage, profileStage, stageAccounting } =
   proxyActivities<PivotActivities>(collectStageActivityOptions);
 
 const { runChunk } = proxyActivities<PivotActivities>(chunkActivityOptions);
@@ -26,6 +27,9 @@ const MERGE_DURING_CHUNKS = 'merge-during-chunks';
 /** Histories begun before the tail became one activity replay finishMerge, then profile beside aggregate metrics. */
 const FINISH_IN_ONE_ACTIVITY = 'finish-stage-in-one-activity';
 
+/** Histories begun before stages accounted for every expected rollout end after the profile. */
+const ROLLOUT_ACCOUNTING = 'rollout-accounting';
+
 export async function collectRolloutsWorkflow(input: CollectStageInput): Promise<CollectStageResult> {
   const mergeDuringChunks = patched(MERGE_DURING_CHUNKS);
   const settings = stageSettings(input.plan, input.stage);
@@ -34,6 +38,7 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
   let failed = input.resume?.failed ?? 0;
   let total = input.resume?.materialize.rows ?? 0;
   let phase = input.resume ? 'chunks' : 'materialize';
+  let accounting: RolloutAccounting | undefined;
 
   setHandler(stageProgressQuery, () => {
     const elapsed = Math.max(1, (Date.now() - startedAtMs) / 1000);
@@ -45,6 +50,7 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
       failed,
       rolloutsPerSecond: Math.round(rate * 100) / 100,
       etaSeconds: rate > 0 && total > done ? Math.round((total - done) / rate) : null,
+      ...(accounting ? { accounting } : {}),
     };
   });
 
@@ -109,6 +115,10 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
     phase = 'profile';
     profile = await profileStage({ outPrefix, allowPartialRollouts: settings.allowPartialRollouts });
   }
+  if (patched(ROLLOUT_ACCOUNTING)) {
+    phase = 'accounting';
+    accounting = await stageAccounting({ plan, stage, outPrefix });
+  }
   phase = 'done';
-  return { materialize, merge, profile };
+  return { materialize, merge, profile, ...(accounting ? { accounting } : {}) };
 }

@@ -5,6 +5,7 @@ import { nightlyProgressQuery } from '../contracts/temporal';
 import { collectRolloutsWorkflow } from './collectRollouts';
 import type { NightlyMiningInput } from '../contracts/workflowInputs';
 import type { NightlyMiningResult } from '../contracts/poolPayloads';
+import { accountingCounts } from '../gym/rolloutAccounting';
 
 // One nightly run over the config's source rollouts files: scan → convert the new ones → dedupe
 // against the pool → local-profile → publish a new pool version. Sources are already rollouts, so
@@ -64,6 +65,7 @@ export async function nightlyMiningWorkflow(input: NightlyMiningInput): Promise<
     childWorkflowId = null;
     counts.local_profile_rollouts = profiled.merge.completed;
     counts.local_profile_failures = profiled.merge.failedKeys;
+    if (profiled.accounting) Object.assign(counts, accountingCounts('local_profile', profiled.accounting));
     localProfilePath = profiled.profile.rewardProfilingPath;
   }
 

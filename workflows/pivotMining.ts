@@ -15,6 +15,7 @@ import { NON_RETRYABLE_ERROR_TYPES } from '../contracts/errors';
 import { collectRolloutsWorkflow } from './collectRollouts';
 import type { PivotMiningInput } from '../contracts/workflowInputs';
 import type { CollectStageResult, PivotMiningResult, RolloutStage, RunPlan } from '../contracts/payloads';
+import { accountingCounts, type RolloutAccounting } from '../gym/rolloutAccounting';
 
 // serve → collect → profile → convert → local-profile → filter/publish, one run per dataset.
 // Orchestration only: every file and network touch happens in activities.
@@ -53,12 +54,14 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
   let stage = 'prepare';
   let childWorkflowId: string | null = null;
   const counts: Record<string, number> = {};
+  const accounting: Record<string, RolloutAccounting> = {};
   setHandler(pivotMiningProgressQuery, () => ({
     runId: plan?.runId ?? '',
     runDir: plan?.runDir ?? '',
     stage,
     childWorkflowId,
     counts: { ...counts },
+    accounting: { ...accounting },
   }));
 
   plan = await prepareRun(input, workflowId);
@@ -73,6 +76,10 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
         args: [{ plan: runPlan, stage: rolloutStage, inputPath, outPrefix: `${runPlan.runDir}/${rolloutStage === 'collect' ? 'rollouts' : 'local_profile'}` }],
       });
       childWorkflowId = null;
+      if (result.accounting) {
+        accounting[rolloutStage] = result.accounting;
+        Object.assign(counts, accountingCounts(rolloutStage, result.accounting));
+      }
       return result;
     };
 
@@ -115,12 +122,15 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
       localProfilePath: profiled.profile.rewardProfilingPath,
       simulated: servers.simulated,
       funnel: { ...counts },
+      accounting: { ...accounting },
     });
     Object.assign(counts, {
       all_pass: published.counts.all_pass ?? 0,
       all_fail: published.counts.all_fail ?? 0,
       mixed: published.counts.mixed ?? 0,
       published: published.counts.published ?? 0,
+      ...(published.counts.published_partial !== undefined ? { published_partial: published.counts.published_partial } : {}),
+      ...(published.counts.incomplete !== undefined ? { held_back_incomplete: published.counts.incomplete } : {}),
     });
     stage = 'done';
     return {
@@ -131,6 +141,8 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
       gymConfigPath: published.gymConfigPath,
       reportPath: published.reportPath,
       counts: { ...counts },
+      accounting: { ...accounting },
+      ...(published.runSummaryPath ? { runSummaryPath: published.runSummaryPath } : {}),
     };
   };
 

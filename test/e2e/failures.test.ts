@@ -8,12 +8,14 @@ import YAML from 'yaml';
 import { prepareRun } from '../../activities/prepare';
 import type { CollectStageResult } from '../../contracts/payloads';
 import { readJsonlSync } from '../helpers/jsonl';
+import { causeMessages, checksums } from '../helpers/runDir';
 import { runPivotMining, startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
 
 // The failures sidecar on a real Temporal server: faults injected in front of the embedded agent
 // are recovered by per-request retries (one failure line per failed attempt), a row that always
-// fails lands in rollouts_failures.jsonl after max_attempts, a resumed run does not retry it, and
-// the reward profile reports it missing (partial) or refuses with NeMo Gym's message (strict).
+// fails lands in rollouts_failures.jsonl after max_attempts, a resumed run does not retry it (and a
+// resume under another config is refused), and the reward profile reports it missing (partial) or
+// refuses with NeMo Gym's message (strict).
 
 const repoRoot = path.resolve(__dirname, '../..');
 const TASK_QUEUE = 'pivot-mining-failures-test';
@@ -90,6 +92,18 @@ test('transient faults are retried, a permanent one lands in the sidecar once an
   assert.deepEqual(rollouts.map(key), expectedKeys);
   assert.equal(collected.merge.completed, expectedKeys.length);
   assert.equal(collected.merge.failedKeys, 1);
+  // Every expected rollout accounted for once: 11 succeeded (9 of them after failed attempts), one
+  // failed for good with the class of its last attempt.
+  assert.deepEqual(collected.accounting, {
+    expected: NUM_TASKS * 2,
+    succeeded: 11,
+    failed: 1,
+    failed_by_class: { http_5xx: 1 },
+    terminal: 1,
+    omitted: 0,
+    failed_attempts: 14,
+    recovered: 9,
+  });
 
   // One failure line per failed attempt, classified by what the client saw.
   const failureLines = readJsonlSync<Row>(`${outPrefix}_failures.jsonl`);
@@ -126,18 +140,32 @@ test('transient faults are retried, a permanent one lands in the sidecar once an
   assert.equal(task3.reward_profile_completion_pct, 50);
   for (const p of profile.filter((p) => p._ng_task_index !== 3)) assert.equal(p.missing_num_rollouts, 0);
 
-  // Resume the same run through the whole pipeline in strict mode: the shards are reused, the
-  // exhausted key is not tried again, and strict profiling refuses with NeMo Gym's message.
-  const resumed = runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath: 'strict.yaml', runId, workflowId: `failures-${runId}-strict` });
-  await assert.rejects(resumed, (err: Error) => {
-    const messages: string[] = [];
-    for (let e: unknown = err; e instanceof Error; e = (e as Error & { cause?: unknown }).cause) messages.push(e.message);
-    const all = messages.join('\n');
-    assert.match(all, /Materialized input rows and rollout results do not have matching rollout keys/);
-    assert.match(all, /Missing rollout keys: .*3.*1/);
+  // Resuming the run under another config is refused before anything in its directory changes,
+  // naming the difference (here: the profile mode).
+  const before = checksums(plan.runDir);
+  const otherConfig = runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath: 'strict.yaml', runId, workflowId: `failures-${runId}-strict` });
+  await assert.rejects(otherConfig, (err: Error) => {
+    assert.match(causeMessages(err), /profile\.allow_partial_rollouts: true -> false/);
     return true;
+  });
+  assert.deepEqual(checksums(plan.runDir), before);
+
+  // Resumed under its own config, the shards are reused and the exhausted key is not tried again.
+  await env.client.workflow.execute('collectRolloutsWorkflow', {
+    taskQueue: TASK_QUEUE,
+    workflowId: `failures-${runId}/collect-resumed`,
+    args: [{ plan, stage: 'collect', inputPath: plan.config.collect.input_jsonl, outPrefix }],
   });
   assert.equal(readJsonlSync<Row>(`${outPrefix}_failures.jsonl`).length, failureLines.length);
   assert.equal(readJsonlSync<Row>(path.join(baseDir, 'fault_events.jsonl')).length, events.length);
   assert.deepEqual(readJsonlSync<Row>(`${outPrefix}.jsonl`).map(key), expectedKeys);
+
+  // Strict profiling of a run with a missing rollout refuses with NeMo Gym's message.
+  const strict = runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath: 'strict.yaml', runId: `${runId}-strict`, workflowId: `failures-${runId}-strict-run` });
+  await assert.rejects(strict, (err: Error) => {
+    const all = causeMessages(err);
+    assert.match(all, /Materialized input rows and rollout results do not have matching rollout keys/);
+    assert.match(all, /Missing rollout keys: .*3.*1/);
+    return true;
+  });
 });

@@ -120,6 +120,7 @@ test('publish keeps mixed pivots within budget and writes every artifact', async
     incomplete: 2,
     over_budget: 1,
     published: 2,
+    published_partial: 0,
   });
   assert.deepEqual((await readdir(opts.outDir)).sort(), [
     'demo_single_step_tool_use_with_argument_comparison.yaml',
@@ -265,4 +266,34 @@ test('published provenance writes source_reward as NeMo Gym writes a reward: a P
   assert.match(published[0]!, /"source_reward":1\.0,"pivot_index":0,"depth":0,/);
   assert.match(published[1]!, /"source_reward":0\.5,"pivot_index":0,"depth":0,/);
   assert.match(published[0]!, /"local_pass_rate":0\.5,"local_num_samples":4\}/);
+});
+
+test('a pivot with fewer local samples than asked for is held back, or published marked partial under allow_partial', async (t) => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'publish-partial-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const opts = { ...(await writeInputs(dir)), maxPivots: undefined };
+  const partialOf = (rows: Record<string, unknown>[]) =>
+    rows.filter((r) => (r.provenance as Record<string, unknown>).local_partial === true).map((r) => (r.provenance as Record<string, unknown>).task_index);
+
+  // Candidate 4 has 2 of its 4 samples (rewards 1, 0): mixed on what completed, but incomplete.
+  const held = await publishPivotDataset(opts);
+  assert.equal(held.counts.incomplete, 2);
+  assert.equal(held.counts.published_partial, 0);
+  const heldRows = await readJsonlFile(held.pivotsPath);
+  assert.deepEqual(heldRows.map((r) => (r.provenance as Record<string, unknown>).task_index), [0, 3, 6]);
+  assert.deepEqual(partialOf(heldRows), []);
+
+  const allowed = await publishPivotDataset({ ...opts, outDir: path.join(dir, 'allowed'), allowPartial: true });
+  assert.equal(allowed.counts.incomplete, 1, 'the candidate without any sample stays incomplete');
+  assert.equal(allowed.counts.published_partial, 1);
+  const rows = await readJsonlFile(allowed.pivotsPath);
+  assert.deepEqual(partialOf(rows), [4]);
+  const provenance = rows.find((r) => (r.provenance as Record<string, unknown>).task_index === 4)!.provenance as Record<string, unknown>;
+  assert.equal(provenance.local_num_samples, 2);
+  assert.equal(provenance.local_expected_num_samples, 4);
+  assert.equal(provenance.local_pass_rate, 0.5);
+  // Complete pivots carry no partial marker at all, so their bytes are what they were.
+  for (const r of rows) if ((r.provenance as Record<string, unknown>).task_index !== 4) assert.equal('local_partial' in (r.provenance as object), false);
+  const validation = await validatePivotDataset({ path: allowed.pivotsPath, agentRef: 'demo_pivot_agent', requireFields: [], requireAnyFields: [], checkToolNames: true });
+  assert.equal(validation.exitCode, 0, validation.stderr);
 });

@@ -1,0 +1,61 @@
+import { accountingProblems, type RolloutAccounting } from './rolloutAccounting';
+
+// `run_summary.json`: one file in the run directory that says where everything the run was asked
+// for went: each rollout stage's accounting, and each pivot candidate's selection outcome, with
+// whether each adds up. Deterministic (no times), so equal runs write equal summaries.
+
+export const RUN_SUMMARY_FILE = 'run_summary.json';
+
+export interface PivotAccounting {
+  candidates: number;
+  published: number;
+  /** Published with fewer local samples than `num_samples` (only with filter.allow_partial). */
+  published_partial: number;
+  /** Fewer successful local samples than `num_samples` (or none) and not allowed partial: not published. */
+  held_back_incomplete: number;
+  all_pass: number;
+  all_fail: number;
+  constant: number;
+  over_budget: number;
+}
+
+export interface RunSummary {
+  run_id: string;
+  pipeline_version: string;
+  /** Local samples asked for per pivot. */
+  num_samples: number;
+  allow_partial: boolean;
+  stages: Record<string, RolloutAccounting & { adds_up: boolean; problems: string[] }>;
+  pivots: PivotAccounting & { adds_up: boolean };
+  counts: Record<string, number>;
+}
+
+export function pivotAccountingAddsUp(p: PivotAccounting): boolean {
+  return p.candidates === p.published + p.over_budget + p.all_pass + p.all_fail + p.constant + p.held_back_incomplete && p.published_partial <= p.published;
+}
+
+export function buildRunSummary(input: {
+  runId: string;
+  pipelineVersion: string;
+  numSamples: number;
+  allowPartial: boolean;
+  accounting: Record<string, RolloutAccounting>;
+  pivots: PivotAccounting;
+  counts: Record<string, number>;
+}): RunSummary {
+  const stages = Object.fromEntries(
+    Object.entries(input.accounting).map(([stage, a]) => {
+      const problems = accountingProblems(a);
+      return [stage, { ...a, adds_up: problems.length === 0, problems }];
+    }),
+  );
+  return {
+    run_id: input.runId,
+    pipeline_version: input.pipelineVersion,
+    num_samples: input.numSamples,
+    allow_partial: input.allowPartial,
+    stages,
+    pivots: { ...input.pivots, adds_up: pivotAccountingAddsUp(input.pivots) },
+    counts: Object.fromEntries(Object.entries(input.counts).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+  };
+}
