@@ -19,6 +19,8 @@ export interface EmbeddedStackOptions {
   host?: string;
   ports?: { model?: number; resources?: number; agent?: number; head?: number };
   latencyMs?: number;
+  /** Requests the policy model answers at once (policyModel.ts `slots`); unset = no limit. */
+  modelSlots?: number;
   log?: (line: string) => void;
   /** Fault injection in front of the model and agent servers (chaos runs and failure tests only). */
   faults?: FaultsConfig;
@@ -38,7 +40,7 @@ export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise
     await Promise.all(started.splice(0).map((s) => s.close()));
   };
   try {
-    const model = await startPolicyModelServer({ seed: options.seed, host, port: ports.model ?? 0, latencyMs: options.latencyMs, log: options.log });
+    const model = await startPolicyModelServer({ seed: options.seed, host, port: ports.model ?? 0, latencyMs: options.latencyMs, slots: options.modelSlots, log: options.log });
     started.push(model);
     const resources = await startResourcesServer({ host, port: ports.resources ?? 0 });
     started.push(resources);

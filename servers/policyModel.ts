@@ -37,6 +37,12 @@ export interface PolicyModelOptions {
   port?: number;
   /** Added delay per request, to make the simulator behave more like a remote engine in benchmarks. */
   latencyMs?: number;
+  /**
+   * Requests answered at once, each holding its slot for the whole latency; the rest wait in arrival
+   * order, so an engine of N slots at L ms a call serves at most N/L calls a ms whatever the client's
+   * concurrency, like a real engine's batch. Unset = no limit.
+   */
+  slots?: number;
   log?: (line: string) => void;
 }
 
@@ -49,8 +55,28 @@ function readChatRequest(body: Record<string, unknown>): Record<string, unknown>
   }
 }
 
+/** A FIFO of `slots` slots around `task`, or `task` itself when unlimited. */
+function slotted(slots: number | undefined): <T>(task: () => T | Promise<T>) => Promise<T> {
+  if (slots === undefined) return async (task) => task();
+  let busy = 0;
+  const waiting: Array<() => void> = [];
+  return async (task) => {
+    if (busy < slots) busy++;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      return await task();
+    } finally {
+      // The slot goes straight to the next waiter, so a new request cannot overtake it.
+      const next = waiting.shift();
+      if (next) next();
+      else busy--;
+    }
+  };
+}
+
 export async function startPolicyModelServer(options: PolicyModelOptions): Promise<RunningServer> {
   const latency = options.latencyMs ?? 0;
+  const inSlot = slotted(options.slots);
   const server = await listenJson({
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,
@@ -63,22 +89,27 @@ export async function startPolicyModelServer(options: PolicyModelOptions): Promi
       if (request.path === '/v1/responses') {
         requireMethod(request, 'POST');
         const body = parseBody(responsesRequestSchema, request.body);
-        if (latency > 0) await sleep(latency);
-        return { body: simulateResponse(body, { seed: options.seed }) };
+        return inSlot(async () => {
+          if (latency > 0) await sleep(latency);
+          return { body: simulateResponse(body, { seed: options.seed }) };
+        });
       }
       if (request.path === '/v1/chat/completions') {
         requireMethod(request, 'POST');
         const body = parseBody(chatCompletionsRequestSchema, request.body);
         const translated = responsesRequestSchema.safeParse(readChatRequest(body));
         if (!translated.success) throw new HttpError(422, 'chat request cannot be read as a conversation', translated.error.issues);
-        if (latency > 0) await sleep(latency);
-        return { body: responseToChatCompletion(simulateResponse(translated.data, { seed: options.seed })) };
+        return inSlot(async () => {
+          if (latency > 0) await sleep(latency);
+          return { body: responseToChatCompletion(simulateResponse(translated.data, { seed: options.seed })) };
+        });
       }
       return notFound(request);
     },
   });
   (options.log ?? console.error)(
-    `policy model server at ${server.url} is a SIMULATED policy (${SIMULATOR_LABEL}, seed ${options.seed}), not an LLM`,
+    `policy model server at ${server.url} is a SIMULATED policy (${SIMULATOR_LABEL}, seed ${options.seed}), not an LLM` +
+      (latency > 0 || options.slots !== undefined ? ` (${latency} ms a call, ${options.slots ?? 'unlimited'} slots)` : ''),
   );
   return server;
 }

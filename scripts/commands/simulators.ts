@@ -1,7 +1,12 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { startEmbeddedStack } from '../../servers/embeddedStack';
 
 const port = (v: string) => Number.parseInt(v, 10);
+const positive = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a whole number ≥ 1');
+  return n;
+};
 
 export function registerSimulatorsCommand(program: Command): void {
   program
@@ -12,9 +17,13 @@ export function registerSimulatorsCommand(program: Command): void {
     .option('--model-port <n>', 'policy model port', port, 0)
     .option('--agent-port <n>', 'agent port', port, 0)
     .option('--resources-port <n>', 'resources server port', port, 0)
-    .action(async (opts: { seed: number; headPort: number; modelPort: number; agentPort: number; resourcesPort: number }) => {
+    .option('--latency-ms <n>', 'policy model: added latency of every call, in ms (an engine-bound benchmark or a replica test)', port, 0)
+    .option('--slots <n>', 'policy model: calls answered at once, each holding its slot for the latency; the rest wait (unset = no limit)', positive)
+    .action(async (opts: { seed: number; headPort: number; modelPort: number; agentPort: number; resourcesPort: number; latencyMs: number; slots?: number }) => {
       const stack = await startEmbeddedStack({
         seed: opts.seed,
+        latencyMs: opts.latencyMs,
+        modelSlots: opts.slots,
         ports: { head: opts.headPort, model: opts.modelPort, agent: opts.agentPort, resources: opts.resourcesPort },
       });
       for (const [name, url] of Object.entries(stack.urls)) console.log(`${name.padEnd(10)} ${url}`);
