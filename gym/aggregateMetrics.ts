@@ -9,6 +9,7 @@ import { profileTables, type ProfiledGroup } from './rewardProfile/profile';
 import { RolloutNumberKinds } from './rewardProfile/pythonTypes';
 import { InputTable, isRow, ROLLOUT, RolloutTable, TASK } from './rewardProfile/table';
 import type { EntryValues } from './aggregateMetricsFile';
+import { ROLLOUT_OBSERVATION_FIELDS } from './rolloutObservations';
 
 // NeMo Gym's `/aggregate_metrics` contract (nemo_gym/config_types.py AggregateMetricsRequest /
 // AggregateMetrics) and the default computation every NeMo Gym resources server and agent answers it
@@ -38,10 +39,15 @@ export function pythonTruthy(value: unknown): boolean {
   return true;
 }
 
+/** Left out of an `/aggregate_metrics` entry (`response` comes back as just its usage). */
+const STRIPPED = (key: string): boolean => key === 'response' || key === 'responses_create_params' || ROLLOUT_OBSERVATION_FIELDS.has(key);
+
 /**
  * What `_call_aggregate_metrics` sends per rollout: everything but the heavyweight `response` and
  * `responses_create_params`, with `response.usage` kept (appended last) when it is non-empty. Of the
- * same kind as `result`, so a PyDict keeps its Python number kinds.
+ * same kind as `result`, so a PyDict keeps its Python number kinds. The observability fields of
+ * later agents are left out too, as NeMo Gym after 0.4.0 leaves them out (0.4.0 had none to strip,
+ * so its entries for rollouts without them are unchanged).
  */
 export function stripForAggregateMetrics<T extends JsonDict>(result: T): T;
 export function stripForAggregateMetrics(result: JsonDict): JsonDict {
@@ -50,12 +56,12 @@ export function stripForAggregateMetrics(result: JsonDict): JsonDict {
   const keep = pythonTruthy(usage);
   if (result instanceof Map) {
     const entry: PyDict = new Map();
-    for (const [k, v] of result) if (k !== 'response' && k !== 'responses_create_params') entry.set(k, v);
+    for (const [k, v] of result) if (!STRIPPED(k)) entry.set(k, v);
     if (keep) entry.set('response', new Map([['usage', usage as PyValue]]));
     return entry;
   }
   const entry: Row = {};
-  for (const [k, v] of Object.entries(result)) if (k !== 'response' && k !== 'responses_create_params') entry[k] = v;
+  for (const [k, v] of Object.entries(result)) if (!STRIPPED(k)) entry[k] = v;
   // A PyDict response stays one, so the writer still sees its kinds.
   if (keep) entry.response = response instanceof Map ? new Map([['usage', usage as PyValue]]) : { usage };
   return entry;

@@ -85,8 +85,9 @@ export function responsesItemsToChatMessages(input: string | unknown[]): ChatMes
   let calls: ChatToolCall[] = [];
   const flush = () => {
     if (content === '' && calls.length === 0) return;
-    // NeMo Gym 0.4.0 sends `tool_calls: []` on a turn without calls (its own round-trip test data says so).
-    messages.push({ role: 'assistant', content: content === '' ? null : content, tool_calls: calls });
+    // A turn without calls has no `tool_calls` key: OpenAI answers 400 to `tool_calls: []`. NeMo Gym
+    // 0.4.0 sent the empty list; later NeMo Gym leaves it out too (NVIDIA-NeMo/Gym#2515).
+    messages.push(calls.length > 0 ? { role: 'assistant', content: content === '' ? null : content, tool_calls: calls } : { role: 'assistant', content: content === '' ? null : content });
     content = '';
     calls = [];
   };
@@ -130,7 +131,7 @@ export function withParsedReasoning(message: ChatMessage): ChatMessage {
 /** One model turn (Responses `output`) → the single assistant message an engine answers with. */
 export function responsesOutputToChatMessage(output: unknown[]): ChatMessage {
   const turn = output.filter((i) => isRecord(i) && (i.type === 'reasoning' || i.type === 'function_call' || i.role === 'assistant'));
-  return withParsedReasoning(responsesItemsToChatMessages(turn)[0] ?? { role: 'assistant', content: null, tool_calls: [] });
+  return withParsedReasoning(responsesItemsToChatMessages(turn)[0] ?? { role: 'assistant', content: null });
 }
 
 /** Makes the id of a generated item (`rs`, `msg`, or `call<n>` for a tool call without an id). */

@@ -6,6 +6,7 @@ import { type PivotCandidate, type SkipAuditRow, type TrajectorySource, decision
 import { SKIP_REASONS } from './decisionPoints';
 import { convertRow, detectSourceFormat, fitsFormat } from './detect';
 import { describeValue, readJsonlRows } from './lineReader';
+import { withoutRolloutObservations } from '../rolloutObservations';
 import { jsonLine } from '../jsonl';
 import { ConvertInputError } from '../errors';
 import { SOURCE_PREFERENCES, TaskRewardSpread, isCleanPositive, readRewardProfile, taskTier, tierCount } from './sourceSelection';
@@ -192,7 +193,9 @@ async function* sourcedRows(
   let format: SourceFormat | undefined = formats[file];
   let rowOrder = 0;
   const rolloutsPerTask = new Map<number, number>();
-  for await (const { line, row } of readJsonlRows(file)) {
+  for await (const { line, row: raw } of readJsonlRows(file)) {
+    // Observability fields of later NeMo Gym agents say how a rollout ran, not what it did.
+    const row = withoutRolloutObservations(raw);
     if (format === undefined) {
       if (options.source_format === 'auto') {
         format = detectSourceFormat(row, file, line, options.field_mapping);

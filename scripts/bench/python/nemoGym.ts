@@ -10,7 +10,8 @@ const run = promisify(execFile);
 const repoRoot = path.resolve(__dirname, '../../..');
 const NEMO_GYM_VERSION = '0.4.0';
 /** Where the pivot-dataset skill keeps the validator inside NeMo Gym's source distribution (the
- * wheel leaves the skills out). */
+ * wheel leaves the skills out). This is 0.4.0's path; from 0.5.0 the skill's own home is
+ * `.agents/skills/nemo-gym-pivot-datasets/` (NVIDIA-NeMo/Gym#2007), the script unchanged. */
 const VALIDATOR_IN_SDIST = `nemo_gym-${NEMO_GYM_VERSION}/.claude/skills/nemo-gym-pivot-datasets/scripts/validate_pivot_dataset.py`;
 
 /** The venv's python, installing NeMo Gym first if this machine has not yet (a few minutes, once). */

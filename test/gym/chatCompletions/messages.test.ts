@@ -18,15 +18,39 @@ type Item = Record<string, any>;
 const chatDir = path.join(fixturesDir, 'gym/chat');
 const plain = (v: unknown) => JSON.parse(JSON.stringify(v));
 
-// NeMo Gym 0.4.0 puts `tool_calls: []` on an assistant message without calls: the copy of this file
-// shipped in the 0.4.0 wheel (responses_api_models/vllm_model/tests/round_trip_test_data.json) has
-// it, the shared fixture predates that. Nothing else differs between the two.
+// An assistant message without calls has no `tool_calls` key, as in NeMo Gym after
+// NVIDIA-NeMo/Gym#2515 (OpenAI refuses `tool_calls: []`). NeMo Gym 0.4.0 sent the empty list: the
+// copy of the round-trip data in its 0.4.0 wheel has it, and that key is the one difference from it.
 const withEmptyToolCalls = (messages: Item[]) => messages.map((m) => (m.role === 'assistant' && !m.tool_calls ? { ...m, tool_calls: [] } : m));
 
 test('NeMo Gym round-trip fixture: Responses items → chat messages with <think> reasoning', () => {
   const data = JSON.parse(readFileSync(path.join(chatDir, 'gym_vllm_round_trip_test_data.json'), 'utf8'));
   const input = [{ role: 'system', content: 'system' }, { role: 'user', content: 'hello!' }, ...data.input.output];
-  assert.deepEqual(plain(responsesItemsToChatMessages(input)), withEmptyToolCalls(data.expected_output.messages));
+  const messages = plain(responsesItemsToChatMessages(input));
+  assert.deepEqual(messages, data.expected_output.messages);
+  const withoutCalls = messages.filter((m: Item) => m.role === 'assistant' && !('tool_calls' in m));
+  assert.ok(withoutCalls.length > 0, 'the fixture has an assistant turn without calls');
+  // NeMo Gym 0.4.0's output for the same items: the same messages with `tool_calls: []` added.
+  assert.notDeepEqual(withEmptyToolCalls(messages), messages);
+});
+
+test('no assistant message carries an empty tool_calls list (NVIDIA-NeMo/Gym#2515)', () => {
+  const messages = plain(
+    responsesItemsToChatMessages([
+      { role: 'user', content: 'hi' },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Hello.', annotations: [] }] },
+      { role: 'user', content: 'call f' },
+      { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+    ]),
+  );
+  assert.deepEqual(messages, [
+    { content: 'hi', role: 'user' },
+    { role: 'assistant', content: 'Hello.' },
+    { content: 'call f', role: 'user' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', function: { arguments: '{}', name: 'f' }, type: 'function' }] },
+  ]);
+  assert.equal(JSON.stringify(messages).includes('"tool_calls":[]'), false);
+  assert.deepEqual(plain(responsesOutputToChatMessage([])), { role: 'assistant', content: null });
 });
 
 test('derived chat fixtures: every rollout groups into the same messages, reasoning as <think>', () => {
@@ -46,7 +70,7 @@ test('derived chat fixtures: every rollout groups into the same messages, reason
     const derived = readFileSync(path.join(chatDir, file), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     rollouts.forEach((rollout, i) => {
       const messages = responsesItemsToChatMessages([...rollout.responses_create_params.input, ...rollout.response.output]);
-      const expected = withEmptyToolCalls(derived[i].messages.map(asThink));
+      const expected = derived[i].messages.map(asThink);
       thinkTurns += expected.filter((m: Item) => typeof m.content === 'string' && m.content.startsWith('<think>')).length;
       assert.deepEqual(plain(messages), expected, `${file} line ${i + 1}`);
     });

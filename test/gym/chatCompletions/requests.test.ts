@@ -199,3 +199,17 @@ test('chat engine requests are byte-identical to what NeMo Gym 0.4.0\'s vllm_mod
     assert.equal(orjsonDumps(responsesRequestToChat(request as Item, kinded as JsonDict)), expected[i], `request ${i + 1}`);
   });
 });
+
+// The one documented difference from 0.4.0's bytes: an assistant turn without calls. NeMo Gym 0.4.0
+// sends `"tool_calls":[]` on it, which OpenAI answers with 400; later NeMo Gym and we leave the key
+// out (NVIDIA-NeMo/Gym#2515). Everything else in the body stays byte for byte 0.4.0's.
+test('an assistant turn without calls: 0.4.0\'s body minus its "tool_calls":[] (NVIDIA-NeMo/Gym#2515)', async () => {
+  const line =
+    '{"model":"engine-model","input":[{"role":"user","content":"hi"},{"role":"assistant","content":"Hello."},{"role":"user","content":"again"}],"temperature":1.0}';
+  const [nemoGym040] = (await runNemoGymPython(VLLM_MODEL_BODIES, line)).trimEnd().split('\n');
+  assert.equal(nemoGym040!.split('"tool_calls":[]').length - 1, 1, nemoGym040);
+  const { plain: request, kinded } = parseKinded(line);
+  const ours = orjsonDumps(responsesRequestToChat(request as Item, kinded as JsonDict));
+  assert.equal(ours.includes('"tool_calls"'), false);
+  assert.equal(ours, nemoGym040!.replace(/,"tool_calls":\[\]|"tool_calls":\[\],/, ''));
+});
