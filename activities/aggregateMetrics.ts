@@ -1,4 +1,4 @@
-import { open, rename, rm, type FileHandle } from 'node:fs/promises';
+import { open, rm, type FileHandle } from 'node:fs/promises';
 import { heartbeat } from '@temporalio/activity';
 import { ConfigError } from '../contracts/errors';
 import { stageSettings } from '../contracts/stageSettings';
@@ -11,6 +11,7 @@ import type { PyValue } from '../gym/pythonJson';
 import { postJsonText, RequestFailure } from './http/client';
 import { mergedDigestsPath } from './chunkIndex';
 import { agentDirectory } from './servers';
+import { stageFence, type Fence } from './fence';
 import { KeyedTable, NumberColumn } from '../gym/rewardProfile/table';
 
 // `<stem>_aggregate_metrics.json` beside the merged rollouts, as ng_collect_rollouts writes it after
@@ -225,14 +226,21 @@ function servingAgent(plan: RunPlan, stage: RolloutStage): ((rowAgent: string) =
  * agent; in-process ones get what a NeMo Gym pivot agent answers by default, the same computation
  * the embedded resources server runs. Entries are named by the rows' `agent_ref`, as upstream's are.
  */
-export async function writeAggregateMetrics(input: AggregateMetricsInput): Promise<string | undefined> {
+export async function writeAggregateMetrics(input: AggregateMetricsInput, fence?: Fence): Promise<string | undefined> {
   const outPrefix = input.rolloutsPath.replace(/\.jsonl$/, '');
+  let publishing = fence;
+  if (!publishing) {
+    // Run as an activity of its own (histories begun before finishStage): a step of the stage's fence.
+    publishing = stageFence(outPrefix);
+    await publishing.check();
+    await publishing.claim();
+  }
   const digestsPath = await mergedDigestsPath(outPrefix);
   const entries = digestsPath && (await entriesOfDigests(digestsPath));
-  if (digestsPath && entries) return writeEntries(input, digestsPath, entries);
+  if (digestsPath && entries) return writeEntries(input, digestsPath, entries, publishing);
   const entriesPath = await entriesOfRollouts(input.rolloutsPath);
   try {
-    return await writeEntries(input, entriesPath, await entriesByAgent(entriesPath));
+    return await writeEntries(input, entriesPath, await entriesByAgent(entriesPath), publishing);
   } finally {
     await rm(entriesPath, { force: true });
   }
@@ -244,14 +252,17 @@ interface AggregateMetricsInput {
   rolloutsPath: string;
 }
 
-async function writeEntries(input: AggregateMetricsInput, entriesPath: string, byAgent: Map<string, EntrySource>): Promise<string | undefined> {
+async function writeEntries(input: AggregateMetricsInput, entriesPath: string, byAgent: Map<string, EntrySource>, fence: Fence): Promise<string | undefined> {
   if (byAgent.size === 0) return undefined;
   const timeoutMs = stageSettings(input.plan, input.stage).requestTimeoutMs;
   const serving = servingAgent(input.plan, input.stage);
   const agents = serving && (await agentDirectory(input.plan));
   const out = aggregateMetricsPath(input.rolloutsPath);
+  // A name of this attempt's own, published by a fenced rename: a re-run finish and an older one
+  // still running never write the same file (docs/fencing.md).
+  const tmp = `${out}.${fence.token.name}.tmp`;
   const file = await open(entriesPath, 'r');
-  const writer = await open(`${out}.tmp`, 'w');
+  const writer = await open(tmp, 'w');
   const entries = new AggregateMetricsWriter(writer);
   let written = 0;
   const beat = setInterval(() => heartbeat({ aggregateMetrics: written }), 5000);
@@ -272,11 +283,19 @@ async function writeEntries(input: AggregateMetricsInput, entriesPath: string, b
       written++;
     }
     await entries.close();
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
   } finally {
     clearInterval(beat);
     await writer.close();
     await file.close();
   }
-  await rename(`${out}.tmp`, out);
+  try {
+    await fence.publish([[tmp, out]]);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
   return out;
 }

@@ -1,5 +1,4 @@
-import { mkdir } from 'node:fs/promises';
-import path from 'node:path';
+import { appendFile, mkdir } from 'node:fs/promises';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { JsonlWriter, readJsonl, readLines, truncateTornTail } from '../gym/jsonl';
@@ -8,7 +7,7 @@ import type { MaterializedRow } from '../gym/schemas';
 import { ConfigError } from '../contracts/errors';
 import { stageSettings } from '../contracts/stageSettings';
 import type { ChunkInput, ChunkResult } from '../contracts/payloads';
-import { chunkRange, materializedInputsPath, readMaterializedMeta, shardPath } from './chunkIndex';
+import { chunkRange, materializedInputsPath, readMaterializedMeta } from './chunkIndex';
 import { gymAgentExecutor } from './executors/gymAgent';
 import { singleStepExecutor } from './executors/singleStep';
 import { AgentReportedFailure, isTerminalFailureLine, type MaterializedInput, type RolloutExecutor } from './executors/types';
@@ -17,10 +16,14 @@ import { nextChunkRank } from './http/endpointLimiter';
 import { withRetries, type FailedAttempt } from './http/retry';
 import { agentDirectory, resolveEndpoints, unknownAgentReason } from './servers';
 import { parseShardLine, shardLine } from './shardLines';
+import { currentAttempt, Fence } from './fence';
+import { attemptFiles, chunkAttemptsDir, takeOverOlderAttempts } from './fenceShards';
 
-// One chunk = one line range of the materialized inputs = one shard file. A retried chunk (worker
-// killed, server restarted) drops the torn last line of its shard and skips keys already there, so
-// nothing is lost and nothing is run twice; the merge later orders the shard deterministically.
+// One chunk = one line range of the materialized inputs = one shard. Each attempt writes a shard of
+// its own (activities/fenceShards.ts): a retried chunk (worker killed or cut off, server restarted)
+// takes over the older attempts' whole lines and skips keys already there, so nothing is lost and
+// nothing is run twice, and an older attempt still running cannot write into the shard the merge
+// reads (docs/fencing.md). The merge later orders the shard deterministically.
 
 const key = (t: number, r: number) => `${t}:${r}`;
 
@@ -130,9 +133,19 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
   if (!meta) throw new Error(`${outPrefix}: materialized inputs are not finished`);
   const range = await chunkRange(outPrefix, chunkIndex, meta.chunkSize);
 
-  const rolloutShard = shardPath(outPrefix, chunkIndex, 'rollouts');
-  const failureShard = shardPath(outPrefix, chunkIndex, 'failures');
-  await mkdir(path.dirname(rolloutShard), { recursive: true });
+  const dir = chunkAttemptsDir(outPrefix, chunkIndex);
+  await mkdir(dir, { recursive: true });
+  const fence = new Fence(dir, currentAttempt(), `chunk ${chunkIndex} of ${outPrefix}`);
+  // Looked at before this attempt creates anything, so one that starts after its successor leaves no trace.
+  await fence.check();
+  const own = attemptFiles(dir, fence.token);
+  await repairShard(own.rollouts);
+  await repairShard(own.failures);
+  await appendFile(own.rollouts, '');
+  await fence.check();
+  await takeOverOlderAttempts(fence, own, outPrefix, chunkIndex);
+  const rolloutShard = own.rollouts;
+  const failureShard = own.failures;
   const done = await readShardKeys(rolloutShard);
   const { attempts: failedAttempts, terminal } = await readFailedAttempts(failureShard);
   const executor = await buildExecutor(secrets, input, rank);
@@ -156,13 +169,18 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
       { maxAttempts: settings.maxAttempts },
       async (failed) => {
         const line = failureLine(row, failed);
-        if (line) await failures.write(line);
+        if (line) {
+          await fence.beforeWrite();
+          await failures.write(line);
+        }
         attemptsFailed.add(1, { stage, class: failed.failure.failureClass });
       },
       signal,
       priorAttempts + 1,
     );
     if (outcome.ok) {
+      const looking = fence.beforeWrite();
+      if (looking) await looking;
       await rollouts.writeLine(shardLine(outcome.value));
       completed++;
     } else {
@@ -170,7 +188,12 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
     }
   }
 
-  const heartbeatTimer = setInterval(() => ctx.heartbeat({ completed, failed, alreadyDone }), 1000);
+  // The fence is looked at with each heartbeat, not per rollout: a write costs a clock read, and an
+  // attempt superseded meanwhile writes a second's lines at most, into a file its successor removed.
+  const heartbeatTimer = setInterval(() => {
+    ctx.heartbeat({ completed, failed, alreadyDone });
+    fence.refresh().catch(() => undefined);
+  }, 1000);
   try {
     const inFlight = new Set<Promise<void>>();
     // Row failures that escape withRetries (cancellation, a bug) are kept and rethrown here rather
@@ -217,5 +240,7 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
     await rollouts.close();
     await failures.close();
   }
+  // A superseded attempt's result would be refused by Temporal anyway; failing says why in its log.
+  await fence.check();
   return { chunkIndex, completed, failed, alreadyDone };
 }

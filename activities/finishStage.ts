@@ -1,6 +1,12 @@
+import { access, mkdir, readdir, rm, symlink } from 'node:fs/promises';
+import path from 'node:path';
 import { writeAggregateMetrics } from './aggregateMetrics';
-import { finishMerge } from './merge';
+import { mergedMoves, mergeRest, type PartialFiles } from './merge';
 import { profileStage } from './profile';
+import { mergedPaths } from './chunkIndex';
+import { isSuperseded, stageFence, type Fence } from './fence';
+import { aggregateMetricsPath } from '../gym/aggregateMetrics';
+import { rewardProfileOutputPaths } from '../gym/rewardProfile';
 import type { MergeProgress, MergeResult, ProfileResult, RolloutStage, RunPlan } from '../contracts/payloads';
 
 /**
@@ -21,9 +27,11 @@ export async function profileWithAggregateMetrics(input: {
   rolloutsPath: string;
   completed: number;
   allowPartialRollouts: boolean;
+  /** Publishes the aggregate metrics; by default the stage's fence with this attempt's token. */
+  fence?: Fence;
 }): Promise<ProfileResult> {
   const profile = () => profileStage({ outPrefix: input.outPrefix, allowPartialRollouts: input.allowPartialRollouts });
-  const aggregate = () => writeAggregateMetrics({ plan: input.plan, stage: input.stage, rolloutsPath: input.rolloutsPath });
+  const aggregate = () => writeAggregateMetrics({ plan: input.plan, stage: input.stage, rolloutsPath: input.rolloutsPath }, input.fence);
   if (input.completed >= SEQUENTIAL_TAIL_FROM_ROLLOUTS) {
     const result = await profile();
     await aggregate();
@@ -34,10 +42,32 @@ export async function profileWithAggregateMetrics(input: {
 }
 
 /**
+ * A stage as the finish's profile and aggregate metrics read it, in a directory of this attempt's
+ * own: the materialized inputs and their indexes linked from the run directory, the merged rollouts
+ * and digests linked from this attempt's partial files. What they write lands there too, published
+ * with the merged files by one fenced set of renames.
+ */
+async function finishView(fence: Fence, outPrefix: string, files: PartialFiles): Promise<string> {
+  const dir = path.join(fence.dir, `${fence.token.name}.view`);
+  const stem = path.basename(outPrefix);
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(path.join(dir, `${stem}_shards`), { recursive: true });
+  const view = path.join(dir, stem);
+  const runDir = path.dirname(outPrefix);
+  for (const entry of await readdir(runDir)) {
+    if (entry.startsWith(`${stem}_materialized_inputs`)) await symlink(path.resolve(runDir, entry), path.join(dir, entry));
+  }
+  await symlink(path.resolve(files.rollouts), `${view}.jsonl`);
+  await symlink(path.resolve(files.digests), mergedPaths(view).digestsPath);
+  return view;
+}
+
+/**
  * The tail of a collect stage after its last chunk, as one activity: the rest of the merge, then
  * reward profiling and the aggregate metrics (both read only the merged digests). One activity
  * rather than three saves the workflow round trips between them, which on a short stage cost as
- * much as the work. Each part is idempotent, so a retry redoes them whole.
+ * much as the work. Everything is written under this attempt's names and published at the end
+ * (docs/fencing.md), so a retry redoes it whole and an older attempt still running publishes nothing.
  */
 export async function finishStage(input: {
   plan: RunPlan;
@@ -47,7 +77,39 @@ export async function finishStage(input: {
   allowPartialRollouts: boolean;
 }): Promise<{ merge: MergeResult; profile: ProfileResult }> {
   const { plan, stage, outPrefix } = input;
-  const merge = await finishMerge({ outPrefix, from: input.merged });
-  const profile = await profileWithAggregateMetrics({ plan, stage, outPrefix, rolloutsPath: merge.rolloutsPath, completed: merge.completed, allowPartialRollouts: input.allowPartialRollouts });
-  return { merge, profile };
+  const fence = stageFence(outPrefix);
+  const { files, completed, failedKeys } = await mergeRest(outPrefix, input.merged, fence);
+  const view = await finishView(fence, outPrefix, files);
+  await fence.check();
+  let viewed: ProfileResult;
+  try {
+    viewed = await profileWithAggregateMetrics({ plan, stage, outPrefix: view, rolloutsPath: `${view}.jsonl`, completed, allowPartialRollouts: input.allowPartialRollouts, fence });
+  } catch (err) {
+    // The merged files are published whatever the profile says (strict mode refusing missing
+    // rollouts leaves them to look at), unless a newer attempt owns the step.
+    if (!isSuperseded(err)) await fence.publish(mergedMoves(outPrefix, files)).catch(() => undefined);
+    await rm(path.dirname(view), { recursive: true, force: true });
+    throw err;
+  }
+  const { rolloutsPath, failuresPath } = mergedPaths(outPrefix);
+  const profiled = rewardProfileOutputPaths(rolloutsPath);
+  const moves = [
+    ...mergedMoves(outPrefix, files),
+    [viewed.rewardProfilingPath, profiled.rewardProfilingPath],
+    [viewed.agentMetricsPath, profiled.agentMetricsPath],
+  ] as Array<[string, string]>;
+  const aggregated = aggregateMetricsPath(`${view}.jsonl`);
+  if (await exists(aggregated)) moves.push([aggregated, aggregateMetricsPath(rolloutsPath)]);
+  await fence.publish(moves);
+  await rm(path.dirname(view), { recursive: true, force: true });
+  return { merge: { rolloutsPath, failuresPath, completed, failedKeys }, profile: { ...viewed, ...profiled } };
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await access(file);
+    return true;
+  } catch {
+    return false;
+  }
 }

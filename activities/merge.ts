@@ -1,15 +1,20 @@
-import { open, rename, stat, type FileHandle } from 'node:fs/promises';
+import { appendFile, open, rename, stat, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
 import { heartbeat } from '@temporalio/activity';
 import { readJsonl, readLines } from '../gym/jsonl';
 import { NOTHING_MERGED, type CollectStageInput, type MergeProgress, type MergeResult } from '../contracts/payloads';
 import { writeAggregateMetrics } from './aggregateMetrics';
-import { chunkRange, materializedInputsPath, mergedPaths, readMaterializedMeta, shardPath, type MaterializedMeta } from './chunkIndex';
+import { chunkRange, materializedInputsPath, mergedPaths, readMaterializedMeta, type MaterializedMeta } from './chunkIndex';
+import { compareTokens, stageFence, type Fence } from './fence';
+import { chunkShard } from './fenceShards';
 import { readRowIndex } from './rowIndex';
 import { parseShardLine, type ShardEntry } from './shardLines';
 
 // Shards are written in completion order, which depends on timing; the merged files are written in
 // materialized order so the same seed gives byte-identical artifacts whatever crashed when. The
 // workflow merges chunks as the ones before them finish, so after the last chunk only a tail is left.
+// The partial files belong to one merge attempt at a time and are published by renaming them
+// (docs/fencing.md), so an attempt Temporal gave up on cannot write into its successor's files.
 
 interface Keyed {
   _ng_task_index: number;
@@ -109,27 +114,68 @@ async function* chunkKeys(outPrefix: string, meta: MaterializedMeta, chunk: numb
   for await (const { value } of readJsonl(materializedInputsPath(outPrefix), await chunkRange(outPrefix, chunk, meta.chunkSize))) yield key(value as Keyed);
 }
 
-/** Appends chunks [from.chunks, to) to the partial merged files, in materialized order. */
-async function appendChunks(outPrefix: string, meta: MaterializedMeta, from: MergeProgress, to: number): Promise<MergeProgress> {
-  const { rolloutsPath, failuresPath, digestsPath } = mergedPaths(outPrefix);
-  // A partial file shorter than the progress says (removed, not on this host's disk, or merged before
-  // there were digests) is rebuilt from chunk 0.
+/** A merge attempt's partial merged files, in the stage's fence directory. */
+export interface PartialFiles {
+  rollouts: string;
+  failures: string;
+  digests: string;
+}
+
+function partialFiles(fence: Fence, name = fence.token.name): PartialFiles {
+  const at = (kind: string) => path.join(fence.dir, `${name}.${kind}.jsonl`);
+  return { rollouts: at('rollouts'), failures: at('failures'), digests: at('digests') };
+}
+
+async function renameAll(from: PartialFiles, to: PartialFiles): Promise<void> {
+  try {
+    await rename(from.rollouts, to.rollouts);
+    await rename(from.failures, to.failures);
+    await rename(from.digests, to.digests);
+  } catch (err) {
+    // Another attempt took them first: this one rebuilds from chunk 0 (the sizes will not match).
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
+
+/**
+ * The partial files this attempt appends to: its own when it ran before, else those of the newest
+ * merge scheduled before this one's activity (the one whose progress the workflow passed on), taken
+ * by renaming them, so exactly one attempt continues them; older attempts' files are removed.
+ */
+async function takePartialFiles(fence: Fence): Promise<PartialFiles> {
+  await fence.check();
+  await fence.claim();
+  const own = partialFiles(fence);
+  if ((await sizeOf(own.rollouts)) === undefined) {
+    const earlier = (await fence.entries()).filter(({ token }) => token.scheduledMs < fence.token.scheduledMs).sort((a, b) => compareTokens(b.token, a.token));
+    const source = earlier.find(({ entry }) => entry.endsWith('.rollouts.jsonl'));
+    if (source) await renameAll(partialFiles(fence, source.token.name), own);
+  }
+  for (const file of Object.values(own)) await appendFile(file, '');
+  await fence.check();
+  await fence.removeOlder();
+  return own;
+}
+
+/** Appends chunks [from.chunks, to) to this attempt's partial merged files, in materialized order. */
+async function appendChunks(outPrefix: string, meta: MaterializedMeta, from: MergeProgress, to: number, fence: Fence): Promise<MergeProgress & { files: PartialFiles }> {
+  const files = await takePartialFiles(fence);
+  // A partial file shorter than the progress says (removed, taken by another attempt, not on this
+  // host's disk, or merged before there were digests) is rebuilt from chunk 0.
   const atLeast = async (file: string, bytes: number | undefined) => bytes !== undefined && ((await sizeOf(file)) ?? -1) >= bytes;
   const intact =
-    from.chunks > 0 &&
-    (await atLeast(`${rolloutsPath}.tmp`, from.rolloutsBytes)) &&
-    (await atLeast(`${failuresPath}.tmp`, from.failuresBytes)) &&
-    (await atLeast(`${digestsPath}.tmp`, from.digestsBytes));
+    from.chunks > 0 && (await atLeast(files.rollouts, from.rolloutsBytes)) && (await atLeast(files.failures, from.failuresBytes)) && (await atLeast(files.digests, from.digestsBytes));
   const start = intact ? from : NOTHING_MERGED;
-  const rollouts = await LineWriter.openAt(`${rolloutsPath}.tmp`, start.rolloutsBytes);
-  const failures = await LineWriter.openAt(`${failuresPath}.tmp`, start.failuresBytes);
-  const digests = await LineWriter.openAt(`${digestsPath}.tmp`, start.digestsBytes ?? 0);
+  const rollouts = await LineWriter.openAt(files.rollouts, start.rolloutsBytes);
+  const failures = await LineWriter.openAt(files.failures, start.failuresBytes);
+  const digests = await LineWriter.openAt(files.digests, start.digestsBytes ?? 0);
   let { completed, failedKeys } = start;
   try {
     for (let chunk = start.chunks; chunk < to; chunk++) {
-      const results = await readRolloutShard(shardPath(outPrefix, chunk, 'rollouts'));
+      const shard = await chunkShard(outPrefix, chunk);
+      const results = await readRolloutShard(shard.rollouts);
       const failuresByKey = new Map<string, Array<{ value: Keyed; text: string }>>();
-      for (const f of await readAll(shardPath(outPrefix, chunk, 'failures'))) {
+      for (const f of await readAll(shard.failures)) {
         failuresByKey.set(key(f.value), [...(failuresByKey.get(key(f.value)) ?? []), f]);
       }
       for await (const k of chunkKeys(outPrefix, meta, chunk)) {
@@ -144,6 +190,7 @@ async function appendChunks(outPrefix: string, meta: MaterializedMeta, from: Mer
         const attempts = (failuresByKey.get(k) ?? []).sort((a, b) => (a.value.attempt ?? 0) - (b.value.attempt ?? 0));
         for (const f of attempts) failures.push(f.text);
       }
+      await fence.check();
       await rollouts.flush();
       await failures.flush();
       await digests.flush();
@@ -154,7 +201,7 @@ async function appendChunks(outPrefix: string, meta: MaterializedMeta, from: Mer
     await failures.close();
     await digests.close();
   }
-  return { chunks: to, rolloutsBytes: rollouts.position, failuresBytes: failures.position, digestsBytes: digests.position, completed, failedKeys };
+  return { chunks: to, rolloutsBytes: rollouts.position, failuresBytes: failures.position, digestsBytes: digests.position, completed, failedKeys, files };
 }
 
 async function finishedMeta(outPrefix: string): Promise<MaterializedMeta> {
@@ -165,17 +212,32 @@ async function finishedMeta(outPrefix: string): Promise<MaterializedMeta> {
 
 /** Merges chunks [from.chunks, to) while later chunks still run; every chunk below `to` has finished. */
 export async function mergeChunks(input: { outPrefix: string; from: MergeProgress; to: number }): Promise<MergeProgress> {
-  return appendChunks(input.outPrefix, await finishedMeta(input.outPrefix), input.from, input.to);
+  const { files: _files, ...progress } = await appendChunks(input.outPrefix, await finishedMeta(input.outPrefix), input.from, input.to, stageFence(input.outPrefix));
+  return progress;
+}
+
+/** Merges the chunks not merged yet into this attempt's partial files, which are then whole but not published. */
+export async function mergeRest(outPrefix: string, from: MergeProgress | undefined, fence: Fence): Promise<{ files: PartialFiles; completed: number; failedKeys: number }> {
+  const meta = await finishedMeta(outPrefix);
+  const { files, completed, failedKeys } = await appendChunks(outPrefix, meta, from ?? NOTHING_MERGED, meta.chunks, fence);
+  return { files, completed, failedKeys };
+}
+
+/** Where the merged files are published, from this attempt's partial files. */
+export function mergedMoves(outPrefix: string, files: PartialFiles): Array<[string, string]> {
+  const { rolloutsPath, failuresPath, digestsPath } = mergedPaths(outPrefix);
+  return [
+    [files.rollouts, rolloutsPath],
+    [files.failures, failuresPath],
+    [files.digests, digestsPath],
+  ];
 }
 
 /** Merges the chunks not merged yet and puts the merged files in place; every chunk has finished. */
-export async function finishMerge(input: { outPrefix: string; from?: MergeProgress }): Promise<MergeResult> {
-  const meta = await finishedMeta(input.outPrefix);
-  const { completed, failedKeys } = await appendChunks(input.outPrefix, meta, input.from ?? NOTHING_MERGED, meta.chunks);
-  const { rolloutsPath, failuresPath, digestsPath } = mergedPaths(input.outPrefix);
-  await rename(`${rolloutsPath}.tmp`, rolloutsPath);
-  await rename(`${failuresPath}.tmp`, failuresPath);
-  await rename(`${digestsPath}.tmp`, digestsPath);
+export async function finishMerge(input: { outPrefix: string; from?: MergeProgress }, fence: Fence = stageFence(input.outPrefix)): Promise<MergeResult> {
+  const { files, completed, failedKeys } = await mergeRest(input.outPrefix, input.from, fence);
+  await fence.publish(mergedMoves(input.outPrefix, files));
+  const { rolloutsPath, failuresPath } = mergedPaths(input.outPrefix);
   return { rolloutsPath, failuresPath, completed, failedKeys };
 }
 
@@ -184,7 +246,8 @@ export async function finishMerge(input: { outPrefix: string; from?: MergeProgre
  * The activity stage workflows scheduled before merging moved into the chunk phase still call.
  */
 export async function mergeShards(input: Pick<CollectStageInput, 'plan' | 'stage' | 'outPrefix'>): Promise<MergeResult> {
-  const merged = await finishMerge({ outPrefix: input.outPrefix });
-  await writeAggregateMetrics({ plan: input.plan, stage: input.stage, rolloutsPath: merged.rolloutsPath });
+  const fence = stageFence(input.outPrefix);
+  const merged = await finishMerge({ outPrefix: input.outPrefix }, fence);
+  await writeAggregateMetrics({ plan: input.plan, stage: input.stage, rolloutsPath: merged.rolloutsPath }, fence);
   return merged;
 }

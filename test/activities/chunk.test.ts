@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { chunkShard } from '../../activities/fenceShards';
 import { parseShardLine } from '../../activities/shardLines';
 import type { RunningServer } from '../../servers/http';
 import { readJsonlSync } from '../helpers/jsonl';
@@ -84,7 +85,7 @@ test('a result that echoes the keys keeps their places and gets the row values, 
   try {
     const plan = collectPlan(dir, { agent_url: echoing.server.url });
     await runChunks(plan, (await materialize(plan)).chunks);
-    const [text] = readFileSync(path.join(plan.runDir, 'rollouts_shards/000000.jsonl'), 'utf8').trim().split('\n');
+    const [text] = readFileSync((await chunkShard(outPrefixOf(plan), 0)).rollouts, 'utf8').trim().split('\n');
     const result = JSON.parse(parseShardLine({ text: text! }).line) as Row;
     assert.deepEqual(Object.keys(result), ['agent_ref', '_ng_task_index', 'response', 'reward', '_ng_rollout_index']);
     assert.deepEqual(result.agent_ref, { name: 'alpha' });

@@ -4,6 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
+import { attemptToken } from '../../activities/fence';
+import { chunkAttemptsDir } from '../../activities/fenceShards';
 import { finishMerge, mergeChunks, mergeShards } from '../../activities/merge';
 import { NOTHING_MERGED, type MergeProgress, type MergeResult, type RunPlan } from '../../contracts/payloads';
 import type { RunningServer } from '../../servers/http';
@@ -39,7 +41,10 @@ const merged = () => ({
   failures: readFileSync(`${outPrefixOf(plan)}_failures.jsonl`, 'utf8'),
   digests: readFileSync(`${outPrefixOf(plan)}_shards/digests.jsonl`, 'utf8'),
 });
-const shardFiles = () => Array.from({ length: chunks }, (_, i) => `${outPrefixOf(plan)}_shards/${String(i).padStart(6, '0')}.jsonl`);
+// Each chunk's shard is its attempt's file (activities/fenceShards.ts); these runs have one attempt each.
+const shardFiles = () => Array.from({ length: chunks }, (_, i) => path.join(chunkAttemptsDir(outPrefixOf(plan), i), `${attemptToken(1, 1).name}.jsonl`));
+/** A partial merged file of the merge attempts these tests run (MockActivityEnvironment's token). */
+const partial = (kind: 'rollouts' | 'failures') => `${outPrefixOf(plan)}_shards/merge/${attemptToken(1, 1).name}.${kind}.jsonl`;
 
 before(async () => {
   // Every third row fails terminally, so both merged files have lines from every chunk.
@@ -77,7 +82,7 @@ test('chunks merged a few at a time, then the tail, give the bytes of one whole 
 test('a retried merge starts over at the size the last good one reported: lines of a failed attempt are not repeated', async () => {
   const first = await mergeUpTo(NOTHING_MERGED, 2);
   // An attempt that wrote part of chunk 2 before its worker died.
-  appendFileSync(`${outPrefixOf(plan)}.jsonl.tmp`, '{"_ng_task_index":5,"_ng_rollout_index":0,"torn"');
+  appendFileSync(partial('rollouts'), '{"_ng_task_index":5,"_ng_rollout_index":0,"torn"');
   const retried = await mergeUpTo(first, 3);
   assert.deepEqual(await mergeUpTo(first, 3), retried);
   await finish(retried);
@@ -86,11 +91,11 @@ test('a retried merge starts over at the size the last good one reported: lines 
 
 test('a partial file shorter than the progress says is rebuilt from chunk 0', async () => {
   const progress = await mergeUpTo(NOTHING_MERGED, 2);
-  unlinkSync(`${outPrefixOf(plan)}.jsonl.tmp`);
+  unlinkSync(partial('rollouts'));
   await finish(progress);
   assert.deepEqual(merged(), whole);
-  writeFileSync(`${outPrefixOf(plan)}.jsonl.tmp`, '');
-  writeFileSync(`${outPrefixOf(plan)}_failures.jsonl.tmp`, '');
+  writeFileSync(partial('rollouts'), '');
+  writeFileSync(partial('failures'), '');
   await finish(progress);
   assert.deepEqual(merged(), whole);
 });

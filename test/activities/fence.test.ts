@@ -1,0 +1,232 @@
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { runChunk } from '../../activities/chunk';
+import { finishStage } from '../../activities/finishStage';
+import { mergeChunks } from '../../activities/merge';
+import { NOTHING_MERGED, type ChunkInput, type ChunkResult, type MergeProgress, type RunPlan } from '../../contracts/payloads';
+import { computeAggregateMetrics } from '../../gym/aggregateMetrics';
+import { HttpError, listenJson, type RunningServer } from '../../servers/http';
+import { collectPlan, materialize, outPrefixOf, startFakeHead, taskRow, writeJsonl, type FakeAgent } from './fakeGym';
+
+// A partitioned worker is not dead (docs/fencing.md): an attempt Temporal gave up on may wake up and
+// carry on after its successor finished. Here the older attempt of a chunk, of a finish and of a merge
+// carries on (or starts) after the newer one finished and the stage was published, in-process: the
+// published bytes must be those of an undisturbed run, and nothing in the run directory may change
+// after the successor finished. Each test fails on the code before fencing.
+
+type Row = Record<string, any>;
+
+const TASKS = Array.from({ length: 6 }, (_, i) => taskRow(`t${i}`));
+/** Both agents answer the same bytes for a row, as the simulator does, so an undisturbed run is the reference. */
+const answer = (row: Row): Row => ({ response: { output: [], usage: { input_tokens: 3, output_tokens: 2 } }, reward: Number(row.task_id.slice(1)) % 2 });
+
+/** An agent that answers its first `answered` /run calls, then holds every call (and /aggregate_metrics) until released. */
+interface StallingAgent extends FakeAgent {
+  held: number;
+  release(): void;
+}
+
+async function startAgent(name: string, answered = Infinity): Promise<StallingAgent> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let calls = 0;
+  const agent = { name, runs: [], aggregateRequests: [], held: 0, release, server: undefined as never } as StallingAgent;
+  agent.server = await listenJson({
+    host: '127.0.0.1',
+    port: 0,
+    handler: async (request) => {
+      const body = request.body as Row;
+      const hold = async () => {
+        agent.held++;
+        await released;
+      };
+      if (request.path === '/run') {
+        agent.runs.push(body);
+        if (++calls > answered) await hold();
+        return { body: answer(body) };
+      }
+      if (request.path === '/aggregate_metrics') {
+        agent.aggregateRequests.push(body);
+        if (answered !== Infinity) await hold();
+        return { body: computeAggregateMetrics(body.verify_responses) };
+      }
+      throw new HttpError(404, `no route for ${request.path}`);
+    },
+  });
+  return agent;
+}
+
+const servers: Array<{ close(): Promise<void> }> = [];
+const dirs: string[] = [];
+let steadyHead: RunningServer;
+
+before(async () => {
+  const steady = await startAgent('alpha');
+  steadyHead = await startFakeHead([steady]);
+  servers.push(steady.server, steadyHead);
+});
+
+after(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** One run directory and the plans of two workers sharing it: one reaches the steady agent, one a stalling one. */
+async function stage(stalling?: StallingAgent): Promise<{ steady: RunPlan; stalled: RunPlan }> {
+  dirs.push(mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-fence-')));
+  const dir = dirs.at(-1)!;
+  writeJsonl(path.join(dir, 'tasks.jsonl'), TASKS);
+  const collect = { num_repeats: 2, chunk_size: 6, max_concurrency: 2 };
+  const steady = collectPlan(dir, { head_url: steadyHead.url }, collect);
+  let stalled = steady;
+  if (stalling) {
+    const head = await startFakeHead([stalling]);
+    servers.push(stalling.server, head);
+    stalled = collectPlan(dir, { head_url: head.url }, collect);
+  }
+  return { steady, stalled };
+}
+
+/** An activity attempt as Temporal would run it: attempts of one activity share its scheduled time. */
+const attempt = (scheduledTimestampMs: number, n: number) => new MockActivityEnvironment({ scheduledTimestampMs, currentAttemptScheduledTimestampMs: scheduledTimestampMs, attempt: n });
+
+const chunk = (plan: RunPlan, chunkIndex: number, env: MockActivityEnvironment) => {
+  const input: ChunkInput = { plan, stage: 'collect', outPrefix: outPrefixOf(plan), chunkIndex };
+  return env.run(runChunk, process.env, input) as Promise<ChunkResult>;
+};
+
+const finish = (plan: RunPlan, env: MockActivityEnvironment, merged?: MergeProgress) => {
+  const input: Parameters<typeof finishStage>[0] = { plan, stage: 'collect', outPrefix: outPrefixOf(plan), merged, allowPartialRollouts: false };
+  return env.run(finishStage, input) as ReturnType<typeof finishStage>;
+};
+
+/** Every file under the run directory: its bytes, inode and modification time (a rewrite with the same bytes shows). */
+function snapshot(runDir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(dir).sort()) {
+      const file = path.join(dir, entry);
+      const st = lstatSync(file, { bigint: true });
+      if (st.isDirectory()) walk(file);
+      else out[path.relative(runDir, file)] = `${createHash('sha256').update(readFileSync(file)).digest('hex')} ino=${st.ino} mtime=${st.mtimeNs}`;
+    }
+  };
+  walk(runDir);
+  return out;
+}
+
+const PUBLISHED = ['rollouts.jsonl', 'rollouts_failures.jsonl', 'rollouts_shards/digests.jsonl', 'rollouts_reward_profiling.jsonl', 'rollouts_agent_metrics.json', 'rollouts_aggregate_metrics.json'];
+const published = (plan: RunPlan) => Object.fromEntries(PUBLISHED.map((f) => [f, readFileSync(path.join(plan.runDir, f), 'utf8')]));
+
+let reference: Record<string, string> | undefined;
+/** The published files of an undisturbed run of the same tasks. */
+async function undisturbed(): Promise<Record<string, string>> {
+  if (reference) return reference;
+  const { steady } = await stage();
+  const { chunks } = await materialize(steady);
+  for (let i = 0; i < chunks; i++) await chunk(steady, i, attempt(1000 + i, 1));
+  await finish(steady, attempt(5000, 1));
+  return (reference = published(steady));
+}
+
+async function until(condition: () => boolean, what: string): Promise<void> {
+  for (let waited = 0; !condition(); waited += 10) {
+    if (waited > 10_000) throw new Error(`timed out waiting until ${what}`);
+    await sleep(10);
+  }
+}
+
+/**
+ * The superseded attempt, left to run its course (and `lingerMs` more), changed nothing: every file
+ * under the run directory is as it was when its successor finished, the published files are an
+ * undisturbed run's with each key once, and the attempt failed as superseded.
+ */
+async function assertChangedNothing(plan: RunPlan, zombie: Promise<unknown>, settled: Record<string, string>, expected: Record<string, string>, lingerMs: number): Promise<void> {
+  const outcome = await zombie.then(
+    () => 'completed',
+    (err: unknown) => String(err),
+  );
+  await sleep(lingerMs);
+  assert.deepEqual(snapshot(plan.runDir), settled, 'nothing in the run directory changed after the successor finished');
+  assert.deepEqual(published(plan), expected);
+  const keys = readFileSync(`${outPrefixOf(plan)}.jsonl`, 'utf8').trimEnd().split('\n').map((line) => {
+    const r = JSON.parse(line) as Row;
+    return `${r._ng_task_index}:${r._ng_rollout_index}`;
+  });
+  assert.equal(new Set(keys).size, keys.length, `duplicate keys in ${keys.join(' ')}`);
+  assert.equal(keys.length, TASKS.length * 2);
+  assert.match(outcome, /superseded/);
+}
+
+test('a chunk attempt that carries on after its successor finished changes nothing its successor wrote or the run published', async () => {
+  const expected = await undisturbed();
+  const stalling = await startAgent('alpha', 3);
+  const { steady, stalled } = await stage(stalling);
+  const { chunks } = await materialize(steady);
+  assert.equal(chunks, 2);
+  await chunk(steady, 0, attempt(1000, 1));
+
+  // Attempt 1 of chunk 1 gets three answers, then its worker is cut off from Temporal but not from the disk.
+  const first = chunk(stalled, 1, attempt(1001, 1));
+  first.catch(() => undefined);
+  await until(() => stalling.held >= 1, 'the first attempt waits on the agent');
+  await sleep(50);
+  // Temporal retries the chunk elsewhere; it finishes, and the stage is merged and published.
+  const second = await chunk(steady, 1, attempt(1001, 2));
+  assert.equal(second.alreadyDone + second.completed, 6);
+  assert.ok(second.alreadyDone >= 3, `the successor kept the first attempt's whole lines (${second.alreadyDone})`);
+  await finish(steady, attempt(5000, 1));
+  const settled = snapshot(steady.runDir);
+
+  // The cut-off attempt wakes up with answers for the rows it held.
+  stalling.release();
+  // Longer than a heartbeat, so a look at the fence and any write after it would have happened.
+  await assertChangedNothing(steady, first, settled, expected, 1500);
+
+  // The shard says which attempt it took over, and what it kept.
+  const sidecars = Object.keys(settled).filter((f) => f.endsWith('_superseded.jsonl'));
+  assert.equal(sidecars.length, 1, `one sidecar: ${Object.keys(settled).join(' ')}`);
+  const [record] = readFileSync(path.join(steady.runDir, sidecars[0]!), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Row);
+  assert.equal(record!.attempt, '1001-1');
+  assert.equal(record!.superseded_by, '1001-2');
+  assert.equal(record!.rollout_lines_kept, second.alreadyDone);
+});
+
+test('a finish attempt that carries on after its successor finished publishes nothing', async () => {
+  const expected = await undisturbed();
+  const stalling = await startAgent('alpha', 0);
+  const { steady, stalled } = await stage(stalling);
+  const { chunks } = await materialize(steady);
+  for (let i = 0; i < chunks; i++) await chunk(steady, i, attempt(1000 + i, 1));
+
+  // Attempt 1 of the finish merges and profiles, then waits on /aggregate_metrics: cut off there.
+  const first = finish(stalled, attempt(5000, 1));
+  first.catch(() => undefined);
+  await until(() => stalling.held >= 1, 'the first finish waits on the agent');
+  const second = await finish(steady, attempt(5000, 2));
+  assert.equal(second.merge.completed, TASKS.length * 2);
+  const settled = snapshot(steady.runDir);
+
+  stalling.release();
+  await assertChangedNothing(steady, first, settled, expected, 200);
+});
+
+test('a merge attempt that starts after the stage was published touches nothing', async () => {
+  const expected = await undisturbed();
+  const { steady } = await stage();
+  const { chunks } = await materialize(steady);
+  for (let i = 0; i < chunks; i++) await chunk(steady, i, attempt(1000 + i, 1));
+  const mergeInput = { outPrefix: outPrefixOf(steady), from: NOTHING_MERGED, to: 1 };
+  // Attempt 2 of the merge of chunk 0 ran while attempt 1 was stuck before its first write.
+  const merged = (await attempt(3000, 2).run(mergeChunks, mergeInput)) as MergeProgress;
+  await finish(steady, attempt(5000, 1), merged);
+  const settled = snapshot(steady.runDir);
+
+  await assertChangedNothing(steady, attempt(3000, 1).run(mergeChunks, mergeInput), settled, expected, 0);
+});
