@@ -14,7 +14,8 @@ import { getText, RequestFailure } from './http/client';
 
 export interface Endpoints {
   agentUrl: string;
-  modelUrl: string;
+  /** One base URL, or the base URLs of the model's replicas. */
+  modelUrl: string | string[];
   modelApi: 'responses' | 'chat_completions';
   modelName?: string;
   simulated: boolean;
@@ -150,15 +151,28 @@ export function unknownAgentReason(plan: RunPlan, name: string, agents: Readonly
   return `agent_ref.name "${name}" is not an agent the servers know (known: ${known}; ${source})`;
 }
 
-async function checkServers(plan: RunPlan): Promise<{ agentUrl: string; modelUrl: string; simulated: boolean }> {
+/** Any HTTP answer (even 404 on /) proves a server is up; only connection errors count as down. */
+async function checkUp(url: string): Promise<void> {
+  heartbeat();
+  await getText(url, 10_000).catch((err: Error & { failureClass?: string }) => {
+    if (err.failureClass === 'http_4xx') return '';
+    throw err;
+  });
+}
+
+async function checkServers(plan: RunPlan): Promise<{ agentUrl: string; modelUrl: string | string[]; simulated: boolean }> {
   const endpoints = await resolveEndpoints(plan);
-  for (const url of [endpoints.agentUrl, endpoints.modelUrl]) {
-    heartbeat();
-    // Any HTTP answer (even 404 on /) proves the server is up; only connection errors count as down.
-    await getText(url, 10_000).catch((err: Error & { failureClass?: string }) => {
-      if (err.failureClass === 'http_4xx') return '';
-      throw err;
-    });
+  await checkUp(endpoints.agentUrl);
+  if (typeof endpoints.modelUrl === 'string') {
+    await checkUp(endpoints.modelUrl);
+  } else {
+    // One replica up is enough to start: requests to one that is down move to the others, which
+    // benches it until it answers again.
+    const urls = endpoints.modelUrl;
+    const checks = await Promise.allSettled(urls.map(checkUp));
+    const down = checks.flatMap((check, i) => (check.status === 'rejected' ? [{ url: urls[i], reason: check.reason as Error }] : []));
+    if (down.length === checks.length) throw down[0]!.reason;
+    if (down.length > 0) log.warn('model replicas down at start; their share goes to the others until they answer', { down: down.map((d) => `${d.url}: ${d.reason.message}`) });
   }
   return { agentUrl: endpoints.agentUrl, modelUrl: endpoints.modelUrl, simulated: endpoints.simulated };
 }
@@ -168,7 +182,7 @@ async function checkServers(plan: RunPlan): Promise<{ agentUrl: string; modelUrl
  * Spawned stacks get `ready_timeout_s` to come up (model servers load weights for minutes); attached
  * ones must answer now, and otherwise Temporal's activity retries take over.
  */
-export async function ensureServers(plan: RunPlan): Promise<{ agentUrl: string; modelUrl: string; simulated: boolean }> {
+export async function ensureServers(plan: RunPlan): Promise<{ agentUrl: string; modelUrl: string | string[]; simulated: boolean }> {
   const servers = plan.config.servers;
   const deadline = Date.now() + (servers.mode === 'spawn' ? servers.ready_timeout_s * 1000 : 0);
   for (;;) {

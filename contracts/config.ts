@@ -7,8 +7,30 @@ import { faultsConfigSchema } from './faultsConfig';
 
 const urlSchema = z.url({ protocol: /^https?$/ });
 
+/**
+ * One engine, or its data-parallel replicas as a list, as NeMo Gym's vllm_model takes `base_url`.
+ * Replicas are told apart by host and port, so a list naming one twice is refused.
+ */
+export const modelUrlSchema = z.union([
+  urlSchema,
+  z
+    .array(urlSchema)
+    .min(1)
+    // Runs even when an element is not a URL (that one has its own issue), so it parses only the others.
+    .refine((urls) => {
+      const origins = urls.filter((url) => URL.canParse(url)).map((url) => new URL(url).origin);
+      return new Set(origins).size === origins.length;
+    }, { message: 'each replica needs its own host:port; this list names one twice' }),
+]);
+
 const modelEndpointSchema = z.strictObject({
-  url: urlSchema.optional().describe('Base URL serving /v1/responses or /v1/chat/completions; omitted = the embedded simulator'),
+  url: modelUrlSchema
+    .optional()
+    .describe(
+      'Base URL serving /v1/responses or /v1/chat/completions, or a list of them for an engine served as replicas ' +
+        '(requests go to the replica with the fewest in flight, a rollout stays on its replica, a failing one is benched); ' +
+        'omitted = the embedded simulator',
+    ),
   api: z
     .enum(['responses', 'chat_completions'])
     .default('responses')
@@ -20,7 +42,7 @@ const modelEndpointSchema = z.strictObject({
     .optional()
     .describe('Name of the worker environment variable holding the API key; the key itself never enters a config'),
   timeout_ms: z.number().int().positive().default(120_000).describe('Timeout of one model request, in milliseconds; the lower of this and local_profile.request_timeout_ms applies'),
-  max_concurrency: z.number().int().positive().default(16).describe('Model requests in flight from one worker process; the lower of this and local_profile.max_concurrency applies'),
+  max_concurrency: z.number().int().positive().default(16).describe('Model requests in flight from one worker process, to each replica when url is a list; the lower of this and local_profile.max_concurrency applies'),
   unpack_extra_body: z
     .boolean()
     .default(false)

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { modelUrlSchema } from './config';
 
 // The workflow inputs are the public API for `temporal workflow start`, Schedules and training
 // platforms in other languages, so they are small, snake_case and published as JSON Schema
@@ -55,10 +56,9 @@ export type PivotCurriculumInput = z.infer<typeof pivotCurriculumInputSchema>;
 export const policyCheckpointSchema = z
   .strictObject({
     model: z.string().min(1).describe('Model name sent to the policy endpoint for local profiling'),
-    endpoint: z
-      .url({ protocol: /^https?$/ })
+    endpoint: modelUrlSchema
       .optional()
-      .describe('Base URL of the checkpoint server (/v1/responses or /v1/chat/completions); omitted = the config local_profile.model.url'),
+      .describe('Base URL of the checkpoint server (/v1/responses or /v1/chat/completions), or a list of its replicas; omitted = the config local_profile.model.url'),
     training_step: z.number().int().nonnegative().optional().describe('Trainer step of the checkpoint, recorded in the rounds history'),
   })
   .describe('Argument of the pivotCurriculumWorkflow policyCheckpoint update');

@@ -4,6 +4,7 @@ import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { countRequestsInFlight, requestsInFlight } from '../activities/http/inFlight';
+import { replicaStats, type ReplicaStats } from '../activities/http/replicas';
 
 // Prometheus scraping of a worker is off unless asked for: the Temporal SDK's own exporter serves
 // /metrics (temporal_* task slot, poll and activity latency metrics), and the series below add
@@ -69,9 +70,46 @@ export function metricsTelemetry(bindAddress: string) {
 export function publishRequestsInFlight(meter: MetricMeter): void {
   countRequestsInFlight();
   const gauge = meter.createGauge('pivot_miner_requests_in_flight', 'int', 'requests', 'HTTP requests this worker has in flight, per endpoint');
+  const sampleReplicas = replicaMetricsSampler(meter);
   setInterval(() => {
     for (const { endpoint, count } of requestsInFlight()) gauge.set(count, { endpoint });
+    sampleReplicas();
   }, IN_FLIGHT_SAMPLE_MS).unref();
+}
+
+/**
+ * The series of a model served as replicas (a list of URLs; activities/http/replicas.ts), one per
+ * replica, labelled with its host:port and its position in the config's list. A single URL has no
+ * replicas, so its metrics stay what they were. Totals are kept as plain integers by the pool and
+ * published here as counter increments.
+ */
+export function replicaMetricsSampler(meter: Pick<MetricMeter, 'createGauge' | 'createCounter'>, stats: () => Iterable<ReplicaStats> = replicaStats): () => void {
+  const inFlight = meter.createGauge('pivot_miner_replica_requests_in_flight', 'int', 'requests', 'Model requests this worker has in flight, per replica');
+  const benched = meter.createGauge('pivot_miner_replica_benched', 'int', '', '1 while the replica is benched after failing: its requests go to the other replicas');
+  const requests = meter.createCounter('pivot_miner_replica_requests', 'requests', 'Model requests that ended on the replica, whatever their outcome');
+  const failures = meter.createCounter('pivot_miner_replica_failures', 'requests', 'Model requests that failed on the replica with a connection error, a 5xx or a timeout, and went to another replica or attempt');
+  // What each replica's totals were when last published, so each sample adds only the increase.
+  const published = new Map<ReplicaStats, Map<string, number>>();
+  return () => {
+    for (const replica of stats()) {
+      const tags = { endpoint: replica.endpoint, replica: String(replica.replica) };
+      inFlight.set(replica.inFlight, tags);
+      benched.set(replica.benched ? 1 : 0, tags);
+      let last = published.get(replica);
+      if (!last) published.set(replica, (last = new Map()));
+      const increase = (key: string, total: number) => {
+        const added = total - (last.get(key) ?? 0);
+        last.set(key, total);
+        return added;
+      };
+      const ended = increase('', replica.requests);
+      if (ended > 0) requests.add(ended, tags);
+      for (const [failureClass, total] of replica.failures) {
+        const failed = increase(failureClass, total);
+        if (failed > 0) failures.add(failed, { ...tags, class: failureClass });
+      }
+    }
+  };
 }
 
 // Chunk inputs and results are read loosely: only the fields counted here matter, and a change

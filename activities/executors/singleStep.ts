@@ -5,11 +5,12 @@ import { orjsonDumps } from '../../gym/pythonJsonDumps';
 import { expectedActionSchema } from '../../gym/schemas';
 import { verifyResponse, type ToolCallComparatorConfig } from '../../gym/verifier';
 import { postJsonText, RequestFailure } from '../http/client';
-import { endpointLimiter } from '../http/endpointLimiter';
+import { modelEndpoint } from '../http/replicas';
 import { keyedResult, type MaterializedInput, type RolloutExecutor } from './types';
 
 export interface SingleStepOptions {
-  modelUrl: string;
+  /** A base URL, or the base URLs of the engine's replicas. */
+  modelUrl: string | readonly string[];
   api: 'responses' | 'chat_completions';
   model?: string;
   apiKey?: string;
@@ -29,19 +30,19 @@ export interface SingleStepOptions {
  */
 export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
   const path = opts.api === 'responses' ? '/v1/responses' : '/v1/chat/completions';
-  const url = new URL(path, opts.modelUrl).toString();
-  const limiter = endpointLimiter(url, opts.maxConcurrency);
+  const endpoint = modelEndpoint(opts.modelUrl, path, opts.maxConcurrency);
   const headers: Record<string, string> = opts.apiKey ? { authorization: `Bearer ${opts.apiKey}` } : {};
 
   type ModelResponse = Record<string, unknown> & { output: unknown[] };
 
   /** The response to verify, and the same with the number kinds of the engine's answer, to write. */
-  async function callModel(params: Record<string, unknown>, kindedParams: JsonDict, signal: AbortSignal): Promise<{ response: ModelResponse; kinded: unknown }> {
+  async function callModel(params: Record<string, unknown>, kindedParams: JsonDict, session: string, signal: AbortSignal): Promise<{ response: ModelResponse; kinded: unknown }> {
     const body = orjsonDumps(engineRequest(params, kindedParams));
-    const { plain, kinded } = (await limiter.run(
-      () => postJsonText(url, body, { timeoutMs: opts.timeoutMs, signal, headers, connections: opts.maxConcurrency, parse: parseKinded }),
-      opts.rank,
-    )) as KindedJson;
+    const { url, answer } = await endpoint.run(
+      async (url) => ({ url, answer: (await postJsonText(url, body, { timeoutMs: opts.timeoutMs, signal, headers, connections: opts.maxConcurrency, parse: parseKinded })) as KindedJson }),
+      { rank: opts.rank, affinity: session, signal },
+    );
+    const { plain, kinded } = answer;
     const raw = plain as Record<string, unknown>;
     if (opts.api === 'responses') {
       if (!Array.isArray(raw?.output)) throw new RequestFailure('invalid_response', `${url} returned no "output" list`, true);
@@ -67,7 +68,7 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
       if (opts.api === 'chat_completions') return responsesRequestToChat(params, kindedParams);
       return responsesEngineRequest(kindedParams, { unpackExtraBody: opts.unpackExtraBody });
     } catch (err) {
-      if (err instanceof ChatConversionError) throw new RequestFailure('invalid_response', `row cannot be sent to ${url}: ${err.message}`, false);
+      if (err instanceof ChatConversionError) throw new RequestFailure('invalid_response', `row cannot be sent to ${endpoint.urls.join(', ')}: ${err.message}`, false);
       throw err;
     }
   }
@@ -85,7 +86,9 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
         params.model = opts.model;
         kindedParams = withEntries(kindedParams, { model: opts.model });
       }
-      const { response, kinded } = await callModel(params, kindedParams, signal);
+      // The rollout is the session: its retries go back to the replica that answered it, as NeMo Gym
+      // keeps a session on its replica.
+      const { response, kinded } = await callModel(params, kindedParams, `${row._ng_task_index}:${row._ng_rollout_index}`, signal);
       const { reward, category } = verifyResponse(expected.data, response, opts.comparatorConfig);
       // The reward is a Python float (BaseVerifyResponse.reward), written `1.0` as a resources server's is.
       const verdict = new Map<string, PyValue>([['response', toPy(kinded)], ['reward', reward], ['category', category]]);

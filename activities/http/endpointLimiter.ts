@@ -13,6 +13,14 @@ interface Waiter {
   wake: () => void;
 }
 
+/** Inserts `waiter` after every waiter of a lower or equal rank, so equal ranks keep arrival order. */
+export function insertByRank<W extends { rank: number }>(waiting: W[], waiter: W): void {
+  // Ranks mostly arrive in order, so the walk from the back is short.
+  let at = waiting.length;
+  while (at > 0 && waiting[at - 1]!.rank > waiter.rank) at--;
+  waiting.splice(at, 0, waiter);
+}
+
 class Semaphore {
   /** Sorted by rank; among equal ranks, in arrival order. */
   private waiting: Waiter[] = [];
@@ -42,10 +50,7 @@ class Semaphore {
   }
 
   private enqueue(waiter: Waiter): void {
-    // Ranks mostly arrive in order, so the walk from the back is short.
-    let at = this.waiting.length;
-    while (at > 0 && this.waiting[at - 1]!.rank > waiter.rank) at--;
-    this.waiting.splice(at, 0, waiter);
+    insertByRank(this.waiting, waiter);
   }
 
   private wakeWaiters(): void {

@@ -17,8 +17,13 @@ export function countRequestsInFlight(): void {
 }
 
 export function endpointLabel(url: string): string {
-  const { protocol, hostname, port, pathname } = new URL(url);
-  return `${protocol}//${hostname}:${port || (protocol === 'https:' ? '443' : '80')}${pathname}`;
+  return `${originLabel(url)}${new URL(url).pathname}`;
+}
+
+/** scheme://host:port of `url`, the port spelled out: what names one engine replica. */
+export function originLabel(url: string): string {
+  const { protocol, hostname, port } = new URL(url);
+  return `${protocol}//${hostname}:${port || (protocol === 'https:' ? '443' : '80')}`;
 }
 
 /** What a request to `url` counts itself in while it is in flight; undefined while counting is off. */
