@@ -48,8 +48,10 @@ async function startAgent(name: string, answered = Infinity): Promise<StallingAg
       };
       if (request.path === '/run') {
         agent.runs.push(body);
-        if (++calls > answered) await hold();
-        return { body: answer(body) };
+        if (++calls <= answered) return { body: answer(body) };
+        await hold();
+        // Answered after the takeover, and differently (a real model would): none of it may be published.
+        return { body: { ...answer(body), late: true } };
       }
       if (request.path === '/aggregate_metrics') {
         agent.aggregateRequests.push(body);
@@ -196,6 +198,17 @@ test('a chunk attempt that carries on after its successor finished changes nothi
   assert.equal(record!.attempt, '1001-1');
   assert.equal(record!.superseded_by, '1001-2');
   assert.equal(record!.rollout_lines_kept, second.alreadyDone);
+});
+
+test('a chunk attempt that starts after its successor finished creates nothing', async () => {
+  const expected = await undisturbed();
+  const { steady } = await stage();
+  const { chunks } = await materialize(steady);
+  for (let i = 0; i < chunks; i++) await chunk(steady, i, attempt(1000 + i, 2));
+  await finish(steady, attempt(5000, 1));
+  const settled = snapshot(steady.runDir);
+  // Attempt 1 of chunk 1, delivered to a worker before its partition and run after it healed.
+  await assertChangedNothing(steady, chunk(steady, 1, attempt(1001, 1)), settled, expected, 0);
 });
 
 test('a finish attempt that carries on after its successor finished publishes nothing', async () => {
