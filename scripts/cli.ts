@@ -12,6 +12,7 @@ import { registerProfileCommand } from './commands/profile';
 import { registerScheduleCommand } from './commands/schedule';
 import { registerVerifyServerCommand } from './commands/verify';
 import { LOG_LEVEL_ENV } from '../workers/runtime';
+import { errorText } from './lib/errorText';
 
 // One file per sub-command under scripts/commands/; each registers itself on the program.
 const program = new Command();
@@ -39,6 +40,6 @@ registerScheduleCommand(program);
 registerVerifyServerCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : String(err));
+  console.error(errorText(err));
   process.exitCode = 1;
 });

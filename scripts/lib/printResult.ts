@@ -14,9 +14,9 @@ const FUNNEL: Array<[string, string]> = [
   ['all_pass', 'all-pass pivots (dropped)'],
   ['all_fail', 'all-fail pivots (dropped)'],
   ['mixed', 'mixed pivots'],
-  ['held_back_incomplete', 'incomplete pivots (held back)'],
+  ['held_back_incomplete', 'incomplete (held back)'],
   ['published', 'published pivots'],
-  ['published_partial', '  of them partial (fewer samples)'],
+  ['published_partial', '  of them partial'],
 ];
 
 /** `collect: 12 expected = 11 succeeded + 1 failed (http_5xx 1; 1 terminal) + 0 omitted`. */
