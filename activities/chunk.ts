@@ -142,7 +142,7 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
   await repairShard(own.rollouts);
   await repairShard(own.failures);
   await appendFile(own.rollouts, '');
-  await fence.check();
+  await fence.checkClaimed(Object.values(own));
   await takeOverOlderAttempts(fence, own, outPrefix, chunkIndex);
   const rolloutShard = own.rollouts;
   const failureShard = own.failures;

@@ -123,7 +123,22 @@ export class Fence {
    */
   async claim(): Promise<void> {
     await mkdir(this.dir, { recursive: true });
-    await appendFile(path.join(this.dir, `${this.token.name}.claim`), '');
+    await appendFile(this.claimFile, '');
+  }
+
+  get claimFile(): string {
+    return path.join(this.dir, `${this.token.name}.claim`);
+  }
+
+  /**
+   * After creating its claim: when a newer attempt started meanwhile (it may have looked before this
+   * claim existed), removes `files` again and throws, so a late attempt leaves nothing behind.
+   */
+  async checkClaimed(files: readonly string[]): Promise<void> {
+    await this.refresh();
+    if (!this.newer) return;
+    for (const file of files) await rm(file, { recursive: true, force: true });
+    this.assertCurrent();
   }
 
   /** Removes the files of older attempts (superseded: if still running, they write to files no path names). */

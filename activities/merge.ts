@@ -152,7 +152,7 @@ async function takePartialFiles(fence: Fence): Promise<PartialFiles> {
     if (source) await renameAll(partialFiles(fence, source.token.name), own);
   }
   for (const file of Object.values(own)) await appendFile(file, '');
-  await fence.check();
+  await fence.checkClaimed([...Object.values(own), fence.claimFile]);
   await fence.removeOlder();
   return own;
 }
