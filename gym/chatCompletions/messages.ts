@@ -72,6 +72,17 @@ function inputContent(content: unknown, where: string): unknown {
   });
 }
 
+function inlineToolCalls(toolCalls: unknown, where: string): ChatToolCall[] {
+  if (toolCalls === undefined || toolCalls === null) return [];
+  if (!Array.isArray(toolCalls)) throw new ChatConversionError(`${where}: tool_calls is not a list`);
+  return toolCalls.map((call, n) => {
+    if (!isRecord(call) || !isRecord(call.function) || typeof call.id !== 'string') {
+      throw new ChatConversionError(`${where}: tool call ${n} needs an id and a function`);
+    }
+    return { id: call.id, function: { arguments: asString(call.function.arguments), name: asString(call.function.name) }, type: 'function' };
+  });
+}
+
 /**
  * Responses items (a request's `input`, possibly followed by a response's `output`) → Chat
  * Completions messages, their keys in the order NeMo Gym's pydantic message models dump them, so a
@@ -97,6 +108,13 @@ export function responsesItemsToChatMessages(input: string | unknown[]): ChatMes
     const type = item.type ?? (typeof item.role === 'string' ? 'message' : undefined);
     if (type === 'message' && item.role === 'assistant') {
       content += messageText(item).text;
+      // History written in Chat Completions shape carries its calls inline; they join the turn's
+      // calls as function_call items would (NeMo Gym after NVIDIA-NeMo/Gym#2515; 0.4.0 dropped them).
+      calls.push(...inlineToolCalls(item.tool_calls, where));
+    } else if (type === 'message' && item.role === 'tool') {
+      // A Chat Completions tool result, the function_call_output equivalent (0.4.0 refused the role).
+      flush();
+      messages.push({ content: item.content, role: 'tool', tool_call_id: item.tool_call_id });
     } else if (type === 'message') {
       flush();
       messages.push({ content: inputContent(item.content, where), role: asString(item.role) });

@@ -171,3 +171,32 @@ test('chat messages → Responses items: generated ids, tool outputs, and errors
   assert.throws(() => chatMessagesToResponsesItems([{ role: 'user', content: 'x' }, { role: 'assistant', tool_calls: [{ function: { name: 'f' } }] }]), /message 1: tool call 0 has no id/);
   assert.throws(() => chatMessagesToResponsesItems([{ content: 'x' }]), /message 0 has no role/);
 });
+
+test('chat-shaped history in a Responses input: inline tool_calls join the turn, role tool is a tool result (NVIDIA-NeMo/Gym#2515)', () => {
+  const messages = plain(
+    responsesItemsToChatMessages([
+      { role: 'user', content: 'weather?' },
+      { role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: 'rain' },
+      { role: 'assistant', content: 'It rains.', tool_calls: null },
+    ]),
+  );
+  assert.deepEqual(messages, [
+    { content: 'weather?', role: 'user' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', function: { arguments: '{"city":"Oslo"}', name: 'get_weather' }, type: 'function' }] },
+    { role: 'tool', content: 'rain', tool_call_id: 'c1' },
+    { role: 'assistant', content: 'It rains.' },
+  ]);
+  // The same history as Responses items gives the same messages.
+  const items = plain(
+    responsesItemsToChatMessages([
+      { role: 'user', content: 'weather?' },
+      { type: 'function_call', call_id: 'c1', name: 'get_weather', arguments: '{"city":"Oslo"}' },
+      { type: 'function_call_output', call_id: 'c1', output: 'rain' },
+      { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'It rains.', annotations: [] }] },
+    ]),
+  );
+  assert.deepEqual(items, messages);
+  assert.throws(() => responsesItemsToChatMessages([{ role: 'assistant', tool_calls: [{ function: { name: 'f' } }] }]), /input item 0: tool call 0 needs an id and a function/);
+  assert.throws(() => responsesItemsToChatMessages([{ role: 'assistant', tool_calls: 'f' }]), /tool_calls is not a list/);
+});
