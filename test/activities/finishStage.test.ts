@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -72,4 +72,16 @@ test('a large stage is aggregated only after its reward profile: a profile that 
   // Long enough for an overlapped aggregate's request to arrive: it would be sent within milliseconds.
   await new Promise((resolve) => setTimeout(resolve, 300));
   assert.equal(agent.aggregateRequests.length, asked);
+});
+
+test('a finish whose profile refuses missing rollouts still publishes the merged files, and leaves no files of its own', async () => {
+  const plan = stagePlan([taskRow('a'), taskRow('bb'), taskRow('ccc')]);
+  const outPrefix = outPrefixOf(plan);
+  await materialize(plan);
+  await runChunks(plan, 1);
+  await assert.rejects(runActivity(finishStage, { plan, stage: 'collect' as const, outPrefix, allowPartialRollouts: false }), RewardProfileError);
+  assert.equal(readFileSync(`${outPrefix}.jsonl`, 'utf8').trimEnd().split('\n').length, 4);
+  // Only the attempt's claim stays in the stage's fence directory: its partial files were published, its view removed.
+  assert.deepEqual(readdirSync(`${outPrefix}_shards/merge`), ['1-1.claim']);
+  assert.equal(existsSync(rewardProfileOutputPaths(`${outPrefix}.jsonl`).rewardProfilingPath), false);
 });
