@@ -45,7 +45,7 @@ export function parseToken(entry: string): AttemptToken | undefined {
 
 export const compareTokens = (a: AttemptToken, b: AttemptToken): number => a.scheduledMs - b.scheduledMs || a.attempt - b.attempt;
 
-/** The failure type of an attempt that found a newer one; non-retryable, since any retry of it is older still. */
+/** The failure type of an attempt that found a newer one; non-retryable: a retry keeps the activity's scheduled time, so it would be superseded too. */
 export const SUPERSEDED = 'Superseded';
 
 export function isSuperseded(err: unknown): boolean {
@@ -142,9 +142,9 @@ export class Fence {
   }
 
   /** Removes the files of older attempts (superseded: if still running, they write to files no path names). */
-  async removeOlder(keep: ReadonlySet<string> = new Set()): Promise<void> {
+  async removeOlder(): Promise<void> {
     for (const { entry, token } of await this.entries()) {
-      if (compareTokens(token, this.token) < 0 && !keep.has(entry)) await rm(path.join(this.dir, entry), { recursive: true, force: true });
+      if (compareTokens(token, this.token) < 0) await rm(path.join(this.dir, entry), { recursive: true, force: true });
     }
   }
 

@@ -1,4 +1,4 @@
-import { appendFile, readFile } from 'node:fs/promises';
+import { appendFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readLines } from '../gym/jsonl';
 import { shardPath } from './chunkIndex';
@@ -114,17 +114,4 @@ export async function takeOverOlderAttempts(fence: Fence, own: AttemptFiles, out
     if (sidecar.length > 0) await appendFile(own.superseded, sidecar.map((t) => `${t}\n`).join(''));
   }
   await fence.removeOlder();
-}
-
-/** The superseded attempts a chunk's shard took over, one JSON object each (test and tooling use). */
-export async function supersededAttempts(files: AttemptFiles): Promise<Array<Record<string, unknown>>> {
-  try {
-    return (await readFile(files.superseded, 'utf8'))
-      .split('\n')
-      .filter((t) => t !== '')
-      .map((t) => JSON.parse(t) as Record<string, unknown>);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
 }
