@@ -12,6 +12,7 @@ import { workerHeapArgs, workerProcessEnv } from '../../bin/workerHeap';
 import { freePort } from '../../scripts/lib/net';
 import { stopProcess } from '../../scripts/lib/workerProcess';
 import { METRICS_ADDRESS_ENV, metricsBindAddress } from '../../workers/metrics';
+import { LOG_LEVEL_ENV } from '../../workers/runtime';
 import { readJsonlSync } from '../helpers/jsonl';
 import { runPivotMining, startTestTemporal } from '../helpers/temporal';
 
@@ -92,7 +93,8 @@ interface WorkerProcess {
 }
 
 function startWorker(taskQueue: string, args: string[], extraEnv: Record<string, string> = {}): WorkerProcess {
-  const childEnv: NodeJS.ProcessEnv = workerProcessEnv({ ...process.env, TEMPORAL_ADDRESS: env.address, PIVOT_MINER_TASK_QUEUE: taskQueue, PIVOT_MINER_BASE_DIR: baseDir, PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts'), ...extraEnv });
+  // SDK logs at INFO: the test waits for the worker's "state: 'RUNNING'" line.
+  const childEnv: NodeJS.ProcessEnv = workerProcessEnv({ ...process.env, [LOG_LEVEL_ENV]: 'INFO', TEMPORAL_ADDRESS: env.address, PIVOT_MINER_TASK_QUEUE: taskQueue, PIVOT_MINER_BASE_DIR: baseDir, PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts'), ...extraEnv });
   if (!(METRICS_ADDRESS_ENV in extraEnv)) delete childEnv[METRICS_ADDRESS_ENV];
   // With the heap flags and environment, as our launchers start a worker: one process, whose sockets the test reads.
   const child = spawn(process.execPath, [...workerHeapArgs(childEnv), path.join(repoRoot, 'bin/pivot-miner.js'), 'worker', ...args], { cwd: repoRoot, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
