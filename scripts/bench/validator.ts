@@ -18,6 +18,7 @@ import { promisify } from 'node:util';
 import { z } from 'zod';
 import { validatePivotDataset } from '../../gym/validator';
 import { defaultThreads } from '../commands/validate';
+import { parseFlags } from './flags';
 import { median, nemoGymPython, referenceValidatorScript, runPythonAnchor } from './python/nemoGym';
 import { built } from '../../bin/built';
 
@@ -239,6 +240,7 @@ async function main(): Promise<void> {
   console.log(JSON.stringify({ bench: 'validator', ...summary, passes: PASSES * ROUNDS }));
 }
 
+parseFlags('npx tsx scripts/bench/validator.ts (no flags)', {});
 main().catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : String(error));
   process.exitCode = 1;
