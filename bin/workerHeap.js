@@ -1,25 +1,21 @@
 // The memory a worker process runs with. Every stage streams, so a worker's live JS heap stays
-// small (40-60 MB); what makes its RSS is the room V8 and malloc keep around that live set, so a
-// worker narrows two defaults (PIVOT_MINER_WORKER_HEAP_MB=0 keeps Node's and glibc's own):
-// - `--max-old-space-size` (PIVOT_MINER_WORKER_HEAP_MB, default 1024, still some 20 times the live
-//   set): V8 sizes the old space from its limit. Under Node's default here (4 GB) it lets the old
-//   space grow to four times the live set between full collections; under a limit below 2 GB by
-//   1.3-2x instead. A 10k-rollout local profile peaked at 366 MB without it, 276 MB with it.
+// small; what makes its RSS is the room V8 and malloc keep around that live set, so a worker
+// narrows three defaults (PIVOT_MINER_WORKER_HEAP_MB=0 keeps Node's and glibc's own; the figures
+// behind each are in docs/architecture.md):
+// - `--max-old-space-size` (PIVOT_MINER_WORKER_HEAP_MB, default 1024, still many times the live
+//   set): V8 sizes the old space from its limit, and under Node's default it lets the old space
+//   grow to several times the live set between full collections.
 // - MALLOC_ARENA_MAX=2: glibc gives each thread that mallocs (Temporal core's Tokio threads,
-//   libuv's pool) an arena of its own, up to 8 per core, and each keeps what it freed. With it a
-//   60k-rollout local profile peaked at 242 MB instead of 282 MB, 1.05x the 10k peak (was 1.10x).
+//   libuv's pool) an arena of its own, up to 8 per core, and each keeps what it freed.
 // - MALLOC_MMAP_THRESHOLD_=131072, glibc's own starting value, held there: by default glibc raises
-//   the threshold to the size of each larger mmapped block freed (up to 32 MB), after which blocks of
-//   that size come from the arena instead, and the main arena can hand back only what is free at its
-//   top. Over a million local-profile rollouts its heap grew in steps from 27 to 47 MB and stayed;
-//   held, it stayed at 20-22 MB (a value set here also stops glibc moving its trim threshold).
-// The young generation is left at V8's size: 4 MB semi-spaces saved another 30 MB but cost the
-// collect stage a third more worker CPU (its in-flight bodies outlive small semi-spaces and get
-// promoted), which on two cores took durable/bare throughput from 0.91 to 0.84.
+//   the threshold to the size of each larger mmapped block freed, after which such blocks come from
+//   the arena, whose memory it can hand back only from the top, so a long run's heap ratchets up.
+// The young generation is left at V8's size: smaller semi-spaces promote the collect stage's
+// in-flight bodies and cost more worker CPU than the memory they save is worth.
 //
-// Plain JavaScript: it runs before any TypeScript loader, and V8 flags and malloc's environment
-// only take effect when a process starts, so a worker started without them starts itself again
-// with them.
+// Plain JavaScript: it runs before any TypeScript loader. V8 flags and malloc's environment only
+// take effect when a process starts: bin/pivot-miner passes them to a `worker` on its command line,
+// and a worker started some other way without them starts itself again with them.
 'use strict';
 const { spawn } = require('node:child_process');
 
