@@ -12,10 +12,10 @@ import type { MergeProgress, MergeResult, ProfileResult, RolloutStage, RunPlan }
 /**
  * From this many completed rollouts on, the reward profile and the aggregate metrics run one after
  * the other. Each holds its columns (a few bytes per rollout) while it reads; overlapped, both sets
- * are live at once: at a million rollouts the tail peaked at 208 MB overlapped and 191 MB in turn
- * (`npx tsx scripts/bench/profileStageMemory.ts`), for 7% more time on a tail that runs once. Below
- * it the overlap is worth more than the memory: on a short stage the aggregate metrics mostly wait
- * on the agent servers, and the tail is a visible share of the stage's time.
+ * are live at once, which at a million rollouts costs more memory than the little time it saves on
+ * a tail that runs once (`scripts/diagnostics/profileStageMemory.ts` measures both). Below it the
+ * overlap is worth more than the memory: on a short stage the aggregate metrics mostly wait on the
+ * agent servers, and the tail is a visible share of the stage's time.
  */
 export const SEQUENTIAL_TAIL_FROM_ROLLOUTS = 50_000;
 

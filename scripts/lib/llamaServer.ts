@@ -76,7 +76,7 @@ export interface LlamaServerOptions {
   contextPerSlot?: number;
   /**
    * CPU threads. One by default: llama.cpp's OpenMP threads spin while they wait for each other,
-   * and on a 2-core machine shared with other work two threads generated 3-10x slower than one.
+   * so on a small machine shared with other work (the tests' servers) a second thread slows it down.
    */
   threads?: number;
   /** Where the server's own log goes; by default it is discarded. */
