@@ -37,8 +37,12 @@ export async function profileWithAggregateMetrics(input: {
     await aggregate();
     return result;
   }
-  const [result] = await Promise.all([profile(), aggregate()]);
-  return result;
+  // Both settle before either's failure is thrown: the caller removes the directory they write in,
+  // and a removal racing the other's writes fails (ENOTEMPTY) or leaves its file behind.
+  const [profiled, aggregated] = await Promise.allSettled([profile(), aggregate()]);
+  if (profiled.status === 'rejected') throw profiled.reason;
+  if (aggregated.status === 'rejected') throw aggregated.reason;
+  return profiled.value;
 }
 
 /**
