@@ -162,7 +162,7 @@ export const pipelineConfigSchema = z.strictObject({
   filter: z
     .strictObject({
       max_pivots: z.number().int().positive().optional().describe('Publish at most N mixed pivots, dropping the easiest (highest pass rate) first'),
-      allow_partial: z.boolean().default(false).describe('Classify candidates with missing samples instead of dropping them as incomplete'),
+      allow_partial: z.boolean().default(false).describe('Classify candidates with missing samples on the samples that succeeded, instead of holding them back as incomplete; a pivot published so is marked provenance.local_partial'),
     })
     .prefault({})
     .describe('Keeping mixed-reward pivots'),
