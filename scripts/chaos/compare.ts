@@ -19,7 +19,7 @@ function readRows<T = Row>(file: string): T[] {
   return readLines(file).map((l) => JSON.parse(l) as T);
 }
 
-function listFiles(dir: string, rel = ''): string[] {
+export function listFiles(dir: string, rel = ''): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(path.join(dir, rel), { withFileTypes: true })) {
     const child = path.join(rel, entry.name);

@@ -29,7 +29,7 @@ async function stageOf(handle: WorkflowHandle): Promise<string | undefined> {
 }
 
 /** Waits for the workflow to close, riding out server restarts (calls fail while it is down). */
-async function waitForResult(handle: WorkflowHandle): Promise<PivotMiningResult> {
+export async function waitForResult(handle: WorkflowHandle): Promise<PivotMiningResult> {
   for (;;) {
     try {
       const { status } = await handle.describe();
