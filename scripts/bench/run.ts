@@ -10,6 +10,7 @@ import { freePort } from '../lib/net';
 import { CONCURRENCY, DEFAULT_CHUNK_SIZE, DEFAULT_CHUNKS_IN_FLIGHT, loadNow, type Bench } from './benchContext';
 import { childPidsMatching } from './cpu';
 import { parseFlags, refuse, wholeNumber } from './flags';
+import { runPeerBench } from './peer';
 import { candidatesFrom, localProfileRun, sampleCandidates, type ScaleRun } from './scale';
 import { historyLines, scaleLines } from './scaleReport';
 import { startSimulatorProcess } from './services';
@@ -24,7 +25,8 @@ import { durableOverBare, durableOverBareRolloutsAlone, durableOverBareSimulator
 const USAGE =
   'npm run bench -- [--quick | --million] [--cycles=N] [--only=throughput|scale] [--rows=small,large] [--keep] [--worker-heap] ' +
   '[--worker-max-old-space-mb=N] [--worker-node-options="..."] [--chunk-size=N] [--chunks-in-flight=N] [--tasks=N] [--without-temporal] ' +
-  '[--worker-cpu-profile=DIR] [--pin-simulators]';
+  '[--worker-cpu-profile=DIR] [--pin-simulators]\n' +
+  '       npm run bench -- --peer | --only=peer [--repeats=N] [--cycles=N] [--pivots=PIVOTS.jsonl] [--worker-cpu-profile=DIR] [--keep]';
 const flags = parseFlags(USAGE, {
   quick: { type: 'boolean' },
   million: { type: 'boolean' },
@@ -41,8 +43,21 @@ const flags = parseFlags(USAGE, {
   'without-temporal': { type: 'boolean' },
   'worker-cpu-profile': { type: 'string' },
   'pin-simulators': { type: 'boolean' },
+  peer: { type: 'boolean' },
+  repeats: { type: 'string' },
+  pivots: { type: 'string' },
 });
-if (flags.only !== undefined && flags.only !== 'throughput' && flags.only !== 'scale') refuse(`--only=${flags.only}: expected throughput or scale`);
+if (flags.only !== undefined && !['throughput', 'scale', 'peer'].includes(flags.only)) refuse(`--only=${flags.only}: expected throughput, scale or peer`);
+// The peer bench (scripts/bench/peer.ts): ng_collect_rollouts against our collect stage on the same
+// NeMo Gym servers. It sets up its own servers, so the other benches' flags do not apply to it.
+const peer = flags.peer === true || flags.only === 'peer';
+const PEER_FLAGS = new Set(['peer', 'only', 'repeats', 'cycles', 'pivots', 'worker-cpu-profile', 'keep']);
+const notForPeer = Object.keys(flags).filter((name) => !PEER_FLAGS.has(name));
+if (peer && notForPeer.length > 0) refuse(`--${notForPeer.join(', --')}: not a flag of the peer bench\nusage: ${USAGE}`);
+if (!peer && (flags.repeats !== undefined || flags.pivots !== undefined)) refuse(`--repeats and --pivots are flags of the peer bench (--peer)\nusage: ${USAGE}`);
+// 64 repeats of the demo's pivots, as issue 42 measured them; fewer for a smoke run.
+const peerRepeats = wholeNumber('repeats', flags.repeats) ?? 64;
+if (flags.pivots === '') refuse('--pivots=FILE needs a published pivots.jsonl (its Gym config YAML beside it)');
 const quick = flags.quick === true;
 const million = flags.million === true;
 const workerMaxOldSpaceMb = wholeNumber('worker-max-old-space-mb', flags['worker-max-old-space-mb'], 0);
@@ -75,6 +90,9 @@ const log = (line: string) => console.log(line);
 
 async function main(): Promise<void> {
   if (workerCpuProfileFlag === '') throw new Error('--worker-cpu-profile=DIR needs the directory the profiles go to');
+  if (peer) {
+    return runPeerBench({ numRepeats: peerRepeats, cycles, pivotsPath: flags.pivots && path.resolve(flags.pivots), cpuProfileDir: workerCpuProfileDir, keep: flags.keep === true });
+  }
   if (pinSimulators) {
     const cpus = os.availableParallelism();
     if (cpus < 2) throw new Error(`--pin-simulators needs 2 CPUs or more, this process may use ${cpus}`);
