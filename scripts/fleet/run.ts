@@ -1,11 +1,11 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { namespacesAvailable } from './hosts';
+import { namespacesAvailable, removeLeftovers } from './hosts';
 import { Cluster, type ClusterOptions } from './cluster';
 import { runReference, runScenario, scenarioPassed, writeFleetInputs, type Fault, type RunSettings, type ScenarioResult } from './scenarios';
 import { formatScale, runScale, SCALE_ENGINES, type ScaleSummary } from './scale';
 
-// `npm run fleet [-- --scale] [--only=name,name] [--keep] [--prefix=xx --subnet=N]`: the fault matrix on a fleet of
+// `npm run fleet [-- --scale] [--only=name,name] [--keep] [--prefix=xx --subnet=N] [--clean]`: the fault matrix on a fleet of
 // namespace hosts (scripts/fleet/hosts.ts), each scenario compared byte for byte with an undisturbed
 // run of the same seed; with --scale, the engine-bound throughput table (twice) instead. Ends with
 // one JSON line. Names are prefixed `pfm-` (the short test uses `pft-`), and whatever a crashed
@@ -80,6 +80,12 @@ async function main(): Promise<void> {
   // Another prefix and /24 for a second run beside this one (a run clears its own prefix's leftovers).
   const prefix = args.find((a) => a.startsWith('--prefix='))?.slice('--prefix='.length) ?? 'pfm';
   const subnet = Number(args.find((a) => a.startsWith('--subnet='))?.slice('--subnet='.length) ?? 1);
+  if (args.includes('--clean')) {
+    // What a killed run (SIGKILL: no handler ran) left under this prefix, removed without a new run.
+    const left = removeLeftovers(prefix);
+    console.log(JSON.stringify({ removed: left }));
+    return;
+  }
   const summary: { scenarios?: Record<string, unknown>; scale?: Omit<ScaleSummary, 'rounds'> } = {};
   let failed = false;
   if (!scaleOnly) {
