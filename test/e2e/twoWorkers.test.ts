@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { waitForPollers } from '../../scripts/lib/pollers';
 import { spawnWorkerProcess, stopProcess } from '../../scripts/lib/workerProcess';
 import { runPivotMining, startTestTemporal } from '../helpers/temporal';
 
@@ -58,6 +59,7 @@ test('two worker processes on one task queue both take chunks; the result equals
 
   startWorker('q-pair', 'worker-a');
   startWorker('q-pair', 'worker-b');
+  await waitForPollers(env.client, 'q-pair', ['worker-a', 'worker-b']);
   const two = await run('q-pair', 'two-workers');
 
   const collectWorkers = await activityWorkers('two-workers-two-workers/collect');
