@@ -143,6 +143,8 @@ interface SideA {
   pivotsPath: string;
   numRepeats: number;
   servers: Record<string, number[]>;
+  /** Our worker and dev server, idle during A: their CPU then is what they cost doing nothing. */
+  idle: Record<string, number[]>;
 }
 
 async function runA(a: SideA, dir: string, index: number): Promise<{ round: PeerRound; rolloutsPath: string }> {
@@ -163,9 +165,10 @@ async function runA(a: SideA, dir: string, index: number): Promise<{ round: Peer
   );
   const pid = child.pid!;
   let output = '';
-  let start: { t: number; collector: number; servers: Record<string, number> } | undefined;
-  let end: { t: number; collector: number; servers: Record<string, number> } | undefined;
-  const mark = () => ({ t: Date.now(), collector: processTree(pid).reduce((s, p) => s + cpuSeconds(p), 0), servers: groupCpu(a.servers) });
+  type Mark = { t: number; collector: number; servers: Record<string, number>; idle: Record<string, number> };
+  let start: Mark | undefined;
+  let end: Mark | undefined;
+  const mark = (): Mark => ({ t: Date.now(), collector: processTree(pid).reduce((s, p) => s + cpuSeconds(p), 0), servers: groupCpu(a.servers), idle: groupCpu(a.idle) });
   const onData = (d: Buffer) => {
     // Read /proc at once, before anything else runs: the line was printed a moment ago.
     const text = d.toString('utf8');
@@ -193,7 +196,9 @@ async function runA(a: SideA, dir: string, index: number): Promise<{ round: Peer
       collectorCpu: { ng_collect_rollouts: end.collector - start.collector },
       serversCpu: minus(end.servers, start.servers),
       load: loadNow(),
-      note: `Python start-up ${round2((start.t - spawnedAt) / 1000)} s, exit ${round2((exitedAt - end.t) / 1000)} s (not in the stage)`,
+      note:
+        `Python start-up ${round2((start.t - spawnedAt) / 1000)} s, exit ${round2((exitedAt - end.t) / 1000)} s (not in the stage); ` +
+        `our idle ${Object.entries(minus(end.idle, start.idle)).map(([k, s]) => `${k} ${round2((1000 * s) / ((end!.t - start!.t) / 1000))}`).join(', ')} CPU-ms/s meanwhile`,
     },
   };
 }
@@ -363,7 +368,7 @@ export async function runPeerBench(opts: PeerOptions): Promise<void> {
         collect: { input_jsonl: pivotsPath, agent_name: agentName, num_repeats: opts.numRepeats, seed_per_repeat: true, max_concurrency: CONCURRENCY },
       }),
     });
-    const sideA: SideA = { install, headPort, pivotsPath, numRepeats: opts.numRepeats, servers };
+    const sideA: SideA = { install, headPort, pivotsPath, numRepeats: opts.numRepeats, servers, idle: { worker: [worker.pid], 'Temporal dev server': [temporalPid] } };
     const sideB: SideB = { client, temporalPid, worker, taskQueue, plan, pivotsPath, servers };
 
     const rounds: PeerRound[] = [];

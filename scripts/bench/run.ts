@@ -91,7 +91,8 @@ const log = (line: string) => console.log(line);
 async function main(): Promise<void> {
   if (workerCpuProfileFlag === '') throw new Error('--worker-cpu-profile=DIR needs the directory the profiles go to');
   if (peer) {
-    return runPeerBench({ numRepeats: peerRepeats, cycles, pivotsPath: flags.pivots && path.resolve(flags.pivots), cpuProfileDir: workerCpuProfileDir, keep: flags.keep === true });
+    // Two A B B A cycles (four pairs) unless --cycles says otherwise: with two pairs a median is a mean.
+    return runPeerBench({ numRepeats: peerRepeats, cycles: flags.cycles === undefined ? 2 : cycles, pivotsPath: flags.pivots && path.resolve(flags.pivots), cpuProfileDir: workerCpuProfileDir, keep: flags.keep === true });
   }
   if (pinSimulators) {
     const cpus = os.availableParallelism();
