@@ -53,6 +53,7 @@ function scenarioLine(r: ScenarioResult): string {
   return (
     `${scenarioPassed(r) ? 'ok    ' : 'FAILED'} ${r.name.padEnd(42)} identical ${r.identical}  dup/missing keys ${r.duplicate_keys}/${r.missing_keys}  ` +
     `writes after completion ${r.writes_after_completion}  retried lines ${retried} (unexplained ${r.unexplained_retried_lines})  hit ${r.hit.join(',')}  ${r.seconds.toFixed(0)} s` +
+    `\n       activity retries: ${JSON.stringify(r.retried_activities)}` +
     (r.differing.length ? `\n       differing: ${r.differing.join(', ')}` : '') +
     (r.changed_after_completion.length ? `\n       changed after completion: ${r.changed_after_completion.join(', ')}` : '')
   );
@@ -95,7 +96,7 @@ async function main(): Promise<void> {
     console.log('fleet scenarios (each against an undisturbed run of the same seed on the same fleet)');
     for (const r of results) console.log(scenarioLine(r));
     summary.scenarios = Object.fromEntries(
-      results.map((r) => [r.name, { identical: r.identical, duplicate_keys: r.duplicate_keys, missing_keys: r.missing_keys, writes_after_completion: r.writes_after_completion, retried_lines: Object.values(r.retried_lines).reduce((a, b) => a + b, 0), hit: r.hit }]),
+      results.map((r) => [r.name, { identical: r.identical, duplicate_keys: r.duplicate_keys, missing_keys: r.missing_keys, writes_after_completion: r.writes_after_completion, retried_lines: Object.values(r.retried_lines).reduce((a, b) => a + b, 0), retried_activities: r.retried_activities }]),
     );
     failed = results.some((r) => !scenarioPassed(r));
   }

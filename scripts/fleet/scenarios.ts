@@ -60,6 +60,8 @@ export interface ScenarioResult {
   changed_after_completion: string[];
   retried_lines: Record<string, number>;
   unexplained_retried_lines: number;
+  /** Activity attempts after the first, by stage and type, from the histories: where a fault made Temporal retry. */
+  retried_activities: Record<string, number>;
   seconds: number;
 }
 
@@ -126,6 +128,8 @@ export function retriedLines(runDir: string): { byFile: Record<string, number>; 
 }
 
 const FINISH_ACTIVITIES = new Set(['finishStage', 'finishMerge', 'mergeChunks', 'mergeShards', 'aggregateMetricsStage', 'profileStage']);
+// Whether a fault hit the step it aimed at is told by retried_activities afterwards (an attempt
+// after the first of that type): a step seen running can still end before the fault lands.
 
 interface Target {
   worker?: string;
@@ -137,7 +141,9 @@ interface Target {
  * stage's merge/finish activities. Gives up when the step is over (`hit` false) so a run never hangs.
  */
 async function waitForStep(client: Client, workflowId: string, fault: Fault, done: () => boolean): Promise<{ hit: boolean; target: Target }> {
-  const stage = fault.stage === 'finish' ? 'collect' : fault.stage;
+  // The finish aimed at is local profiling's: with some 2,000 rows its merge and finish run long
+  // enough (hundreds of ms) for a fault to land while they run; collect's 160 rows finish in a blink.
+  const stage = fault.stage === 'finish' ? 'local_profile' : fault.stage;
   const child = client.workflow.getHandle(`${workflowId}/${stage}`);
   let chunkSeenAt: number | undefined;
   let stageSeen = false;
@@ -165,6 +171,25 @@ async function waitForStep(client: Client, workflowId: string, fault: Fault, don
     await sleep(fault.stage === 'finish' ? 50 : 250);
   }
   return { hit: false, target: {} };
+}
+
+/** Attempts > 1 of each activity type in the stage workflows' histories (their first runs). */
+async function retriedActivities(client: Client, workflowId: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const stage of ['collect', 'local_profile']) {
+    const history = await client.workflow.getHandle(`${workflowId}/${stage}`).fetchHistory();
+    const typeOf = new Map<string, string>();
+    for (const e of history.events ?? []) {
+      const scheduled = e.activityTaskScheduledEventAttributes;
+      if (scheduled) typeOf.set(String(e.eventId), scheduled.activityType?.name ?? '?');
+      const started = e.activityTaskStartedEventAttributes;
+      if (started && (started.attempt ?? 1) > 1) {
+        const key = `${stage}/${typeOf.get(String(started.scheduledEventId)) ?? '?'}`;
+        out[key] = (out[key] ?? 0) + 1;
+      }
+    }
+  }
+  return out;
 }
 
 export interface Reference {
@@ -300,6 +325,7 @@ export async function runScenario(cluster: Cluster, name: string, faults: Fault[
       changed_after_completion: changed,
       retried_lines: retried.byFile,
       unexplained_retried_lines: retried.unexplained,
+      retried_activities: await retriedActivities(client, workflowId),
       seconds,
     };
   } finally {
