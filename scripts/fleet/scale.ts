@@ -188,7 +188,7 @@ export async function runScale(cluster: Cluster, log: (l: string) => void): Prom
     const at = (r: ScaleRow[], replicas: number) => r.find((x) => x.replicas === replicas && x.workers === 3)!.durable_per_s;
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     return {
-      durable_over_bare: round2(mean(all.map((r) => r.durable_per_s / r.bare_per_s))),
+      durable_over_bare: Math.round(mean(all.map((r) => r.durable_per_s / r.bare_per_s)) * 1000) / 1000,
       replicas_2_over_1: round2(mean(rounds.map((r) => at(r, 2) / at(r, 1)))),
       replicas_3_over_1: round2(mean(rounds.map((r) => at(r, 3) / at(r, 1)))),
       rounds,
