@@ -28,7 +28,8 @@ export type FaultKind =
   /** The Temporal host's server stopped and started on its SQLite file. */
   | 'restart_temporal';
 
-export type FaultStage = 'collect' | 'local_profile' | 'finish';
+/** merge: a stage's merges during its chunks; finish: the stage's last step (merge, profile, publish of its files). */
+export type FaultStage = 'collect' | 'local_profile' | 'merge' | 'finish';
 
 export interface Fault {
   kind: FaultKind;
@@ -127,7 +128,8 @@ export function retriedLines(runDir: string): { byFile: Record<string, number>; 
   return { byFile, unexplained };
 }
 
-const FINISH_ACTIVITIES = new Set(['finishStage', 'finishMerge', 'mergeChunks', 'mergeShards', 'aggregateMetricsStage', 'profileStage']);
+const MERGE_ACTIVITIES = new Set(['mergeChunks', 'mergeShards']);
+const FINISH_ACTIVITIES = new Set(['finishStage', 'finishMerge', 'aggregateMetricsStage', 'profileStage']);
 // Whether a fault hit the step it aimed at is told by retried_activities afterwards (an attempt
 // after the first of that type): a step seen running can still end before the fault lands.
 
@@ -141,9 +143,11 @@ interface Target {
  * stage's merge/finish activities. Gives up when the step is over (`hit` false) so a run never hangs.
  */
 async function waitForStep(client: Client, workflowId: string, fault: Fault, done: () => boolean): Promise<{ hit: boolean; target: Target }> {
-  // The finish aimed at is local profiling's: with some 2,000 rows its merge and finish run long
-  // enough (hundreds of ms) for a fault to land while they run; collect's 160 rows finish in a blink.
-  const stage = fault.stage === 'finish' ? 'local_profile' : fault.stage;
+  // Merges and the finish aimed at are local profiling's: with some 2,000 rows they run long enough
+  // (tens to hundreds of ms) for a fault to land while they run; collect's 160 rows pass in a blink.
+  const aimsAtStep = fault.stage === 'merge' || fault.stage === 'finish';
+  const stage = aimsAtStep ? 'local_profile' : fault.stage;
+  const types = fault.stage === 'merge' ? MERGE_ACTIVITIES : FINISH_ACTIVITIES;
   const child = client.workflow.getHandle(`${workflowId}/${stage}`);
   let chunkSeenAt: number | undefined;
   let stageSeen = false;
@@ -157,8 +161,8 @@ async function waitForStep(client: Client, workflowId: string, fault: Fault, don
         const started = a.state === 2; // PENDING_ACTIVITY_STATE_STARTED
         const worker = a.lastWorkerIdentity ?? undefined;
         if (!started) continue;
-        if (fault.stage === 'finish' ? FINISH_ACTIVITIES.has(type) : type === 'runChunk') {
-          if (fault.stage !== 'finish') {
+        if (aimsAtStep ? types.has(type) : type === 'runChunk') {
+          if (!aimsAtStep) {
             chunkSeenAt ??= Date.now();
             if (Date.now() - chunkSeenAt < 2_000) continue;
           }
@@ -168,7 +172,7 @@ async function waitForStep(client: Client, workflowId: string, fault: Fault, don
     } catch {
       if (stageSeen) return { hit: false, target: {} };
     }
-    await sleep(fault.stage === 'finish' ? 50 : 250);
+    await sleep(aimsAtStep ? 20 : 250);
   }
   return { hit: false, target: {} };
 }
