@@ -1,6 +1,5 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { Agent, request } from 'undici';
 import { pipelineConfigSchema } from '../../contracts/config';
@@ -9,6 +8,7 @@ import { runDurableStage } from '../bench/collect';
 import { candidatesFrom } from '../bench/scale';
 import { writeDistinctRows } from '../bench/inputs';
 import { Cluster } from './cluster';
+import { waitForPollers } from '../lib/pollers';
 
 // Engine-bound throughput on a fleet: local profiling (one policy call a rollout, through the
 // replica list) over 1-3 engine replicas and 1-3 worker hosts, beside a bare loop of the same
@@ -95,17 +95,6 @@ async function bareLoop(materializedPath: string, engines: string[], lanes: numb
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   await Promise.all(replicas.map((r) => r.dispatcher.close()));
   return { rows: bodies.length, seconds };
-}
-
-/** Waits until every named worker host polls the queue (by identity: a lost host's poller lingers in the list). */
-async function waitForPollers(client: Client, taskQueue: string, workers: string[]): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    const d = await client.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue }, taskQueueType: 2 }).catch(() => undefined);
-    const polling = new Set((d?.pollers ?? []).map((p) => p.identity));
-    if (workers.every((w) => polling.has(w))) return;
-    await sleep(200);
-  }
-  throw new Error(`worker hosts ${workers.join(', ')} did not all poll ${taskQueue} within 120 s`);
 }
 
 export async function runScale(cluster: Cluster, log: (l: string) => void): Promise<ScaleSummary> {
