@@ -35,8 +35,34 @@ export function listFiles(dir: string, rel = ''): string[] {
  */
 const isVolatile = (rel: string) => rel.includes('_shards/') || rel.endsWith('_failures.jsonl') || rel === 'pipeline_config.yaml';
 
+/** What a run's identity and accounting must agree on across faults: not its config's `faults` (nor
+ * the digest that covers them), and not its count of failed attempts, which are the faults' own
+ * record (the failures sidecars, compared apart). Every expected, succeeded, failed and omitted
+ * count must still match. */
+const ATTEMPT_COUNTS = new Set(['failed_attempts', 'recovered', 'rollout_failures', 'local_profile_failures']);
+
+function withoutAttemptCounts(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutAttemptCounts);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).filter(([key]) => !ATTEMPT_COUNTS.has(key)).map(([key, v]) => [key, withoutAttemptCounts(v)]));
+}
+
+function normalizedRunRecord(rel: string, text: string): string {
+  const record = JSON.parse(text) as { config?: { servers?: { faults?: unknown } }; config_sha256?: unknown };
+  if (rel === 'run_manifest.json') {
+    delete record.config?.servers?.faults;
+    delete record.config_sha256;
+    return JSON.stringify(record);
+  }
+  return JSON.stringify(withoutAttemptCounts(record));
+}
+
 function normalized(file: string, runDir: string): string {
   const text = readFileSync(file, 'utf8').split(runDir).join('<run_dir>');
+  const rel = path.relative(runDir, file);
+  if (rel === 'run_manifest.json' || rel === 'run_summary.json') return normalizedRunRecord(rel, text);
+  // The report's accounting table shows the same counts as run_summary.json, attempts included.
+  if (rel === path.join('dataset', 'report.html')) return text.replace(/<table id="rollout-accounting">[\s\S]*?<\/table>/, '');
   return file.endsWith('.jsonl') ? text.split('\n').filter((l) => l !== '').sort().join('\n') : text;
 }
 

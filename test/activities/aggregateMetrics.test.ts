@@ -174,7 +174,7 @@ test('in-process metrics are written with the bytes NeMo Gym writes from its age
 
   // A merged stage has digests beside its rollouts, and only they are read then.
   const { digestsPath } = mergedPaths(rolloutsPath.replace(/\.jsonl$/, ''));
-  mkdirSync(path.dirname(digestsPath));
+  mkdirSync(path.dirname(digestsPath), { recursive: true });
   writeFileSync(digestsPath, [lines[2]!, lines[0]!, lines[1]!].map((l) => `${rolloutDigest(parseKinded(l).kinded as JsonDict)}\n`).join(''));
   writeFileSync(rolloutsPath, 'not JSON\n');
   await new MockActivityEnvironment().run(writeAggregateMetrics, input);
