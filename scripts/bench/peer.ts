@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,15 +8,16 @@ import { repoRoot } from '../../bin/built';
 import { pipelineConfigSchema } from '../../contracts/config';
 import type { PivotMiningResult, RunPlan } from '../../contracts/payloads';
 import { ensureDevServer } from '../lib/devServer';
-import { ensureNemoGym, ngRunHeadPort, sessionMembers, startNgRun, type NemoGymInstall, type RunningNgRun } from '../lib/nemoGym';
+import { ensureNemoGym, ngRunHeadPort, startNgRun, type NemoGymInstall } from '../lib/nemoGym';
 import { freePort } from '../lib/net';
 import { loadNow } from './benchContext';
 import { runDurableStage } from './collect';
 import { childPidsMatching, cpuSeconds, startCpuTrace } from './cpu';
+import { groupCpu, minus, processTree, serverGroups, threadCpu } from './peerCpu';
 import { perfAvailable, perfLines, startPerf } from './peerPerf';
 import { profileLines, summarizeProfileDir } from './peerProfile';
 import { compareRewards, peerJsonLine, roundLine, rewardsByKey, summarize, summaryLines, type PeerRound } from './peerReport';
-import { startSimulatorProcess, waitForPoller, type SimulatorProcess } from './services';
+import { startSimulatorProcess, waitForPoller } from './services';
 import { stageTimeline } from './timeline';
 import { startBenchWorker, type BenchWorker } from './workerProcess';
 
@@ -62,75 +63,6 @@ export interface PeerOptions {
 
 const log = (line: string) => console.log(line);
 const round2 = (x: number) => Math.round(x * 100) / 100;
-
-/** CPU seconds of each process group, a group being a list of pids. */
-function groupCpu(groups: Record<string, readonly number[]>): Record<string, number> {
-  return Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, pids.reduce((s, pid) => s + cpuSeconds(pid), 0)]));
-}
-const minus = (after: Record<string, number>, before: Record<string, number>) =>
-  Object.fromEntries(Object.entries(after).map(([name, s]) => [name, s - (before[name] ?? 0)]));
-
-/**
- * ng_run's processes by what they serve: each server is a `python app.py` run in its own folder
- * (responses_api_agents/…, resources_servers/…, responses_api_models/…); the rest of ng_run's session
- * is ng_run itself and Ray (its GCS, raylet, dashboard and their helpers).
- */
-function serverGroups(ngRun: RunningNgRun, sims: SimulatorProcess): Record<string, number[]> {
-  const groups: Record<string, number[]> = { simulator: [sims.pid] };
-  const kinds: Record<string, string> = { responses_api_agents: 'agent', resources_servers: 'resources', responses_api_models: 'model' };
-  for (const pid of sessionMembers(ngRun.child.pid!)) {
-    let cmdline: string;
-    let cwd: string;
-    try {
-      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      cwd = readlinkSync(`/proc/${pid}/cwd`);
-    } catch {
-      continue;
-    }
-    const kind = kinds[path.basename(path.dirname(cwd))];
-    const label = /\bapp\.py\b/.test(cmdline) && kind ? (kind === 'model' ? path.basename(cwd) : kind) : /\bng_run\b/.test(cmdline) ? 'ng_run' : 'ray';
-    (groups[label] ??= []).push(pid);
-  }
-  return groups;
-}
-
-/** A process and its descendants now (an `ng_*` command may start helpers). */
-function processTree(pid: number): number[] {
-  const out = [pid];
-  for (let i = 0; i < out.length; i++) {
-    try {
-      for (const tid of readdirSync(`/proc/${out[i]}/task`)) {
-        const children = readFileSync(`/proc/${out[i]}/task/${tid}/children`, 'utf8').trim();
-        if (children) out.push(...children.split(' ').map(Number));
-      }
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return out;
-}
-
-/** CPU seconds of a process's threads, summed by thread name: `main` (Node's main thread), the rest as the kernel names them (V8's and libuv's helpers show as `node`, the SDK core's as `tokio-runtime-w`). */
-export function threadCpu(pid: number): Record<string, number> {
-  const out: Record<string, number> = {};
-  let tids: string[];
-  try {
-    tids = readdirSync(`/proc/${pid}/task`);
-  } catch {
-    return out;
-  }
-  for (const tid of tids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const name = tid === String(pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[-_ ]?\d+$/, '');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out[name] = (out[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100;
-    } catch {
-      // Thread ended.
-    }
-  }
-  return out;
-}
 
 function lineCount(file: string): number {
   const text = readFileSync(file, 'utf8');
