@@ -2,20 +2,20 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { JsonlWriter, readJsonl, readLines, truncateTornTail } from '../gym/jsonl';
-import { kindedFrom, withEntries, type JsonDict } from '../gym/kindedJson';
-import type { MaterializedRow } from '../gym/schemas';
+import { withEntries, type JsonDict } from '../gym/kindedJson';
 import { ConfigError } from '../contracts/errors';
 import { stageSettings } from '../contracts/stageSettings';
 import type { ChunkInput, ChunkResult } from '../contracts/payloads';
 import { chunkRange, materializedInputsPath, readMaterializedMeta } from './chunkIndex';
 import { gymAgentExecutor } from './executors/gymAgent';
+import { MaterializedLine } from './executors/materializedLine';
 import { singleStepExecutor } from './executors/singleStep';
 import { AgentReportedFailure, isTerminalFailureLine, type MaterializedInput, type RolloutExecutor } from './executors/types';
 import { RequestFailure } from './http/client';
 import { nextChunkRank } from './http/endpointLimiter';
 import { withRetries, type FailedAttempt } from './http/retry';
 import { agentDirectory, resolveEndpoints, unknownAgentReason } from './servers';
-import { parseShardLine, shardLine } from './shardLines';
+import { parseShardLine } from './shardLines';
 import { currentAttempt, Fence } from './fence';
 import { attemptFiles, chunkAttemptsDir, takeOverOlderAttempts } from './fenceShards';
 
@@ -75,14 +75,14 @@ async function readFailedAttempts(file: string): Promise<{ attempts: Map<string,
  * it, the whole keyed result, with our attempt number and class after it; `_ng_no_persist` results
  * are written nowhere.
  */
-function failureLine(row: MaterializedRow, { attempt, failure }: FailedAttempt): JsonDict | undefined {
+function failureLine(input: MaterializedInput, { attempt, failure }: FailedAttempt): JsonDict | undefined {
   if (failure instanceof AgentReportedFailure) {
     if (failure.noPersist) return undefined;
     return withEntries(failure.result, { attempt, failure_class: failure.failureClass, error: failure.message });
   }
   return {
-    _ng_task_index: row._ng_task_index,
-    _ng_rollout_index: row._ng_rollout_index,
+    _ng_task_index: input.task,
+    _ng_rollout_index: input.rollout,
     attempt,
     failure_class: failure.failureClass,
     error: failure.message,
@@ -161,14 +161,13 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
   let alreadyDone = 0;
 
   async function runRow(input: MaterializedInput): Promise<void> {
-    const { row } = input;
-    const k = key(row._ng_task_index, row._ng_rollout_index);
+    const k = key(input.task, input.rollout);
     const priorAttempts = failedAttempts.get(k) ?? 0;
     const outcome = await withRetries(
       () => executor.run(input, signal),
       { maxAttempts: settings.maxAttempts },
       async (failed) => {
-        const line = failureLine(row, failed);
+        const line = failureLine(input, failed);
         if (line) {
           await fence.beforeWrite();
           await failures.write(line);
@@ -181,7 +180,7 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
     if (outcome.ok) {
       const looking = fence.beforeWrite();
       if (looking) await looking;
-      await rollouts.writeLine(shardLine(outcome.value));
+      await rollouts.writeLine(outcome.value);
       completed++;
     } else {
       failed++;
@@ -208,17 +207,17 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
       slotFreed?.();
       slotFreed = undefined;
     };
-    const rows = readJsonl(materializedInputsPath(outPrefix), { start: range.start, end: range.end, firstLine: range.firstLine });
-    for await (const { value, text } of rows) {
-      // No schema check here: only materializeStage writes this file, from rows it validated and then
-      // gave agent_ref and both indices, and its meta file (read above) says it finished writing.
-      const row = value as MaterializedRow;
-      const k = key(row._ng_task_index, row._ng_rollout_index);
+    const inputsPath = materializedInputsPath(outPrefix);
+    // The meta file (read above) says materializeStage finished writing these lines.
+    for await (const { text, line } of readLines(inputsPath, { start: range.start, end: range.end, firstLine: range.firstLine })) {
+      if (text === '') continue;
+      const input = new MaterializedLine(text, inputsPath, line);
+      const k = key(input.task, input.rollout);
       if (done.has(k) || terminal.has(k) || (failedAttempts.get(k) ?? 0) >= settings.maxAttempts) {
         alreadyDone++;
         continue;
       }
-      const task: Promise<void> = runRow({ row, value: kindedFrom(text, value) as JsonDict, text }).then(
+      const task: Promise<void> = runRow(input).then(
         () => rowFinished(task),
         (err: unknown) => {
           rowError ??= err;

@@ -20,7 +20,12 @@ export interface ShardEntry {
 
 /** The shard line of a completed rollout, `\n` included. */
 export function shardLine(result: JsonDict): string {
-  return `${rolloutDigest(result) ?? 'null'}${SEPARATOR}${jsonText(result)}\n`;
+  return splicedShardLine(rolloutDigest(result) ?? 'null', jsonText(result));
+}
+
+/** The shard line of a rollout whose digest and line are already text (gym/rolloutSplice.ts). */
+export function splicedShardLine(digest: string, line: string): string {
+  return `${digest}${SEPARATOR}${line}\n`;
 }
 
 interface Keyed {

@@ -32,7 +32,8 @@ export type AggregateMetrics = z.infer<typeof aggregateMetricsSchema>;
 
 /** Python truthiness of a parsed JSON value (empty containers and strings are false); a PyDict counts its entries. */
 export function pythonTruthy(value: unknown): boolean {
-  if (value === undefined || value === null || value === false || value === 0 || value === '') return false;
+  // A PyDict holds ints as bigints: its 0 is 0n.
+  if (value === undefined || value === null || value === false || value === 0 || value === 0n || value === '') return false;
   if (Array.isArray(value)) return value.length > 0;
   if (value instanceof Map) return value.size > 0;
   if (isRow(value)) return Object.keys(value).length > 0;
@@ -40,7 +41,7 @@ export function pythonTruthy(value: unknown): boolean {
 }
 
 /** Left out of an `/aggregate_metrics` entry (`response` comes back as just its usage). */
-const STRIPPED = (key: string): boolean => key === 'response' || key === 'responses_create_params' || ROLLOUT_OBSERVATION_FIELDS.has(key);
+export const strippedForAggregateMetrics = (key: string): boolean => key === 'response' || key === 'responses_create_params' || ROLLOUT_OBSERVATION_FIELDS.has(key);
 
 /**
  * What `_call_aggregate_metrics` sends per rollout: everything but the heavyweight `response` and
@@ -56,12 +57,12 @@ export function stripForAggregateMetrics(result: JsonDict): JsonDict {
   const keep = pythonTruthy(usage);
   if (result instanceof Map) {
     const entry: PyDict = new Map();
-    for (const [k, v] of result) if (!STRIPPED(k)) entry.set(k, v);
+    for (const [k, v] of result) if (!strippedForAggregateMetrics(k)) entry.set(k, v);
     if (keep) entry.set('response', new Map([['usage', usage as PyValue]]));
     return entry;
   }
   const entry: Row = {};
-  for (const [k, v] of Object.entries(result)) if (!STRIPPED(k)) entry[k] = v;
+  for (const [k, v] of Object.entries(result)) if (!strippedForAggregateMetrics(k)) entry[k] = v;
   // A PyDict response stays one, so the writer still sees its kinds.
   if (keep) entry.response = response instanceof Map ? new Map([['usage', usage as PyValue]]) : { usage };
   return entry;

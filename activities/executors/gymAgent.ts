@@ -1,7 +1,9 @@
 import { ConfigError } from '../../contracts/errors';
 import { parseKinded, type JsonDict, type KindedJson } from '../../gym/kindedJson';
+import { splicedRollout, type SplicedRollout } from '../../gym/rolloutSplice';
 import { postJsonText, RequestFailure } from '../http/client';
 import { endpointLimiter } from '../http/endpointLimiter';
+import { shardLine, splicedShardLine } from '../shardLines';
 import { agentReportedFailure, keyedResult, type MaterializedInput, type RolloutExecutor } from './types';
 
 export interface GymAgentOptions {
@@ -41,11 +43,17 @@ export function gymAgentExecutor(opts: GymAgentOptions): RolloutExecutor {
   }
   return {
     async run(input: MaterializedInput, signal: AbortSignal) {
-      const { url, limiter } = endpointFor(opts.agentName ?? input.row.agent_ref.name);
-      const { plain: result, kinded } = (await limiter.run(
-        () => postJsonText(url, input.text, { timeoutMs: opts.timeoutMs, signal, connections: opts.maxConcurrency, parse: parseKinded }),
+      const { url, limiter } = endpointFor(opts.agentName ?? input.agentName);
+      const { keys } = input;
+      // An answer already in orjson's form is written as its bytes with the row's keys spliced in;
+      // any other is decoded and written again, as NeMo Gym's orjson round trip would write it.
+      const parse = (text: string): SplicedRollout | KindedJson => (keys && splicedRollout(text, keys)) || parseKinded(text);
+      const answer = (await limiter.run(
+        () => postJsonText(url, input.text, { timeoutMs: opts.timeoutMs, signal, connections: opts.maxConcurrency, parse }),
         opts.rank,
-      )) as KindedJson;
+      )) as SplicedRollout | KindedJson;
+      if ('line' in answer) return splicedShardLine(answer.digest, answer.line);
+      const { plain: result, kinded } = answer;
       if (!result || typeof result !== 'object' || Array.isArray(result)) {
         throw new RequestFailure('invalid_response', `${url} returned a result that is not a JSON object`, true);
       }
@@ -54,7 +62,7 @@ export function gymAgentExecutor(opts: GymAgentOptions): RolloutExecutor {
       const reported = agentReportedFailure(result as Record<string, unknown>, keyed, url);
       if (reported) throw reported;
       if (!('response' in result)) throw new RequestFailure('invalid_response', `${url} returned a result without "response"`, true);
-      return keyed;
+      return shardLine(keyed);
     },
   };
 }

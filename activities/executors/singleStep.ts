@@ -6,6 +6,7 @@ import { expectedActionSchema } from '../../gym/schemas';
 import { verifyResponse, type ToolCallComparatorConfig } from '../../gym/verifier';
 import { postJsonText, RequestFailure } from '../http/client';
 import { modelEndpoint } from '../http/replicas';
+import { shardLine } from '../shardLines';
 import { keyedResult, type MaterializedInput, type RolloutExecutor } from './types';
 
 export interface SingleStepOptions {
@@ -92,7 +93,7 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
       const { reward, category } = verifyResponse(expected.data, response, opts.comparatorConfig);
       // The reward is a Python float (BaseVerifyResponse.reward), written `1.0` as a resources server's is.
       const verdict = new Map<string, PyValue>([['response', toPy(kinded)], ['reward', reward], ['category', category]]);
-      return keyedResult(input, withEntries(input.value, verdict));
+      return shardLine(keyedResult(input, withEntries(input.value, verdict)));
     },
   };
 }

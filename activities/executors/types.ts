@@ -1,23 +1,32 @@
 import { pythonTruthy } from '../../gym/aggregateMetrics';
 import { pickEntries, withEntries, type JsonDict } from '../../gym/kindedJson';
+import type { RowKeys } from '../../gym/rolloutSplice';
 import type { MaterializedRow } from '../../gym/schemas';
 import { RequestFailure } from '../http/client';
 
-/** One line of the materialized inputs: `row` to read fields from, `value` with Python's number kinds
- * to write back, and `text` the line itself, which is what NeMo Gym posts (`orjson.dumps(row)`). */
+/**
+ * One line of the materialized inputs: its key and agent, `text` the line itself, which is what
+ * NeMo Gym posts (`orjson.dumps(row)`), `keys` its result entries when the line is in orjson's form
+ * (gym/rolloutSplice.ts), `row` to read fields from and `value` with Python's number kinds to write
+ * back (both decoded when first read: see materializedLine.ts).
+ */
 export interface MaterializedInput {
-  row: MaterializedRow;
-  value: JsonDict;
-  text: string;
+  readonly task: number;
+  readonly rollout: number;
+  readonly agentName: string;
+  readonly text: string;
+  readonly keys: RowKeys | undefined;
+  readonly row: MaterializedRow;
+  readonly value: JsonDict;
 }
 
 /**
- * Runs one materialized row to a rollout result, kinded as NeMo Gym writes it. Implementations throw
- * RequestFailure for anything that went wrong on the wire, so retries and the failures sidecar treat
- * every executor alike.
+ * Runs one materialized row to a rollout's shard line (activities/shardLines.ts), its result kinded
+ * as NeMo Gym writes it. Implementations throw RequestFailure for anything that went wrong on the
+ * wire, so retries and the failures sidecar treat every executor alike.
  */
 export interface RolloutExecutor {
-  run(input: MaterializedInput, signal: AbortSignal): Promise<JsonDict>;
+  run(input: MaterializedInput, signal: AbortSignal): Promise<string>;
 }
 
 const RESULT_KEYS = ['_ng_task_index', '_ng_rollout_index', 'agent_ref'] as const;
@@ -27,7 +36,7 @@ const RESULT_KEYS = ['_ng_task_index', '_ng_rollout_index', 'agent_ref'] as cons
  * (rollout_collection.py RolloutCollectionHelper.run_from_config assigns `_ng_task_index`,
  * `_ng_rollout_index`, then `agent_ref`), so key order and the row's number kinds match its lines.
  */
-export function keyedResult(input: MaterializedInput, result: JsonDict): JsonDict {
+export function keyedResult(input: Pick<MaterializedInput, 'value'>, result: JsonDict): JsonDict {
   return withEntries(result, pickEntries(input.value, RESULT_KEYS));
 }
 

@@ -2,13 +2,14 @@ import { open } from 'node:fs/promises';
 import { Agent, request } from 'undici';
 import { askAgent } from '../../activities/aggregateMetrics';
 import { materializedInputsPath } from '../../activities/chunkIndex';
-import { keyedResult, type MaterializedInput } from '../../activities/executors/types';
+import { keyedResult } from '../../activities/executors/types';
 import { profiledResultOfDigest } from '../../activities/profile';
 import { aggregateMetricsPath, rolloutDigest } from '../../gym/aggregateMetrics';
 import { AggregateMetricsWriter } from '../../gym/aggregateMetricsFile';
 import { JsonlWriter, readJsonl } from '../../gym/jsonl';
 import { parseKinded, type JsonDict } from '../../gym/kindedJson';
 import { materializeRecords } from '../../gym/materialize';
+import type { MaterializedRow } from '../../gym/schemas';
 import { writeRewardProfileOf, type ProfiledInput } from '../../gym/rewardProfile';
 
 // The yardstick for orchestration overhead: the files a durable collect stage leaves (materialized
@@ -56,7 +57,7 @@ export async function runBareCollect(opts: BareCollectOptions): Promise<BareColl
   const digests: Digest[] = [];
   // Async generators queue concurrent next() calls, so the lanes share one ordered row stream and
   // the materialized inputs file is written in key order, each line where its row index says.
-  async function* materializedRows(): AsyncGenerator<MaterializedInput> {
+  async function* materializedRows(): AsyncGenerator<{ row: MaterializedRow; value: JsonDict; text: string }> {
     const options = { agent_name: opts.agentName, num_repeats: opts.numRepeats, seed_per_repeat: true, responses_create_params: {} };
     for await (const { row, value, text } of materializeRecords(readJsonl(opts.tasksPath), options, opts.tasksPath)) {
       const byteOffset = inputsOut.bytesWritten;

@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { computeAggregateMetrics } from '../../gym/aggregateMetrics';
+import { orjsonCanonicalObject } from '../../gym/orjsonCanonical';
 import { startHeadServer } from '../../servers/head';
 import type { RunningServer } from '../../servers/http';
 import { ensureNemoGym, runNemoGymCommand, type NemoGymInstall } from '../../scripts/lib/nemoGym';
@@ -25,6 +26,12 @@ const ANSWER =
   '{"response":{"output":[{"type":"message","role":"assistant","content":"done"}],"created_at":1700000000.0,"temperature":1.0},' +
   '"reward":1.0,"score":0.50,"lr":1e-05,"tiny":1e-6,"count":3,"ids":{"10":1,"2":2},"neg":-0.0,"exp":2E3}';
 
+// The second task's answer is already in orjson's form, so our collect writes it by splicing the row's
+// keys into its bytes (gym/rolloutSplice.ts) rather than by decoding it: both paths meet NeMo Gym here.
+const SPLICED_ANSWER =
+  '{"response":{"output":[{"type":"message","role":"assistant","content":"d\u00f6ne \\u0001\\n"}],"created_at":1700000000.0,"usage":{"input_tokens":3}},' +
+  '"reward":1.0,"score":0.5,"tiny":1e-6,"ids":{"10":1,"2":2},"neg":-0.0,"big":123456789012345678}';
+
 let install: NemoGymInstall;
 let agent: Server;
 let head: RunningServer;
@@ -38,7 +45,7 @@ function startBytesAgent(): Promise<Server> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      let answer = ANSWER;
+      let answer = body.includes('"plain"') ? SPLICED_ANSWER : ANSWER;
       if (req.url === '/run') posted.push(body);
       else answer = JSON.stringify(computeAggregateMetrics(JSON.parse(body).verify_responses));
       res.writeHead(200, { 'content-type': 'application/json' }).end(answer);
@@ -107,6 +114,8 @@ test('materialized inputs have the bytes ng_collect_rollouts writes', { timeout:
 });
 
 test('rollouts have the bytes ng_collect_rollouts writes', () => {
+  assert.ok(orjsonCanonicalObject(SPLICED_ANSWER), 'the second answer is in orjson form, so it is spliced');
+  assert.equal(orjsonCanonicalObject(ANSWER), undefined, 'the first answer is not, so it is decoded');
   // NeMo Gym writes rollouts in completion order, we in materialized order: compare the line sets.
   const lines = (file: string) => read(file).split('\n').sort();
   assert.deepEqual(lines(`${ours}.jsonl`), lines(`${theirs}.jsonl`));

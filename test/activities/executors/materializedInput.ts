@@ -1,14 +1,20 @@
+import { MaterializedLine } from '../../../activities/executors/materializedLine';
 import type { MaterializedInput } from '../../../activities/executors/types';
+import { parseShardLine } from '../../../activities/shardLines';
 import { jsonLine } from '../../../gym/jsonl';
-import type { JsonDict } from '../../../gym/kindedJson';
 import type { MaterializedRow } from '../../../gym/schemas';
 
 /** A row as the chunk activity hands it to an executor, for rows that have only plain numbers. */
 export function materializedInput(row: MaterializedRow): MaterializedInput {
-  return { row, value: row, text: jsonLine(row).trimEnd() };
+  return new MaterializedLine(jsonLine(row).trimEnd(), 'materialized_inputs.jsonl', 1);
 }
 
-/** A result as the rollouts file holds it, read back with JSON.parse. */
-export function writtenResult(result: JsonDict): Record<string, any> {
-  return JSON.parse(jsonLine(result));
+/** The rollout line of an executor's shard line, as NeMo Gym writes it. */
+export function rolloutText(shardLine: string): string {
+  return parseShardLine({ text: shardLine.trimEnd() }).line;
+}
+
+/** A rollout as the rollouts file holds it, read back with JSON.parse. */
+export function writtenResult(shardLine: string): Record<string, any> {
+  return JSON.parse(rolloutText(shardLine));
 }

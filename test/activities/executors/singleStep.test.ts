@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
+import { MaterializedLine } from '../../../activities/executors/materializedLine';
 import { singleStepExecutor } from '../../../activities/executors/singleStep';
 import { closePools, RequestFailure } from '../../../activities/http/client';
-import { jsonLine, type JsonlRecord } from '../../../gym/jsonl';
-import { parseKinded, type JsonDict } from '../../../gym/kindedJson';
+import type { JsonlRecord } from '../../../gym/jsonl';
 import { materializeOptionsSchema, materializeRows } from '../../../gym/materialize';
 import type { MaterializedRow } from '../../../gym/schemas';
 import { resolveComparatorConfig } from '../../../gym/verifier/config';
-import { materializedInput, writtenResult } from './materializedInput';
+import { materializedInput, rolloutText, writtenResult } from './materializedInput';
 import { listenJson, type RunningServer } from '../../../servers/http';
 
 // A stand-in Chat Completions engine on 127.0.0.1 that records every body it receives and answers
@@ -106,7 +106,7 @@ test('a row without tools sends neither tool_choice nor parallel_tool_calls', as
   const rollout = await executor().run(materializedInput(row!), new AbortController().signal);
   const result = writtenResult(rollout);
   // A reward is a Python float, as a NeMo Gym resources server answers it.
-  assert.match(jsonLine(rollout), /,"reward":1\.0,"category":"/);
+  assert.match(rolloutText(rollout), /,"reward":1\.0,"category":"/);
   assert.equal(received.length, 1);
   assert.equal('tool_choice' in received[0]!, false);
   assert.equal('parallel_tool_calls' in received[0]!, false);
@@ -157,9 +157,8 @@ test('a row Chat Completions cannot express fails once, without retries', async 
 });
 
 test('the engine receives the row\'s number kinds: a `1.0` and a float field\'s `1` arrive as `1.0`, on both APIs', async () => {
-  const text = `{"responses_create_params":{"input":[{"role":"user","content":"Weather in Paris?"}],"temperature":1,"top_p":1.0,"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"days":{"type":"number","minimum":1.0}}}}],"metadata":{"extra_body":"{\\"seed\\": 7, \\"min_p\\": 0.0}"}},"expected_action":{"type":"message","content":"hi"}}`;
-  const { plain, kinded } = parseKinded(text);
-  const input = { row: plain as MaterializedRow, value: kinded as JsonDict, text };
+  const text = `{"responses_create_params":{"input":[{"role":"user","content":"Weather in Paris?"}],"temperature":1,"top_p":1.0,"tools":[{"type":"function","name":"get_weather","parameters":{"type":"object","properties":{"days":{"type":"number","minimum":1.0}}}}],"metadata":{"extra_body":"{\\"seed\\": 7, \\"min_p\\": 0.0}"}},"expected_action":{"type":"message","content":"hi"},"agent_ref":{"name":"a"},"_ng_task_index":0,"_ng_rollout_index":0}`;
+  const input = new MaterializedLine(text, 'materialized_inputs.jsonl', 1);
   const bodies: string[] = [];
   const rawEngine = createServer((req, res) => {
     const chunks: Buffer[] = [];
