@@ -26,7 +26,7 @@ const USAGE =
   'npm run bench -- [--quick | --million] [--cycles=N] [--only=throughput|scale] [--rows=small,large] [--keep] [--worker-heap] ' +
   '[--worker-max-old-space-mb=N] [--worker-node-options="..."] [--chunk-size=N] [--chunks-in-flight=N] [--tasks=N] [--without-temporal] ' +
   '[--worker-cpu-profile=DIR] [--pin-simulators]\n' +
-  '       npm run bench -- --peer | --only=peer [--repeats=N] [--cycles=N] [--pivots=PIVOTS.jsonl] [--worker-cpu-profile=DIR] [--keep]';
+  '       npm run bench -- --peer | --only=peer [--repeats=N] [--cycles=N] [--chunk-size=N] [--pivots=PIVOTS.jsonl] [--worker-cpu-profile=DIR] [--keep]';
 const flags = parseFlags(USAGE, {
   quick: { type: 'boolean' },
   million: { type: 'boolean' },
@@ -51,7 +51,7 @@ if (flags.only !== undefined && !['throughput', 'scale', 'peer'].includes(flags.
 // The peer bench (scripts/bench/peer.ts): ng_collect_rollouts against our collect stage on the same
 // NeMo Gym servers. It sets up its own servers, so the other benches' flags do not apply to it.
 const peer = flags.peer === true || flags.only === 'peer';
-const PEER_FLAGS = new Set(['peer', 'only', 'repeats', 'cycles', 'pivots', 'worker-cpu-profile', 'keep']);
+const PEER_FLAGS = new Set(['peer', 'only', 'repeats', 'cycles', 'chunk-size', 'pivots', 'worker-cpu-profile', 'keep']);
 const notForPeer = Object.keys(flags).filter((name) => !PEER_FLAGS.has(name));
 if (peer && notForPeer.length > 0) refuse(`--${notForPeer.join(', --')}: not a flag of the peer bench\nusage: ${USAGE}`);
 if (!peer && (flags.repeats !== undefined || flags.pivots !== undefined)) refuse(`--repeats and --pivots are flags of the peer bench (--peer)\nusage: ${USAGE}`);
@@ -92,7 +92,15 @@ async function main(): Promise<void> {
   if (workerCpuProfileFlag === '') throw new Error('--worker-cpu-profile=DIR needs the directory the profiles go to');
   if (peer) {
     // Two A B B A cycles (four pairs) unless --cycles says otherwise: with two pairs a median is a mean.
-    return runPeerBench({ numRepeats: peerRepeats, cycles: flags.cycles === undefined ? 2 : cycles, pivotsPath: flags.pivots && path.resolve(flags.pivots), cpuProfileDir: workerCpuProfileDir, keep: flags.keep === true });
+    return runPeerBench({
+      numRepeats: peerRepeats,
+      cycles: flags.cycles === undefined ? 2 : cycles,
+      // Unset: the collect stage's default, as a user who leaves chunk_size out gets it.
+      chunkSize: wholeNumber('chunk-size', flags['chunk-size']),
+      pivotsPath: flags.pivots && path.resolve(flags.pivots),
+      cpuProfileDir: workerCpuProfileDir,
+      keep: flags.keep === true,
+    });
   }
   if (pinSimulators) {
     const cpus = os.availableParallelism();

@@ -2,7 +2,9 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { namespacesAvailable, removeLeftovers } from './hosts';
 import { Cluster, type ClusterOptions } from './cluster';
-import { runReference, runScenario, scenarioPassed, writeFleetInputs, type Fault, type RunSettings, type ScenarioResult } from './scenarios';
+import type { Fault } from './faults';
+import { writeFleetInputs, type RunSettings } from './runConfig';
+import { runReference, runScenario, scenarioPassed, type ScenarioResult } from './scenarios';
 import { formatScale, runScale, SCALE_ENGINES, type ScaleSummary } from './scale';
 
 // `npm run fleet [-- --scale] [--only=name,name] [--keep] [--prefix=xx --subnet=N] [--clean]`: the fault matrix on a fleet of

@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import { Cluster } from '../../scripts/fleet/cluster';
 import { namespacesAvailable } from '../../scripts/fleet/hosts';
 import { clusterOptions, SETTINGS } from '../../scripts/fleet/run';
-import { runReference, runScenario, scenarioPassed, writeFleetInputs, type RunSettings } from '../../scripts/fleet/scenarios';
+import { writeFleetInputs, type RunSettings } from '../../scripts/fleet/runConfig';
+import { runReference, runScenario, scenarioPassed } from '../../scripts/fleet/scenarios';
 
 // The short fleet scenario (issue #41): hosts as network + mount namespaces, two worker hosts, one of
 // them cut off from everything mid-chunk for longer than the chunk heartbeat timeout and healed

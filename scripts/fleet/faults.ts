@@ -1,0 +1,127 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client } from '@temporalio/client';
+import type { Cluster } from './cluster';
+import type { RunSettings } from './runConfig';
+
+// The faults a scenario injects into a running fleet: which ones there are, waiting for the step
+// each aims at, and doing it to the host that runs that step.
+
+export type FaultKind =
+  /** A worker host cut off longer than the chunk heartbeat timeout, healed before the run ends. */
+  | 'partition_worker'
+  /** The same, healed only after the run has ended. */
+  | 'partition_worker_until_end'
+  /** Every process of a worker host SIGKILLed, its /tmp dropped; a fresh host joins. */
+  | 'lose_worker'
+  /** One engine replica cut off (its calls move to the other) and the gym host cut off briefly. */
+  | 'partition_engine_and_gym'
+  /** One engine replica's host lost for good. */
+  | 'lose_engine'
+  /** The Temporal host's server stopped and started on its SQLite file. */
+  | 'restart_temporal';
+
+/** merge: a stage's merges during its chunks; finish: the stage's last step (merge, profile, publish of its files). */
+export type FaultStage = 'collect' | 'local_profile' | 'merge' | 'finish';
+
+export interface Fault {
+  kind: FaultKind;
+  stage: FaultStage;
+}
+
+const MERGE_ACTIVITIES = new Set(['mergeChunks', 'mergeShards']);
+const FINISH_ACTIVITIES = new Set(['finishStage', 'finishMerge', 'aggregateMetricsStage', 'profileStage']);
+// Whether a fault hit the step it aimed at is told by retried_activities afterwards (an attempt
+// after the first of that type): a step seen running can still end before the fault lands.
+
+interface Target {
+  worker?: string;
+}
+
+/**
+ * Waits until the step a fault aims at is running, and says which worker host runs it: a chunk
+ * that has been running a couple of seconds (so the partition lands mid-chunk), or one of the
+ * stage's merge/finish activities. Gives up when the step is over (`hit` false) so a run never hangs.
+ */
+export async function waitForStep(client: Client, workflowId: string, fault: Fault, done: () => boolean): Promise<{ hit: boolean; target: Target }> {
+  // Merges and the finish aimed at are local profiling's: with some 2,000 rows they run long enough
+  // (tens to hundreds of ms) for a fault to land while they run; collect's 160 rows pass in a blink.
+  const aimsAtStep = fault.stage === 'merge' || fault.stage === 'finish';
+  const stage = aimsAtStep ? 'local_profile' : fault.stage;
+  const types = fault.stage === 'merge' ? MERGE_ACTIVITIES : FINISH_ACTIVITIES;
+  const child = client.workflow.getHandle(`${workflowId}/${stage}`);
+  let chunkSeenAt: number | undefined;
+  let stageSeen = false;
+  while (!done()) {
+    try {
+      const d = await child.describe();
+      stageSeen = true;
+      if (d.status.name !== 'RUNNING') return { hit: false, target: {} };
+      for (const a of d.raw.pendingActivities ?? []) {
+        const type = a.activityType?.name ?? '';
+        const started = a.state === 2; // PENDING_ACTIVITY_STATE_STARTED
+        const worker = a.lastWorkerIdentity ?? undefined;
+        if (!started) continue;
+        if (aimsAtStep ? types.has(type) : type === 'runChunk') {
+          if (!aimsAtStep) {
+            chunkSeenAt ??= Date.now();
+            if (Date.now() - chunkSeenAt < 2_000) continue;
+          }
+          return { hit: true, target: { worker: worker ?? undefined } };
+        }
+      }
+    } catch {
+      if (stageSeen) return { hit: false, target: {} };
+    }
+    await sleep(aimsAtStep ? 20 : 250);
+  }
+  return { hit: false, target: {} };
+}
+
+export async function applyFault(cluster: Cluster, fault: Fault, target: Target, s: RunSettings, log: (l: string) => void, state: { healAtEnd: string[]; background: Promise<unknown>[] }): Promise<void> {
+  const worker = target.worker && cluster.workers.includes(target.worker) ? target.worker : cluster.workers[0]!;
+  switch (fault.kind) {
+    case 'partition_worker': {
+      cluster.net.partition(worker);
+      log(`[fleet]   ${fault.stage}: partitioned ${worker} for ${s.partitionSeconds} s`);
+      state.background.push(
+        sleep(s.partitionSeconds * 1000).then(() => {
+          if (cluster.net.hosts.has(worker)) cluster.net.heal(worker);
+          log(`[fleet]   healed ${worker}`);
+        }),
+      );
+      return;
+    }
+    case 'partition_worker_until_end':
+      cluster.net.partition(worker);
+      state.healAtEnd.push(worker);
+      log(`[fleet]   ${fault.stage}: partitioned ${worker} until the run ends`);
+      return;
+    case 'lose_worker': {
+      await cluster.loseWorker(worker);
+      const fresh = cluster.addWorker();
+      log(`[fleet]   ${fault.stage}: lost ${worker} (SIGKILL, /tmp dropped); ${fresh} joined`);
+      return;
+    }
+    case 'partition_engine_and_gym': {
+      const engine = cluster.engines[0]!;
+      cluster.net.partition(engine);
+      cluster.net.partition('gym');
+      log(`[fleet]   ${fault.stage}: partitioned ${engine} for 20 s and gym for 4 s`);
+      state.background.push(
+        sleep(4_000).then(() => cluster.net.heal('gym')),
+        sleep(20_000).then(() => cluster.net.heal(engine)),
+      );
+      return;
+    }
+    case 'lose_engine': {
+      const engine = cluster.engines[0]!;
+      await cluster.loseEngine(engine);
+      log(`[fleet]   ${fault.stage}: lost ${engine}`);
+      return;
+    }
+    case 'restart_temporal':
+      log(`[fleet]   ${fault.stage}: restarting the Temporal host's server`);
+      await cluster.restartTemporal();
+      return;
+  }
+}
