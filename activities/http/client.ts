@@ -58,8 +58,7 @@ export interface PostOptions {
   parse?: (text: string) => unknown;
 }
 
-function retryAfterMs(value: string | string[] | undefined): number | undefined {
-  const raw = Array.isArray(value) ? value[0] : value;
+function retryAfterMs(raw: string | undefined): number | undefined {
   if (!raw) return undefined;
   const seconds = Number(raw);
   if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
@@ -113,33 +112,83 @@ export async function postJsonText(url: string, body: string | (() => AsyncItera
   }
 }
 
+interface Answer {
+  status: number;
+  retryAfter: string | undefined;
+  text: string;
+}
+
+const RETRY_AFTER = 'retry-after';
+
+/**
+ * Collects one answer from undici's lowest-level interface, a dispatch handler: `request()` would
+ * wrap each answer in a Readable and an AsyncResource that a body read whole at once does not need,
+ * and those cost a worker more per rollout than parsing the HTTP itself. Aborting (a timeout or the
+ * activity's cancellation) fails the answer with the abort's reason, as `request()` does.
+ */
+function dispatchPost(pool: Agent, url: URL, body: string | Readable, headers: Record<string, string>, timeoutMs: number, signal: AbortSignal): Promise<Answer> {
+  return new Promise<Answer>((resolve, reject) => {
+    let abort: ((reason?: Error) => void) | undefined;
+    let status = 0;
+    let retryAfter: string | undefined;
+    const chunks: Buffer[] = [];
+    const onAbort = () => abort?.(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const settle = () => signal.removeEventListener('abort', onAbort);
+    pool.dispatch(
+      { origin: url.origin, path: url.pathname + url.search, method: 'POST', body, headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
+      {
+        onConnect(abortRequest: (reason?: Error) => void) {
+          if (signal.aborted) abortRequest(signal.reason);
+          else abort = abortRequest;
+        },
+        onHeaders(statusCode: number, rawHeaders: Buffer[]) {
+          status = statusCode;
+          for (let i = 0; i < rawHeaders.length; i += 2) {
+            if (rawHeaders[i]!.length === RETRY_AFTER.length && rawHeaders[i]!.toString('latin1').toLowerCase() === RETRY_AFTER) retryAfter = rawHeaders[i + 1]!.toString('latin1');
+          }
+          return true;
+        },
+        onData(chunk: Buffer) {
+          chunks.push(chunk);
+          return true;
+        },
+        onComplete() {
+          settle();
+          const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+          // As undici's body.text(): UTF-8, a byte-order mark dropped, invalid bytes replaced.
+          const text = bytes.toString('utf8');
+          resolve({ status, retryAfter, text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text });
+        },
+        onError(err: Error) {
+          settle();
+          reject(err);
+        },
+      },
+    );
+  });
+}
+
 async function postJsonOnce(url: string, body: string | (() => AsyncIterable<string>), opts: PostOptions, signal: AbortSignal): Promise<unknown> {
-  let res;
+  let answer: Answer;
   try {
-    res = await request(url, {
-      method: 'POST',
-      body: typeof body === 'string' ? body : Readable.from(body()),
-      headers: { 'content-type': 'application/json', ...opts.headers },
-      dispatcher: poolFor(url, opts.connections ?? 64),
+    answer = await dispatchPost(
+      poolFor(url, opts.connections ?? 64),
+      new URL(url),
+      typeof body === 'string' ? body : Readable.from(body()),
+      { 'content-type': 'application/json', ...opts.headers },
+      opts.timeoutMs,
       signal,
-      headersTimeout: opts.timeoutMs,
-      bodyTimeout: opts.timeoutMs,
-    });
+    );
   } catch (err) {
     throw classifyError(err, url, opts.signal);
   }
-  let text: string;
-  try {
-    text = await res.body.text();
-  } catch (err) {
-    throw classifyError(err, url, opts.signal);
-  }
-  const status = res.statusCode;
+  const { status, text } = answer;
   if (status === 429) {
-    throw new RequestFailure('http_429', `${url} answered 429`, true, retryAfterMs(res.headers['retry-after']));
+    throw new RequestFailure('http_429', `${url} answered 429`, true, retryAfterMs(answer.retryAfter));
   }
   if (status >= 500) {
-    throw new RequestFailure('http_5xx', `${url} answered ${status}: ${text.slice(0, 200)}`, true, retryAfterMs(res.headers['retry-after']));
+    throw new RequestFailure('http_5xx', `${url} answered ${status}: ${text.slice(0, 200)}`, true, retryAfterMs(answer.retryAfter));
   }
   if (status >= 400) throw new RequestFailure('http_4xx', `${url} answered ${status}: ${text.slice(0, 500)}`, false);
   try {
