@@ -69,11 +69,19 @@ function findServer(globalConfig: GlobalConfig, name: string, kind?: string): Se
   return typeof host === 'string' && typeof port === 'number' ? { host, port } : undefined;
 }
 
+/**
+ * The last config text parsed and its value. Every chunk asks the head server, which answers the
+ * same text for as long as its servers run; parsing a large config took a few milliseconds a chunk.
+ * Callers only read the value.
+ */
+let lastParsed: { text: string; config: GlobalConfig } | undefined;
+
 async function fetchGlobalConfig(headUrl: string): Promise<GlobalConfig> {
   let text = await getText(new URL('/global_config_dict_yaml', headUrl).toString(), 10_000);
   // NeMo Gym's head server answers with the YAML text JSON-encoded as a string.
   if (text.startsWith('"')) text = JSON.parse(text) as string;
-  return (YAML.parse(text) ?? {}) as GlobalConfig;
+  if (lastParsed?.text !== text) lastParsed = { text, config: (YAML.parse(text) ?? {}) as GlobalConfig };
+  return lastParsed.config;
 }
 
 function embeddedFaults(plan: RunPlan): FaultsConfig | undefined {

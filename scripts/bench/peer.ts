@@ -37,6 +37,8 @@ export interface PeerOptions {
   cycles: number;
   /** The collect stage's chunk_size; unset, the config's default. */
   chunkSize?: number;
+  /** NODE_OPTIONS for our workers, e.g. V8 heap flags to try. */
+  workerNodeOptions?: string;
   /** A published pivots.jsonl whose Gym config YAML sits beside it; unset = run the demo for them. */
   pivotsPath?: string;
   /** Profile the worker in one extra, uncounted B round and summarize where its CPU went. */
@@ -86,7 +88,10 @@ export async function runPeerBench(opts: PeerOptions): Promise<void> {
         artifactsRoot: dir,
         logPath: path.join(dir, `${queue}.log`),
         // --perf-basic-prof names JIT-compiled functions for `perf` (peerPerf.ts); it only writes a map file as code compiles.
-        nodeOptions: extraEnv ? `--require ${path.join(__dirname, 'peerCpuProfile.cjs')}${withPerf ? ' --perf-basic-prof' : ''}` : undefined,
+        nodeOptions:
+          [opts.workerNodeOptions, extraEnv ? `--require ${path.join(__dirname, 'peerCpuProfile.cjs')}${withPerf ? ' --perf-basic-prof' : ''}` : undefined]
+            .filter((o) => o !== undefined)
+            .join(' ') || undefined,
       });
       return worker;
     };
@@ -168,7 +173,7 @@ export async function runPeerBench(opts: PeerOptions): Promise<void> {
         },
       }),
     });
-    log(`B's collect stage: chunk_size ${plan(dir).config.collect.chunk_size}${opts.chunkSize === undefined ? ' (the default)' : ' (--chunk-size)'}, max_concurrency ${CONCURRENCY}`);
+    log(`B's collect stage: chunk_size ${plan(dir).config.collect.chunk_size}${opts.chunkSize === undefined ? ' (the default)' : ' (--chunk-size)'}, max_concurrency ${CONCURRENCY}${opts.workerNodeOptions ? `; workers' NODE_OPTIONS ${opts.workerNodeOptions}` : ''}`);
     const sideA: SideA = { install, headPort, pivotsPath, numRepeats: opts.numRepeats, servers, idle: { worker: [worker.pid], 'Temporal dev server': [temporalPid] } };
     const sideB: SideB = { client, temporalPid, worker, taskQueue, plan, pivotsPath, servers };
 

@@ -26,7 +26,7 @@ const USAGE =
   'npm run bench -- [--quick | --million] [--cycles=N] [--only=throughput|scale] [--rows=small,large] [--keep] [--worker-heap] ' +
   '[--worker-max-old-space-mb=N] [--worker-node-options="..."] [--chunk-size=N] [--chunks-in-flight=N] [--tasks=N] [--without-temporal] ' +
   '[--worker-cpu-profile=DIR] [--pin-simulators]\n' +
-  '       npm run bench -- --peer | --only=peer [--repeats=N] [--cycles=N] [--chunk-size=N] [--pivots=PIVOTS.jsonl] [--worker-cpu-profile=DIR] [--keep]';
+  '       npm run bench -- --peer | --only=peer [--repeats=N] [--cycles=N] [--chunk-size=N] [--worker-node-options="..."] [--pivots=PIVOTS.jsonl] [--worker-cpu-profile=DIR] [--keep]';
 const flags = parseFlags(USAGE, {
   quick: { type: 'boolean' },
   million: { type: 'boolean' },
@@ -51,7 +51,7 @@ if (flags.only !== undefined && !['throughput', 'scale', 'peer'].includes(flags.
 // The peer bench (scripts/bench/peer.ts): ng_collect_rollouts against our collect stage on the same
 // NeMo Gym servers. It sets up its own servers, so the other benches' flags do not apply to it.
 const peer = flags.peer === true || flags.only === 'peer';
-const PEER_FLAGS = new Set(['peer', 'only', 'repeats', 'cycles', 'chunk-size', 'pivots', 'worker-cpu-profile', 'keep']);
+const PEER_FLAGS = new Set(['peer', 'only', 'repeats', 'cycles', 'chunk-size', 'worker-node-options', 'pivots', 'worker-cpu-profile', 'keep']);
 const notForPeer = Object.keys(flags).filter((name) => !PEER_FLAGS.has(name));
 if (peer && notForPeer.length > 0) refuse(`--${notForPeer.join(', --')}: not a flag of the peer bench\nusage: ${USAGE}`);
 if (!peer && (flags.repeats !== undefined || flags.pivots !== undefined)) refuse(`--repeats and --pivots are flags of the peer bench (--peer)\nusage: ${USAGE}`);
@@ -97,6 +97,7 @@ async function main(): Promise<void> {
       cycles: flags.cycles === undefined ? 2 : cycles,
       // Unset: the collect stage's default, as a user who leaves chunk_size out gets it.
       chunkSize: wholeNumber('chunk-size', flags['chunk-size']),
+      workerNodeOptions,
       pivotsPath: flags.pivots && path.resolve(flags.pivots),
       cpuProfileDir: workerCpuProfileDir,
       keep: flags.keep === true,
