@@ -76,7 +76,15 @@ const serversSchema = z.discriminatedUnion('mode', [
 ]);
 
 const chunkingSchema = {
-  chunk_size: z.number().int().positive().default(128).describe('Rows of the materialized file per chunk activity (one retry unit, one shard file)'),
+  // Each chunk costs an activity (and a share of a merge) on the Temporal server and the worker,
+  // tens of CPU-ms apiece, while a retried chunk runs only its rows not done yet: at 128 that cost
+  // was a third of the collector's CPU per rollout in the peer bench (docs/performance.md).
+  chunk_size: z
+    .number()
+    .int()
+    .positive()
+    .default(512)
+    .describe('Rows of the materialized file per chunk activity (one retry unit, one shard file); each chunk costs Temporal an activity, so smaller chunks cost more CPU per rollout'),
   max_chunks_in_flight: z
     .number()
     .int()

@@ -170,15 +170,25 @@ test('chunks in flight side by side are served oldest first, so they finish one 
   const dir = freshDir();
   const ids = Array.from({ length: 6 }, (_, i) => `oldest-first-${i}`);
   writeJsonl(path.join(dir, 'tasks.jsonl'), ids.map((id) => taskRow(id)));
-  // Three chunks of six rows sharing one request slot: served in arrival order, they would take turns.
-  const plan = collectPlan(dir, { head_url: head.url }, { num_repeats: 3, chunk_size: 6, max_concurrency: 1 });
-  const { chunks } = await materialize(plan);
-  assert.equal(chunks, 3);
-  const alphaRuns = alpha.runs.length;
-  const results = await runChunksSideBySide(plan, chunks);
-  assert.deepEqual(results.map((r) => r.completed), [6, 6, 6]);
-  const chunkOfRun = alpha.runs.slice(alphaRuns).map((row) => Math.floor((row._ng_task_index * 3 + row._ng_rollout_index) / 6));
-  assert.equal(chunkOfRun.length, 18);
-  // Whichever chunk reaches the free slot first takes it; from then on the slot goes by age.
-  assert.deepEqual(chunkOfRun.slice(1), [...chunkOfRun.slice(1)].sort((a, b) => a - b));
+  // The first answer takes long enough for every chunk to queue a request behind it, so the order
+  // after it is the limiter's, not how fast each chunk got through its setup.
+  let answered = 0;
+  const held = await startFakeAgent('alpha', async () => {
+    if (answered++ === 0) await new Promise((resolve) => setTimeout(resolve, 1000));
+    return { response, reward: 1.0 };
+  });
+  try {
+    // Three chunks of six rows sharing one request slot: served in arrival order, they would take turns.
+    const plan = collectPlan(dir, { agent_url: held.server.url }, { num_repeats: 3, chunk_size: 6, max_concurrency: 1 });
+    const { chunks } = await materialize(plan);
+    assert.equal(chunks, 3);
+    const results = await runChunksSideBySide(plan, chunks);
+    assert.deepEqual(results.map((r) => r.completed), [6, 6, 6]);
+    const chunkOfRun = held.runs.map((row) => Math.floor((row._ng_task_index * 3 + row._ng_rollout_index) / 6));
+    assert.equal(chunkOfRun.length, 18);
+    // Whichever chunk reaches the free slot first takes it; from then on the slot goes by age.
+    assert.deepEqual(chunkOfRun.slice(1), [...chunkOfRun.slice(1)].sort((a, b) => a - b));
+  } finally {
+    await held.server.close();
+  }
 });

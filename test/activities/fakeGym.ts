@@ -25,13 +25,13 @@ export interface FakeAgent {
 }
 
 /** `answer` returns the /run result for a row (`attempt` counts from 1 per row), or an HTTP status to answer with. */
-export async function startFakeAgent(name: string, answer: (row: Row, attempt: number) => Row | number): Promise<FakeAgent> {
+export async function startFakeAgent(name: string, answer: (row: Row, attempt: number) => Row | number | Promise<Row | number>): Promise<FakeAgent> {
   const agent: FakeAgent = { name, server: undefined as never, runs: [], aggregateRequests: [] };
   const attempts = new Map<string, number>();
   agent.server = await listenJson({
     host: '127.0.0.1',
     port: 0,
-    handler: (request) => {
+    handler: async (request) => {
       const body = request.body as Row;
       if (request.path === '/run') {
         agent.runs.push(body);
@@ -39,7 +39,7 @@ export async function startFakeAgent(name: string, answer: (row: Row, attempt: n
         const key = `${body.task_id}|${body._ng_task_index}:${body._ng_rollout_index}`;
         const attempt = (attempts.get(key) ?? 0) + 1;
         attempts.set(key, attempt);
-        const result = answer(body, attempt);
+        const result = await answer(body, attempt);
         if (typeof result === 'number') throw new HttpError(result, `scripted ${result}`);
         return { body: result };
       }
