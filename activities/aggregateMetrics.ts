@@ -3,7 +3,12 @@ import { heartbeat } from '@temporalio/activity';
 import { ConfigError } from '../contracts/errors';
 import { stageSettings } from '../contracts/stageSettings';
 import type { RolloutStage, RunPlan } from '../contracts/payloads';
-import { aggregateMetricsPath, aggregateMetricsSchema, typedAggregateMetrics, type AggregateMetrics } from '../gym/aggregateMetrics';
+import {
+  aggregateMetricsPath,
+  aggregateMetricsSchema,
+  typedAggregateMetrics,
+  type AggregateMetrics,
+} from '../gym/aggregateMetrics';
 import { AggregateMetricsWriter, type EntryValues } from '../gym/aggregateMetricsFile';
 import { parseKinded, type KindedJson } from '../gym/kindedJson';
 import type { PyValue } from '../gym/pythonJson';
@@ -36,29 +41,48 @@ async function* requestBody(lines: AsyncIterable<string>): AsyncGenerator<string
 }
 
 /** The agent's answer as entry values, with the number kinds of its bytes (NeMo Gym writes them back with orjson). */
-export async function askAgent(name: string, baseUrl: string, lines: () => AsyncIterable<string>, timeoutMs: number): Promise<EntryValues> {
+export async function askAgent(
+  name: string,
+  baseUrl: string,
+  lines: () => AsyncIterable<string>,
+  timeoutMs: number,
+): Promise<EntryValues> {
   const url = new URL('/aggregate_metrics', baseUrl).toString();
   let raw: KindedJson;
   try {
-    raw = (await postJsonText(url, () => requestBody(lines()), { timeoutMs, connections: 1, parse: parseKinded })) as KindedJson;
+    raw = (await postJsonText(url, () => requestBody(lines()), {
+      timeoutMs,
+      connections: 1,
+      parse: parseKinded,
+    })) as KindedJson;
   } catch (err) {
     // A refusal (4xx) will not change on retry; NeMo Gym's collection fails on it too (raise_for_status).
     if (err instanceof RequestFailure && !err.retryable && err.failureClass !== 'cancelled') {
-      throw new ConfigError(`agent "${name}" cannot aggregate metrics: ${err.message}; NeMo Gym agents answer POST /aggregate_metrics, which ng_collect_rollouts calls after collecting`);
+      throw new ConfigError(
+        `agent "${name}" cannot aggregate metrics: ${err.message}; NeMo Gym agents answer POST /aggregate_metrics, which ng_collect_rollouts calls after collecting`,
+      );
     }
     throw err;
   }
   const parsed = aggregateMetricsSchema.safeParse(raw.plain);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new RequestFailure('invalid_response', `${url} answered something that is not AggregateMetrics: ${issue?.path.join('.')}: ${issue?.message}`, true);
+    throw new RequestFailure(
+      'invalid_response',
+      `${url} answered something that is not AggregateMetrics: ${issue?.path.join('.')}: ${issue?.message}`,
+      true,
+    );
   }
   return entryValues(parsed.data, raw.kinded);
 }
 
 /** Fields the schema defaulted stay defaulted; present ones are taken with their kinds. */
 function entryValues(metrics: AggregateMetrics, kinded: unknown): EntryValues {
-  const plainValues: EntryValues = { agentMetrics: metrics.agent_metrics, keyMetrics: metrics.key_metrics, groups: metrics.group_level_metrics };
+  const plainValues: EntryValues = {
+    agentMetrics: metrics.agent_metrics,
+    keyMetrics: metrics.key_metrics,
+    groups: metrics.group_level_metrics,
+  };
   if (!(kinded instanceof Map)) return plainValues;
   return {
     agentMetrics: (kinded.get('agent_metrics') as PyValue | undefined) ?? plainValues.agentMetrics,
@@ -112,7 +136,12 @@ interface AggregateMetricsInput {
   rolloutsPath: string;
 }
 
-async function writeEntries(input: AggregateMetricsInput, entriesPath: string, byAgent: Map<string, EntrySource>, fence: Fence): Promise<string | undefined> {
+async function writeEntries(
+  input: AggregateMetricsInput,
+  entriesPath: string,
+  byAgent: Map<string, EntrySource>,
+  fence: Fence,
+): Promise<string | undefined> {
   if (byAgent.size === 0) return undefined;
   const timeoutMs = stageSettings(input.plan, input.stage).requestTimeoutMs;
   const serving = servingAgent(input.plan, input.stage);
@@ -133,7 +162,10 @@ async function writeEntries(input: AggregateMetricsInput, entriesPath: string, b
       if (serving && agents) {
         const server = serving(name);
         const baseUrl = agents.get(server);
-        if (!baseUrl) throw new ConfigError(`${input.rolloutsPath}: agent "${server}" is no longer served, so its metrics cannot be aggregated`);
+        if (!baseUrl)
+          throw new ConfigError(
+            `${input.rolloutsPath}: agent "${server}" is no longer served, so its metrics cannot be aggregated`,
+          );
         values = await askAgent(server, baseUrl, lines, timeoutMs);
       } else {
         // Read with the Python types of the lines' numbers, so the file has NeMo Gym's bytes.

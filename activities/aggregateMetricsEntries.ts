@@ -30,10 +30,14 @@ class Places extends KeyedTable {
    */
   async *lines(file: FileHandle): AsyncGenerator<string> {
     const order = this.keyOrder();
-    for (let first = 0; first < order.length; ) {
+    for (let first = 0; first < order.length;) {
       let last = first;
       let end = this.offset.get(order[first]!) + this.size.get(order[first]!);
-      while (last + 1 < order.length && this.offset.get(order[last + 1]!) === end + 1 && end - this.offset.get(order[first]!) < RUN_BYTES) {
+      while (
+        last + 1 < order.length &&
+        this.offset.get(order[last + 1]!) === end + 1 &&
+        end - this.offset.get(order[first]!) < RUN_BYTES
+      ) {
         last++;
         end = this.offset.get(order[last]!) + this.size.get(order[last]!);
       }
@@ -70,7 +74,14 @@ async function* entryLines(entriesPath: string): AsyncGenerator<EntryLine & { by
     const ref = row.agent_ref as { name?: unknown } | undefined;
     // Upstream skips results whose agent_ref has no (truthy) name.
     const agent = typeof ref?.name === 'string' && ref.name !== '' ? ref.name : undefined;
-    yield { text, agent, task: row._ng_task_index as number, rollout: row._ng_rollout_index as number, byteOffset, size: byteLength - (terminated ? 1 : 0) };
+    yield {
+      text,
+      agent,
+      task: row._ng_task_index as number,
+      rollout: row._ng_rollout_index as number,
+      byteOffset,
+      size: byteLength - (terminated ? 1 : 0),
+    };
   }
 }
 
@@ -97,7 +108,8 @@ export async function entriesByAgent(entriesPath: string): Promise<Map<string, E
   let inKeyOrder = true;
   for await (const line of entryLines(entriesPath)) {
     lines++;
-    if (previous && (line.task < previous.task || (line.task === previous.task && line.rollout <= previous.rollout))) inKeyOrder = false;
+    if (previous && (line.task < previous.task || (line.task === previous.task && line.rollout <= previous.rollout)))
+      inKeyOrder = false;
     previous = line;
     if (line.agent === undefined) continue;
     named++;
@@ -117,7 +129,10 @@ export async function entriesByAgent(entriesPath: string): Promise<Map<string, E
   const first = (places: Places) => places.keyOrder()[0]!;
   return new Map(
     [...byAgent]
-      .sort(([, a], [, b]) => a.task.get(first(a)) - b.task.get(first(b)) || a.rollout.get(first(a)) - b.rollout.get(first(b)))
+      .sort(
+        ([, a], [, b]) =>
+          a.task.get(first(a)) - b.task.get(first(b)) || a.rollout.get(first(a)) - b.rollout.get(first(b)),
+      )
       .map(([agent, places]) => [agent, (file: FileHandle) => places.lines(file)]),
   );
 }
@@ -141,7 +156,8 @@ export async function entriesOfRollouts(rolloutsPath: string): Promise<string> {
   const out = `${rolloutsPath}.aggregate-entries-${process.pid}-${Date.now()}.tmp`;
   const writer = await JsonlWriter.open(out);
   try {
-    for await (const { text } of readJsonl(rolloutsPath)) await writer.writeLine(`${jsonText(stripForAggregateMetrics(parseKinded(text).kinded as JsonDict))}\n`);
+    for await (const { text } of readJsonl(rolloutsPath))
+      await writer.writeLine(`${jsonText(stripForAggregateMetrics(parseKinded(text).kinded as JsonDict))}\n`);
   } finally {
     await writer.close();
   }

@@ -10,7 +10,12 @@ import { chunkRange, materializedInputsPath, readMaterializedMeta } from './chun
 import { gymAgentExecutor } from './executors/gymAgent';
 import { MaterializedLine } from './executors/materializedLine';
 import { singleStepExecutor } from './executors/singleStep';
-import { AgentReportedFailure, isTerminalFailureLine, type MaterializedInput, type RolloutExecutor } from './executors/types';
+import {
+  AgentReportedFailure,
+  isTerminalFailureLine,
+  type MaterializedInput,
+  type RolloutExecutor,
+} from './executors/types';
 import { RequestFailure } from './http/client';
 import { nextChunkRank } from './http/endpointLimiter';
 import { withRetries, type FailedAttempt } from './http/retry';
@@ -93,21 +98,36 @@ async function buildExecutor(secrets: NodeJS.ProcessEnv, input: ChunkInput, rank
   const { plan, stage } = input;
   const settings = stageSettings(plan, stage);
   if (stage === 'collect') {
-    return gymAgentExecutor({ agentUrls: await agentDirectory(plan), timeoutMs: settings.requestTimeoutMs, maxConcurrency: settings.maxConcurrency, rank });
+    return gymAgentExecutor({
+      agentUrls: await agentDirectory(plan),
+      timeoutMs: settings.requestTimeoutMs,
+      maxConcurrency: settings.maxConcurrency,
+      rank,
+    });
   }
   const lp = plan.config.local_profile;
   if (lp.verifier === 'nemo_gym_agent') {
     const agentName = lp.agent_name ?? settings.agentName;
     const agentUrls = await agentDirectory(plan);
-    if (!agentUrls.has(agentName)) throw new ConfigError(`local_profile.agent_name: ${unknownAgentReason(plan, agentName, agentUrls)}`);
-    return gymAgentExecutor({ agentUrls, agentName, timeoutMs: settings.requestTimeoutMs, maxConcurrency: settings.maxConcurrency, rank });
+    if (!agentUrls.has(agentName))
+      throw new ConfigError(`local_profile.agent_name: ${unknownAgentReason(plan, agentName, agentUrls)}`);
+    return gymAgentExecutor({
+      agentUrls,
+      agentName,
+      timeoutMs: settings.requestTimeoutMs,
+      maxConcurrency: settings.maxConcurrency,
+      rank,
+    });
   }
   const endpoints = await resolveEndpoints(plan);
   const model = lp.model;
   let apiKey: string | undefined;
   if (model.api_key_env) {
     apiKey = secrets[model.api_key_env];
-    if (!apiKey) throw new ConfigError(`local_profile.model.api_key_env names ${model.api_key_env}, which is not set in this worker's environment`);
+    if (!apiKey)
+      throw new ConfigError(
+        `local_profile.model.api_key_env names ${model.api_key_env}, which is not set in this worker's environment`,
+      );
   }
   return singleStepExecutor({
     modelUrl: endpoints.modelUrl,
@@ -155,7 +175,11 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
   const signal = ctx.cancellationSignal;
   // Counted as each attempt fails rather than when the chunk ends, so a burst of 429s shows on the
   // worker's metrics while it lasts. With metrics off the meter is a no-op.
-  const attemptsFailed = ctx.metricMeter.createCounter('pivot_miner_attempts_failed', 'attempts', 'Failed rollout attempts by stage and failure class');
+  const attemptsFailed = ctx.metricMeter.createCounter(
+    'pivot_miner_attempts_failed',
+    'attempts',
+    'Failed rollout attempts by stage and failure class',
+  );
   let completed = 0;
   let failed = 0;
   let alreadyDone = 0;
@@ -209,7 +233,11 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
     };
     const inputsPath = materializedInputsPath(outPrefix);
     // The meta file (read above) says materializeStage finished writing these lines.
-    for await (const { text, line } of readLines(inputsPath, { start: range.start, end: range.end, firstLine: range.firstLine })) {
+    for await (const { text, line } of readLines(inputsPath, {
+      start: range.start,
+      end: range.end,
+      firstLine: range.firstLine,
+    })) {
       if (text === '') continue;
       const input = new MaterializedLine(text, inputsPath, line);
       const k = key(input.task, input.rollout);
@@ -232,7 +260,8 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
     await Promise.all(inFlight);
     if (rowError) throw rowError;
   } catch (err) {
-    if (err instanceof RequestFailure && err.failureClass === 'cancelled') throw ApplicationFailure.create({ message: 'chunk cancelled', nonRetryable: true });
+    if (err instanceof RequestFailure && err.failureClass === 'cancelled')
+      throw ApplicationFailure.create({ message: 'chunk cancelled', nonRetryable: true });
     throw err;
   } finally {
     clearInterval(heartbeatTimer);

@@ -21,7 +21,11 @@ export function shardPath(outPrefix: string, chunkIndex: number, kind: 'rollouts
 
 /** The merged files; the digests (see shardLines.ts) sit with the shards, out of the artifacts NeMo Gym also writes. */
 export function mergedPaths(outPrefix: string): { rolloutsPath: string; failuresPath: string; digestsPath: string } {
-  return { rolloutsPath: `${outPrefix}.jsonl`, failuresPath: `${outPrefix}_failures.jsonl`, digestsPath: `${outPrefix}_shards/digests.jsonl` };
+  return {
+    rolloutsPath: `${outPrefix}.jsonl`,
+    failuresPath: `${outPrefix}_failures.jsonl`,
+    digestsPath: `${outPrefix}_shards/digests.jsonl`,
+  };
 }
 
 /** The merged digests of a stage, or undefined for a stage merged before there were any. */

@@ -39,7 +39,11 @@ export async function loadPipelineConfig(file: string): Promise<PipelineConfig> 
  * The line a config issue is about: the offending key itself for an unknown key, else the value at
  * the issue's path, else its nearest parent that exists (a missing key is reported at its parent).
  */
-function configLine(doc: YAML.Document, lineCounter: YAML.LineCounter, issue: { path: PropertyKey[]; code?: string; keys?: string[] }): number {
+function configLine(
+  doc: YAML.Document,
+  lineCounter: YAML.LineCounter,
+  issue: { path: PropertyKey[]; code?: string; keys?: string[] },
+): number {
   const path = issue.path.filter((k): k is string | number => typeof k !== 'symbol');
   if (issue.code === 'unrecognized_keys' && issue.keys?.length) {
     const parent = path.length ? doc.getIn(path, true) : doc.contents;
@@ -73,7 +77,7 @@ export function resolveInside(root: string, base: string, p: string): string {
 
 /** realpath of the longest existing prefix of `p`, with the rest appended (a path to be created may not exist yet). */
 function realExisting(p: string): string {
-  for (let existing = p, rest = ''; ; ) {
+  for (let existing = p, rest = ''; ;) {
     try {
       return path.join(realpathSync(existing), rest);
     } catch {

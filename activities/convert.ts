@@ -3,7 +3,11 @@ import { pivotAgentName } from '../contracts/stageSettings';
 import type { ConvertResult, RunPlan } from '../contracts/payloads';
 
 /** Clean positive trajectories → one pivot candidate per assistant decision point, plus the skip audit. */
-export async function convertStage(input: { plan: RunPlan; rolloutsPath: string; rewardProfilePath: string }): Promise<ConvertResult> {
+export async function convertStage(input: {
+  plan: RunPlan;
+  rolloutsPath: string;
+  rewardProfilePath: string;
+}): Promise<ConvertResult> {
   const { plan } = input;
   // Bad source rows throw ConvertInputError / JsonlError, which the retry policy does not retry.
   const summary = await convertToCandidates({

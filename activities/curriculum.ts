@@ -6,14 +6,27 @@ import { PIVOTS_FILE } from '../gym/publish';
 import { localProfileRowSchema, localProfileStats, type LocalProfileStats } from '../gym/selection';
 import { retirements, topUp } from '../gym/curriculum';
 import { pivotCurriculumInputSchema, policyCheckpointSchema } from '../contracts/workflowInputs';
-import type { CurriculumRound, CurriculumRoundPlan, CurriculumState, PolicyCheckpoint } from '../contracts/poolPayloads';
+import type {
+  CurriculumRound,
+  CurriculumRoundPlan,
+  CurriculumState,
+  PolicyCheckpoint,
+} from '../contracts/poolPayloads';
 import { pivotAgentName } from '../contracts/stageSettings';
 import { ConfigError, InvalidInputError } from '../contracts/errors';
 import { describeIssues } from '../contracts/config';
 import { resolveInside } from './configFile';
 import { loadRunContext, poolDirOf, type WorkerSettings } from './runContext';
 import { publishBatch } from './publish';
-import { commitVersionDir, freeVersionId, latestVersion, readRows, stagingDir, validateVersion, writeRows } from './pool';
+import {
+  commitVersionDir,
+  freeVersionId,
+  latestVersion,
+  readRows,
+  stagingDir,
+  validateVersion,
+  writeRows,
+} from './pool';
 import { checkRunManifest, currentRunManifest, fileDigest, recordRunManifest, textDigest } from './runManifest';
 
 // The pivot loop: each policy checkpoint re-profiles the curriculum pool, and pivots the policy now
@@ -23,7 +36,10 @@ import { checkRunManifest, currentRunManifest, fileDigest, recordRunManifest, te
 const RETIRED_FILE = 'retired.jsonl';
 
 /** Fixes the starting pool of a new curriculum (a copy, so later nightly versions do not change it). */
-export async function startCurriculum(settings: WorkerSettings, args: { input: unknown; workflowId: string }): Promise<CurriculumState> {
+export async function startCurriculum(
+  settings: WorkerSettings,
+  args: { input: unknown; workflowId: string },
+): Promise<CurriculumState> {
   const ctx = await loadRunContext(settings, pivotCurriculumInputSchema, args.input);
   const poolDir = await poolDirOf(ctx);
   const curriculumDir = path.join(poolDir, 'curricula', args.workflowId.replace(/[^A-Za-z0-9._-]/g, '_'));
@@ -37,12 +53,18 @@ export async function startCurriculum(settings: WorkerSettings, args: { input: u
     }
   } else {
     const latest = await latestVersion(poolDir);
-    if (latest === null) throw new ConfigError(`no initial_pool given and the pool ${poolDir} has no published version yet`);
+    if (latest === null)
+      throw new ConfigError(`no initial_pool given and the pool ${poolDir} has no published version yet`);
     source = latest.pivotsPath;
   }
   // A curriculum started again under its workflow id resumes its directory: same config, inputs and pool.
-  const identity = { ...ctx.config, curriculum: { initial_pool: ctx.input.initial_pool ?? null, top_up_to: ctx.input.top_up_to ?? null } };
-  const manifest = currentRunManifest(identity, { initial_pool: await fileDigest(source, path.relative(ctx.baseDir, source)) });
+  const identity = {
+    ...ctx.config,
+    curriculum: { initial_pool: ctx.input.initial_pool ?? null, top_up_to: ctx.input.top_up_to ?? null },
+  };
+  const manifest = currentRunManifest(identity, {
+    initial_pool: await fileDigest(source, path.relative(ctx.baseDir, source)),
+  });
   const recorded = await checkRunManifest(curriculumDir, manifest, `the curriculum ${curriculumDir}`);
   await mkdir(curriculumDir, { recursive: true });
   const poolPath = path.join(curriculumDir, 'initial_pool.jsonl');
@@ -72,7 +94,12 @@ export async function prepareCurriculumRound(
   if (input.top_up_to !== undefined && pool.length < input.top_up_to) {
     const latest = await latestVersion(await poolDirOf(ctx));
     if (latest !== null) {
-      const added = topUp(pool, await readRows(latest.pivotsPath), input.top_up_to, await retiredKeys(args.state.curriculumDir));
+      const added = topUp(
+        pool,
+        await readRows(latest.pivotsPath),
+        input.top_up_to,
+        await retiredKeys(args.state.curriculumDir),
+      );
       pool.push(...added);
       toppedUp = added.length;
     }
@@ -80,13 +107,21 @@ export async function prepareCurriculumRound(
   const candidatesPath = path.join(roundDir, 'pool.jsonl');
   // A round's directory is reused only by the same round: a retried activity, never another
   // checkpoint or pool, whose samples would otherwise be mixed with this round's shards.
-  const manifest = currentRunManifest(config, { pool: textDigest(pool.map((row) => `${JSON.stringify(row)}\n`).join(''), 'pool.jsonl') });
+  const manifest = currentRunManifest(config, {
+    pool: textDigest(pool.map((row) => `${JSON.stringify(row)}\n`).join(''), 'pool.jsonl'),
+  });
   const recorded = await checkRunManifest(roundDir, manifest, `curriculum ${roundId}`);
   await mkdir(roundDir, { recursive: true });
   await writeFile(path.join(roundDir, 'pipeline_config.yaml'), YAML.stringify(config));
   await writeRows(candidatesPath, pool);
   await recordRunManifest(roundDir, manifest, recorded);
-  return { plan: { runId: roundId, runDir: roundDir, baseDir, config }, roundDir, candidatesPath, poolSize: pool.length, toppedUp };
+  return {
+    plan: { runId: roundId, runDir: roundDir, baseDir, config },
+    roundDir,
+    candidatesPath,
+    poolSize: pool.length,
+    toppedUp,
+  };
 }
 
 async function retiredKeys(curriculumDir: string): Promise<string[]> {
@@ -138,7 +173,9 @@ export async function publishCurriculumRound(args: {
   }
   const pool = await readRows(roundPlan.candidatesPath);
   const retired = retirements(pool, profiles, plan.config.filter.allow_partial, args.round);
-  const passRates = new Map([...profiles].flatMap(([i, p]) => (p.pass_rate === null ? [] : [[i, p.pass_rate] as const])));
+  const passRates = new Map(
+    [...profiles].flatMap(([i, p]) => (p.pass_rate === null ? [] : [[i, p.pass_rate] as const])),
+  );
   const rates = [...passRates.values()];
   const round: CurriculumRound = {
     round: args.round,
@@ -155,9 +192,16 @@ export async function publishCurriculumRound(args: {
     pivotsPath: finalPivotsPath,
   };
   round.dropped = round.poolSize - round.kept - round.retiredLearned - round.retiredUnsolvable;
-  await writeFile(path.join(staging, 'version.json'), `${JSON.stringify({ version: versionId, kind: 'curriculum_round', checkpoint: args.checkpoint, ...round }, null, 2)}\n`);
+  await writeFile(
+    path.join(staging, 'version.json'),
+    `${JSON.stringify({ version: versionId, kind: 'curriculum_round', checkpoint: args.checkpoint, ...round }, null, 2)}\n`,
+  );
   await copyFile(path.join(plan.runDir, 'pipeline_config.yaml'), path.join(staging, 'pipeline_config.yaml'));
   await commitVersionDir(state.curriculumDir, staging, versionId);
-  if (retired.length > 0) await appendFile(path.join(state.curriculumDir, RETIRED_FILE), retired.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  if (retired.length > 0)
+    await appendFile(
+      path.join(state.curriculumDir, RETIRED_FILE),
+      retired.map((r) => `${JSON.stringify(r)}\n`).join(''),
+    );
   return round;
 }

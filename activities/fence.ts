@@ -43,7 +43,8 @@ export function parseToken(entry: string): AttemptToken | undefined {
   return m ? attemptToken(Number(m[1]), Number(m[2])) : undefined;
 }
 
-export const compareTokens = (a: AttemptToken, b: AttemptToken): number => a.scheduledMs - b.scheduledMs || a.attempt - b.attempt;
+export const compareTokens = (a: AttemptToken, b: AttemptToken): number =>
+  a.scheduledMs - b.scheduledMs || a.attempt - b.attempt;
 
 /** The failure type of an attempt that found a newer one; non-retryable: a retry keeps the activity's scheduled time, so it would be superseded too. */
 export const SUPERSEDED = 'Superseded';
@@ -86,7 +87,8 @@ export class Fence {
   /** Looks at the directory again: one readdir of a directory of a few entries. */
   async refresh(): Promise<void> {
     for (const { token } of await this.entries()) {
-      if (compareTokens(token, this.token) > 0 && (!this.newer || compareTokens(token, this.newer) > 0)) this.newer = token;
+      if (compareTokens(token, this.token) > 0 && (!this.newer || compareTokens(token, this.newer) > 0))
+        this.newer = token;
     }
     this.checkedAt = Date.now();
   }

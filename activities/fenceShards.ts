@@ -30,14 +30,19 @@ export function attemptFiles(dir: string, token: Pick<AttemptToken, 'name'>): At
 /** Shards written before attempts had files of their own: an older attempt that is only read. */
 function legacyFiles(outPrefix: string, chunkIndex: number): AttemptFiles {
   const rollouts = shardPath(outPrefix, chunkIndex, 'rollouts');
-  return { rollouts, failures: shardPath(outPrefix, chunkIndex, 'failures'), superseded: `${rollouts.slice(0, -'.jsonl'.length)}_superseded.jsonl` };
+  return {
+    rollouts,
+    failures: shardPath(outPrefix, chunkIndex, 'failures'),
+    superseded: `${rollouts.slice(0, -'.jsonl'.length)}_superseded.jsonl`,
+  };
 }
 
 /** The shard a merge reads for a finished chunk: the newest attempt's files, or a shard written before there were attempts. */
 export async function chunkShard(outPrefix: string, chunkIndex: number): Promise<AttemptFiles> {
   const dir = chunkAttemptsDir(outPrefix, chunkIndex);
   let newest: AttemptToken | undefined;
-  for (const { token } of await new Fence(dir, attemptToken(0, 0), `chunk ${chunkIndex}`).entries()) if (!newest || compareTokens(token, newest) > 0) newest = token;
+  for (const { token } of await new Fence(dir, attemptToken(0, 0), `chunk ${chunkIndex}`).entries())
+    if (!newest || compareTokens(token, newest) > 0) newest = token;
   return newest ? attemptFiles(dir, newest) : legacyFiles(outPrefix, chunkIndex);
 }
 
@@ -73,11 +78,18 @@ const shardKey = (text: string): string => {
  * the keys it held in flight run again here. Copying is by key (rollouts) and by line (failures), so a
  * retried takeover copies nothing twice.
  */
-export async function takeOverOlderAttempts(fence: Fence, own: AttemptFiles, outPrefix: string, chunkIndex: number): Promise<void> {
+export async function takeOverOlderAttempts(
+  fence: Fence,
+  own: AttemptFiles,
+  outPrefix: string,
+  chunkIndex: number,
+): Promise<void> {
   const heldKeys = new Set((await wholeLines(own.rollouts)).lines.map(shardKey));
   const heldFailures = new Set((await wholeLines(own.failures)).lines);
   const heldSuperseded = new Set((await wholeLines(own.superseded)).lines);
-  const older = (await fence.entries()).filter(({ token }) => compareTokens(token, fence.token) < 0).sort((a, b) => compareTokens(a.token, b.token));
+  const older = (await fence.entries())
+    .filter(({ token }) => compareTokens(token, fence.token) < 0)
+    .sort((a, b) => compareTokens(a.token, b.token));
   const names = [...new Set(older.map(({ token }) => token.name))];
   const sources: Array<{ name: string; files: AttemptFiles; legacy: boolean }> = [
     { name: 'legacy', files: legacyFiles(outPrefix, chunkIndex), legacy: true },

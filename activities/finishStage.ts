@@ -31,7 +31,8 @@ export async function profileWithAggregateMetrics(input: {
   fence?: Fence;
 }): Promise<ProfileResult> {
   const profile = () => profileStage({ outPrefix: input.outPrefix, allowPartialRollouts: input.allowPartialRollouts });
-  const aggregate = () => writeAggregateMetrics({ plan: input.plan, stage: input.stage, rolloutsPath: input.rolloutsPath }, input.fence);
+  const aggregate = () =>
+    writeAggregateMetrics({ plan: input.plan, stage: input.stage, rolloutsPath: input.rolloutsPath }, input.fence);
   if (input.completed >= SEQUENTIAL_TAIL_FROM_ROLLOUTS) {
     const result = await profile();
     await aggregate();
@@ -59,7 +60,8 @@ async function finishView(fence: Fence, outPrefix: string, files: PartialFiles):
   const view = path.join(dir, stem);
   const runDir = path.dirname(outPrefix);
   for (const entry of await readdir(runDir)) {
-    if (entry.startsWith(`${stem}_materialized_inputs`)) await symlink(path.resolve(runDir, entry), path.join(dir, entry));
+    if (entry.startsWith(`${stem}_materialized_inputs`))
+      await symlink(path.resolve(runDir, entry), path.join(dir, entry));
   }
   await symlink(path.resolve(files.rollouts), `${view}.jsonl`);
   await symlink(path.resolve(files.digests), mergedPaths(view).digestsPath);
@@ -87,7 +89,15 @@ export async function finishStage(input: {
   await fence.check();
   let viewed: ProfileResult;
   try {
-    viewed = await profileWithAggregateMetrics({ plan, stage, outPrefix: view, rolloutsPath: `${view}.jsonl`, completed, allowPartialRollouts: input.allowPartialRollouts, fence });
+    viewed = await profileWithAggregateMetrics({
+      plan,
+      stage,
+      outPrefix: view,
+      rolloutsPath: `${view}.jsonl`,
+      completed,
+      allowPartialRollouts: input.allowPartialRollouts,
+      fence,
+    });
   } catch (err) {
     // The merged files are published whatever the profile says (strict mode refusing missing
     // rollouts leaves them to look at), unless a newer attempt owns the step.

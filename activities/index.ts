@@ -49,7 +49,8 @@ export function createActivities(deps: ActivityDeps = activityDepsFromEnv()) {
     convertNewSources,
     publishNightlyVersion,
     startCurriculum: (args: Parameters<typeof startCurriculum>[1]) => startCurriculum(settings, args),
-    prepareCurriculumRound: (args: Parameters<typeof prepareCurriculumRound>[1]) => prepareCurriculumRound(settings, args),
+    prepareCurriculumRound: (args: Parameters<typeof prepareCurriculumRound>[1]) =>
+      prepareCurriculumRound(settings, args),
     publishCurriculumRound,
   };
 }

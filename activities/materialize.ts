@@ -55,11 +55,18 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
       source,
     );
     for await (const { row, text, line } of materialized) {
-      if (agents && !agents.has(row.agent_ref.name)) throw new JsonlError(source, line, unknownAgentReason(plan, row.agent_ref.name, agents));
+      if (agents && !agents.has(row.agent_ref.name))
+        throw new JsonlError(source, line, unknownAgentReason(plan, row.agent_ref.name, agents));
       if (rows % settings.chunkSize === 0) chunkStarts.push(writer.bytesWritten);
       const byteOffset = writer.bytesWritten;
       await writer.writeLine(`${text}\n`);
-      await index.add({ task: row._ng_task_index, rollout: row._ng_rollout_index, agentName: row.agent_ref.name, byteOffset, byteLength: writer.bytesWritten - byteOffset });
+      await index.add({
+        task: row._ng_task_index,
+        rollout: row._ng_rollout_index,
+        agentName: row.agent_ref.name,
+        byteOffset,
+        byteLength: writer.bytesWritten - byteOffset,
+      });
       taskIndices.add(row._ng_task_index);
       rows++;
       if (rows % 10_000 === 0) heartbeat({ rows });
@@ -73,13 +80,22 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   const agentNames = await index.close();
   if (rows === 0) throw new ConfigError(`${source}: no task rows to materialize`);
   chunkStarts.push(writer.bytesWritten);
-  const meta = { rows, tasks: taskIndices.size, chunks: chunkStarts.length - 1, chunkSize: settings.chunkSize, agentNames };
+  const meta = {
+    rows,
+    tasks: taskIndices.size,
+    chunks: chunkStarts.length - 1,
+    chunkSize: settings.chunkSize,
+    agentNames,
+  };
   await writeChunkIndex(outPrefix, chunkStarts, meta);
   await checkMaterializedInputs(plan.runDir, stage, outFile);
   return materializeResult(outFile, meta);
 }
 
 /** What the workflow gets: counts and a path (the agent names stay in the meta file, out of history). */
-function materializeResult(materializedInputsPath: string, { rows, tasks, chunks }: MaterializedMeta): MaterializeResult {
+function materializeResult(
+  materializedInputsPath: string,
+  { rows, tasks, chunks }: MaterializedMeta,
+): MaterializeResult {
   return { materializedInputsPath, rows, tasks, chunks };
 }

@@ -4,7 +4,13 @@ import { heartbeat } from '@temporalio/activity';
 import { readJsonl, readLines } from '../gym/jsonl';
 import { NOTHING_MERGED, type CollectStageInput, type MergeProgress, type MergeResult } from '../contracts/payloads';
 import { writeAggregateMetrics } from './aggregateMetrics';
-import { chunkRange, materializedInputsPath, mergedPaths, readMaterializedMeta, type MaterializedMeta } from './chunkIndex';
+import {
+  chunkRange,
+  materializedInputsPath,
+  mergedPaths,
+  readMaterializedMeta,
+  type MaterializedMeta,
+} from './chunkIndex';
 import { compareTokens, stageFence, type Fence } from './fence';
 import { chunkShard } from './fenceShards';
 import { readRowIndex } from './rowIndex';
@@ -26,7 +32,8 @@ const key = (v: Keyed) => `${v._ng_task_index}:${v._ng_rollout_index}`;
 async function readAll(file: string): Promise<Array<{ value: Keyed; text: string }>> {
   const out: Array<{ value: Keyed; text: string }> = [];
   try {
-    for await (const { value, text } of readJsonl(file, { allowTornTail: true })) out.push({ value: value as Keyed, text: text ?? JSON.stringify(value) });
+    for await (const { value, text } of readJsonl(file, { allowTornTail: true }))
+      out.push({ value: value as Keyed, text: text ?? JSON.stringify(value) });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
@@ -108,10 +115,20 @@ async function readRolloutShard(file: string): Promise<Map<string, ShardEntry>> 
  * for a materialization made before there was one. */
 async function* chunkKeys(outPrefix: string, meta: MaterializedMeta, chunk: number): AsyncGenerator<string> {
   if (meta.agentNames) {
-    for await (const row of readRowIndex(outPrefix, meta.agentNames, chunk * meta.chunkSize, (chunk + 1) * meta.chunkSize)) yield `${row.task}:${row.rollout}`;
+    for await (const row of readRowIndex(
+      outPrefix,
+      meta.agentNames,
+      chunk * meta.chunkSize,
+      (chunk + 1) * meta.chunkSize,
+    ))
+      yield `${row.task}:${row.rollout}`;
     return;
   }
-  for await (const { value } of readJsonl(materializedInputsPath(outPrefix), await chunkRange(outPrefix, chunk, meta.chunkSize))) yield key(value as Keyed);
+  for await (const { value } of readJsonl(
+    materializedInputsPath(outPrefix),
+    await chunkRange(outPrefix, chunk, meta.chunkSize),
+  ))
+    yield key(value as Keyed);
 }
 
 /** A merge attempt's partial merged files, in the stage's fence directory. */
@@ -147,7 +164,9 @@ async function takePartialFiles(fence: Fence): Promise<PartialFiles> {
   await fence.claim();
   const own = partialFiles(fence);
   if ((await sizeOf(own.rollouts)) === undefined) {
-    const earlier = (await fence.entries()).filter(({ token }) => token.scheduledMs < fence.token.scheduledMs).sort((a, b) => compareTokens(b.token, a.token));
+    const earlier = (await fence.entries())
+      .filter(({ token }) => token.scheduledMs < fence.token.scheduledMs)
+      .sort((a, b) => compareTokens(b.token, a.token));
     const source = earlier.find(({ entry }) => entry.endsWith('.rollouts.jsonl'));
     if (source) await renameAll(partialFiles(fence, source.token.name), own);
   }
@@ -158,13 +177,23 @@ async function takePartialFiles(fence: Fence): Promise<PartialFiles> {
 }
 
 /** Appends chunks [from.chunks, to) to this attempt's partial merged files, in materialized order. */
-async function appendChunks(outPrefix: string, meta: MaterializedMeta, from: MergeProgress, to: number, fence: Fence): Promise<MergeProgress & { files: PartialFiles }> {
+async function appendChunks(
+  outPrefix: string,
+  meta: MaterializedMeta,
+  from: MergeProgress,
+  to: number,
+  fence: Fence,
+): Promise<MergeProgress & { files: PartialFiles }> {
   const files = await takePartialFiles(fence);
   // A partial file shorter than the progress says (removed, taken by another attempt, not on this
   // host's disk, or merged before there were digests) is rebuilt from chunk 0.
-  const atLeast = async (file: string, bytes: number | undefined) => bytes !== undefined && ((await sizeOf(file)) ?? -1) >= bytes;
+  const atLeast = async (file: string, bytes: number | undefined) =>
+    bytes !== undefined && ((await sizeOf(file)) ?? -1) >= bytes;
   const intact =
-    from.chunks > 0 && (await atLeast(files.rollouts, from.rolloutsBytes)) && (await atLeast(files.failures, from.failuresBytes)) && (await atLeast(files.digests, from.digestsBytes));
+    from.chunks > 0 &&
+    (await atLeast(files.rollouts, from.rolloutsBytes)) &&
+    (await atLeast(files.failures, from.failuresBytes)) &&
+    (await atLeast(files.digests, from.digestsBytes));
   const start = intact ? from : NOTHING_MERGED;
   const rollouts = await LineWriter.openAt(files.rollouts, start.rolloutsBytes);
   const failures = await LineWriter.openAt(files.failures, start.failuresBytes);
@@ -201,7 +230,15 @@ async function appendChunks(outPrefix: string, meta: MaterializedMeta, from: Mer
     await failures.close();
     await digests.close();
   }
-  return { chunks: to, rolloutsBytes: rollouts.position, failuresBytes: failures.position, digestsBytes: digests.position, completed, failedKeys, files };
+  return {
+    chunks: to,
+    rolloutsBytes: rollouts.position,
+    failuresBytes: failures.position,
+    digestsBytes: digests.position,
+    completed,
+    failedKeys,
+    files,
+  };
 }
 
 async function finishedMeta(outPrefix: string): Promise<MaterializedMeta> {
@@ -211,15 +248,35 @@ async function finishedMeta(outPrefix: string): Promise<MaterializedMeta> {
 }
 
 /** Merges chunks [from.chunks, to) while later chunks still run; every chunk below `to` has finished. */
-export async function mergeChunks(input: { outPrefix: string; from: MergeProgress; to: number }): Promise<MergeProgress> {
-  const { files: _files, ...progress } = await appendChunks(input.outPrefix, await finishedMeta(input.outPrefix), input.from, input.to, stageFence(input.outPrefix));
+export async function mergeChunks(input: {
+  outPrefix: string;
+  from: MergeProgress;
+  to: number;
+}): Promise<MergeProgress> {
+  const { files: _files, ...progress } = await appendChunks(
+    input.outPrefix,
+    await finishedMeta(input.outPrefix),
+    input.from,
+    input.to,
+    stageFence(input.outPrefix),
+  );
   return progress;
 }
 
 /** Merges the chunks not merged yet into this attempt's partial files, which are then whole but not published. */
-export async function mergeRest(outPrefix: string, from: MergeProgress | undefined, fence: Fence): Promise<{ files: PartialFiles; completed: number; failedKeys: number }> {
+export async function mergeRest(
+  outPrefix: string,
+  from: MergeProgress | undefined,
+  fence: Fence,
+): Promise<{ files: PartialFiles; completed: number; failedKeys: number }> {
   const meta = await finishedMeta(outPrefix);
-  const { files, completed, failedKeys } = await appendChunks(outPrefix, meta, from ?? NOTHING_MERGED, meta.chunks, fence);
+  const { files, completed, failedKeys } = await appendChunks(
+    outPrefix,
+    meta,
+    from ?? NOTHING_MERGED,
+    meta.chunks,
+    fence,
+  );
   return { files, completed, failedKeys };
 }
 
@@ -234,7 +291,10 @@ export function mergedMoves(outPrefix: string, files: PartialFiles): Array<[stri
 }
 
 /** Merges the chunks not merged yet and puts the merged files in place; every chunk has finished. */
-export async function finishMerge(input: { outPrefix: string; from?: MergeProgress }, fence: Fence = stageFence(input.outPrefix)): Promise<MergeResult> {
+export async function finishMerge(
+  input: { outPrefix: string; from?: MergeProgress },
+  fence: Fence = stageFence(input.outPrefix),
+): Promise<MergeResult> {
   const { files, completed, failedKeys } = await mergeRest(input.outPrefix, input.from, fence);
   await fence.publish(mergedMoves(input.outPrefix, files));
   const { rolloutsPath, failuresPath } = mergedPaths(input.outPrefix);
@@ -245,7 +305,9 @@ export async function finishMerge(input: { outPrefix: string; from?: MergeProgre
  * Merges every shard, then writes the aggregate metrics NeMo Gym writes once rollouts are collected.
  * The activity stage workflows scheduled before merging moved into the chunk phase still call.
  */
-export async function mergeShards(input: Pick<CollectStageInput, 'plan' | 'stage' | 'outPrefix'>): Promise<MergeResult> {
+export async function mergeShards(
+  input: Pick<CollectStageInput, 'plan' | 'stage' | 'outPrefix'>,
+): Promise<MergeResult> {
   const fence = stageFence(input.outPrefix);
   const merged = await finishMerge({ outPrefix: input.outPrefix }, fence);
   await writeAggregateMetrics({ plan: input.plan, stage: input.stage, rolloutsPath: merged.rolloutsPath }, fence);

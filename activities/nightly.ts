@@ -28,11 +28,16 @@ import { checkRunManifest, currentRunManifest, recordRunManifest } from './runMa
 // Incremental nightly mining: only source rollouts files the pool manifest has not seen are
 // converted and locally profiled; their mixed pivots are added to the latest version's pivots.
 
-export async function prepareNightlyRun(settings: WorkerSettings, args: { input: unknown; versionBase: string }): Promise<NightlyPlan> {
+export async function prepareNightlyRun(
+  settings: WorkerSettings,
+  args: { input: unknown; versionBase: string },
+): Promise<NightlyPlan> {
   const ctx = await loadRunContext(settings, nightlyMiningInputSchema, args.input);
   const { config, baseDir } = ctx;
   if (config.pool.sources.length === 0) {
-    throw new ConfigError(`${await configKeyLocation(ctx.configPath, ['pool'])}: pool.sources: nightly mining needs at least one source glob`);
+    throw new ConfigError(
+      `${await configKeyLocation(ctx.configPath, ['pool'])}: pool.sources: nightly mining needs at least one source glob`,
+    );
   }
   const poolDir = await poolDirOf(ctx);
   // A nightly run resumes the pool: its versions must all come from one config and pipeline
@@ -43,8 +48,14 @@ export async function prepareNightlyRun(settings: WorkerSettings, args: { input:
   const scan = await findNewSources(baseDir, config.pool.sources, await readManifest(poolDir));
   const versionId = freeVersionId(poolDir, args.versionBase);
   const runDir = path.join(poolDir, 'runs', versionId);
-  const runManifest = currentRunManifest(config, Object.fromEntries(scan.fresh.map((s) => [`pool.sources ${s.path}`, { path: s.path, sha256: s.sha256, bytes: s.size }])));
-  const runRecorded = scan.fresh.length > 0 ? await checkRunManifest(runDir, runManifest, `nightly run ${versionId}`) : undefined;
+  const runManifest = currentRunManifest(
+    config,
+    Object.fromEntries(
+      scan.fresh.map((s) => [`pool.sources ${s.path}`, { path: s.path, sha256: s.sha256, bytes: s.size }]),
+    ),
+  );
+  const runRecorded =
+    scan.fresh.length > 0 ? await checkRunManifest(runDir, runManifest, `nightly run ${versionId}`) : undefined;
   await mkdir(poolDir, { recursive: true });
   await recordRunManifest(poolDir, poolManifest, poolRecorded);
   if (scan.fresh.length > 0) {
@@ -171,4 +182,3 @@ export async function publishNightlyVersion(args: {
     counts,
   };
 }
-

@@ -16,7 +16,8 @@ export const VERSIONS_DIR = 'versions';
 
 /** Rows of a pool file, one at a time: a pool may hold more pivots than fit in memory as objects. */
 export async function* poolRows(file: string): AsyncGenerator<{ row: Record<string, unknown>; text: string }> {
-  for await (const record of readJsonl(file)) yield { row: record.value as Record<string, unknown>, text: record.text! };
+  for await (const record of readJsonl(file))
+    yield { row: record.value as Record<string, unknown>, text: record.text! };
 }
 
 /** The pivots of a pool file as a union to add to (empty for a pool that has no version yet). */
@@ -33,7 +34,10 @@ export async function readRows(file: string): Promise<Record<string, unknown>[]>
 }
 
 /** Writes rows (objects, or JSON lines kept byte for byte) to `file` through a temp file and a rename. */
-export async function writeRows(file: string, rows: Iterable<Record<string, unknown> | string> | AsyncIterable<Record<string, unknown> | string>): Promise<number> {
+export async function writeRows(
+  file: string,
+  rows: Iterable<Record<string, unknown> | string> | AsyncIterable<Record<string, unknown> | string>,
+): Promise<number> {
   const out = await open(`${file}.tmp`, 'w');
   let count = 0;
   try {
@@ -52,7 +56,11 @@ export async function writeRows(file: string, rows: Iterable<Record<string, unkn
  * The union of a pool version and newly published pivots, streamed into `out`: the previous lines as
  * they were (NeMo Gym's bytes, e.g. `1.0`, survive), then each new pivot the pool does not hold yet.
  */
-export async function writePoolUnion(out: string, previousPath: string | null, newPath: string): Promise<{ previous: number; added: number }> {
+export async function writePoolUnion(
+  out: string,
+  previousPath: string | null,
+  newPath: string,
+): Promise<{ previous: number; added: number }> {
   const union = new PivotUnion();
   let previous = 0;
   let added = 0;
@@ -117,7 +125,12 @@ export async function commitVersionDir(poolDir: string, staging: string, id: str
 }
 
 /** Rewrites pivots_metrics.json for the rows now in pivots.jsonl (publish wrote it for a different set). */
-export async function writeDatasetMetrics(dir: string, datasetName: string, jsonlFpath: string, pivotsPath: string): Promise<void> {
+export async function writeDatasetMetrics(
+  dir: string,
+  datasetName: string,
+  jsonlFpath: string,
+  pivotsPath: string,
+): Promise<void> {
   const metrics = new DatasetMetricsAccumulator();
   for await (const { row } of poolRows(pivotsPath)) metrics.add(row);
   const header = datasetMetricsHeader({ name: datasetName, type: 'train', jsonl_fpath: jsonlFpath, license: 'TBD' });
@@ -125,7 +138,12 @@ export async function writeDatasetMetrics(dir: string, datasetName: string, json
 }
 
 /** NeMo Gym's validator over a version before it is committed; an empty pool is a valid (empty) version. */
-export async function validateVersion(pivotsPath: string, agentName: string, gymConfigPath: string, rows: number): Promise<void> {
+export async function validateVersion(
+  pivotsPath: string,
+  agentName: string,
+  gymConfigPath: string,
+  rows: number,
+): Promise<void> {
   if (rows === 0) return;
   const validation = await validatePivotDataset({
     path: pivotsPath,

@@ -13,15 +13,26 @@ import { checkRunManifest, currentRunManifest, fileDigest, recordRunManifest } f
  * directory is written, so a refused resume leaves the directory exactly as it was.
  */
 export async function prepareRun(settings: WorkerSettings, rawInput: unknown, workflowId: string): Promise<RunPlan> {
-  const { input, configPath, config, baseDir, artifactsRoot } = await loadRunContext(settings, pivotMiningInputSchema, rawInput);
+  const { input, configPath, config, baseDir, artifactsRoot } = await loadRunContext(
+    settings,
+    pivotMiningInputSchema,
+    rawInput,
+  );
   const runId = input.run_id ?? workflowId.replace(/[^A-Za-z0-9._-]/g, '_');
   const runDir = resolveInside(artifactsRoot, artifactsRoot, path.join('runs', runId));
   const inputPath = await configPathInside(configPath, ['collect', 'input_jsonl'], baseDir, config.collect.input_jsonl);
   await mustBeReadableFile(configPath, ['collect', 'input_jsonl'], inputPath);
   if (config.servers.mode === 'embedded' && config.servers.faults?.events_jsonl) {
-    await configPathInside(configPath, ['servers', 'faults', 'events_jsonl'], baseDir, config.servers.faults.events_jsonl);
+    await configPathInside(
+      configPath,
+      ['servers', 'faults', 'events_jsonl'],
+      baseDir,
+      config.servers.faults.events_jsonl,
+    );
   }
-  const manifest = currentRunManifest(config, { 'collect.input_jsonl': await fileDigest(inputPath, config.collect.input_jsonl) });
+  const manifest = currentRunManifest(config, {
+    'collect.input_jsonl': await fileDigest(inputPath, config.collect.input_jsonl),
+  });
   const recorded = await checkRunManifest(runDir, manifest, `run ${runId}`);
   await mkdir(runDir, { recursive: true });
   await writeFile(path.join(runDir, 'pipeline_config.yaml'), YAML.stringify(config));

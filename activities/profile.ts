@@ -1,5 +1,11 @@
 import { readLines } from '../gym/jsonl';
-import { writeRewardProfile, writeRewardProfileOf, type ProfiledResult, type RewardProfileOptions, type RewardProfileOutputs } from '../gym/rewardProfile';
+import {
+  writeRewardProfile,
+  writeRewardProfileOf,
+  type ProfiledResult,
+  type RewardProfileOptions,
+  type RewardProfileOutputs,
+} from '../gym/rewardProfile';
 import { countOutcomes } from '../gym/selection';
 import { materializedInputsPath, mergedDigestsPath, readMaterializedMeta } from './chunkIndex';
 import { readRowIndex } from './rowIndex';
@@ -22,7 +28,12 @@ export function profiledResultOfDigest(text: string): ProfiledResult {
   // (the merge took these keys from the digests, so they are ints unless the data was odd).
   if (result === null || !isIndex(result._ng_task_index) || !isIndex(result._ng_rollout_index)) throw new NoDigest();
   // A digest exists only for a rollout whose `response` is an object; it keeps just its usage.
-  return { task: result._ng_task_index, rollout: result._ng_rollout_index, result: 'response' in result ? result : { ...result, response: {} }, text };
+  return {
+    task: result._ng_task_index,
+    rollout: result._ng_rollout_index,
+    result: 'response' in result ? result : { ...result, response: {} },
+    text,
+  };
 }
 
 async function* resultsOfDigests(digestsPath: string): AsyncGenerator<ProfiledResult> {
@@ -35,7 +46,10 @@ async function profileOutputs(outPrefix: string, options: RewardProfileOptions):
   // Stages materialized or merged before these indexes existed have only the files.
   if (agentNames && digestsPath) {
     try {
-      return await writeRewardProfileOf({ results: () => resultsOfDigests(digestsPath), inputs: () => readRowIndex(outPrefix, agentNames) }, options);
+      return await writeRewardProfileOf(
+        { results: () => resultsOfDigests(digestsPath), inputs: () => readRowIndex(outPrefix, agentNames) },
+        options,
+      );
     } catch (err) {
       if (!(err instanceof NoDigest)) throw err;
     }
@@ -44,7 +58,10 @@ async function profileOutputs(outPrefix: string, options: RewardProfileOptions):
 }
 
 /** Reward profiling of a merged stage, exactly as `ng_reward_profile` would write it next to the rollouts. */
-export async function profileStage(input: { outPrefix: string; allowPartialRollouts: boolean }): Promise<ProfileResult> {
+export async function profileStage(input: {
+  outPrefix: string;
+  allowPartialRollouts: boolean;
+}): Promise<ProfileResult> {
   // Tasks are counted as their rows are written, so no run's group rows are held at once.
   const outcomes = countOutcomes([], input.allowPartialRollouts);
   // Strict mode failing on missing rollouts throws RewardProfileError: a verdict about the data,
@@ -55,7 +72,8 @@ export async function profileStage(input: { outPrefix: string; allowPartialRollo
     allowPartialRollouts: input.allowPartialRollouts,
     canonicalInputs: true,
     onGroup: (row) => {
-      for (const [outcome, n] of Object.entries(countOutcomes([row], input.allowPartialRollouts))) outcomes[outcome as keyof typeof outcomes] += n;
+      for (const [outcome, n] of Object.entries(countOutcomes([row], input.allowPartialRollouts)))
+        outcomes[outcome as keyof typeof outcomes] += n;
     },
   });
   return {

@@ -111,6 +111,10 @@ export async function publishBatch(
     simulatorLabel: simulated ? 'the pivot-miner seeded policy simulator' : undefined,
     policy: simulated
       ? undefined
-      : { model: lp.model.model ?? publish.model_server_name, api: lp.model.api, sourceRolloutsSimulated: sourceRolloutsSimulated ?? false },
+      : {
+          model: lp.model.model ?? publish.model_server_name,
+          api: lp.model.api,
+          sourceRolloutsSimulated: sourceRolloutsSimulated ?? false,
+        },
   });
 }

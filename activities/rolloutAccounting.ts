@@ -19,7 +19,11 @@ function failureClassOf(line: Record<string, unknown>): string {
   return 'unknown';
 }
 
-async function accountantWithFailures(failuresPath: string, expected: number, maxAttempts: number): Promise<RolloutAccountant> {
+async function accountantWithFailures(
+  failuresPath: string,
+  expected: number,
+  maxAttempts: number,
+): Promise<RolloutAccountant> {
   const accountant = new RolloutAccountant(expected, maxAttempts);
   for await (const { text } of readLinesIfAny(failuresPath)) {
     if (text.trim() === '') continue;
@@ -48,7 +52,11 @@ async function addSuccessesFromDigests(accountant: RolloutAccountant, digestsPat
   return true;
 }
 
-export async function stageAccounting(input: { plan: RunPlan; stage: RolloutStage; outPrefix: string }): Promise<RolloutAccounting> {
+export async function stageAccounting(input: {
+  plan: RunPlan;
+  stage: RolloutStage;
+  outPrefix: string;
+}): Promise<RolloutAccounting> {
   const meta = await readMaterializedMeta(input.outPrefix);
   if (meta === undefined) throw new Error(`${input.outPrefix}: the stage has no materialized inputs to account for`);
   const { maxAttempts } = stageSettings(input.plan, input.stage);

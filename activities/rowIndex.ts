@@ -69,19 +69,31 @@ export class RowIndexWriter {
 }
 
 /** Rows [from, to) of the index, in materialized order. */
-export async function* readRowIndex(outPrefix: string, agentNames: readonly string[], from = 0, to = Infinity): AsyncGenerator<IndexedRow> {
+export async function* readRowIndex(
+  outPrefix: string,
+  agentNames: readonly string[],
+  from = 0,
+  to = Infinity,
+): AsyncGenerator<IndexedRow> {
   const handle = await open(rowIndexPath(outPrefix), 'r');
   try {
     const end = Math.min(to, (await handle.stat()).size / RECORD_BYTES);
     const batch = new Float64Array(BATCH_RECORDS * FIELDS);
     const bytes = new Uint8Array(batch.buffer);
-    for (let row = from; row < end; ) {
+    for (let row = from; row < end;) {
       const count = Math.min(BATCH_RECORDS, end - row);
       const { bytesRead } = await handle.read(bytes, 0, count * RECORD_BYTES, row * RECORD_BYTES);
-      if (bytesRead < count * RECORD_BYTES) throw new Error(`${rowIndexPath(outPrefix)}: ends before row ${row + count}`);
+      if (bytesRead < count * RECORD_BYTES)
+        throw new Error(`${rowIndexPath(outPrefix)}: ends before row ${row + count}`);
       for (let i = 0; i < count; i++) {
         const at = i * FIELDS;
-        yield { task: batch[at]!, rollout: batch[at + 1]!, agentName: agentNames[batch[at + 2]!]!, byteOffset: batch[at + 3]!, byteLength: batch[at + 4]! };
+        yield {
+          task: batch[at]!,
+          rollout: batch[at + 1]!,
+          agentName: agentNames[batch[at + 2]!]!,
+          byteOffset: batch[at + 3]!,
+          byteLength: batch[at + 4]!,
+        };
       }
       row += count;
     }

@@ -56,12 +56,18 @@ export async function loadRunContext<S extends z.ZodType<ConfigInput>>(
   }
   const config = await loadPipelineConfig(configPath);
   if (input.seed !== undefined) config.seed = input.seed;
-  const artifactsRoot = settings.artifactsRoot ?? (await configPathInside(configPath, ['artifacts_root'], baseDir, config.artifacts_root));
+  const artifactsRoot =
+    settings.artifactsRoot ?? (await configPathInside(configPath, ['artifacts_root'], baseDir, config.artifacts_root));
   return { input, configPath, config, baseDir, artifactsRoot };
 }
 
 /** A path the config names, confined to `root`; the error points at the config key's line. */
-export async function configPathInside(configPath: string, key: string[], root: string, value: string): Promise<string> {
+export async function configPathInside(
+  configPath: string,
+  key: string[],
+  root: string,
+  value: string,
+): Promise<string> {
   try {
     return resolveInside(root, root, value);
   } catch (err) {
@@ -72,7 +78,12 @@ export async function configPathInside(configPath: string, key: string[], root: 
 
 /** The pool directory of a config, inside the artifacts root (`pool.dir`, default pools/<name>). */
 export async function poolDirOf(ctx: RunContext<unknown>): Promise<string> {
-  return configPathInside(ctx.configPath, ['pool', 'dir'], ctx.artifactsRoot, ctx.config.pool.dir ?? path.join('pools', ctx.config.name));
+  return configPathInside(
+    ctx.configPath,
+    ['pool', 'dir'],
+    ctx.artifactsRoot,
+    ctx.config.pool.dir ?? path.join('pools', ctx.config.name),
+  );
 }
 
 // Checked up front, where the failure is non-retryable, instead of letting a stage's reader

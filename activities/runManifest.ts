@@ -28,7 +28,10 @@ export async function fileDigest(file: string, shownPath: string): Promise<FileD
 }
 
 /** The manifest of a run about to start or resume (no materialized inputs yet). */
-export function currentRunManifest(config: PipelineConfig | Record<string, unknown>, inputs: Record<string, FileDigest>): RunManifest {
+export function currentRunManifest(
+  config: PipelineConfig | Record<string, unknown>,
+  inputs: Record<string, FileDigest>,
+): RunManifest {
   // Through JSON, so the manifest holds what its file will hold (no undefined-valued keys).
   const plain = JSON.parse(JSON.stringify(config)) as Record<string, unknown>;
   return {
@@ -70,18 +73,29 @@ async function writeRunManifest(dir: string, manifest: RunManifest): Promise<voi
  * caller writes nothing in `dir` before this returns. A directory without a manifest (new, or made
  * before manifests were written) passes; `recordRunManifest` then adopts it.
  */
-export async function checkRunManifest(dir: string, current: RunManifest, what: string): Promise<RunManifest | undefined> {
+export async function checkRunManifest(
+  dir: string,
+  current: RunManifest,
+  what: string,
+): Promise<RunManifest | undefined> {
   const recorded = await readRunManifest(dir);
   if (recorded === undefined) return undefined;
   const differences = runManifestDifferences(recorded, current);
   if (differences.length > 0) {
-    throw ApplicationFailure.nonRetryable(runIdentityMessage(what, differences, path.join(dir, RUN_MANIFEST_FILE)), RUN_IDENTITY_ERROR_TYPE);
+    throw ApplicationFailure.nonRetryable(
+      runIdentityMessage(what, differences, path.join(dir, RUN_MANIFEST_FILE)),
+      RUN_IDENTITY_ERROR_TYPE,
+    );
   }
   return recorded;
 }
 
 /** Writes the manifest after a passed check, keeping the materialized inputs already recorded. */
-export async function recordRunManifest(dir: string, current: RunManifest, recorded: RunManifest | undefined): Promise<void> {
+export async function recordRunManifest(
+  dir: string,
+  current: RunManifest,
+  recorded: RunManifest | undefined,
+): Promise<void> {
   const manifest = { ...current, materialized: { ...recorded?.materialized, ...current.materialized } };
   if (recorded !== undefined && canonicalJson(recorded) === canonicalJson(manifest)) return;
   await writeRunManifest(dir, manifest);
@@ -98,7 +112,10 @@ export async function checkMaterializedInputs(runDir: string, stage: string, fil
   const digest = await fileDigest(file, path.relative(runDir, file));
   const differences = runManifestDifferences(recorded, { ...recorded, materialized: { [stage]: digest } });
   if (differences.length > 0) {
-    throw ApplicationFailure.nonRetryable(runIdentityMessage(`the run in ${runDir}`, differences, path.join(runDir, RUN_MANIFEST_FILE)), RUN_IDENTITY_ERROR_TYPE);
+    throw ApplicationFailure.nonRetryable(
+      runIdentityMessage(`the run in ${runDir}`, differences, path.join(runDir, RUN_MANIFEST_FILE)),
+      RUN_IDENTITY_ERROR_TYPE,
+    );
   }
   if (recorded.materialized[stage] === undefined) {
     await writeRunManifest(runDir, { ...recorded, materialized: { ...recorded.materialized, [stage]: digest } });

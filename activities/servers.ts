@@ -29,7 +29,10 @@ function embeddedStack(seed: number, faults?: FaultsConfig): Promise<EmbeddedSta
   const stackKey = JSON.stringify({ seed, faults });
   const running = embeddedStacks.get(stackKey);
   if (running) return running;
-  log.info('starting embedded NeMo Gym-style servers with a SEEDED POLICY SIMULATOR (not an LLM)', { seed, faults: faults !== undefined });
+  log.info('starting embedded NeMo Gym-style servers with a SEEDED POLICY SIMULATOR (not an LLM)', {
+    seed,
+    faults: faults !== undefined,
+  });
   const starting: Promise<EmbeddedStack> = startEmbeddedStack({ seed, faults });
   starting.catch(() => embeddedStacks.delete(stackKey));
   embeddedStacks.set(stackKey, starting);
@@ -168,7 +171,9 @@ async function checkUp(url: string): Promise<void> {
   });
 }
 
-async function checkServers(plan: RunPlan): Promise<{ agentUrl: string; modelUrl: string | string[]; simulated: boolean }> {
+async function checkServers(
+  plan: RunPlan,
+): Promise<{ agentUrl: string; modelUrl: string | string[]; simulated: boolean }> {
   const endpoints = await resolveEndpoints(plan);
   await checkUp(endpoints.agentUrl);
   if (typeof endpoints.modelUrl === 'string') {
@@ -178,9 +183,14 @@ async function checkServers(plan: RunPlan): Promise<{ agentUrl: string; modelUrl
     // benches it until it answers again.
     const urls = endpoints.modelUrl;
     const checks = await Promise.allSettled(urls.map(checkUp));
-    const down = checks.flatMap((check, i) => (check.status === 'rejected' ? [{ url: urls[i], reason: check.reason as Error }] : []));
+    const down = checks.flatMap((check, i) =>
+      check.status === 'rejected' ? [{ url: urls[i], reason: check.reason as Error }] : [],
+    );
     if (down.length === checks.length) throw down[0]!.reason;
-    if (down.length > 0) log.warn('model replicas down at start; their share goes to the others until they answer', { down: down.map((d) => `${d.url}: ${d.reason.message}`) });
+    if (down.length > 0)
+      log.warn('model replicas down at start; their share goes to the others until they answer', {
+        down: down.map((d) => `${d.url}: ${d.reason.message}`),
+      });
   }
   return { agentUrl: endpoints.agentUrl, modelUrl: endpoints.modelUrl, simulated: endpoints.simulated };
 }
@@ -190,7 +200,9 @@ async function checkServers(plan: RunPlan): Promise<{ agentUrl: string; modelUrl
  * Spawned stacks get `ready_timeout_s` to come up (model servers load weights for minutes); attached
  * ones must answer now, and otherwise Temporal's activity retries take over.
  */
-export async function ensureServers(plan: RunPlan): Promise<{ agentUrl: string; modelUrl: string | string[]; simulated: boolean }> {
+export async function ensureServers(
+  plan: RunPlan,
+): Promise<{ agentUrl: string; modelUrl: string | string[]; simulated: boolean }> {
   const servers = plan.config.servers;
   const deadline = Date.now() + (servers.mode === 'spawn' ? servers.ready_timeout_s * 1000 : 0);
   for (;;) {

@@ -102,6 +102,7 @@ export async function findNewSources(
 /** The manifest after `version` consumed `sources`: same-path entries are replaced. */
 export function recordSources(manifest: PoolManifest, sources: readonly SourceFile[], version: string): PoolManifest {
   const byPath = new Map(manifest.sources.map((e) => [e.path, e]));
-  for (const s of sources) byPath.set(s.path, { path: s.path, size: s.size, mtime_ms: s.mtimeMs, sha256: s.sha256, version });
+  for (const s of sources)
+    byPath.set(s.path, { path: s.path, size: s.size, mtime_ms: s.mtimeMs, sha256: s.sha256, version });
   return { sources: [...byPath.values()].sort((a, b) => a.path.localeCompare(b.path)) };
 }

@@ -52,16 +52,25 @@ export async function runManagedServers(input: { plan: RunPlan }): Promise<void>
   log.info('started server stack', { command: servers.command.join(' '), pid, log: logFile });
   const beat = setInterval(() => ctx.heartbeat(), 5_000);
   try {
-    const outcome = await Promise.race([exited.then((code) => ({ code })), ctx.cancelled.catch((err: unknown) => ({ cancelled: err }))]);
+    const outcome = await Promise.race([
+      exited.then((code) => ({ code })),
+      ctx.cancelled.catch((err: unknown) => ({ cancelled: err })),
+    ]);
     if ('code' in outcome) {
-      throw ApplicationFailure.retryable(`server command exited (code ${outcome.code}) while the run still needed it; see ${logFile}`, 'ServersExited');
+      throw ApplicationFailure.retryable(
+        `server command exited (code ${outcome.code}) while the run still needed it; see ${logFile}`,
+        'ServersExited',
+      );
     }
     throw outcome.cancelled;
   } finally {
     clearInterval(beat);
     if (pid !== undefined && child.exitCode === null) {
       stopGroup(pid, 'SIGTERM');
-      const stopped = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 10_000))]);
+      const stopped = await Promise.race([
+        exited.then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), 10_000)),
+      ]);
       if (!stopped) stopGroup(pid, 'SIGKILL');
       log.info('stopped server stack', { pid });
     }

@@ -35,7 +35,9 @@ function listSources(dir, out) {
 /** Every source the build reads, with its size and modification time: a few hundred stat calls,
  * cheap next to loading the CLI, and it cannot miss an edit, an added file or a removed one. */
 function sourceStamp() {
-  const files = SOURCE_DIRS.flatMap((dir) => listSources(dir, [])).concat(SOURCE_FILES).sort();
+  const files = SOURCE_DIRS.flatMap((dir) => listSources(dir, []))
+    .concat(SOURCE_FILES)
+    .sort();
   const stamp = {};
   for (const file of files) {
     try {
@@ -61,7 +63,8 @@ function staleness() {
     if (recorded[file] === undefined) return `${file} was added since the last build`;
     if (recorded[file] !== now[file]) return `${file} changed since the last build`;
   }
-  for (const file of Object.keys(recorded)) if (now[file] === undefined) return `${file} was removed since the last build`;
+  for (const file of Object.keys(recorded))
+    if (now[file] === undefined) return `${file} was removed since the last build`;
   return undefined;
 }
 

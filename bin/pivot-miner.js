@@ -14,7 +14,9 @@ if (process.argv[2] === 'validate') {
   // stale validator is caught by `npm test`, which builds first.
   const workerScript = built.built('validatorWorker.js');
   const started = require(built.built('validateEarly.js')).startEarly(process.argv.slice(3), workerScript);
-  require('./codeCache').runWithCodeCache(built.built('validate.js'), built.built('validate.code')).runValidateCli(process.argv, workerScript, started);
+  require('./codeCache')
+    .runWithCodeCache(built.built('validate.js'), built.built('validate.code'))
+    .runValidateCli(process.argv, workerScript, started);
 } else {
   try {
     built.assertBuilt();
@@ -23,5 +25,6 @@ if (process.argv[2] === 'validate') {
     process.exit(1);
   }
   // A worker started without its heap flag has just been started again with it, in a child.
-  if (process.argv[2] !== 'worker' || !require('./workerHeap').relaunchWorkerWithHeapLimit()) require(built.built('cli.js'));
+  if (process.argv[2] !== 'worker' || !require('./workerHeap').relaunchWorkerWithHeapLimit())
+    require(built.built('cli.js'));
 }

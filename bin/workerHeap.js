@@ -30,7 +30,8 @@ const RELAUNCHED = 'PIVOT_MINER_WORKER_RELAUNCHED';
 function workerHeapMb(env) {
   const raw = (env.PIVOT_MINER_WORKER_HEAP_MB ?? '').trim();
   const mb = raw === '' ? DEFAULT_HEAP_MB : Number(raw);
-  if (!Number.isInteger(mb) || mb < 0) throw new Error(`PIVOT_MINER_WORKER_HEAP_MB: ${raw} is not a whole number of megabytes (0 keeps Node's default)`);
+  if (!Number.isInteger(mb) || mb < 0)
+    throw new Error(`PIVOT_MINER_WORKER_HEAP_MB: ${raw} is not a whole number of megabytes (0 keeps Node's default)`);
   return mb;
 }
 
@@ -48,7 +49,9 @@ function workerProcessEnv(env = process.env) {
 }
 
 function hasHeapFlag(execArgv, nodeOptions) {
-  return [...execArgv, ...(nodeOptions ?? '').split(/\s+/)].some((arg) => arg === HEAP_FLAG || arg.startsWith(`${HEAP_FLAG}=`));
+  return [...execArgv, ...(nodeOptions ?? '').split(/\s+/)].some(
+    (arg) => arg === HEAP_FLAG || arg.startsWith(`${HEAP_FLAG}=`),
+  );
 }
 
 /**

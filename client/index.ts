@@ -3,7 +3,13 @@ import { describeIssues } from '../contracts/config';
 import { InvalidInputError } from '../contracts/errors';
 import type { PivotMiningProgress, PivotMiningResult, StageProgress } from '../contracts/payloads';
 import type { CurriculumRound, PolicyCheckpoint } from '../contracts/poolPayloads';
-import { DEFAULT_TASK_QUEUE, pivotMiningProgressQuery, policyCheckpointUpdate, roundsQuery, stageProgressQuery } from '../contracts/temporal';
+import {
+  DEFAULT_TASK_QUEUE,
+  pivotMiningProgressQuery,
+  policyCheckpointUpdate,
+  roundsQuery,
+  stageProgressQuery,
+} from '../contracts/temporal';
 import { pivotMiningInputSchema, policyCheckpointSchema, type PivotMiningInput } from '../contracts/workflowInputs';
 import { pivotMiningWorkflow } from '../workflows';
 
@@ -13,7 +19,14 @@ import { pivotMiningWorkflow } from '../workflows';
 
 export * from './schedules';
 export { DEFAULT_TASK_QUEUE, InvalidInputError };
-export type { CurriculumRound, PivotMiningInput, PivotMiningProgress, PivotMiningResult, PolicyCheckpoint, StageProgress };
+export type {
+  CurriculumRound,
+  PivotMiningInput,
+  PivotMiningProgress,
+  PivotMiningResult,
+  PolicyCheckpoint,
+  StageProgress,
+};
 
 export interface StartOptions {
   workflowId: string;
@@ -62,7 +75,11 @@ export async function awaitDataset(client: Client, workflowId: string): Promise<
  * Hands a new policy checkpoint to a running pivotCurriculumWorkflow (a Temporal Update) and waits
  * for the round it triggers: the pool re-profiled with that policy and published as a new version.
  */
-export async function submitPolicyCheckpoint(client: Client, curriculumWorkflowId: string, checkpoint: PolicyCheckpoint): Promise<CurriculumRound> {
+export async function submitPolicyCheckpoint(
+  client: Client,
+  curriculumWorkflowId: string,
+  checkpoint: PolicyCheckpoint,
+): Promise<CurriculumRound> {
   const parsed = policyCheckpointSchema.safeParse(checkpoint);
   if (!parsed.success) throw new InvalidInputError(describeIssues('policyCheckpoint', parsed.error));
   return client.workflow.getHandle(curriculumWorkflowId).executeUpdate(policyCheckpointUpdate, { args: [parsed.data] });

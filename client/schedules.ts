@@ -35,11 +35,16 @@ const timeZoneSchema = z.string().refine((tz) => {
 }, 'an IANA time zone name such as UTC or Europe/Berlin');
 
 export const nightlyScheduleSchema = z.strictObject({
-  schedule_id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a letter or digit, then letters, digits, dot, underscore and dash'),
+  schedule_id: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a letter or digit, then letters, digits, dot, underscore and dash'),
   input: nightlyMiningInputSchema,
   cron: z
     .string()
-    .refine((c) => c.trim().split(/\s+/).length === 5 || c.trim().startsWith('@'), 'a 5-field cron expression such as "0 2 * * *"'),
+    .refine(
+      (c) => c.trim().split(/\s+/).length === 5 || c.trim().startsWith('@'),
+      'a 5-field cron expression such as "0 2 * * *"',
+    ),
   time_zone: timeZoneSchema.default('UTC'),
   overlap: z.enum(Object.keys(OVERLAP_POLICIES) as [keyof typeof OVERLAP_POLICIES]).default('skip'),
   catchup_window: durationSchema.prefault('1h'),
@@ -90,7 +95,11 @@ export function temporalScheduleCreateCommand(settings: NightlyScheduleSettings)
     ['--type', NIGHTLY_WORKFLOW_TYPE],
     ['--input', JSON.stringify(s.input)],
   ];
-  return ['temporal schedule create', ...args.map(([flag, value]) => `${flag} ${shellQuote(value!)}`), ...(s.paused ? ['--paused'] : [])].join(' \\\n  ');
+  return [
+    'temporal schedule create',
+    ...args.map(([flag, value]) => `${flag} ${shellQuote(value!)}`),
+    ...(s.paused ? ['--paused'] : []),
+  ].join(' \\\n  ');
 }
 
 export async function createNightlySchedule(client: Client, settings: NightlyScheduleSettings): Promise<string> {

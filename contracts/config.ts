@@ -17,10 +17,13 @@ export const modelUrlSchema = z.union([
     .array(urlSchema)
     .min(1)
     // Runs even when an element is not a URL (that one has its own issue), so it parses only the others.
-    .refine((urls) => {
-      const origins = urls.filter((url) => URL.canParse(url)).map((url) => new URL(url).origin);
-      return new Set(origins).size === origins.length;
-    }, { message: 'each replica needs its own host:port; this list names one twice' }),
+    .refine(
+      (urls) => {
+        const origins = urls.filter((url) => URL.canParse(url)).map((url) => new URL(url).origin);
+        return new Set(origins).size === origins.length;
+      },
+      { message: 'each replica needs its own host:port; this list names one twice' },
+    ),
 ]);
 
 const modelEndpointSchema = z.strictObject({
@@ -34,44 +37,78 @@ const modelEndpointSchema = z.strictObject({
   api: z
     .enum(['responses', 'chat_completions'])
     .default('responses')
-    .describe('responses posts /v1/responses; chat_completions posts /v1/chat/completions (engines without the Responses API), translated both ways'),
+    .describe(
+      'responses posts /v1/responses; chat_completions posts /v1/chat/completions (engines without the Responses API), translated both ways',
+    ),
   model: z.string().optional().describe('Model name sent in each request, e.g. Qwen/Qwen3-30B-A3B'),
   api_key_env: z
     .string()
     .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
     .optional()
     .describe('Name of the worker environment variable holding the API key; the key itself never enters a config'),
-  timeout_ms: z.number().int().positive().default(120_000).describe('Timeout of one model request, in milliseconds; the lower of this and local_profile.request_timeout_ms applies'),
-  max_concurrency: z.number().int().positive().default(16).describe('Model requests in flight from one worker process, to each replica when url is a list; the lower of this and local_profile.max_concurrency applies'),
+  timeout_ms: z
+    .number()
+    .int()
+    .positive()
+    .default(120_000)
+    .describe(
+      'Timeout of one model request, in milliseconds; the lower of this and local_profile.request_timeout_ms applies',
+    ),
+  max_concurrency: z
+    .number()
+    .int()
+    .positive()
+    .default(16)
+    .describe(
+      'Model requests in flight from one worker process, to each replica when url is a list; the lower of this and local_profile.max_concurrency applies',
+    ),
   unpack_extra_body: z
     .boolean()
     .default(false)
-    .describe('api responses only: also send metadata.extra_body keys (the per-repeat seed) as top-level fields, for engines such as llama-server that read a top-level seed; off because OpenAI rejects unknown fields'),
+    .describe(
+      'api responses only: also send metadata.extra_body keys (the per-repeat seed) as top-level fields, for engines such as llama-server that read a top-level seed; off because OpenAI rejects unknown fields',
+    ),
 });
 
 // Where attached or spawned servers are found: a NeMo Gym head server, or explicit URLs.
 const attachedServers = {
-  head_url: urlSchema.optional().describe('NeMo Gym head server; server names are resolved through /global_config_dict_yaml'),
-  agent_url: urlSchema.optional().describe('The agent server (POST /run), instead of resolving the agent through head_url'),
-  resources_url: urlSchema.optional().describe('The resources server (POST /verify, POST /<tool>), instead of resolving it through head_url'),
+  head_url: urlSchema
+    .optional()
+    .describe('NeMo Gym head server; server names are resolved through /global_config_dict_yaml'),
+  agent_url: urlSchema
+    .optional()
+    .describe('The agent server (POST /run), instead of resolving the agent through head_url'),
+  resources_url: urlSchema
+    .optional()
+    .describe('The resources server (POST /verify, POST /<tool>), instead of resolving it through head_url'),
 };
 
 const serversSchema = z.discriminatedUnion('mode', [
   z.strictObject({
-    mode: z.literal('embedded').describe('The built-in servers on 127.0.0.1 inside the worker; the policy is a seeded simulator'),
+    mode: z
+      .literal('embedded')
+      .describe('The built-in servers on 127.0.0.1 inside the worker; the policy is a seeded simulator'),
     seed: z.number().int().optional().describe('Simulator seed; defaults to the pipeline seed'),
-    faults: faultsConfigSchema.optional().describe('Injected faults in front of the simulators, for chaos runs and failure tests'),
+    faults: faultsConfigSchema
+      .optional()
+      .describe('Injected faults in front of the simulators, for chaos runs and failure tests'),
   }),
   z.strictObject({ mode: z.literal('attach').describe('Use servers that are already running'), ...attachedServers }),
   z.strictObject({
-    mode: z.literal('spawn').describe('A worker host starts the server stack (e.g. ng_run) for the run and stops it at the end'),
+    mode: z
+      .literal('spawn')
+      .describe('A worker host starts the server stack (e.g. ng_run) for the run and stops it at the end'),
     ...attachedServers,
     command: z
       .array(z.string().min(1))
       .min(1)
       .describe('argv of the server stack to start on a worker host, e.g. ["ng_run", "+config_paths=[...]"]'),
     cwd: z.string().optional().describe('Working directory of the command, relative to the worker base dir'),
-    ready_timeout_s: z.number().positive().default(600).describe('How long the servers may take to answer after the command starts'),
+    ready_timeout_s: z
+      .number()
+      .positive()
+      .default(600)
+      .describe('How long the servers may take to answer after the command starts'),
   }),
 ]);
 
@@ -84,27 +121,57 @@ const chunkingSchema = {
     .int()
     .positive()
     .default(512)
-    .describe('Rows of the materialized file per chunk activity (one retry unit, one shard file); each chunk costs Temporal an activity, so smaller chunks cost more CPU per rollout'),
+    .describe(
+      'Rows of the materialized file per chunk activity (one retry unit, one shard file); each chunk costs Temporal an activity, so smaller chunks cost more CPU per rollout',
+    ),
   max_chunks_in_flight: z
     .number()
     .int()
     .positive()
     .default(4)
-    .describe('Chunk activities the workflow keeps running at once, over all workers; at least workers × 2 keeps every worker busy'),
-  max_concurrency: z.number().int().positive().default(16).describe('Requests in flight from one worker process to one server; the chunks it runs share them'),
-  max_attempts: z.number().int().positive().default(3).describe('Attempts per rollout (HTTP 429, 5xx, timeouts) before it goes to the failures file'),
-  request_timeout_ms: z.number().int().positive().default(300_000).describe('Timeout of one request to the agent (or to the model, with the builtin verifier), in milliseconds'),
+    .describe(
+      'Chunk activities the workflow keeps running at once, over all workers; at least workers × 2 keeps every worker busy',
+    ),
+  max_concurrency: z
+    .number()
+    .int()
+    .positive()
+    .default(16)
+    .describe('Requests in flight from one worker process to one server; the chunks it runs share them'),
+  max_attempts: z
+    .number()
+    .int()
+    .positive()
+    .default(3)
+    .describe('Attempts per rollout (HTTP 429, 5xx, timeouts) before it goes to the failures file'),
+  request_timeout_ms: z
+    .number()
+    .int()
+    .positive()
+    .default(300_000)
+    .describe('Timeout of one request to the agent (or to the model, with the builtin verifier), in milliseconds'),
 };
 
 const collectSchema = z.strictObject({
-  input_jsonl: z.string().min(1).describe('Task rows (NeMo Gym JSONL with responses_create_params), relative to the worker base directory'),
+  input_jsonl: z
+    .string()
+    .min(1)
+    .describe('Task rows (NeMo Gym JSONL with responses_create_params), relative to the worker base directory'),
   agent_name: z.string().min(1).describe('Agent (responses_api_agents entry) for rows without agent_ref'),
-  num_repeats: z.number().int().positive().default(1).describe('Rollouts per task row, as ng_collect_rollouts num_repeats'),
-  seed_per_repeat: z.boolean().default(true).describe('Put {"seed": i} for repeat i in responses_create_params.metadata.extra_body'),
+  num_repeats: z
+    .number()
+    .int()
+    .positive()
+    .default(1)
+    .describe('Rollouts per task row, as ng_collect_rollouts num_repeats'),
+  seed_per_repeat: z
+    .boolean()
+    .default(true)
+    .describe('Put {"seed": i} for repeat i in responses_create_params.metadata.extra_body'),
   responses_create_params: z
     .record(z.string(), z.unknown())
     .default({})
-    .describe('Merged into every row\'s responses_create_params (e.g. temperature, max_output_tokens)'),
+    .describe("Merged into every row's responses_create_params (e.g. temperature, max_output_tokens)"),
   limit: z.number().int().positive().optional().describe('Use only the first N task rows'),
   ...chunkingSchema,
 });
@@ -115,7 +182,7 @@ const localProfileSchema = z.strictObject({
     .enum(['builtin', 'nemo_gym_agent'])
     .default('builtin')
     .describe(
-      'builtin: one call to local_profile.model, scored by our port of NeMo Gym\'s argument-comparison verifier. ' +
+      "builtin: one call to local_profile.model, scored by our port of NeMo Gym's argument-comparison verifier. " +
         'nemo_gym_agent: each sample is a /run of local_profile.agent_name on the NeMo Gym servers (servers.head_url), ' +
         'so pass rates come from the NeMo Gym version that will train on them; local_profile.model is then not called',
     ),
@@ -123,12 +190,14 @@ const localProfileSchema = z.strictObject({
     .string()
     .min(1)
     .optional()
-    .describe('With verifier nemo_gym_agent: the NeMo Gym agent that runs and verifies the pivots; defaults to the published agent name'),
+    .describe(
+      'With verifier nemo_gym_agent: the NeMo Gym agent that runs and verifies the pivots; defaults to the published agent name',
+    ),
   model: modelEndpointSchema.prefault({}).describe('The policy that samples each pivot (with verifier builtin)'),
   responses_create_params: z
     .record(z.string(), z.unknown())
     .default({})
-    .describe('Merged into every pivot row\'s responses_create_params before sampling'),
+    .describe("Merged into every pivot row's responses_create_params before sampling"),
   // NeMo Gym requires the threshold; 0.1 is what its pivot configs ship with.
   tool_call_comparator_config: toolCallComparatorConfigSchema
     .prefault({ word_count_similarity_threshold: 0.1 })
@@ -137,13 +206,20 @@ const localProfileSchema = z.strictObject({
 });
 
 export const pipelineConfigSchema = z.strictObject({
-  name: z.string().regex(/^[A-Za-z0-9._-]+$/).describe('Pipeline name; default dataset, agent and pool names derive from it'),
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/)
+    .describe('Pipeline name; default dataset, agent and pool names derive from it'),
   seed: z.number().int().default(0).describe('Seed of the run: per-repeat seeds and the embedded simulator'),
   artifacts_root: z
     .string()
     .default('artifacts')
-    .describe('Where runs/<run_id>/ directories go, inside the worker base directory unless PIVOT_MINER_ARTIFACTS_ROOT is set'),
-  servers: serversSchema.default({ mode: 'embedded' }).describe('Where the agent, resources and model servers come from'),
+    .describe(
+      'Where runs/<run_id>/ directories go, inside the worker base directory unless PIVOT_MINER_ARTIFACTS_ROOT is set',
+    ),
+  servers: serversSchema
+    .default({ mode: 'embedded' })
+    .describe('Where the agent, resources and model servers come from'),
   collect: collectSchema.describe('Collect: task rows × num_repeats through the agent → rollouts.jsonl'),
   profile: z
     .strictObject({
@@ -156,40 +232,80 @@ export const pipelineConfigSchema = z.strictObject({
     .describe('Reward profile of the collected rollouts'),
   convert: z
     .strictObject({
-      min_source_reward: z.number().default(1.0).describe('A trajectory is a clean positive source at this reward or above'),
+      min_source_reward: z
+        .number()
+        .default(1.0)
+        .describe('A trajectory is a clean positive source at this reward or above'),
       source_preference: z
         .enum(['prefer_mixed', 'require_mixed', 'off'])
         .default('prefer_mixed')
-        .describe('prefer_mixed: trajectories of tasks with mixed rewards first; require_mixed: only those; off: input order'),
-      batch_pivots: z.boolean().default(false).describe('Turn turns with several tool calls into function_call_batch pivots instead of skipping them'),
-      keep_reasoning: z.boolean().default(false).describe('Keep reasoning items in a pivot\'s input prefix'),
+        .describe(
+          'prefer_mixed: trajectories of tasks with mixed rewards first; require_mixed: only those; off: input order',
+        ),
+      batch_pivots: z
+        .boolean()
+        .default(false)
+        .describe('Turn turns with several tool calls into function_call_batch pivots instead of skipping them'),
+      keep_reasoning: z.boolean().default(false).describe("Keep reasoning items in a pivot's input prefix"),
     })
     .prefault({})
     .describe('Cutting clean positive trajectories into pivot candidates'),
   local_profile: localProfileSchema.prefault({}).describe('Local profiling: K samples per candidate, each verified'),
   filter: z
     .strictObject({
-      max_pivots: z.number().int().positive().optional().describe('Publish at most N mixed pivots, dropping the easiest (highest pass rate) first'),
-      allow_partial: z.boolean().default(false).describe('Classify candidates with missing samples on the samples that succeeded, instead of holding them back as incomplete; a pivot published so is marked provenance.local_partial'),
+      max_pivots: z
+        .number()
+        .int()
+        .positive()
+        .optional()
+        .describe('Publish at most N mixed pivots, dropping the easiest (highest pass rate) first'),
+      allow_partial: z
+        .boolean()
+        .default(false)
+        .describe(
+          'Classify candidates with missing samples on the samples that succeeded, instead of holding them back as incomplete; a pivot published so is marked provenance.local_partial',
+        ),
     })
     .prefault({})
     .describe('Keeping mixed-reward pivots'),
   pool: z
     .strictObject({
-      dir: z.string().min(1).optional().describe('Pivot pool directory, relative to artifacts_root; defaults to pools/<name>'),
+      dir: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Pivot pool directory, relative to artifacts_root; defaults to pools/<name>'),
       sources: z
         .array(z.string().min(1))
         .default([])
-        .describe('Globs of NeMo Gym rollouts files that nightly mining consumes, relative to the worker base directory'),
+        .describe(
+          'Globs of NeMo Gym rollouts files that nightly mining consumes, relative to the worker base directory',
+        ),
     })
     .prefault({})
     .describe('The versioned pivot pool of nightly mining and the curriculum'),
   publish: z
     .strictObject({
-      dataset_name: z.string().regex(/^[A-Za-z0-9._-]+$/).optional().describe('Name of the published dataset; defaults to name'),
-      agent_name: z.string().min(1).optional().describe('agent_ref.name of published pivots; defaults to <name>_pivot_agent'),
-      resources_server_name: z.string().min(1).optional().describe('Resources server name in the Gym config; derived from the agent name by default'),
-      model_server_name: z.string().min(1).default('policy_model').describe('Model server the generated Gym config\'s agent refers to'),
+      dataset_name: z
+        .string()
+        .regex(/^[A-Za-z0-9._-]+$/)
+        .optional()
+        .describe('Name of the published dataset; defaults to name'),
+      agent_name: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('agent_ref.name of published pivots; defaults to <name>_pivot_agent'),
+      resources_server_name: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Resources server name in the Gym config; derived from the agent name by default'),
+      model_server_name: z
+        .string()
+        .min(1)
+        .default('policy_model')
+        .describe("Model server the generated Gym config's agent refers to"),
     })
     .prefault({})
     .describe('The dataset, Gym config YAML, metrics and report'),
@@ -202,4 +318,3 @@ export function describeIssues(file: string, error: z.ZodError): string {
     .map((issue) => `${file}: ${issue.path.length ? issue.path.join('.') : '(top level)'}: ${issue.message}`)
     .join('\n');
 }
-

@@ -16,7 +16,14 @@ export type RolloutStage = 'collect' | 'local_profile';
 export interface CollectStageInput {
   plan: RunPlan;
   /** Set by continue-as-new: what earlier runs of this workflow already did. */
-  resume?: { materialize: MaterializeResult; nextChunk: number; done: number; failed: number; startedAtMs: number; merged?: MergeProgress };
+  resume?: {
+    materialize: MaterializeResult;
+    nextChunk: number;
+    done: number;
+    failed: number;
+    startedAtMs: number;
+    merged?: MergeProgress;
+  };
   /** History length after which the workflow continues as new (tests lower it to prove the bound). */
   continueAsNewAfterEvents?: number;
   stage: RolloutStage;
@@ -58,7 +65,14 @@ export interface MergeProgress {
   failedKeys: number;
 }
 
-export const NOTHING_MERGED: MergeProgress = { chunks: 0, rolloutsBytes: 0, failuresBytes: 0, digestsBytes: 0, completed: 0, failedKeys: 0 };
+export const NOTHING_MERGED: MergeProgress = {
+  chunks: 0,
+  rolloutsBytes: 0,
+  failuresBytes: 0,
+  digestsBytes: 0,
+  completed: 0,
+  failedKeys: 0,
+};
 
 export interface MergeResult {
   rolloutsPath: string;

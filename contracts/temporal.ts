@@ -10,7 +10,11 @@ export const DEFAULT_TASK_QUEUE = 'pivot-mining';
 
 export const pivotMiningProgressQuery = defineQuery<PivotMiningProgress>('progress');
 export const stageProgressQuery = defineQuery<StageProgress>('progress');
-export const nightlyProgressQuery = defineQuery<{ stage: string; versionId: string | null; childWorkflowId: string | null }>('progress');
+export const nightlyProgressQuery = defineQuery<{
+  stage: string;
+  versionId: string | null;
+  childWorkflowId: string | null;
+}>('progress');
 export const roundsQuery = defineQuery<CurriculumRound[]>('rounds');
 /** An Update, not a Signal: the caller gets the round it triggered back (or its failure). */
 export const policyCheckpointUpdate = defineUpdate<CurriculumRound, [PolicyCheckpoint]>('policyCheckpoint');

@@ -15,7 +15,9 @@ export const pivotMiningInputSchema = z
       .string()
       .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a letter or digit, then letters, digits, dot, underscore and dash')
       .optional()
-      .describe('Run directory name under <artifacts_root>/runs; defaults to the workflow id. Re-using a run id resumes it'),
+      .describe(
+        'Run directory name under <artifacts_root>/runs; defaults to the workflow id. Re-using a run id resumes it',
+      ),
     seed: z.number().int().optional().describe('Overrides the config seed (embedded simulator and per-repeat seeds)'),
   })
   .describe('Input of pivotMiningWorkflow');
@@ -31,7 +33,9 @@ export const nightlyMiningInputSchema = z
     config_path: configPathSchema,
     seed: z.number().int().optional().describe('Overrides the config seed (embedded simulator and per-repeat seeds)'),
   })
-  .describe('Input of nightlyMiningWorkflow: mine the new or changed files among the config pool.sources into a new pool version');
+  .describe(
+    'Input of nightlyMiningWorkflow: mine the new or changed files among the config pool.sources into a new pool version',
+  );
 export type NightlyMiningInput = z.infer<typeof nightlyMiningInputSchema>;
 
 export const pivotCurriculumInputSchema = z
@@ -41,13 +45,17 @@ export const pivotCurriculumInputSchema = z
       .string()
       .min(1)
       .optional()
-      .describe('pivots.jsonl the curriculum starts from (inside the worker base directory); defaults to the latest version of the config pool'),
+      .describe(
+        'pivots.jsonl the curriculum starts from (inside the worker base directory); defaults to the latest version of the config pool',
+      ),
     top_up_to: z
       .number()
       .int()
       .positive()
       .optional()
-      .describe('Before each round, refill the pool from the latest nightly version up to this many pivots (never re-adding retired ones)'),
+      .describe(
+        'Before each round, refill the pool from the latest nightly version up to this many pivots (never re-adding retired ones)',
+      ),
     seed: z.number().int().optional().describe('Overrides the config seed (embedded simulator and per-repeat seeds)'),
   })
   .describe('Input of pivotCurriculumWorkflow: a long-running pivot pool re-profiled on every policyCheckpoint update');
@@ -58,7 +66,14 @@ export const policyCheckpointSchema = z
     model: z.string().min(1).describe('Model name sent to the policy endpoint for local profiling'),
     endpoint: modelUrlSchema
       .optional()
-      .describe('Base URL of the checkpoint server (/v1/responses or /v1/chat/completions), or a list of its replicas; omitted = the config local_profile.model.url'),
-    training_step: z.number().int().nonnegative().optional().describe('Trainer step of the checkpoint, recorded in the rounds history'),
+      .describe(
+        'Base URL of the checkpoint server (/v1/responses or /v1/chat/completions), or a list of its replicas; omitted = the config local_profile.model.url',
+      ),
+    training_step: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe('Trainer step of the checkpoint, recorded in the rounds history'),
   })
   .describe('Argument of the pivotCurriculumWorkflow policyCheckpoint update');

@@ -4,7 +4,13 @@ import { jsonText } from './jsonl';
 import { dictGet, isJsonDict, type JsonDict } from './kindedJson';
 import type { PyDict, PyValue } from './pythonJson';
 import { checkedKey } from './rewardProfile/fromData';
-import { NotInKeyOrder, profileKeyOrdered, type ProfiledInput, type ProfiledResult, type StreamedProfile } from './rewardProfile/stream';
+import {
+  NotInKeyOrder,
+  profileKeyOrdered,
+  type ProfiledInput,
+  type ProfiledResult,
+  type StreamedProfile,
+} from './rewardProfile/stream';
 import { profileTables, type ProfiledGroup } from './rewardProfile/profile';
 import { RolloutNumberKinds } from './rewardProfile/pythonTypes';
 import { InputTable, isRow, ROLLOUT, RolloutTable, TASK } from './rewardProfile/table';
@@ -33,7 +39,8 @@ export type AggregateMetrics = z.infer<typeof aggregateMetricsSchema>;
 /** Python truthiness of a parsed JSON value (empty containers and strings are false); a PyDict counts its entries. */
 export function pythonTruthy(value: unknown): boolean {
   // A PyDict holds ints as bigints: its 0 is 0n.
-  if (value === undefined || value === null || value === false || value === 0 || value === 0n || value === '') return false;
+  if (value === undefined || value === null || value === false || value === 0 || value === 0n || value === '')
+    return false;
   if (Array.isArray(value)) return value.length > 0;
   if (value instanceof Map) return value.size > 0;
   if (isRow(value)) return Object.keys(value).length > 0;
@@ -41,7 +48,8 @@ export function pythonTruthy(value: unknown): boolean {
 }
 
 /** Left out of an `/aggregate_metrics` entry (`response` comes back as just its usage). */
-export const strippedForAggregateMetrics = (key: string): boolean => key === 'response' || key === 'responses_create_params' || ROLLOUT_OBSERVATION_FIELDS.has(key);
+export const strippedForAggregateMetrics = (key: string): boolean =>
+  key === 'response' || key === 'responses_create_params' || ROLLOUT_OBSERVATION_FIELDS.has(key);
 
 /**
  * What `_call_aggregate_metrics` sends per rollout: everything but the heavyweight `response` and
@@ -124,7 +132,8 @@ export class VerifyResponses {
     if (this.count === 0) return { agentMetrics: {}, groups: [] };
     const profile = profileTables(this.inputs, this.results, false);
     const agentMetrics: Row = {};
-    for (const entry of profile.agents()) for (const [k, v] of Object.entries(entry)) if (k !== 'agent_ref') agentMetrics[k] = v;
+    for (const entry of profile.agents())
+      for (const [k, v] of Object.entries(entry)) if (k !== 'agent_ref') agentMetrics[k] = v;
     return { agentMetrics, groups: profile.groups(() => AGENT_SAMPLE) };
   }
 }
@@ -149,7 +158,8 @@ export async function typedAggregateMetrics(lines: () => AsyncIterable<string>):
     }
   }
   async function* inputs(): AsyncGenerator<ProfiledInput> {
-    for await (const { task, rollout } of results()) yield { task, rollout, agentName: 'agent', byteOffset: 0, byteLength: 0 };
+    for await (const { task, rollout } of results())
+      yield { task, rollout, agentName: 'agent', byteOffset: 0, byteLength: 0 };
   }
   let profile: StreamedProfile;
   try {
@@ -164,7 +174,11 @@ export async function typedAggregateMetrics(lines: () => AsyncIterable<string>):
   async function* groups(): AsyncGenerator<PyDict> {
     for await (const { typed } of profile.groups(async () => AGENT_SAMPLE as unknown as PyValue)) yield typed;
   }
-  return { agentMetrics, keyMetrics: new Map([...agentMetrics].filter(([k]) => k.startsWith('mean/'))), groups: groups() };
+  return {
+    agentMetrics,
+    keyMetrics: new Map([...agentMetrics].filter(([k]) => k.startsWith('mean/'))),
+    groups: groups(),
+  };
 }
 
 export function computeAggregateMetrics(verifyResponses: readonly Row[]): AggregateMetrics {

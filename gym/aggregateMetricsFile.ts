@@ -37,7 +37,8 @@ export class AggregateMetricsWriter {
     await this.write(`,\n    "agent_metrics": ${nested(values.agentMetrics, 2)}`);
     await this.write(`,\n    "key_metrics": ${nested(values.keyMetrics, 2)},\n    "group_level_metrics": `);
     let groups = 0;
-    for await (const group of values.groups) await this.write(`${groups++ === 0 ? '[' : ','}\n      ${nested(group, 3)}`);
+    for await (const group of values.groups)
+      await this.write(`${groups++ === 0 ? '[' : ','}\n      ${nested(group, 3)}`);
     await this.write(groups === 0 ? '[]\n  }' : '\n    ]\n  }');
   }
 

@@ -31,7 +31,14 @@ export function retirements(
     const outcome = classifyLocalProfile(profiles.get(index), allowPartial);
     if (outcome !== 'all_pass' && outcome !== 'all_fail') return [];
     const uuid = (row.provenance as { uuid?: unknown } | undefined)?.uuid;
-    return [{ key: pivotKey(row), round, reason: outcome === 'all_pass' ? 'learned' : 'unsolvable', uuid: typeof uuid === 'string' ? uuid : null }];
+    return [
+      {
+        key: pivotKey(row),
+        round,
+        reason: outcome === 'all_pass' ? 'learned' : 'unsolvable',
+        uuid: typeof uuid === 'string' ? uuid : null,
+      },
+    ];
   });
 }
 
@@ -39,7 +46,12 @@ export function retirements(
  * Refills `pool` up to `target` pivots from `supply` in supply order, skipping pivots already in
  * the pool or in `excluded` (retired ones never come back). Returns the pivots added.
  */
-export function topUp(pool: readonly PivotRow[], supply: Iterable<PivotRow>, target: number, excluded: Iterable<string>): PivotRow[] {
+export function topUp(
+  pool: readonly PivotRow[],
+  supply: Iterable<PivotRow>,
+  target: number,
+  excluded: Iterable<string>,
+): PivotRow[] {
   const taken = new PivotUnion([...pool.map(pivotKey), ...excluded]);
   const added: PivotRow[] = [];
   for (const row of supply) {

@@ -88,7 +88,9 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 /** `len(json.dumps(responses_create_params).split())`: Python separators put the spaces that count. */
 export function jsonDumpedWordCount(value: unknown): number {
-  return pythonJsonDumps(value).split(' ').filter((w) => w.length > 0).length;
+  return pythonJsonDumps(value)
+    .split(' ')
+    .filter((w) => w.length > 0).length;
 }
 
 /**

@@ -76,7 +76,10 @@ export interface JsonlLine {
  * lines are read for a few fields or copied through as they are, where decoding every line's JSON
  * would cost more than the rest of the work.
  */
-export async function* readLines(file: string, opts: Pick<ReadJsonlOptions, 'start' | 'end' | 'firstLine'> = {}): AsyncGenerator<JsonlLine> {
+export async function* readLines(
+  file: string,
+  opts: Pick<ReadJsonlOptions, 'start' | 'end' | 'firstLine'> = {},
+): AsyncGenerator<JsonlLine> {
   const start = opts.start ?? 0;
   const handle = await open(file, 'r');
   try {
@@ -89,7 +92,13 @@ export async function* readLines(file: string, opts: Pick<ReadJsonlOptions, 'sta
     const buf = Buffer.allocUnsafe(Math.max(1, Math.min(READ_CHUNK_BYTES, end - start)));
 
     const finishLine = (bytes: Buffer, terminated: boolean): JsonlLine => {
-      const record = { text: decodeLine(bytes, file, line), line, byteOffset: lineStart, byteLength: bytes.length + (terminated ? 1 : 0), terminated };
+      const record = {
+        text: decodeLine(bytes, file, line),
+        line,
+        byteOffset: lineStart,
+        byteLength: bytes.length + (terminated ? 1 : 0),
+        terminated,
+      };
       line++;
       lineStart += record.byteLength;
       return record;
@@ -144,7 +153,12 @@ const ORJSON_EXPONENT_RANGE = /0\.00000[1-9]/;
 /** `orjson.dumps(value)` of a plain value or a PyDict: a JSONL line as NeMo Gym writes it, without its `\n`. */
 export function jsonText(value: unknown): string {
   if (value instanceof Map) return orjsonDumps(value);
-  if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.values(value).some((v) => v instanceof Map)) {
+  if (
+    value !== null &&
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    Object.values(value).some((v) => v instanceof Map)
+  ) {
     const entries = Object.entries(value).filter(([, v]) => v !== undefined);
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${jsonText(v)}`).join(',')}}`;
   }
@@ -256,7 +270,7 @@ export async function truncateTornTail(file: string): Promise<number> {
     const size = (await handle.stat()).size;
     const buf = Buffer.allocUnsafe(TAIL_SCAN_BYTES);
     let keep = 0;
-    for (let chunkEnd = size; chunkEnd > 0; ) {
+    for (let chunkEnd = size; chunkEnd > 0;) {
       const chunkStart = Math.max(0, chunkEnd - TAIL_SCAN_BYTES);
       const { bytesRead } = await handle.read(buf, 0, chunkEnd - chunkStart, chunkStart);
       const nl = buf.subarray(0, bytesRead).lastIndexOf(NEWLINE);

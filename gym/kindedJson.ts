@@ -108,7 +108,9 @@ export function toPy(value: unknown): PyValue {
   if (Array.isArray(value)) return value.map(toPy);
   if (value instanceof Map) return value as PyDict;
   if (value !== null && typeof value === 'object') {
-    return new Map(Object.entries(value).flatMap(([k, v]) => (v === undefined ? [] : [[k, toPy(v)] as [string, PyValue]])));
+    return new Map(
+      Object.entries(value).flatMap(([k, v]) => (v === undefined ? [] : [[k, toPy(v)] as [string, PyValue]])),
+    );
   }
   return (value ?? null) as PyValue;
 }

@@ -168,7 +168,9 @@ export async function* materializeRecords(
       const kindedCopy = kindedRow === row ? copy : repeated(kindedRow, rolloutIndex, options, file, record.line);
       // Made from the first repeat, once it has passed the checks repeating makes.
       if (repeat === 0 && options.num_repeats > 1) lines = RepeatLines.of(kindedCopy, options.seed_per_repeat);
-      const text = lines ? lines.line(rolloutIndex, options.seed_per_repeat ? extraBodyOf(kindedCopy) : undefined) : jsonText(kindedCopy);
+      const text = lines
+        ? lines.line(rolloutIndex, options.seed_per_repeat ? extraBodyOf(kindedCopy) : undefined)
+        : jsonText(kindedCopy);
       yield { row: copy as MaterializedRow, value: kindedCopy, text, line: record.line };
     }
   }

@@ -75,7 +75,12 @@ class Scanner {
 
   constructor(private readonly text: string) {}
 
-  object(depth: number, record: CanonicalEntry[] | undefined, nestedKey: string | undefined, nested: { entries?: CanonicalEntry[] }): boolean {
+  object(
+    depth: number,
+    record: CanonicalEntry[] | undefined,
+    nestedKey: string | undefined,
+    nested: { entries?: CanonicalEntry[] },
+  ): boolean {
     const t = this.text;
     if (depth > MAX_DEPTH) return false;
     this.pos++;

@@ -29,5 +29,7 @@ export interface PivotIdentityFields {
  * expected action, whatever its provenance says. A SHA-256 hex digest.
  */
 export function pivotKey(row: PivotIdentityFields): string {
-  return createHash('sha256').update(canonicalJson([row.responses_create_params, row.expected_action])).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson([row.responses_create_params, row.expected_action]))
+    .digest('hex');
 }

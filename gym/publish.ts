@@ -47,12 +47,21 @@ export const publishOptionsSchema = z.strictObject({
   simulatorLabel: z.string().min(1).optional(),
   /** The real model that was profiled, named in the report (ignored when simulatorLabel is set). */
   policy: z
-    .strictObject({ model: z.string().min(1), api: z.enum(['responses', 'chat_completions']), sourceRolloutsSimulated: z.boolean() })
+    .strictObject({
+      model: z.string().min(1),
+      api: z.enum(['responses', 'chat_completions']),
+      sourceRolloutsSimulated: z.boolean(),
+    })
     .optional(),
   /** Stage counts known to the caller (`tasks`, `rollouts`, `positive_trajectories`, ...). */
   funnel: z.record(z.string(), z.number()).optional(),
   /** Where each rollout stage's expected rollouts went (gym/rolloutAccounting.ts), shown in the report. */
-  accounting: z.record(z.string(), z.custom<RolloutAccounting>((v) => typeof v === 'object' && v !== null)).optional(),
+  accounting: z
+    .record(
+      z.string(),
+      z.custom<RolloutAccounting>((v) => typeof v === 'object' && v !== null),
+    )
+    .optional(),
 });
 export type PublishOptions = z.input<typeof publishOptionsSchema>;
 
@@ -101,7 +110,10 @@ async function writePivotRows(
       const profile = selection.profile!;
       // Kept with fewer samples than asked for only under allow_partial, and then marked as such,
       // so a trainer can tell its pass rate rests on fewer samples.
-      const partial = profile.missing_num_samples > 0 ? { local_partial: true, local_expected_num_samples: profile.expected_num_samples } : {};
+      const partial =
+        profile.missing_num_samples > 0
+          ? { local_partial: true, local_expected_num_samples: profile.expected_num_samples }
+          : {};
       if (profile.missing_num_samples > 0) partialCount.n += 1;
       const pivot = {
         ...row,
@@ -162,7 +174,12 @@ export async function publishPivotDataset(input: PublishOptions): Promise<Publis
   await writeFileAtomic(gymConfigPath, renderPivotGymConfigYaml(gymConfig));
 
   const datasetMetrics = metrics.result();
-  const header = datasetMetricsHeader({ name: opts.datasetName, type: 'train', jsonl_fpath: jsonlFpath, license: 'TBD' });
+  const header = datasetMetricsHeader({
+    name: opts.datasetName,
+    type: 'train',
+    jsonl_fpath: jsonlFpath,
+    license: 'TBD',
+  });
   await writeFileAtomic(datasetMetricsPath, formatDatasetMetricsFile(header, datasetMetrics));
 
   const selectionMetrics = computeSelectionMetrics({
@@ -197,5 +214,12 @@ export async function publishPivotDataset(input: PublishOptions): Promise<Publis
     }),
   );
 
-  return { pivotsPath, gymConfigPath, selectionMetricsPath, datasetMetricsPath, reportPath, counts: { ...selectionMetrics.counts, published_partial: partialCount.n } };
+  return {
+    pivotsPath,
+    gymConfigPath,
+    selectionMetricsPath,
+    datasetMetricsPath,
+    reportPath,
+    counts: { ...selectionMetrics.counts, published_partial: partialCount.n },
+  };
 }

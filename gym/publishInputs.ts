@@ -94,7 +94,10 @@ const UPSTREAM_KEYS = {
 } as const;
 
 /** Counts the workflow passes in win over the convert metrics file, which may predate a resume. */
-export async function readUpstreamCounts(file: string | undefined, funnel: Record<string, number>): Promise<UpstreamCounts> {
+export async function readUpstreamCounts(
+  file: string | undefined,
+  funnel: Record<string, number>,
+): Promise<UpstreamCounts> {
   const upstream: UpstreamCounts = {
     tasks: funnel.tasks ?? null,
     rollouts: funnel.rollouts ?? null,

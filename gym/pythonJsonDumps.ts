@@ -83,7 +83,8 @@ export function pythonJsonDumps(value: unknown, opts: PythonJsonDumpsOptions = {
       : Object.entries(v as Record<string, unknown>).filter(([, item]) => item !== undefined);
     if (entries.length === 0) return '{}';
     const body = entries.map(
-      ([k, item]) => `${pad}${pythonString(k)}: ${render(item, depth + 1, floatKeys?.has(k) ?? false, typed || isDict)}`,
+      ([k, item]) =>
+        `${pad}${pythonString(k)}: ${render(item, depth + 1, floatKeys?.has(k) ?? false, typed || isDict)}`,
     );
     return `{${body.join(itemSep)}${close}}`;
   };

@@ -12,8 +12,13 @@ function isPythonWhitespace(code: number): boolean {
   if (code <= 0xa0) return code === 0x85 || code === 0xa0;
   if (code < 0x1680) return false;
   return (
-    code === 0x1680 || (code >= 0x2000 && code <= 0x200a) || code === 0x2028 || code === 0x2029 ||
-    code === 0x202f || code === 0x205f || code === 0x3000
+    code === 0x1680 ||
+    (code >= 0x2000 && code <= 0x200a) ||
+    code === 0x2028 ||
+    code === 0x2029 ||
+    code === 0x202f ||
+    code === 0x205f ||
+    code === 0x3000
   );
 }
 

@@ -53,7 +53,8 @@ export function scanPythonJsonNumber(text: string, start: number, cursor: { end:
     if (sign === 0x2b || sign === MINUS) cursor++;
     if (isDigit(text.charCodeAt(cursor))) {
       let exponent = 0;
-      while (isDigit(text.charCodeAt(cursor))) exponent = Math.min(exponent * 10 + (text.charCodeAt(cursor++) - 0x30), 1e6);
+      while (isDigit(text.charCodeAt(cursor)))
+        exponent = Math.min(exponent * 10 + (text.charCodeAt(cursor++) - 0x30), 1e6);
       scale += sign === MINUS ? -exponent : exponent;
       index = cursor;
       isFloat = true;

@@ -60,7 +60,10 @@ export class RepeatLines {
       from = at + length;
     }
     pieces.push(text.slice(from));
-    return new RepeatLines(pieces, found.map((f) => f.slot));
+    return new RepeatLines(
+      pieces,
+      found.map((f) => f.slot),
+    );
   }
 
   /**

@@ -140,9 +140,26 @@ function metricsTable(m: DatasetMetrics | null): string {
 function accountingTable(accounting: Record<string, RolloutAccounting>): string {
   const stages = Object.entries(accounting);
   const classes = [...new Set(stages.flatMap(([, a]) => Object.keys(a.failed_by_class)))].sort();
-  const header = ['stage', 'expected', 'succeeded', 'failed', ...classes.map((c) => `failed: ${c}`), 'of failed: terminal', 'omitted', 'recovered after a failure'];
+  const header = [
+    'stage',
+    'expected',
+    'succeeded',
+    'failed',
+    ...classes.map((c) => `failed: ${c}`),
+    'of failed: terminal',
+    'omitted',
+    'recovered after a failure',
+  ];
   const rows = stages.map(([stage, a]) => {
-    const cells = [a.expected, a.succeeded, a.failed, ...classes.map((c) => a.failed_by_class[c] ?? 0), a.terminal, a.omitted, a.recovered];
+    const cells = [
+      a.expected,
+      a.succeeded,
+      a.failed,
+      ...classes.map((c) => a.failed_by_class[c] ?? 0),
+      a.terminal,
+      a.omitted,
+      a.recovered,
+    ];
     return `<tr><td>${escapeHtml(stage)}</td>${cells.map((n) => `<td class="num">${n}</td>`).join('')}</tr>`;
   });
   return `<table id="rollout-accounting"><thead><tr>${header.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
@@ -165,7 +182,9 @@ svg text{font-family:inherit}svg .label{font-size:12px;fill:#212121}svg .value{f
 
 function policyLine(p: ReportPolicy): string {
   const api = p.api === 'responses' ? '/v1/responses' : '/v1/chat/completions';
-  const source = p.sourceRolloutsSimulated ? ' The source rollouts the pivots were cut from came from the seeded policy simulator.' : '';
+  const source = p.sourceRolloutsSimulated
+    ? ' The source rollouts the pivots were cut from came from the seeded policy simulator.'
+    : '';
   return `<p class="policy" id="policy-model">Local pass rates: samples of the real model <b>${escapeHtml(p.model)}</b> (${api}), each scored by the verifier.${escapeHtml(source)}</p>`;
 }
 
@@ -193,7 +212,11 @@ export function renderReport(data: ReportData): string {
     banner,
     policy,
     `<div class="kpis">${kpis}</div>`,
-    section('Funnel', horizontalBarChart(funnelBars(s)), 'Counts per pipeline stage; stages unknown to this run are left out.'),
+    section(
+      'Funnel',
+      horizontalBarChart(funnelBars(s)),
+      'Counts per pipeline stage; stages unknown to this run are left out.',
+    ),
     ...(data.accounting && Object.keys(data.accounting).length > 0
       ? [
           section(
@@ -209,12 +232,18 @@ export function renderReport(data: ReportData): string {
       verticalBarChart(passRateBars(s)),
       'Mean local reward of each profiled candidate. PivotRL keeps only mixed pivots: all-0 and all-1 carry no learning signal.',
     ),
-    section('Tool names', horizontalBarChart(groupBars(s.by_tool_name, MAX_TOOL_BARS)), 'Published/candidates per expected tool (top 25).'),
+    section(
+      'Tool names',
+      horizontalBarChart(groupBars(s.by_tool_name, MAX_TOOL_BARS)),
+      'Published/candidates per expected tool (top 25).',
+    ),
     section('Depth', verticalBarChart(groupBars(s.by_depth_bucket)), 'Published/candidates per pivot depth bucket.'),
     section('Action types', horizontalBarChart(groupBars(s.by_action_type))),
     section(
       'Skip reasons',
-      Object.keys(s.skipped_by_reason).length > 0 ? horizontalBarChart(skipBars(s), { labelWidth: 280 }) : '<p>No skipped decision points.</p>',
+      Object.keys(s.skipped_by_reason).length > 0
+        ? horizontalBarChart(skipBars(s), { labelWidth: 280 })
+        : '<p>No skipped decision points.</p>',
     ),
     section('Published dataset', metricsTable(data.datasetMetrics)),
   ].join('\n');

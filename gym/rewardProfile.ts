@@ -4,12 +4,24 @@ import path from 'node:path';
 import { z } from 'zod';
 import { JsonlWriter, readJsonl } from './jsonl';
 import { JsonlError } from './errors';
-import { completionSummary, profileTables, type CompletionSummary, type GroupLevelMetrics } from './rewardProfile/profile';
+import {
+  completionSummary,
+  profileTables,
+  type CompletionSummary,
+  type GroupLevelMetrics,
+} from './rewardProfile/profile';
 import { InputTable, NumberColumn, RolloutTable } from './rewardProfile/table';
 export { RewardProfileError } from './errors';
 import { orjsonDumps, pythonRound } from './pythonJsonDumps';
 import { canonicalSample, RolloutNumberKinds, sampleValue } from './rewardProfile/pythonTypes';
-import { NotInKeyOrder, profileKeyOrdered, type ProfiledInput, type ProfiledResult, type ProfileSources, type StreamedGroup } from './rewardProfile/stream';
+import {
+  NotInKeyOrder,
+  profileKeyOrdered,
+  type ProfiledInput,
+  type ProfiledResult,
+  type ProfileSources,
+  type StreamedGroup,
+} from './rewardProfile/stream';
 import type { PyDict, PyValue } from './pythonJson';
 
 // `ng_reward_profile` on files: reads the materialized inputs and the rollouts, profiles them and
@@ -36,7 +48,10 @@ export interface RewardProfileOutputs {
 }
 
 /** Upstream's `Path.with_stem(stem + suffix).with_suffix(ext)` next to the rollouts file. */
-export function rewardProfileOutputPaths(rolloutsPath: string): { rewardProfilingPath: string; agentMetricsPath: string } {
+export function rewardProfileOutputPaths(rolloutsPath: string): {
+  rewardProfilingPath: string;
+  agentMetricsPath: string;
+} {
   const { dir, name } = path.parse(rolloutsPath);
   return {
     rewardProfilingPath: path.join(dir, `${name}_reward_profiling.jsonl`),
@@ -54,7 +69,13 @@ async function* validated<T extends z.ZodType>(
       const issue = check.error.issues[0]!;
       throw new JsonlError(file, record.line, `${issue.path.map(String).join('.') || 'line'}: ${issue.message}`);
     }
-    yield { line: record.line, byteOffset: record.byteOffset, byteLength: record.byteLength, text: record.text!, value: record.value as z.infer<T> };
+    yield {
+      line: record.line,
+      byteOffset: record.byteOffset,
+      byteLength: record.byteLength,
+      text: record.text!,
+      value: record.value as z.infer<T>,
+    };
   }
 }
 
@@ -73,7 +94,12 @@ class SamplePlaces {
   constructor(private readonly results: RolloutTable) {}
 
   /** Input positions come in increasing order, as the inputs are read. */
-  noteIfSample(inputPosition: number, task: number, rollout: number, place: { byteOffset: number; byteLength: number }): void {
+  noteIfSample(
+    inputPosition: number,
+    task: number,
+    rollout: number,
+    place: { byteOffset: number; byteLength: number },
+  ): void {
     const first = this.results.firstOfTask(task);
     if (first === undefined || this.results.rollout.get(first) !== rollout) return;
     this.position.set(this.count, inputPosition);
@@ -112,13 +138,22 @@ async function* resultsOfFile(rolloutsPath: string): AsyncGenerator<ProfiledResu
 
 async function* inputsOfFile(materializedInputsPath: string): AsyncGenerator<ProfiledInput> {
   for await (const { value, byteOffset, byteLength } of validated(materializedInputsPath, profiledRowSchema)) {
-    yield { task: value._ng_task_index, rollout: value._ng_rollout_index, agentName: value.agent_ref.name, byteOffset, byteLength };
+    yield {
+      task: value._ng_task_index,
+      rollout: value._ng_rollout_index,
+      agentName: value.agent_ref.name,
+      byteOffset,
+      byteLength,
+    };
   }
 }
 
 /** `ng_reward_profile` of a materialized inputs file and a rollouts file, as NeMo Gym runs it. */
 export async function writeRewardProfile(opts: RewardProfileOptions): Promise<RewardProfileOutputs> {
-  return writeRewardProfileOf({ results: () => resultsOfFile(opts.rolloutsPath), inputs: () => inputsOfFile(opts.materializedInputsPath) }, opts);
+  return writeRewardProfileOf(
+    { results: () => resultsOfFile(opts.rolloutsPath), inputs: () => inputsOfFile(opts.materializedInputsPath) },
+    opts,
+  );
 }
 
 /**
@@ -126,7 +161,10 @@ export async function writeRewardProfile(opts: RewardProfileOptions): Promise<Re
  * beside the files); the files are still where `sample` lines are read from and outputs go. Sources
  * in key order are profiled a task at a time (rewardProfile/stream.ts); any others in tables.
  */
-export async function writeRewardProfileOf(sources: ProfileSources, opts: RewardProfileOptions): Promise<RewardProfileOutputs> {
+export async function writeRewardProfileOf(
+  sources: ProfileSources,
+  opts: RewardProfileOptions,
+): Promise<RewardProfileOutputs> {
   const outputs = rewardProfileOutputPaths(opts.rolloutsPath);
   const inputsFile = await open(opts.materializedInputsPath, 'r');
   try {
@@ -168,24 +206,44 @@ interface Profiled {
 }
 
 /** A sample as upstream writes it: the input line with Python's types, indices removed. */
-async function readSample(file: FileHandle, place: { byteOffset: number; byteLength: number }, canonical: boolean): Promise<PyValue> {
+async function readSample(
+  file: FileHandle,
+  place: { byteOffset: number; byteLength: number },
+  canonical: boolean,
+): Promise<PyValue> {
   const line = Buffer.alloc(place.byteLength);
   // One short read of a line just written, from the page cache: synchronous costs less than a trip
   // through the thread pool, once per task.
   readSync(file.fd, line, 0, line.length, place.byteOffset);
-  const text = line.toString('utf8').replace(/^\uFEFF/, '').trimEnd();
+  const text = line
+    .toString('utf8')
+    .replace(/^\uFEFF/, '')
+    .trimEnd();
   return (canonical ? (canonicalSample(text) as unknown as PyValue | undefined) : undefined) ?? sampleValue(text);
 }
 
-async function streamedProfile(sources: ProfileSources, opts: RewardProfileOptions, inputsFile: FileHandle): Promise<Profiled> {
+async function streamedProfile(
+  sources: ProfileSources,
+  opts: RewardProfileOptions,
+  inputsFile: FileHandle,
+): Promise<Profiled> {
   const profile = await profileKeyOrdered(sources, opts.allowPartialRollouts ?? false);
-  return { summary: profile.summary, groups: profile.groups((input) => readSample(inputsFile, input, opts.canonicalInputs ?? false)), agents: () => profile.agents() };
+  return {
+    summary: profile.summary,
+    groups: profile.groups((input) => readSample(inputsFile, input, opts.canonicalInputs ?? false)),
+    agents: () => profile.agents(),
+  };
 }
 
-async function tableProfile(sources: ProfileSources, opts: RewardProfileOptions, inputsFile: FileHandle): Promise<Profiled> {
+async function tableProfile(
+  sources: ProfileSources,
+  opts: RewardProfileOptions,
+  inputsFile: FileHandle,
+): Promise<Profiled> {
   const results = new RolloutTable(true);
   const kinds = new RolloutNumberKinds();
-  for await (const { task, rollout, result, text } of sources.results()) kinds.add(results.add(task, rollout, result), text);
+  for await (const { task, rollout, result, text } of sources.results())
+    kinds.add(results.add(task, rollout, result), text);
   const inputs = new InputTable();
   const samples = new SamplePlaces(results);
   for await (const { task, rollout, agentName, byteOffset, byteLength } of sources.inputs()) {
@@ -196,12 +254,20 @@ async function tableProfile(sources: ProfileSources, opts: RewardProfileOptions,
     for (const { row, rollouts } of profile.groups((i) => i)) {
       // The sample key already sits where upstream puts it; only its value is filled in, re-read with
       // Python's types so its numbers keep the form they have in the materialized inputs.
-      const typed = kinds.groupRow(row, rollouts, await readSample(inputsFile, samples.place(row.sample as number), opts.canonicalInputs ?? false));
+      const typed = kinds.groupRow(
+        row,
+        rollouts,
+        await readSample(inputsFile, samples.place(row.sample as number), opts.canonicalInputs ?? false),
+      );
       const { sample: _sample, ...stats } = row;
       yield { row: stats, typed };
     }
   }
-  return { summary: completionSummary(inputs, results), groups: groups(), agents: () => profile.agents().map((row) => kinds.agentRow(row)) };
+  return {
+    summary: completionSummary(inputs, results),
+    groups: groups(),
+    agents: () => profile.agents().map((row) => kinds.agentRow(row)),
+  };
 }
 
 /** Python's `f"{x:.2f}"`: rounds the exact binary value half to even, where `toFixed` rounds half up. */
@@ -210,7 +276,9 @@ function percent(x: number): string {
 }
 
 /** The lines `ng_reward_profile` prints after profiling. */
-export function formatProfileSummary(outputs: Pick<RewardProfileOutputs, 'summary' | 'rewardProfilingPath' | 'agentMetricsPath'>): string {
+export function formatProfileSummary(
+  outputs: Pick<RewardProfileOutputs, 'summary' | 'rewardProfilingPath' | 'agentMetricsPath'>,
+): string {
   const s = outputs.summary;
   return [
     'Profiling outputs:',

@@ -29,9 +29,11 @@ export interface RolloutAccounting {
 export function accountingProblems(a: RolloutAccounting): string[] {
   const problems: string[] = [];
   const byClass = Object.values(a.failed_by_class).reduce((sum, n) => sum + n, 0);
-  if (a.succeeded + a.failed + a.omitted !== a.expected) problems.push(`succeeded ${a.succeeded} + failed ${a.failed} + omitted ${a.omitted} != expected ${a.expected}`);
+  if (a.succeeded + a.failed + a.omitted !== a.expected)
+    problems.push(`succeeded ${a.succeeded} + failed ${a.failed} + omitted ${a.omitted} != expected ${a.expected}`);
   if (byClass !== a.failed) problems.push(`failed_by_class sums to ${byClass}, not failed ${a.failed}`);
-  if (a.omitted < 0) problems.push(`omitted ${a.omitted} < 0: a result or failure names a key that was not materialized`);
+  if (a.omitted < 0)
+    problems.push(`omitted ${a.omitted} < 0: a result or failure names a key that was not materialized`);
   if (a.terminal > a.failed) problems.push(`terminal ${a.terminal} > failed ${a.failed}`);
   if (a.recovered > a.succeeded) problems.push(`recovered ${a.recovered} > succeeded ${a.succeeded}`);
   return problems;
@@ -63,7 +65,12 @@ export class RolloutAccountant {
     this.failureLines += 1;
     const seen = this.failures.get(key);
     if (seen === undefined) this.failures.set(key, { attempts: 1, lastClass: failureClass, terminal });
-    else this.failures.set(key, { attempts: seen.attempts + 1, lastClass: failureClass, terminal: seen.terminal || terminal });
+    else
+      this.failures.set(key, {
+        attempts: seen.attempts + 1,
+        lastClass: failureClass,
+        terminal: seen.terminal || terminal,
+      });
   }
 
   /** One key of the main file (keys are unique there: the merge writes each once). */

@@ -17,7 +17,12 @@ const ROW_KEYS = ['_ng_task_index', '_ng_rollout_index', 'agent_ref'] as const;
 /** Top-level keys that send an answer to the decoding path: the row's keys (assigned in place there)
  * and the routing sentinels (rollout_collection.py NG_NO_PERSIST_KEY, NG_FAILURE_CLASS_KEY,
  * NG_TERMINAL_KEY), whose values decide where the answer goes. */
-const DECODED_KEYS: ReadonlySet<string> = new Set([...ROW_KEYS, '_ng_no_persist', '_ng_failure_class', '_ng_failure_terminal']);
+const DECODED_KEYS: ReadonlySet<string> = new Set([
+  ...ROW_KEYS,
+  '_ng_no_persist',
+  '_ng_failure_class',
+  '_ng_failure_terminal',
+]);
 
 /** Python's falsy values as orjson writes them: what `response.usage` must not be to be kept. */
 const FALSY_TEXTS: ReadonlySet<string> = new Set(['null', 'false', '0', '0.0', '-0.0', '""', '[]', '{}']);
@@ -46,7 +51,12 @@ export function materializedRowKeys(line: string): RowKeys | undefined {
   const ref = JSON.parse(line.slice(agentRef.valueStart, agentRef.end)) as unknown;
   const name = ref !== null && typeof ref === 'object' ? (ref as { name?: unknown }).name : undefined;
   if (typeof name !== 'string') return undefined;
-  return { task: taskIndex, rollout: rolloutIndex, agentName: name, entriesText: [task, rollout, agentRef].map((e) => slice(line, e)).join(',') };
+  return {
+    task: taskIndex,
+    rollout: rolloutIndex,
+    agentName: name,
+    entriesText: [task, rollout, agentRef].map((e) => slice(line, e)).join(','),
+  };
 }
 
 export interface SplicedRollout {
@@ -72,6 +82,7 @@ export function splicedRollout(text: string, keys: RowKeys): SplicedRollout | un
   kept.push(keys.entriesText);
   // stripForAggregateMetrics: `response` comes back as its usage alone, last, when the usage is truthy.
   const usage = scanned.nested.find((e) => e.key === 'usage');
-  if (usage && !FALSY_TEXTS.has(text.slice(usage.valueStart, usage.end))) kept.push(`"response":{${slice(text, usage)}}`);
+  if (usage && !FALSY_TEXTS.has(text.slice(usage.valueStart, usage.end)))
+    kept.push(`"response":{${slice(text, usage)}}`);
   return { line: `${text.slice(0, -1)},${keys.entriesText}}`, digest: `{${kept.join(',')}}` };
 }

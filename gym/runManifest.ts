@@ -22,7 +22,10 @@ export const RUN_MANIFEST_FILE = 'run_manifest.json';
 const sha256Schema = z.string().regex(/^[0-9a-f]{64}$/);
 
 const fileDigestSchema = z.strictObject({
-  path: z.string().min(1).describe('As the config names it (relative to the worker base directory) or the run directory names it'),
+  path: z
+    .string()
+    .min(1)
+    .describe('As the config names it (relative to the worker base directory) or the run directory names it'),
   sha256: sha256Schema,
   bytes: z.number().int().nonnegative(),
 });
@@ -46,7 +49,9 @@ export type RunManifest = z.infer<typeof runManifestSchema>;
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
     v !== null && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
       : v,
   );
 }
@@ -66,7 +71,11 @@ function flatten(value: unknown, prefix: string, out: Map<string, unknown>): Map
 const shown = (value: unknown): string => (value === undefined ? '(unset)' : canonicalJson(value));
 const shortDigest = (d: FileDigest | undefined): string => (d === undefined ? '(none)' : `${d.sha256.slice(0, 12)}…`);
 
-function digestDifferences(label: (key: string) => string, recorded: Record<string, FileDigest>, current: Record<string, FileDigest>): string[] {
+function digestDifferences(
+  label: (key: string) => string,
+  recorded: Record<string, FileDigest>,
+  current: Record<string, FileDigest>,
+): string[] {
   const keys = [...new Set([...Object.keys(recorded), ...Object.keys(current)])].sort();
   return keys.flatMap((key) => {
     const was = recorded[key];
@@ -92,12 +101,20 @@ export function runManifestDifferences(recorded: RunManifest, current: RunManife
     const now = flatten(current.config, '', new Map());
     const keys = [...new Set([...was.keys(), ...now.keys()])].sort();
     for (const key of keys) {
-      if (canonicalJson(was.get(key)) !== canonicalJson(now.get(key))) out.push(`${key}: ${shown(was.get(key))} -> ${shown(now.get(key))}`);
+      if (canonicalJson(was.get(key)) !== canonicalJson(now.get(key)))
+        out.push(`${key}: ${shown(was.get(key))} -> ${shown(now.get(key))}`);
     }
   }
   out.push(...digestDifferences((key) => key, recorded.inputs, current.inputs));
-  const made = (m: Record<string, FileDigest>, other: Record<string, FileDigest>) => Object.fromEntries(Object.entries(m).filter(([k]) => k in other));
-  out.push(...digestDifferences((stage) => `${stage} materialized inputs`, made(recorded.materialized, current.materialized), made(current.materialized, recorded.materialized)));
+  const made = (m: Record<string, FileDigest>, other: Record<string, FileDigest>) =>
+    Object.fromEntries(Object.entries(m).filter(([k]) => k in other));
+  out.push(
+    ...digestDifferences(
+      (stage) => `${stage} materialized inputs`,
+      made(recorded.materialized, current.materialized),
+      made(current.materialized, recorded.materialized),
+    ),
+  );
   return out;
 }
 

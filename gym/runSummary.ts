@@ -31,7 +31,10 @@ export interface RunSummary {
 }
 
 export function pivotAccountingAddsUp(p: PivotAccounting): boolean {
-  return p.candidates === p.published + p.over_budget + p.all_pass + p.all_fail + p.constant + p.held_back_incomplete && p.published_partial <= p.published;
+  return (
+    p.candidates === p.published + p.over_budget + p.all_pass + p.all_fail + p.constant + p.held_back_incomplete &&
+    p.published_partial <= p.published
+  );
 }
 
 export function buildRunSummary(input: {

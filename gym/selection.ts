@@ -86,9 +86,13 @@ export function classifyLocalProfile(
  * Per-task outcomes of a reward profile's group-level rows (the collect stage's view of its tasks),
  * with the same rule selection applies to local profiles.
  */
-export function countOutcomes(groupLevelRows: readonly unknown[], allowPartial: boolean): Record<Exclude<SelectionOutcome, 'over_budget'>, number> {
+export function countOutcomes(
+  groupLevelRows: readonly unknown[],
+  allowPartial: boolean,
+): Record<Exclude<SelectionOutcome, 'over_budget'>, number> {
   const counts = { mixed: 0, all_pass: 0, all_fail: 0, constant: 0, incomplete: 0 };
-  for (const row of groupLevelRows) counts[classifyLocalProfile(localProfileStats(localProfileRowSchema.parse(row)), allowPartial)]++;
+  for (const row of groupLevelRows)
+    counts[classifyLocalProfile(localProfileStats(localProfileRowSchema.parse(row)), allowPartial)]++;
   return counts;
 }
 

@@ -132,7 +132,11 @@ export function computeSelectionMetrics(input: SelectionMetricsInput): Selection
     const tools = candidate.tool_names.length > 0 ? [...new Set(candidate.tool_names)] : [MESSAGE_TOOL_NAME];
     for (const tool of tools) tally(byTool, tool, outcome);
     tally(byDepth, depthBucket(candidate.depth), outcome);
-    tally(byReward, candidate.source_reward === null ? UNKNOWN_GROUP : pythonFloatRepr(candidate.source_reward), outcome);
+    tally(
+      byReward,
+      candidate.source_reward === null ? UNKNOWN_GROUP : pythonFloatRepr(candidate.source_reward),
+      outcome,
+    );
     if (profile?.pass_rate !== null && profile?.pass_rate !== undefined && outcome !== 'incomplete') {
       const bin = Math.min(HISTOGRAM_BINS - 1, Math.max(0, Math.floor(profile.pass_rate * HISTOGRAM_BINS)));
       histogram[bin]![outcome === 'mixed' ? 'published' : 'dropped'] += 1;

@@ -37,7 +37,9 @@ export const pivotValidatorOptionsSchema = z.object({
   /** Threads already at work on a guess of this run (scripts/commands/validateEarly.ts): kept if
    * they check the same file with the same options and thread count, else stopped. Checked by
    * shape: the CLI starts them from a bundle of their own, whose ChunkThreads is another class. */
-  started: z.custom<ChunkThreads>((value) => typeof value === 'object' && value !== null && 'runs' in value && 'close' in value).optional(),
+  started: z
+    .custom<ChunkThreads>((value) => typeof value === 'object' && value !== null && 'runs' in value && 'close' in value)
+    .optional(),
 });
 export type PivotValidatorOptions = z.input<typeof pivotValidatorOptionsSchema>;
 
@@ -81,7 +83,11 @@ class RowSink {
   take(file: JsonlFile, verdicts: ChunkVerdicts, linesBefore: number): string | undefined {
     const { exact } = verdicts;
     for (let i = 0; i < exact.length; i += 4) {
-      const failed = this.exact(file.read(exact[i] as number, exact[i + 1] as number), exact[i + 3] === 1, linesBefore + (exact[i + 2] as number));
+      const failed = this.exact(
+        file.read(exact[i] as number, exact[i + 1] as number),
+        exact[i + 3] === 1,
+        linesBefore + (exact[i + 2] as number),
+      );
       if (failed !== undefined) return failed;
     }
     this.metrics.merge(verdicts.counts);
@@ -89,7 +95,14 @@ class RowSink {
   }
 }
 
-async function validateLines(path: string, sink: RowSink, fastOptions: FastRowOptions, threadCount: number, workerScript?: string, started?: ChunkThreads): Promise<string | undefined> {
+async function validateLines(
+  path: string,
+  sink: RowSink,
+  fastOptions: FastRowOptions,
+  threadCount: number,
+  workerScript?: string,
+  started?: ChunkThreads,
+): Promise<string | undefined> {
   const file = new JsonlFile(path);
   const job = { path, fileSize: file.size, options: fastOptions };
   let threads = started;
@@ -118,7 +131,9 @@ async function validateLines(path: string, sink: RowSink, fastOptions: FastRowOp
     }
     // Every chunk is claimed: the rest are here or with a worker (checked here if it stopped).
     while (next < threads.chunks) {
-      const failed = consume(mine.get(next) ?? (await threads.take(next)) ?? checkChunk(file, next, file.size, fastOptions));
+      const failed = consume(
+        mine.get(next) ?? (await threads.take(next)) ?? checkChunk(file, next, file.size, fastOptions),
+      );
       if (failed !== undefined) return failed;
     }
     return undefined;
@@ -163,7 +178,14 @@ async function validate(options: z.output<typeof pivotValidatorOptionsSchema>): 
   }
 
   const sink = new RowSink(rowOptions);
-  const failed = await validateLines(options.path, sink, fastOptions, options.threads, options.workerScript, options.started);
+  const failed = await validateLines(
+    options.path,
+    sink,
+    fastOptions,
+    options.threads,
+    options.workerScript,
+    options.started,
+  );
   if (failed !== undefined) return failure(failed);
   if (sink.metrics.rowCount === 0) return failure(`${options.path} contains no JSONL rows`);
   return { exitCode: 0, stdout: sink.metrics.render(), stderr: '' };

@@ -44,12 +44,11 @@ export function compareAction(
 ): VerifyResult {
   if (expectedAction.type === 'message') {
     // The message content is never compared: any chat message is the expected kind of action.
-    return actualAction.type === 'message'
-      ? verdictOf.EXPECTED_CHAT_MESSAGE_FOUND
-      : verdictOf.NO_EXPECTED_CHAT_MESSAGE;
+    return actualAction.type === 'message' ? verdictOf.EXPECTED_CHAT_MESSAGE_FOUND : verdictOf.NO_EXPECTED_CHAT_MESSAGE;
   }
   if (actualAction.type === 'message') return verdictOf.NO_EXPECTED_TOOL_CALL;
-  if (expectedAction.type === 'function_call' && actualAction.type === 'function_call') return compareOneCall(expectedAction, actualAction, config);
+  if (expectedAction.type === 'function_call' && actualAction.type === 'function_call')
+    return compareOneCall(expectedAction, actualAction, config);
   return compareToolCalls(toolCallsOf(expectedAction), toolCallsOf(actualAction), config);
 }
 

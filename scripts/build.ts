@@ -46,7 +46,10 @@ async function bundle(entry: string, outName: string, options: BuildOptions = {}
 async function workflowBundle(): Promise<void> {
   const { bundleWorkflowCode, DefaultLogger } = await import('@temporalio/worker');
   // Webpack's module list at INFO is noise in a build log; warnings and errors still show.
-  const { code } = await bundleWorkflowCode({ workflowsPath: path.join(root, 'workflows'), logger: new DefaultLogger('WARN') });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath: path.join(root, 'workflows'),
+    logger: new DefaultLogger('WARN'),
+  });
   writeAtomically(path.join(dist, 'workflow-bundle.js'), code);
 }
 
@@ -67,7 +70,19 @@ async function strictJsonWasm(): Promise<void> {
 function validateCodeCache(): void {
   const sample = path.join(dist, 'validate-sample.jsonl');
   const row = {
-    responses_create_params: { input: [{ role: 'user', content: 'What is the weather in Paris?' }], tools: [{ type: 'function', name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true }], tool_choice: 'auto', parallel_tool_calls: false },
+    responses_create_params: {
+      input: [{ role: 'user', content: 'What is the weather in Paris?' }],
+      tools: [
+        {
+          type: 'function',
+          name: 'get_weather',
+          parameters: { type: 'object', properties: { city: { type: 'string' } } },
+          strict: true,
+        },
+      ],
+      tool_choice: 'auto',
+      parallel_tool_calls: false,
+    },
     expected_action: { type: 'function_call', name: 'get_weather', arguments: '{"city": "Paris"}' },
     agent_ref: { type: 'responses_api_agents', name: 'sample_agent' },
   };

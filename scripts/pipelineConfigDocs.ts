@@ -27,7 +27,11 @@ function pipelineJsonSchema(): JsonSchema & Record<string, unknown> {
 }
 
 export function renderPipelineConfigSchema(): string {
-  const json = { $id: 'pivot-miner/pipeline_config.schema.json', title: 'pivot-miner pipeline config', ...pipelineJsonSchema() };
+  const json = {
+    $id: 'pivot-miner/pipeline_config.schema.json',
+    title: 'pivot-miner pipeline config',
+    ...pipelineJsonSchema(),
+  };
   return `${JSON.stringify(json, null, 2)}\n`;
 }
 
@@ -64,7 +68,8 @@ function cell(text: string): string {
 function rows(node: JsonSchema, prefix: string, out: string[]): void {
   for (const [key, child] of Object.entries(node.properties ?? {})) {
     const name = `${prefix}${key}`;
-    if (!child.description) throw new Error(`pipeline config: ${name} has no .describe() text; docs/configuration.md needs one`);
+    if (!child.description)
+      throw new Error(`pipeline config: ${name} has no .describe() text; docs/configuration.md needs one`);
     const required = node.required?.includes(key) ?? false;
     out.push(`| \`${name}\` | ${typeOf(child)} | ${defaultOf(child, required)} | ${cell(child.description)} |`);
     if (child.properties) rows(child, `${name}.`, out);
@@ -83,10 +88,13 @@ export function renderConfigurationDoc(): string {
     '',
     'A pipeline config is one YAML file (`configs/demo.yaml` is an annotated example). Unknown keys are',
     'errors, so a misspelt setting is reported instead of ignored. Paths are relative to the worker',
-    "base directory. The same schema as JSON Schema: `schemas/pipeline_config.schema.json`.",
+    'base directory. The same schema as JSON Schema: `schemas/pipeline_config.schema.json`.',
   ];
   const sections = Object.entries(root.properties ?? {});
-  const topLevel = { ...root, properties: Object.fromEntries(sections.filter(([, node]) => !node.properties && !node.oneOf)) };
+  const topLevel = {
+    ...root,
+    properties: Object.fromEntries(sections.filter(([, node]) => !node.properties && !node.oneOf)),
+  };
   const top: string[] = [];
   rows(topLevel, '', top);
   parts.push('', '## Top level', '', HEADER, ...top);
@@ -98,7 +106,14 @@ export function renderConfigurationDoc(): string {
       parts.push(`Default: \`${JSON.stringify(section.default)}\`. One of:`);
       for (const variant of section.oneOf) {
         const [modeKey, mode] = Object.entries(variant.properties ?? {}).find(([, p]) => p.const !== undefined) ?? [];
-        parts.push('', `### \`${key}.${modeKey}: ${String(mode?.const)}\``, '', `${mode?.description ?? ''}.`, '', HEADER);
+        parts.push(
+          '',
+          `### \`${key}.${modeKey}: ${String(mode?.const)}\``,
+          '',
+          `${mode?.description ?? ''}.`,
+          '',
+          HEADER,
+        );
         rows(variant, `${key}.`, parts);
       }
     } else {

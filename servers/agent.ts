@@ -51,7 +51,12 @@ interface Upstream {
   label: string;
 }
 
-async function post(upstream: Upstream, path: string, body: unknown, timeoutMs: number): Promise<{ status: number; text: string }> {
+async function post(
+  upstream: Upstream,
+  path: string,
+  body: unknown,
+  timeoutMs: number,
+): Promise<{ status: number; text: string }> {
   let res: Response;
   try {
     res = await fetch(new URL(path, upstream.url), {
@@ -61,7 +66,10 @@ async function post(upstream: Upstream, path: string, body: unknown, timeoutMs: 
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (err) {
-    throw new HttpError(502, `${upstream.label} at ${upstream.url} is unreachable for POST ${path}: ${(err as Error).message}`);
+    throw new HttpError(
+      502,
+      `${upstream.label} at ${upstream.url} is unreachable for POST ${path}: ${(err as Error).message}`,
+    );
   }
   upstream.jar.store(res.headers);
   return { status: res.status, text: await res.text() };
@@ -69,11 +77,15 @@ async function post(upstream: Upstream, path: string, body: unknown, timeoutMs: 
 
 async function postForJson(upstream: Upstream, path: string, body: unknown, timeoutMs: number): Promise<unknown> {
   const { status, text } = await post(upstream, path, body, timeoutMs);
-  if (status < 200 || status >= 300) throw new HttpError(502, `${upstream.label} answered POST ${path} with HTTP ${status}: ${text.slice(0, 500)}`);
+  if (status < 200 || status >= 300)
+    throw new HttpError(502, `${upstream.label} answered POST ${path} with HTTP ${status}: ${text.slice(0, 500)}`);
   try {
     return JSON.parse(text);
   } catch {
-    throw new HttpError(502, `${upstream.label} answered POST ${path} with a body that is not JSON: ${text.slice(0, 200)}`);
+    throw new HttpError(
+      502,
+      `${upstream.label} answered POST ${path} with a body that is not JSON: ${text.slice(0, 200)}`,
+    );
   }
 }
 
@@ -93,14 +105,26 @@ interface RolloutContext {
 }
 
 /** The agent's own `/v1/responses`: the multi-step loop; the returned response's `output` is every item generated. */
-async function respond(params: Record<string, unknown> & { input: string | Record<string, unknown>[] }, ctx: RolloutContext): Promise<ModelResponse> {
+async function respond(
+  params: Record<string, unknown> & { input: string | Record<string, unknown>[] },
+  ctx: RolloutContext,
+): Promise<ModelResponse> {
   const input = typeof params.input === 'string' ? [{ role: 'user', content: params.input }] : params.input;
   const generated: Record<string, unknown>[] = [];
   let last: ModelResponse | undefined;
   for (let step = 1; ; step++) {
-    const raw = await postForJson(ctx.model, '/v1/responses', { ...params, input: [...input, ...generated] }, ctx.timeoutMs);
+    const raw = await postForJson(
+      ctx.model,
+      '/v1/responses',
+      { ...params, input: [...input, ...generated] },
+      ctx.timeoutMs,
+    );
     const parsed = modelResponseSchema.safeParse(raw);
-    if (!parsed.success) throw new HttpError(502, `model server returned an invalid Responses object: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    if (!parsed.success)
+      throw new HttpError(
+        502,
+        `model server returned an invalid Responses object: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
     last = parsed.data;
     generated.push(...last.output);
     if (last.incomplete_details?.reason === 'max_output_tokens') break;
@@ -155,8 +179,14 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Run
         requireMethod(request, 'POST');
         const body = parseBody(aggregateMetricsRequestSchema, request.body);
         const { resources, timeoutMs } = context();
-        const metrics = aggregateMetricsSchema.safeParse(await postForJson(resources, '/aggregate_metrics', body, timeoutMs));
-        if (!metrics.success) throw new HttpError(502, `resources server answered /aggregate_metrics with something that is not AggregateMetrics: ${metrics.error.issues[0]?.message}`);
+        const metrics = aggregateMetricsSchema.safeParse(
+          await postForJson(resources, '/aggregate_metrics', body, timeoutMs),
+        );
+        if (!metrics.success)
+          throw new HttpError(
+            502,
+            `resources server answered /aggregate_metrics with something that is not AggregateMetrics: ${metrics.error.issues[0]?.message}`,
+          );
         return { body: metrics.data };
       }
       if (request.path === '/v1/responses') {

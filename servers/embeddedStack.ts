@@ -40,11 +40,23 @@ export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise
     await Promise.all(started.splice(0).map((s) => s.close()));
   };
   try {
-    const model = await startPolicyModelServer({ seed: options.seed, host, port: ports.model ?? 0, latencyMs: options.latencyMs, slots: options.modelSlots, log: options.log });
+    const model = await startPolicyModelServer({
+      seed: options.seed,
+      host,
+      port: ports.model ?? 0,
+      latencyMs: options.latencyMs,
+      slots: options.modelSlots,
+      log: options.log,
+    });
     started.push(model);
     const resources = await startResourcesServer({ host, port: ports.resources ?? 0 });
     started.push(resources);
-    const agent = await startAgentServer({ modelUrl: model.url, resourcesUrl: resources.url, host, port: ports.agent ?? 0 });
+    const agent = await startAgentServer({
+      modelUrl: model.url,
+      resourcesUrl: resources.url,
+      host,
+      port: ports.agent ?? 0,
+    });
     started.push(agent);
     // With faults configured the pipeline (and the head server) see fault fronts; the agent still
     // talks to the model directly, so each fault hits exactly one request the pipeline made.
@@ -81,7 +93,11 @@ export async function startEmbeddedStack(options: EmbeddedStackOptions): Promise
     started.push(head);
     return {
       urls: { model: modelFront.url, resources: resources.url, agent: agentFront.url, head: head.url },
-      names: { agent: EMBEDDED_AGENT_NAME, model: EMBEDDED_MODEL_SERVER_NAME, resources: EMBEDDED_RESOURCES_SERVER_NAME },
+      names: {
+        agent: EMBEDDED_AGENT_NAME,
+        model: EMBEDDED_MODEL_SERVER_NAME,
+        resources: EMBEDDED_RESOURCES_SERVER_NAME,
+      },
       close,
     };
   } catch (err) {

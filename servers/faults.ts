@@ -16,7 +16,6 @@ import { sendJson, sleep, type RunningServer } from './http';
 // the occurrence counts how often this front has seen that key. Retries of a rollout send the same
 // body, so a chaos run faults the same requests every time it is replayed on one process.
 
-
 export interface FaultEvent {
   server: string;
   kind: FaultKind;
@@ -71,7 +70,8 @@ export class FaultPlan {
     this.seen.set(key, occurrence + 1);
     const arrival = this.arrivals++;
     for (const rule of this.faults.rules) {
-      if (matches(rule, body) && (rule.times === undefined || occurrence < rule.times)) return { kind: rule.kind, occurrence, rule: true };
+      if (matches(rule, body) && (rule.times === undefined || occurrence < rule.times))
+        return { kind: rule.kind, occurrence, rule: true };
     }
     const used = this.randomFaults.get(key) ?? 0;
     if (used >= this.faults.max_faults_per_request) return undefined;
@@ -79,7 +79,8 @@ export class FaultPlan {
     const burst = this.faults.burst_5xx;
     if (burst && arrival % burst.every >= burst.every - burst.length) kind = 'http_5xx';
     else if (unit(this.seed, this.server, key, occurrence) < this.faults.rate) {
-      kind = this.faults.kinds[Math.floor(unit(this.seed, this.server, key, occurrence, 'kind') * this.faults.kinds.length)];
+      kind =
+        this.faults.kinds[Math.floor(unit(this.seed, this.server, key, occurrence, 'kind') * this.faults.kinds.length)];
     }
     if (!kind) return undefined;
     this.randomFaults.set(key, used + 1);
@@ -103,7 +104,11 @@ function parseOrUndefined(text: string): unknown {
 
 const FORWARDED_REQUEST_HEADERS = ['content-type', 'cookie', 'authorization'];
 
-async function forward(upstream: string, req: IncomingMessage, body: Buffer): Promise<{ status: number; headers: Record<string, string | string[]>; body: Buffer }> {
+async function forward(
+  upstream: string,
+  req: IncomingMessage,
+  body: Buffer,
+): Promise<{ status: number; headers: Record<string, string | string[]>; body: Buffer }> {
   const headers: Record<string, string> = {};
   for (const name of FORWARDED_REQUEST_HEADERS) {
     const value = req.headers[name];
@@ -114,7 +119,9 @@ async function forward(upstream: string, req: IncomingMessage, body: Buffer): Pr
     headers,
     body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
   });
-  const out: Record<string, string | string[]> = { 'content-type': res.headers.get('content-type') ?? 'application/json' };
+  const out: Record<string, string | string[]> = {
+    'content-type': res.headers.get('content-type') ?? 'application/json',
+  };
   const cookies = res.headers.getSetCookie();
   if (cookies.length > 0) out['set-cookie'] = cookies;
   return { status: res.status, headers: out, body: Buffer.from(await res.arrayBuffer()) };
@@ -159,16 +166,28 @@ export async function startFaultFront(options: FaultFrontOptions): Promise<Fault
     const decision = plan.decide(key, parsed);
     if (decision) {
       injected[decision.kind]++;
-      const event: FaultEvent = { server: options.server, kind: decision.kind, key, occurrence: decision.occurrence, rule: decision.rule };
+      const event: FaultEvent = {
+        server: options.server,
+        kind: decision.kind,
+        key,
+        occurrence: decision.occurrence,
+        rule: decision.rule,
+      };
       // Synchronous so the line is on disk before the client sees the fault, even if the process dies next.
       if (options.eventsJsonl) appendFileSync(options.eventsJsonl, `${JSON.stringify(event)}\n`);
     }
-    const retryAfter: Record<string, string> = faults.retry_after_s === undefined ? {} : { 'retry-after': String(faults.retry_after_s) };
+    const retryAfter: Record<string, string> =
+      faults.retry_after_s === undefined ? {} : { 'retry-after': String(faults.retry_after_s) };
     switch (decision?.kind) {
       case 'http_5xx':
         return sendJson(res, 503, { error: `injected fault: ${options.server} server unavailable` }, retryAfter);
       case 'http_429':
-        return sendJson(res, 429, { error: `injected fault: ${options.server} server rate limit` }, { 'retry-after': '1', ...retryAfter });
+        return sendJson(
+          res,
+          429,
+          { error: `injected fault: ${options.server} server rate limit` },
+          { 'retry-after': '1', ...retryAfter },
+        );
       case 'reset':
         req.socket.destroy();
         return;

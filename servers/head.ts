@@ -22,7 +22,12 @@ export function buildGlobalConfigDict(t: EmbeddedTopology): Record<string, unkno
     head_server: { host: t.head.host, port: t.head.port },
     [t.model.name]: {
       responses_api_models: {
-        pivot_miner_policy_simulator: { entrypoint: 'servers/policyModel.ts', host: t.model.host, port: t.model.port, simulated: true },
+        pivot_miner_policy_simulator: {
+          entrypoint: 'servers/policyModel.ts',
+          host: t.model.host,
+          port: t.model.port,
+          simulated: true,
+        },
       },
     },
     [t.resources.name]: {
@@ -33,7 +38,8 @@ export function buildGlobalConfigDict(t: EmbeddedTopology): Record<string, unkno
           port: t.resources.port,
           domain: 'agent',
           verified: false,
-          description: 'Travel assistant tools (weather, temperature and currency conversion, landmarks, flight prices)',
+          description:
+            'Travel assistant tools (weather, temperature and currency conversion, landmarks, flight prices)',
         },
       },
     },
@@ -52,7 +58,11 @@ export function buildGlobalConfigDict(t: EmbeddedTopology): Record<string, unkno
   };
 }
 
-export async function startHeadServer(options: { host?: string; port?: number; globalConfigDict: () => Record<string, unknown> }): Promise<RunningServer> {
+export async function startHeadServer(options: {
+  host?: string;
+  port?: number;
+  globalConfigDict: () => Record<string, unknown>;
+}): Promise<RunningServer> {
   return listenJson({
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,

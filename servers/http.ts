@@ -68,21 +68,36 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infe
   );
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string | string[]> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string | string[]> = {},
+): void {
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
 }
 
 /** Starts a JSON server on host:port (port 0 picks a free port). Handler errors never stop the server. */
-export function listenJson(options: { host: string; port: number; handler: JsonHandler; bodyLimitBytes?: number }): Promise<RunningServer> {
+export function listenJson(options: {
+  host: string;
+  port: number;
+  handler: JsonHandler;
+  bodyLimitBytes?: number;
+}): Promise<RunningServer> {
   const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES;
   const server = createServer((req, res) => {
     void (async () => {
       try {
         const url = new URL(req.url ?? '/', 'http://localhost');
         const body = await readBody(req, limit);
-        const reply = await options.handler({ method: req.method ?? 'GET', path: url.pathname, headers: req.headers, body });
+        const reply = await options.handler({
+          method: req.method ?? 'GET',
+          path: url.pathname,
+          headers: req.headers,
+          body,
+        });
         sendJson(res, reply.status ?? 200, reply.body, reply.headers);
       } catch (err) {
         if (res.headersSent) {
@@ -90,7 +105,11 @@ export function listenJson(options: { host: string; port: number; handler: JsonH
           return;
         }
         if (err instanceof HttpError) {
-          sendJson(res, err.status, err.details === undefined ? { error: err.message } : { error: err.message, details: err.details });
+          sendJson(
+            res,
+            err.status,
+            err.details === undefined ? { error: err.message } : { error: err.message, details: err.details },
+          );
         } else {
           sendJson(res, 500, { error: err instanceof Error ? err.message : String(err) });
         }

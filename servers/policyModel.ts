@@ -8,9 +8,11 @@ import { SIMULATED_MODEL_NAME, SIMULATOR_LABEL, simulateResponse } from './polic
 // `/v1/responses` and `/v1/chat/completions`, so pointing the pipeline at vLLM or OpenAI instead is
 // a URL change.
 
-const inputItemSchema = z.looseObject({}).refine((item) => typeof item.type === 'string' || typeof item.role === 'string', {
-  message: 'each input item needs a `type` or a `role`',
-});
+const inputItemSchema = z
+  .looseObject({})
+  .refine((item) => typeof item.type === 'string' || typeof item.role === 'string', {
+    message: 'each input item needs a `type` or a `role`',
+  });
 
 const samplingFields = {
   model: z.string().nullish(),
@@ -84,7 +86,12 @@ export async function startPolicyModelServer(options: PolicyModelOptions): Promi
       if (request.path === '/health') return { body: { status: 'ok' } };
       if (request.path === '/v1/models') {
         requireMethod(request, 'GET');
-        return { body: { object: 'list', data: [{ id: SIMULATED_MODEL_NAME, object: 'model', created: 0, owned_by: SIMULATOR_LABEL }] } };
+        return {
+          body: {
+            object: 'list',
+            data: [{ id: SIMULATED_MODEL_NAME, object: 'model', created: 0, owned_by: SIMULATOR_LABEL }],
+          },
+        };
       }
       if (request.path === '/v1/responses') {
         requireMethod(request, 'POST');
@@ -98,7 +105,8 @@ export async function startPolicyModelServer(options: PolicyModelOptions): Promi
         requireMethod(request, 'POST');
         const body = parseBody(chatCompletionsRequestSchema, request.body);
         const translated = responsesRequestSchema.safeParse(readChatRequest(body));
-        if (!translated.success) throw new HttpError(422, 'chat request cannot be read as a conversation', translated.error.issues);
+        if (!translated.success)
+          throw new HttpError(422, 'chat request cannot be read as a conversation', translated.error.issues);
         return inSlot(async () => {
           if (latency > 0) await sleep(latency);
           return { body: responseToChatCompletion(simulateResponse(translated.data, { seed: options.seed })) };
@@ -109,8 +117,9 @@ export async function startPolicyModelServer(options: PolicyModelOptions): Promi
   });
   (options.log ?? console.error)(
     `policy model server at ${server.url} is a SIMULATED policy (${SIMULATOR_LABEL}, seed ${options.seed}), not an LLM` +
-      (latency > 0 || options.slots !== undefined ? ` (${latency} ms a call, ${options.slots ?? 'unlimited'} slots)` : ''),
+      (latency > 0 || options.slots !== undefined
+        ? ` (${latency} ms a call, ${options.slots ?? 'unlimited'} slots)`
+        : ''),
   );
   return server;
 }
-

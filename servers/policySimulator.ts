@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { ResponsesCreateParams } from '../gym/schemas';
 import { toolCallMatches, type ToolName } from './toolEnvironment';
-import { nextAction, parseUserPrompt, wrongFinalAnswerText, type CompletedCall, type NextAction, type PlannedCall, type TravelTask } from './travelTasks';
+import {
+  nextAction,
+  parseUserPrompt,
+  wrongFinalAnswerText,
+  type CompletedCall,
+  type NextAction,
+  type PlannedCall,
+  type TravelTask,
+} from './travelTasks';
 import { canonicalJson } from '../gym/pivotIdentity';
 
 // A seeded "oracle with noise" standing in for an LLM policy (no weights can be downloaded here).
@@ -31,10 +39,17 @@ type ConversationItem =
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((part) => (typeof part === 'object' && part !== null && typeof (part as Item).text === 'string' ? ((part as Item).text as string) : '')).join('');
+  return content
+    .map((part) =>
+      typeof part === 'object' && part !== null && typeof (part as Item).text === 'string'
+        ? ((part as Item).text as string)
+        : '',
+    )
+    .join('');
 }
 
-const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
+const str = (v: unknown): string =>
+  typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
 
 // Only what a model conditions on is kept (no item ids, statuses or token ids), so the same
 // conversation arriving through /v1/responses or /v1/chat/completions gets the same draws.
@@ -44,8 +59,15 @@ export function normaliseInput(input: ResponsesCreateParams['input']): Conversat
     const item = raw as Item;
     const type = typeof item.type === 'string' ? item.type : typeof item.role === 'string' ? 'message' : 'unknown';
     if (type === 'message') return { kind: 'message', role: str(item.role), text: contentText(item.content) };
-    if (type === 'function_call') return { kind: 'function_call', name: str(item.name), arguments: str(item.arguments), call_id: str(item.call_id) };
-    if (type === 'function_call_output') return { kind: 'function_call_output', call_id: str(item.call_id), output: str(item.output) };
+    if (type === 'function_call')
+      return {
+        kind: 'function_call',
+        name: str(item.name),
+        arguments: str(item.arguments),
+        call_id: str(item.call_id),
+      };
+    if (type === 'function_call_output')
+      return { kind: 'function_call_output', call_id: str(item.call_id), output: str(item.output) };
     if (type === 'reasoning') return { kind: 'reasoning', text: contentText(item.summary) };
     return { kind: 'other', type };
   });
@@ -65,7 +87,8 @@ export function requestSeed(request: ResponsesCreateParams): number | undefined 
   if (typeof metadata === 'object' && metadata !== null) {
     const extra = (metadata as Item).extra_body;
     const body = typeof extra === 'string' ? parseJson(extra) : extra;
-    if (typeof body === 'object' && body !== null && typeof (body as Item).seed === 'number') return (body as Item).seed as number;
+    if (typeof body === 'object' && body !== null && typeof (body as Item).seed === 'number')
+      return (body as Item).seed as number;
   }
   return typeof request.seed === 'number' ? request.seed : undefined;
 }
@@ -79,7 +102,12 @@ export function trainingStep(model: unknown): number {
 // Per decision point skill of the untrained policy. Famous landmarks, Fahrenheit and euros are easy;
 // obscure landmarks, Kelvin and yen are hard; Kelvin final answers are always rounded wrongly, so
 // Kelvin tasks never succeed until training raises that skill.
-const LANDMARK_SKILL: Record<string, number> = { 'Brandenburg Gate': 0.55, 'Sagrada Familia': 0.55, Atomium: 0.12, 'Little Mermaid': 0.12 };
+const LANDMARK_SKILL: Record<string, number> = {
+  'Brandenburg Gate': 0.55,
+  'Sagrada Familia': 0.55,
+  Atomium: 0.12,
+  'Little Mermaid': 0.12,
+};
 const TEMPERATURE_SKILL: Record<string, number> = { F: 0.9, K: 0.3 };
 const CURRENCY_SKILL: Record<string, number> = { GBP: 0.6, JPY: 0.08 };
 const FLIGHT_PRICE_SKILL = 0.8;
@@ -134,10 +162,16 @@ function wrongArguments(call: PlannedCall, pick: number): PlannedCall {
   const a = call.arguments;
   switch (call.name) {
     case 'find_city_by_landmark':
-      return { name: call.name, arguments: { landmark: pick % 2 === 0 ? `${String(a.landmark)} Monument` : `Old ${String(a.landmark)}` } };
+      return {
+        name: call.name,
+        arguments: { landmark: pick % 2 === 0 ? `${String(a.landmark)} Monument` : `Old ${String(a.landmark)}` },
+      };
     case 'get_weather': {
       const city = String(a.city);
-      return { name: call.name, arguments: { city: pick % 2 === 0 ? city.slice(0, -1) : city === 'London' ? 'Londres' : 'London' } };
+      return {
+        name: call.name,
+        arguments: { city: pick % 2 === 0 ? city.slice(0, -1) : city === 'London' ? 'Londres' : 'London' },
+      };
     }
     case 'convert_temperature':
       return pick % 2 === 0
@@ -148,7 +182,10 @@ function wrongArguments(call: PlannedCall, pick: number): PlannedCall {
     case 'convert_currency': {
       const to = String(a.to_currency).toUpperCase();
       return pick % 2 === 0
-        ? { name: call.name, arguments: { amount: a.amount, from_currency: 'USD', to_currency: WRONG_CURRENCY_CODES[to] ?? `${to}X` } }
+        ? {
+            name: call.name,
+            arguments: { amount: a.amount, from_currency: 'USD', to_currency: WRONG_CURRENCY_CODES[to] ?? `${to}X` },
+          }
         : { name: call.name, arguments: { amount: a.amount, from_currency: a.to_currency, to_currency: 'USD' } };
     }
   }
@@ -159,9 +196,15 @@ function wrongTool(call: PlannedCall): PlannedCall {
   const swaps: Record<ToolName, () => PlannedCall> = {
     find_city_by_landmark: () => ({ name: 'get_weather', arguments: { city: a.landmark } }),
     get_weather: () => ({ name: 'find_city_by_landmark', arguments: { landmark: a.city } }),
-    convert_temperature: () => ({ name: 'convert_currency', arguments: { amount: a.value, from_currency: 'C', to_currency: a.to_unit } }),
+    convert_temperature: () => ({
+      name: 'convert_currency',
+      arguments: { amount: a.value, from_currency: 'C', to_currency: a.to_unit },
+    }),
     get_flight_price: () => ({ name: 'get_weather', arguments: { city: a.destination } }),
-    convert_currency: () => ({ name: 'convert_temperature', arguments: { value: a.amount, from_unit: 'C', to_unit: 'F' } }),
+    convert_currency: () => ({
+      name: 'convert_temperature',
+      arguments: { value: a.amount, from_unit: 'C', to_unit: 'F' },
+    }),
   };
   return swaps[call.name]();
 }
@@ -176,7 +219,11 @@ function decide(task: TravelTask, action: NextAction, skill: number, draws: Draw
   if (action.type === 'answer') {
     return correct
       ? { type: 'message', text: action.answer.text, why: 'I have everything I need, so I can answer now.' }
-      : { type: 'message', text: wrongFinalAnswerText(task, action.facts, draws.pick('variant', 1000)), why: 'I have enough to answer.' };
+      : {
+          type: 'message',
+          text: wrongFinalAnswerText(task, action.facts, draws.pick('variant', 1000)),
+          why: 'I have enough to answer.',
+        };
   }
   const call = action.call;
   if (correct) return { type: 'call', call, why: `Next I need ${call.name} with ${JSON.stringify(call.arguments)}.` };
@@ -189,7 +236,11 @@ function decide(task: TravelTask, action: NextAction, skill: number, draws: Draw
     const wrong = wrongTool(call);
     return { type: 'call', call: wrong, why: `I will try ${wrong.name} first.` };
   }
-  return { type: 'message', text: GIVE_UP_TEXTS[draws.pick('variant', GIVE_UP_TEXTS.length)], why: 'The tools do not seem to give me this.' };
+  return {
+    type: 'message',
+    text: GIVE_UP_TEXTS[draws.pick('variant', GIVE_UP_TEXTS.length)],
+    why: 'The tools do not seem to give me this.',
+  };
 }
 
 function completedCalls(items: ConversationItem[]): CompletedCall[] {
@@ -197,7 +248,13 @@ function completedCalls(items: ConversationItem[]): CompletedCall[] {
   for (const item of items) if (item.kind === 'function_call_output') outputs.set(item.call_id, item.output);
   return items.flatMap((item) =>
     item.kind === 'function_call' && outputs.has(item.call_id)
-      ? [{ name: item.name, arguments: parseJson(item.arguments), output: parseJson(outputs.get(item.call_id) as string) }]
+      ? [
+          {
+            name: item.name,
+            arguments: parseJson(item.arguments),
+            output: parseJson(outputs.get(item.call_id) as string),
+          },
+        ]
       : [],
   );
 }
@@ -209,7 +266,9 @@ function completedCalls(items: ConversationItem[]): CompletedCall[] {
 const NOT_SAMPLING_OPTIONS = new Set(['input', 'metadata', 'seed', 'model', 'tools', 'stream', 'store', 'user']);
 
 function samplingOptions(request: ResponsesCreateParams): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(request).filter(([k, v]) => !NOT_SAMPLING_OPTIONS.has(k) && v !== null && v !== undefined));
+  return Object.fromEntries(
+    Object.entries(request).filter(([k, v]) => !NOT_SAMPLING_OPTIONS.has(k) && v !== null && v !== undefined),
+  );
 }
 
 const approxTokens = (text: string): number => Math.max(1, Math.ceil(text.length / 4));
@@ -219,8 +278,12 @@ export function simulateResponse(request: ResponsesCreateParams, options: Simula
   const items = normaliseInput(request.input);
   const seed = requestSeed(request);
   const inputKey = canonicalJson(items);
-  const draws = new Draws(`${options.seed}\u0000${seed ?? 'none'}\u0000${inputKey}\u0000${canonicalJson(samplingOptions(request))}`);
-  const lastUser = [...items].reverse().find((i): i is Extract<ConversationItem, { kind: 'message' }> => i.kind === 'message' && i.role === 'user');
+  const draws = new Draws(
+    `${options.seed}\u0000${seed ?? 'none'}\u0000${inputKey}\u0000${canonicalJson(samplingOptions(request))}`,
+  );
+  const lastUser = [...items]
+    .reverse()
+    .find((i): i is Extract<ConversationItem, { kind: 'message' }> => i.kind === 'message' && i.role === 'user');
   const task = lastUser ? parseUserPrompt(lastUser.text) : undefined;
   const step = trainingStep(request.model);
 
@@ -229,9 +292,18 @@ export function simulateResponse(request: ResponsesCreateParams, options: Simula
         const action = nextAction(task, completedCalls(items), (expected, actual) => toolCallMatches(expected, actual));
         return decide(task, action, skillAt(baseSkill(task, action), step), draws);
       })()
-    : { type: 'message', text: 'I can help with weather, temperatures and flight prices. Please ask about one of those.', why: 'This is not a travel question.' };
+    : {
+        type: 'message',
+        text: 'I can help with weather, temperatures and flight prices. Please ask about one of those.',
+        why: 'This is not a travel question.',
+      };
 
-  const reasoning = { type: 'reasoning', id: draws.id('rs', 'reasoning'), summary: [{ type: 'summary_text', text: decision.why }], status: 'completed' };
+  const reasoning = {
+    type: 'reasoning',
+    id: draws.id('rs', 'reasoning'),
+    summary: [{ type: 'summary_text', text: decision.why }],
+    status: 'completed',
+  };
   const action =
     decision.type === 'call'
       ? {

@@ -25,7 +25,13 @@ function outputText(item: Record<string, unknown>): string {
   const content = item.content;
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return content.map((p) => (typeof p === 'object' && p !== null && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('');
+  return content
+    .map((p) =>
+      typeof p === 'object' && p !== null && typeof (p as { text?: unknown }).text === 'string'
+        ? (p as { text: string }).text
+        : '',
+    )
+    .join('');
 }
 
 function parseArguments(text: unknown): unknown {
@@ -47,11 +53,19 @@ export function verifyTrajectory(request: TravelVerifyRequest): TravelVerifyRequ
   num_tool_calls: number;
 } {
   const output = request.response.output;
-  const calls = output.filter((i) => i.type === 'function_call').map((i) => ({ name: String(i.name), arguments: parseArguments(i.arguments) }));
-  const lastAction = [...output].reverse().find((i) => i.type === 'function_call' || (i.role === 'assistant' && (i.type === 'message' || i.type === undefined)));
+  const calls = output
+    .filter((i) => i.type === 'function_call')
+    .map((i) => ({ name: String(i.name), arguments: parseArguments(i.arguments) }));
+  const lastAction = [...output]
+    .reverse()
+    .find(
+      (i) => i.type === 'function_call' || (i.role === 'assistant' && (i.type === 'message' || i.type === undefined)),
+    );
   const finalText = lastAction && lastAction.type !== 'function_call' ? outputText(lastAction) : undefined;
   const answerCorrect = finalText !== undefined && answerMatches(request.expected_answer, finalText);
-  const toolCallsCorrect = request.expected_tool_calls.every((expected) => calls.some((actual) => toolCallMatches(expected, actual)));
+  const toolCallsCorrect = request.expected_tool_calls.every((expected) =>
+    calls.some((actual) => toolCallMatches(expected, actual)),
+  );
   return {
     ...request,
     reward: answerCorrect && toolCallsCorrect ? 1.0 : 0.0,
@@ -69,9 +83,12 @@ export async function startResourcesServer(options: { host?: string; port?: numb
     handler: (request) => {
       if (request.path === '/health') return { body: { status: 'ok' } };
       requireMethod(request, 'POST');
-      if (request.path === '/verify') return { body: verifyTrajectory(parseBody(travelVerifyRequestSchema, request.body)) };
+      if (request.path === '/verify')
+        return { body: verifyTrajectory(parseBody(travelVerifyRequestSchema, request.body)) };
       if (request.path === '/aggregate_metrics') {
-        return { body: computeAggregateMetrics(parseBody(aggregateMetricsRequestSchema, request.body).verify_responses) };
+        return {
+          body: computeAggregateMetrics(parseBody(aggregateMetricsRequestSchema, request.body).verify_responses),
+        };
       }
       // The environment is stateless, so a session needs no seeding; the route exists so agents
       // written for NeMo Gym resources servers work unchanged.

@@ -90,13 +90,17 @@ export type ToolOutput = Record<string, unknown>;
 export function callTool(name: ToolName, args: unknown): ToolOutput {
   const parsed = toolArgumentSchemas[name].safeParse(args);
   if (!parsed.success) {
-    return { error: `invalid arguments for ${name}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}` };
+    return {
+      error: `invalid arguments for ${name}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ')}`,
+    };
   }
   const a = parsed.data as Record<string, unknown>;
   switch (name) {
     case 'find_city_by_landmark': {
       const landmark = canonicalName(LANDMARKS, a.landmark as string);
-      return landmark ? { landmark, city: LANDMARKS[landmark] } : { error: `unknown landmark: ${a.landmark as string}` };
+      return landmark
+        ? { landmark, city: LANDMARKS[landmark] }
+        : { error: `unknown landmark: ${a.landmark as string}` };
     }
     case 'get_weather': {
       const city = canonicalName(CITIES, a.city as string);
@@ -111,14 +115,16 @@ export function callTool(name: ToolName, args: unknown): ToolOutput {
     case 'get_flight_price': {
       const origin = canonicalName(CITIES, a.origin as string);
       const destination = canonicalName(CITIES, a.destination as string);
-      if (!origin || !destination) return { error: `unknown city: ${!origin ? (a.origin as string) : (a.destination as string)}` };
+      if (!origin || !destination)
+        return { error: `unknown city: ${!origin ? (a.origin as string) : (a.destination as string)}` };
       if (origin === destination) return { error: 'origin and destination are the same city' };
       return { origin, destination, price_usd: routeFareUsd(origin, destination) };
     }
     case 'convert_currency': {
       const from = canonicalName(USD_RATES, a.from_currency as string);
       const to = canonicalName(USD_RATES, a.to_currency as string);
-      if (!from || !to) return { error: `unknown currency: ${!from ? (a.from_currency as string) : (a.to_currency as string)}` };
+      if (!from || !to)
+        return { error: `unknown currency: ${!from ? (a.from_currency as string) : (a.to_currency as string)}` };
       return { amount: round2(((a.amount as number) / USD_RATES[from]) * USD_RATES[to]), currency: to };
     }
   }
@@ -135,8 +141,12 @@ export function travelTools(): Record<string, unknown>[] {
   });
   const unit = { type: 'string', enum: ['C', 'F', 'K'] };
   return [
-    fn('find_city_by_landmark', 'Find the city a famous landmark is in.', { landmark: { type: 'string', description: 'Landmark name.' } }),
-    fn('get_weather', 'Current weather of a city: temperature in Celsius and a condition word.', { city: { type: 'string', description: 'City name.' } }),
+    fn('find_city_by_landmark', 'Find the city a famous landmark is in.', {
+      landmark: { type: 'string', description: 'Landmark name.' },
+    }),
+    fn('get_weather', 'Current weather of a city: temperature in Celsius and a condition word.', {
+      city: { type: 'string', description: 'City name.' },
+    }),
     fn('convert_temperature', 'Convert a temperature between Celsius (C), Fahrenheit (F) and Kelvin (K).', {
       value: { type: 'number' },
       from_unit: unit,
@@ -156,12 +166,16 @@ export function travelTools(): Record<string, unknown>[] {
 
 function valuesMatch(expected: unknown, actual: unknown): boolean {
   if (typeof expected === 'number' && typeof actual === 'number') return Math.abs(expected - actual) <= 0.011;
-  if (typeof expected === 'string' && typeof actual === 'string') return expected.trim().toLowerCase() === actual.trim().toLowerCase();
+  if (typeof expected === 'string' && typeof actual === 'string')
+    return expected.trim().toLowerCase() === actual.trim().toLowerCase();
   return JSON.stringify(expected) === JSON.stringify(actual);
 }
 
 /** Same tool, same argument keys, equal values (case-insensitive strings, cent-level number tolerance). */
-export function toolCallMatches(expected: { name: string; arguments: Record<string, unknown> }, actual: { name: string; arguments: unknown }): boolean {
+export function toolCallMatches(
+  expected: { name: string; arguments: Record<string, unknown> },
+  actual: { name: string; arguments: unknown },
+): boolean {
   if (expected.name !== actual.name) return false;
   const args = actual.arguments;
   if (typeof args !== 'object' || args === null || Array.isArray(args)) return false;

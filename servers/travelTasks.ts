@@ -1,4 +1,11 @@
-import { callTool, CONDITIONS, TEMPERATURE_UNITS, type TemperatureUnit, type ToolName, type ToolOutput } from './toolEnvironment';
+import {
+  callTool,
+  CONDITIONS,
+  TEMPERATURE_UNITS,
+  type TemperatureUnit,
+  type ToolName,
+  type ToolOutput,
+} from './toolEnvironment';
 
 // The task families of the travel-assistant environment: how a task is worded for the user, how the
 // wording is read back (the simulated policy only sees the conversation), and the tool plan that
@@ -52,12 +59,18 @@ export function renderUserPrompt(task: TravelTask): string {
 
 const PROMPT_PATTERNS: Array<[RegExp, (m: RegExpMatchArray) => TravelTask | undefined]> = [
   [/^What is the weather like in (.+) right now\?$/, (m) => ({ kind: 'weather_condition', city: m[1] })],
-  [/^What is the current temperature in (.+) in (\w+)\?$/, (m) => withUnit(m[2], (unit) => ({ kind: 'temperature', city: m[1], unit }))],
+  [
+    /^What is the current temperature in (.+) in (\w+)\?$/,
+    (m) => withUnit(m[2], (unit) => ({ kind: 'temperature', city: m[1], unit })),
+  ],
   [
     /^What is the current temperature in (\w+) in the city where the (.+) is\?$/,
     (m) => withUnit(m[1], (unit) => ({ kind: 'landmark_temperature', landmark: m[2], unit })),
   ],
-  [/^How much does a flight from (.+) to (.+) cost in (\w+)\?$/, (m) => ({ kind: 'flight_price', origin: m[1], destination: m[2], currency: m[3] })],
+  [
+    /^How much does a flight from (.+) to (.+) cost in (\w+)\?$/,
+    (m) => ({ kind: 'flight_price', origin: m[1], destination: m[2], currency: m[3] }),
+  ],
   [
     /^I am in (.+)\. How much is a flight to the city of the (.+), in (\w+)\?$/,
     (m) => ({ kind: 'landmark_flight_price', origin: m[1], landmark: m[2], currency: m[3] }),
@@ -120,7 +133,10 @@ const fare = (originOf: (f: Facts) => unknown, destinationOf: (f: Facts) => unkn
 
 const toCurrency = (currency: string): PlanStep =>
   step(
-    (f) => ({ name: 'convert_currency', arguments: { amount: f.price_usd, from_currency: 'USD', to_currency: currency } }),
+    (f) => ({
+      name: 'convert_currency',
+      arguments: { amount: f.price_usd, from_currency: 'USD', to_currency: currency },
+    }),
     (out, f) => {
       f.price = out.amount;
     },
@@ -143,14 +159,30 @@ export function planSteps(task: TravelTask): PlanStep[] {
     case 'landmark_temperature':
       return [findCity('city', task.landmark), weather((f) => f.city), ...temperatureSteps(task.unit)];
     case 'flight_price':
-      return [fare(() => task.origin, () => task.destination), ...currencySteps(task.currency)];
+      return [
+        fare(
+          () => task.origin,
+          () => task.destination,
+        ),
+        ...currencySteps(task.currency),
+      ];
     case 'landmark_flight_price':
-      return [findCity('city', task.landmark), fare(() => task.origin, (f) => f.city), ...currencySteps(task.currency)];
+      return [
+        findCity('city', task.landmark),
+        fare(
+          () => task.origin,
+          (f) => f.city,
+        ),
+        ...currencySteps(task.currency),
+      ];
     case 'landmarks_flight_price':
       return [
         findCity('from_city', task.fromLandmark),
         findCity('to_city', task.toLandmark),
-        fare((f) => f.from_city, (f) => f.to_city),
+        fare(
+          (f) => f.from_city,
+          (f) => f.to_city,
+        ),
         ...currencySteps(task.currency),
       ];
   }
@@ -166,7 +198,10 @@ export function finalAnswer(task: TravelTask, facts: Facts): FinalAnswer {
     case 'landmark_temperature': {
       const value = task.unit === 'C' ? facts.temperature_c : facts.temperature;
       const where = task.kind === 'temperature' ? task.city : String(facts.city);
-      return { answer: fmt(value), text: `The current temperature in ${where} is ${fmt(value)} ${TEMPERATURE_UNITS[task.unit]}.` };
+      return {
+        answer: fmt(value),
+        text: `The current temperature in ${where} is ${fmt(value)} ${TEMPERATURE_UNITS[task.unit]}.`,
+      };
     }
     case 'flight_price':
     case 'landmark_flight_price':
@@ -186,7 +221,12 @@ export function wrongFinalAnswerText(task: TravelTask, facts: Facts, pick: numbe
     case 'landmark_temperature': {
       const celsius = Number(facts.temperature_c);
       // Kelvin answers rounded to whole degrees are the classic slip; otherwise the policy forgets to convert.
-      const value = task.unit === 'K' ? Math.round(Number(facts.temperature)) : task.unit === 'C' ? celsius + 1 + (pick % 3) : celsius;
+      const value =
+        task.unit === 'K'
+          ? Math.round(Number(facts.temperature))
+          : task.unit === 'C'
+            ? celsius + 1 + (pick % 3)
+            : celsius;
       return `The current temperature is ${value} ${TEMPERATURE_UNITS[task.unit]}.`;
     }
     case 'flight_price':
@@ -214,7 +254,11 @@ export type NextAction =
  * as done when some earlier call matches it and returned a result without `error`, so a policy that
  * recovers from a mistake is judged on where it stands now, not on how it got there.
  */
-export function nextAction(task: TravelTask, completed: CompletedCall[], matches: (expected: PlannedCall, actual: CompletedCall) => boolean): NextAction {
+export function nextAction(
+  task: TravelTask,
+  completed: CompletedCall[],
+  matches: (expected: PlannedCall, actual: CompletedCall) => boolean,
+): NextAction {
   const facts: Facts = {};
   const steps = planSteps(task);
   for (let i = 0; i < steps.length; i++) {
@@ -235,7 +279,8 @@ export function solveTask(task: TravelTask): { calls: PlannedCall[]; answer: str
   for (const s of planSteps(task)) {
     const call = s.call(facts);
     const output = callTool(call.name, call.arguments);
-    if (Object.hasOwn(output, 'error')) throw new Error(`task ${JSON.stringify(task)} cannot be solved: ${String(output.error)}`);
+    if (Object.hasOwn(output, 'error'))
+      throw new Error(`task ${JSON.stringify(task)} cannot be solved: ${String(output.error)}`);
     calls.push(call);
     s.learn(output, facts);
   }

@@ -79,7 +79,9 @@ function parseJsonBody(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new HttpError(422, [{ loc: ['body'], msg: `body is not JSON: ${(error as Error).message}`, type: 'json_invalid' }]);
+    throw new HttpError(422, [
+      { loc: ['body'], msg: `body is not JSON: ${(error as Error).message}`, type: 'json_invalid' },
+    ]);
   }
 }
 
@@ -101,7 +103,9 @@ function verify(body: unknown, config: ToolCallComparatorConfig): Record<string,
     result = verifyResponse(request.expected_action, request.response, config);
   } catch (error) {
     if (error instanceof ExpectedArgumentsDecodeError) {
-      throw new HttpError(422, [{ loc: ['body', 'expected_action', 'arguments'], msg: error.message, type: 'json_invalid' }]);
+      throw new HttpError(422, [
+        { loc: ['body', 'expected_action', 'arguments'], msg: error.message, type: 'json_invalid' },
+      ]);
     }
     throw error;
   }
@@ -174,7 +178,9 @@ export function loadVerifierConfigFromGymYaml(yamlText: string, serverName?: str
   const parsed = toolCallComparatorConfigSchema.safeParse(blocks.get(name));
   if (!parsed.success) {
     const reasons = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(block)'}: ${issue.message}`);
-    throw new Error(`${name}.resources_servers.${VERIFIER_RESOURCES_SERVER_TYPE}.tool_call_comparator_config: ${reasons.join('; ')}`);
+    throw new Error(
+      `${name}.resources_servers.${VERIFIER_RESOURCES_SERVER_TYPE}.tool_call_comparator_config: ${reasons.join('; ')}`,
+    );
   }
   return parsed.data;
 }

@@ -9,14 +9,19 @@ import { runPivotWorker } from './pivotWorker';
  * Workers are restarted by supervisors while the Temporal server itself may be restarting, so a
  * refused connection is retried with backoff for a while instead of ending the process at once.
  */
-async function connectWithRetry(options: Parameters<typeof NativeConnection.connect>[0], address: string): Promise<NativeConnection> {
+async function connectWithRetry(
+  options: Parameters<typeof NativeConnection.connect>[0],
+  address: string,
+): Promise<NativeConnection> {
   const deadline = Date.now() + Number(process.env.PIVOT_MINER_CONNECT_TIMEOUT_S ?? 60) * 1000;
   for (let delay = 250; ; delay = Math.min(delay * 2, 5000)) {
     try {
       return await NativeConnection.connect(options);
     } catch (err) {
       if (Date.now() + delay > deadline) throw err;
-      console.error(`pivot-miner worker: cannot reach Temporal at ${address} yet (${(err as Error).message.split('\n')[0]}); retrying`);
+      console.error(
+        `pivot-miner worker: cannot reach Temporal at ${address} yet (${(err as Error).message.split('\n')[0]}); retrying`,
+      );
       await sleep(delay);
     }
   }

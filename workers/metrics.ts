@@ -34,7 +34,8 @@ export function metricsBindAddress(flags: MetricsFlags = {}, env: NodeJS.Process
   if (!fromEnv) return undefined;
   const match = /^\[(.+)\]:(\d+)$/.exec(fromEnv) ?? /^([^[\]]+):(\d+)$/.exec(fromEnv);
   const port = portSchema.safeParse(match?.[2]);
-  if (!match || !port.success) throw new Error(`${METRICS_ADDRESS_ENV}: ${fromEnv}: expected ip:port, e.g. 127.0.0.1:9464`);
+  if (!match || !port.success)
+    throw new Error(`${METRICS_ADDRESS_ENV}: ${fromEnv}: expected ip:port, e.g. 127.0.0.1:9464`);
   return joinAddress(match[1] ?? '', port.data, METRICS_ADDRESS_ENV);
 }
 
@@ -48,7 +49,9 @@ function joinAddress(host: string, port: number, source: string): string {
 
 // Core's default millisecond buckets stop at 10 s; a chunk takes under a second on the simulators
 // and up to many minutes on a real model.
-const CHUNK_DURATION_BUCKETS_MS = [250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000];
+const CHUNK_DURATION_BUCKETS_MS = [
+  250, 500, 1_000, 2_500, 5_000, 10_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_800_000,
+];
 const CHUNK_DURATION = 'pivot_miner_chunk_duration';
 
 /** How often the requests-in-flight gauge is brought up to date: counting is per request, publishing is not. */
@@ -69,7 +72,12 @@ export function metricsTelemetry(bindAddress: string) {
  */
 export function publishRequestsInFlight(meter: MetricMeter): void {
   countRequestsInFlight();
-  const gauge = meter.createGauge('pivot_miner_requests_in_flight', 'int', 'requests', 'HTTP requests this worker has in flight, per endpoint');
+  const gauge = meter.createGauge(
+    'pivot_miner_requests_in_flight',
+    'int',
+    'requests',
+    'HTTP requests this worker has in flight, per endpoint',
+  );
   const sampleReplicas = replicaMetricsSampler(meter);
   setInterval(() => {
     for (const { endpoint, count } of requestsInFlight()) gauge.set(count, { endpoint });
@@ -83,11 +91,32 @@ export function publishRequestsInFlight(meter: MetricMeter): void {
  * replicas, so its metrics stay what they were. Totals are kept as plain integers by the pool and
  * published here as counter increments.
  */
-export function replicaMetricsSampler(meter: Pick<MetricMeter, 'createGauge' | 'createCounter'>, stats: () => Iterable<ReplicaStats> = replicaStats): () => void {
-  const inFlight = meter.createGauge('pivot_miner_replica_requests_in_flight', 'int', 'requests', 'Model requests this worker has in flight, per replica');
-  const benched = meter.createGauge('pivot_miner_replica_benched', 'int', '', '1 while the replica is benched after failing: its requests go to the other replicas');
-  const requests = meter.createCounter('pivot_miner_replica_requests', 'requests', 'Model requests that ended on the replica, whatever their outcome');
-  const failures = meter.createCounter('pivot_miner_replica_failures', 'requests', 'Model requests that failed on the replica with a connection error, a 5xx or a timeout, and went to another replica or attempt');
+export function replicaMetricsSampler(
+  meter: Pick<MetricMeter, 'createGauge' | 'createCounter'>,
+  stats: () => Iterable<ReplicaStats> = replicaStats,
+): () => void {
+  const inFlight = meter.createGauge(
+    'pivot_miner_replica_requests_in_flight',
+    'int',
+    'requests',
+    'Model requests this worker has in flight, per replica',
+  );
+  const benched = meter.createGauge(
+    'pivot_miner_replica_benched',
+    'int',
+    '',
+    '1 while the replica is benched after failing: its requests go to the other replicas',
+  );
+  const requests = meter.createCounter(
+    'pivot_miner_replica_requests',
+    'requests',
+    'Model requests that ended on the replica, whatever their outcome',
+  );
+  const failures = meter.createCounter(
+    'pivot_miner_replica_failures',
+    'requests',
+    'Model requests that failed on the replica with a connection error, a 5xx or a timeout, and went to another replica or attempt',
+  );
   // What each replica's totals were when last published, so each sample adds only the increase.
   const published = new Map<ReplicaStats, Map<string, number>>();
   return () => {
@@ -115,7 +144,10 @@ export function replicaMetricsSampler(meter: Pick<MetricMeter, 'createGauge' | '
 // Chunk inputs and results are read loosely: only the fields counted here matter, and a change
 // elsewhere in the payloads must not break a worker's metrics.
 const chunkInputSchema = z.object({ stage: z.string() });
-const chunkResultSchema = z.object({ completed: z.number().int().nonnegative(), failed: z.number().int().nonnegative() });
+const chunkResultSchema = z.object({
+  completed: z.number().int().nonnegative(),
+  failed: z.number().int().nonnegative(),
+});
 
 /**
  * Counts rollouts and times chunks per stage from each finished runChunk activity. A chunk attempt
@@ -133,9 +165,19 @@ export const rolloutMetricsInterceptor: ActivityInterceptorsFactory = (ctx: Acti
       const stage = chunkInputSchema.safeParse(input.args[0]);
       if (chunk.success && stage.success) {
         const meter = ctx.metricMeter.withTags({ stage: stage.data.stage });
-        meter.createCounter('pivot_miner_rollouts_completed', 'rollouts', 'Rollouts written by finished chunks').add(chunk.data.completed);
-        meter.createCounter('pivot_miner_rollouts_failed', 'rollouts', 'Rollouts that ran out of attempts in finished chunks').add(chunk.data.failed);
-        meter.createHistogram(CHUNK_DURATION, 'int', 'ms', 'Wall time of the chunk attempt that finished the chunk').record(Math.round(performance.now() - started));
+        meter
+          .createCounter('pivot_miner_rollouts_completed', 'rollouts', 'Rollouts written by finished chunks')
+          .add(chunk.data.completed);
+        meter
+          .createCounter(
+            'pivot_miner_rollouts_failed',
+            'rollouts',
+            'Rollouts that ran out of attempts in finished chunks',
+          )
+          .add(chunk.data.failed);
+        meter
+          .createHistogram(CHUNK_DURATION, 'int', 'ms', 'Wall time of the chunk attempt that finished the chunk')
+          .record(Math.round(performance.now() - started));
       }
       return result;
     },

@@ -1,4 +1,10 @@
-import { DefaultLogger, makeTelemetryFilterString, Runtime, type LogLevel, type RuntimeOptions } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  makeTelemetryFilterString,
+  Runtime,
+  type LogLevel,
+  type RuntimeOptions,
+} from '@temporalio/worker';
 import { metricsTelemetry, publishRequestsInFlight } from './metrics';
 
 // The Temporal Runtime is process-global and created by the first NativeConnection, so every
@@ -15,7 +21,8 @@ export function sdkLogLevel(opts: { verbose?: boolean } = {}, env: NodeJS.Proces
   if (opts.verbose) return 'INFO';
   const fromEnv = env[LOG_LEVEL_ENV]?.trim().toUpperCase();
   if (!fromEnv) return 'WARN';
-  if (!(LEVELS as readonly string[]).includes(fromEnv)) throw new Error(`${LOG_LEVEL_ENV}: ${env[LOG_LEVEL_ENV]}: expected one of ${LEVELS.join(', ')}`);
+  if (!(LEVELS as readonly string[]).includes(fromEnv))
+    throw new Error(`${LOG_LEVEL_ENV}: ${env[LOG_LEVEL_ENV]}: expected one of ${LEVELS.join(', ')}`);
   return fromEnv as LogLevel;
 }
 

@@ -4,7 +4,11 @@ import { NON_RETRYABLE_ERROR_TYPES } from '../contracts/errors';
 // Activity options shared by every workflow, so the retry rules (what is worth retrying, how often)
 // are written once. Typed bad-input errors fail at once; everything else retries with backoff.
 
-const retry = { initialInterval: '1 second', maximumInterval: '30 seconds', nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES } as const;
+const retry = {
+  initialInterval: '1 second',
+  maximumInterval: '30 seconds',
+  nonRetryableErrorTypes: NON_RETRYABLE_ERROR_TYPES,
+} as const;
 
 /** Stage activities: file IO and short HTTP work, heartbeating while they stream. */
 export const stageActivityOptions: ActivityOptions = {

@@ -3,18 +3,32 @@ import type { PivotActivities } from '../activities';
 import { stageProgressQuery } from '../contracts/temporal';
 import { collectStageActivityOptions, chunkActivityOptions } from './activityOptions';
 import { stageSettings } from '../contracts/stageSettings';
-import { NOTHING_MERGED, type ChunkResult, type CollectStageInput, type CollectStageResult, type MergeResult, type ProfileResult } from '../contracts/payloads';
+import {
+  NOTHING_MERGED,
+  type ChunkResult,
+  type CollectStageInput,
+  type CollectStageResult,
+  type MergeResult,
+  type ProfileResult,
+} from '../contracts/payloads';
 import { MergeFrontier } from './mergeFrontier';
 import type { RolloutAccounting } from '../gym/rolloutAccounting';
 
 // collect → profile as one reusable sub-pipeline (DESIGN §1): the collect stage runs it with the
 // agent executor, local profiling runs it on pivot candidates with the single-step executor.
 
-const { materializeStage, mergeShards, mergeChunks, finishMerge, finishStage, aggregateMetricsStage, profileStage, stageAccounting } =
-  proxyActivities<PivotActivities>(collectStageActivityOptions);
+const {
+  materializeStage,
+  mergeShards,
+  mergeChunks,
+  finishMerge,
+  finishStage,
+  aggregateMetricsStage,
+  profileStage,
+  stageAccounting,
+} = proxyActivities<PivotActivities>(collectStageActivityOptions);
 
 const { runChunk } = proxyActivities<PivotActivities>(chunkActivityOptions);
-
 
 const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 4000;
 
@@ -64,7 +78,9 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
   const mustContinueAsNew = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= historyLimit;
   let next = input.resume?.nextChunk ?? 0;
   const frontier = mergeDuringChunks
-    ? new MergeFrontier(input.resume?.merged ?? NOTHING_MERGED, next, (from, to) => mergeChunks({ outPrefix: input.outPrefix, from, to }))
+    ? new MergeFrontier(input.resume?.merged ?? NOTHING_MERGED, next, (from, to) =>
+        mergeChunks({ outPrefix: input.outPrefix, from, to }),
+      )
     : undefined;
   const inFlight = new Map<number, Promise<ChunkResult>>();
   const onChunkDone = (r: ChunkResult) => {
@@ -79,11 +95,16 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
   while (next < materialize.chunks || inFlight.size > 0) {
     while (next < materialize.chunks && inFlight.size < settings.maxChunksInFlight && !mustContinueAsNew()) {
       const chunkIndex = next++;
-      inFlight.set(chunkIndex, runChunk({ plan: input.plan, stage: input.stage, outPrefix: input.outPrefix, chunkIndex }));
+      inFlight.set(
+        chunkIndex,
+        runChunk({ plan: input.plan, stage: input.stage, outPrefix: input.outPrefix, chunkIndex }),
+      );
     }
     if (inFlight.size === 0) break;
     const merging = frontier?.pending;
-    const finished = await Promise.race<ChunkResult | void>(merging ? [...inFlight.values(), merging] : inFlight.values());
+    const finished = await Promise.race<ChunkResult | void>(
+      merging ? [...inFlight.values(), merging] : inFlight.values(),
+    );
     if (finished) onChunkDone(finished);
   }
   const merged = await frontier?.drain();
@@ -99,7 +120,13 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
   let profile: ProfileResult;
   if (mergeDuringChunks && patched(FINISH_IN_ONE_ACTIVITY)) {
     phase = 'finish';
-    ({ merge, profile } = await finishStage({ plan, stage, outPrefix, merged, allowPartialRollouts: settings.allowPartialRollouts }));
+    ({ merge, profile } = await finishStage({
+      plan,
+      stage,
+      outPrefix,
+      merged,
+      allowPartialRollouts: settings.allowPartialRollouts,
+    }));
   } else if (mergeDuringChunks) {
     phase = 'merge';
     merge = await finishMerge({ outPrefix, from: merged });

@@ -20,8 +20,8 @@ import type { CurriculumState } from '../contracts/poolPayloads';
 // retire, the rest are published as a new version whose path is the Update's result. One round per
 // run: the workflow then continues as new carrying only the pool path and the rounds history.
 
-const { startCurriculum, prepareCurriculumRound, ensureServers, publishCurriculumRound } = proxyActivities<PivotActivities>(stageActivityOptions);
-
+const { startCurriculum, prepareCurriculumRound, ensureServers, publishCurriculumRound } =
+  proxyActivities<PivotActivities>(stageActivityOptions);
 
 export async function pivotCurriculumWorkflow(input: PivotCurriculumInput, carried?: CurriculumState): Promise<never> {
   const workflowId = workflowInfo().workflowId;
@@ -50,7 +50,14 @@ export async function pivotCurriculumWorkflow(input: PivotCurriculumInput, carri
         const servers = await ensureServers(roundPlan.plan);
         const profiled = await executeChild(collectRolloutsWorkflow, {
           workflowId: `${workflowId}/${roundPlan.plan.runId}/local_profile`,
-          args: [{ plan: roundPlan.plan, stage: 'local_profile', inputPath: roundPlan.candidatesPath, outPrefix: `${roundPlan.roundDir}/local_profile` }],
+          args: [
+            {
+              plan: roundPlan.plan,
+              stage: 'local_profile',
+              inputPath: roundPlan.candidatesPath,
+              outPrefix: `${roundPlan.roundDir}/local_profile`,
+            },
+          ],
         });
         const result = await publishCurriculumRound({
           state,
@@ -70,7 +77,8 @@ export async function pivotCurriculumWorkflow(input: PivotCurriculumInput, carri
     },
     {
       validator: (checkpoint) => {
-        if (typeof checkpoint?.model !== 'string' || checkpoint.model === '') throw new Error('policyCheckpoint needs { model: "<model name>" }');
+        if (typeof checkpoint?.model !== 'string' || checkpoint.model === '')
+          throw new Error('policyCheckpoint needs { model: "<model name>" }');
       },
     },
   );

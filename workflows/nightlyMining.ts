@@ -11,12 +11,15 @@ import { accountingCounts } from '../gym/rolloutAccounting';
 // against the pool → local-profile → publish a new pool version. Sources are already rollouts, so
 // nothing is re-collected; a run with no new source ends after the scan.
 
-const { prepareNightlyRun, ensureServers, convertNewSources, publishNightlyVersion } = proxyActivities<PivotActivities>(stageActivityOptions);
-
+const { prepareNightlyRun, ensureServers, convertNewSources, publishNightlyVersion } =
+  proxyActivities<PivotActivities>(stageActivityOptions);
 
 /** `20250102T020000Z`: sortable, and a plain directory name. */
 function versionStamp(d: Date): string {
-  return d.toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z');
+  return d
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}Z$/, 'Z');
 }
 
 export async function nightlyMiningWorkflow(input: NightlyMiningInput): Promise<NightlyMiningResult> {
@@ -34,13 +37,17 @@ export async function nightlyMiningWorkflow(input: NightlyMiningInput): Promise<
       message: `nothing new: all ${nightly.matchedSources} source file(s) matching pool.sources were already mined; latest stays ${nightly.previousVersion ?? '(none)'}`,
       poolDir: nightly.poolDir,
       versionId: nightly.previousVersion,
-      pivotsPath: nightly.previousVersion === null ? null : `${nightly.poolDir}/versions/${nightly.previousVersion}/pivots.jsonl`,
+      pivotsPath:
+        nightly.previousVersion === null ? null : `${nightly.poolDir}/versions/${nightly.previousVersion}/pivots.jsonl`,
       sources: [],
       counts: { matched_sources: nightly.matchedSources, new_sources: 0 },
     };
   }
   versionId = nightly.versionId;
-  const counts: Record<string, number> = { matched_sources: nightly.matchedSources, new_sources: nightly.newSources.length };
+  const counts: Record<string, number> = {
+    matched_sources: nightly.matchedSources,
+    new_sources: nightly.newSources.length,
+  };
 
   stage = 'serve';
   const servers = await ensureServers(nightly.plan);
@@ -60,7 +67,14 @@ export async function nightlyMiningWorkflow(input: NightlyMiningInput): Promise<
     childWorkflowId = `${workflowId}/local_profile`;
     const profiled = await executeChild(collectRolloutsWorkflow, {
       workflowId: childWorkflowId,
-      args: [{ plan: nightly.plan, stage: 'local_profile', inputPath: converted.candidatesPath, outPrefix: `${nightly.plan.runDir}/local_profile` }],
+      args: [
+        {
+          plan: nightly.plan,
+          stage: 'local_profile',
+          inputPath: converted.candidatesPath,
+          outPrefix: `${nightly.plan.runDir}/local_profile`,
+        },
+      ],
     });
     childWorkflowId = null;
     counts.local_profile_rollouts = profiled.merge.completed;
@@ -70,7 +84,13 @@ export async function nightlyMiningWorkflow(input: NightlyMiningInput): Promise<
   }
 
   stage = 'publish';
-  const version = await publishNightlyVersion({ nightly, convert: converted, localProfilePath, simulated: servers.simulated, funnel: { ...counts } });
+  const version = await publishNightlyVersion({
+    nightly,
+    convert: converted,
+    localProfilePath,
+    simulated: servers.simulated,
+    funnel: { ...counts },
+  });
   stage = 'done';
   return {
     status: 'published',

@@ -20,7 +20,8 @@ import { accountingCounts, type RolloutAccounting } from '../gym/rolloutAccounti
 // serve → collect → profile → convert → local-profile → filter/publish, one run per dataset.
 // Orchestration only: every file and network touch happens in activities.
 
-const { prepareRun, ensureServers, convertStage, publishStage, workerHostQueue } = proxyActivities<PivotActivities>(stageActivityOptions);
+const { prepareRun, ensureServers, convertStage, publishStage, workerHostQueue } =
+  proxyActivities<PivotActivities>(stageActivityOptions);
 
 /**
  * `servers.mode: spawn`: the server command runs in a heartbeating activity on the task queue of
@@ -47,7 +48,6 @@ async function startManagedServers(plan: RunPlan): Promise<() => Promise<void>> 
   };
 }
 
-
 export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<PivotMiningResult> {
   const workflowId = workflowInfo().workflowId;
   let plan: RunPlan | undefined;
@@ -73,7 +73,14 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
       childWorkflowId = `${workflowId}/${rolloutStage}`;
       const result = await executeChild(collectRolloutsWorkflow, {
         workflowId: childWorkflowId,
-        args: [{ plan: runPlan, stage: rolloutStage, inputPath, outPrefix: `${runPlan.runDir}/${rolloutStage === 'collect' ? 'rollouts' : 'local_profile'}` }],
+        args: [
+          {
+            plan: runPlan,
+            stage: rolloutStage,
+            inputPath,
+            outPrefix: `${runPlan.runDir}/${rolloutStage === 'collect' ? 'rollouts' : 'local_profile'}`,
+          },
+        ],
       });
       childWorkflowId = null;
       if (result.accounting) {
@@ -129,7 +136,9 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
       all_fail: published.counts.all_fail ?? 0,
       mixed: published.counts.mixed ?? 0,
       published: published.counts.published ?? 0,
-      ...(published.counts.published_partial !== undefined ? { published_partial: published.counts.published_partial } : {}),
+      ...(published.counts.published_partial !== undefined
+        ? { published_partial: published.counts.published_partial }
+        : {}),
       ...(published.counts.incomplete !== undefined ? { held_back_incomplete: published.counts.incomplete } : {}),
     });
     stage = 'done';
@@ -154,5 +163,4 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
     // Non-cancellable, so the servers are stopped even when the run itself was cancelled.
     if (stopManagedServers) await CancellationScope.nonCancellable(stopManagedServers);
   }
-
 }

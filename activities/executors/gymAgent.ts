@@ -34,7 +34,10 @@ export function gymAgentExecutor(opts: GymAgentOptions): RolloutExecutor {
     if (!endpoint) {
       const base = opts.agentUrls.get(name);
       // Materialization refuses unknown names, so this means the servers changed under a running stage.
-      if (!base) throw new ConfigError(`agent_ref.name "${name}" is no longer served (known: ${[...opts.agentUrls.keys()].join(', ')})`);
+      if (!base)
+        throw new ConfigError(
+          `agent_ref.name "${name}" is no longer served (known: ${[...opts.agentUrls.keys()].join(', ')})`,
+        );
       const url = new URL('/run', base).toString();
       endpoint = { url, limiter: endpointLimiter(url, opts.maxConcurrency) };
       endpoints.set(name, endpoint);
@@ -47,9 +50,11 @@ export function gymAgentExecutor(opts: GymAgentOptions): RolloutExecutor {
       const { keys } = input;
       // An answer already in orjson's form is written as its bytes with the row's keys spliced in;
       // any other is decoded and written again, as NeMo Gym's orjson round trip would write it.
-      const parse = (text: string): SplicedRollout | KindedJson => (keys && splicedRollout(text, keys)) || parseKinded(text);
+      const parse = (text: string): SplicedRollout | KindedJson =>
+        (keys && splicedRollout(text, keys)) || parseKinded(text);
       const answer = (await limiter.run(
-        () => postJsonText(url, input.text, { timeoutMs: opts.timeoutMs, signal, connections: opts.maxConcurrency, parse }),
+        () =>
+          postJsonText(url, input.text, { timeoutMs: opts.timeoutMs, signal, connections: opts.maxConcurrency, parse }),
         opts.rank,
       )) as SplicedRollout | KindedJson;
       if ('line' in answer) return splicedShardLine(answer.digest, answer.line);
@@ -61,7 +66,8 @@ export function gymAgentExecutor(opts: GymAgentOptions): RolloutExecutor {
       // Checked before the shape: a failure report need not carry a usable response.
       const reported = agentReportedFailure(result as Record<string, unknown>, keyed, url);
       if (reported) throw reported;
-      if (!('response' in result)) throw new RequestFailure('invalid_response', `${url} returned a result without "response"`, true);
+      if (!('response' in result))
+        throw new RequestFailure('invalid_response', `${url} returned a result without "response"`, true);
       return shardLine(keyed);
     },
   };

@@ -25,7 +25,11 @@ export class MaterializedLine implements MaterializedInput {
     private readonly line: number,
   ) {
     this.keys = materializedRowKeys(text);
-    const { task, rollout, agentName } = this.keys ?? { task: this.row._ng_task_index, rollout: this.row._ng_rollout_index, agentName: this.row.agent_ref.name };
+    const { task, rollout, agentName } = this.keys ?? {
+      task: this.row._ng_task_index,
+      rollout: this.row._ng_rollout_index,
+      agentName: this.row.agent_ref.name,
+    };
     this.task = task;
     this.rollout = rollout;
     this.agentName = agentName;

@@ -1,4 +1,9 @@
-import { ChatConversionError, chatCompletionToResponse, responsesEngineRequest, responsesRequestToChat } from '../../gym/chatCompletions';
+import {
+  ChatConversionError,
+  chatCompletionToResponse,
+  responsesEngineRequest,
+  responsesRequestToChat,
+} from '../../gym/chatCompletions';
 import { dictGet, parseKinded, toPy, withEntries, type JsonDict, type KindedJson } from '../../gym/kindedJson';
 import type { PyValue } from '../../gym/pythonJson';
 import { orjsonDumps } from '../../gym/pythonJsonDumps';
@@ -37,16 +42,31 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
   type ModelResponse = Record<string, unknown> & { output: unknown[] };
 
   /** The response to verify, and the same with the number kinds of the engine's answer, to write. */
-  async function callModel(params: Record<string, unknown>, kindedParams: JsonDict, session: string, signal: AbortSignal): Promise<{ response: ModelResponse; kinded: unknown }> {
+  async function callModel(
+    params: Record<string, unknown>,
+    kindedParams: JsonDict,
+    session: string,
+    signal: AbortSignal,
+  ): Promise<{ response: ModelResponse; kinded: unknown }> {
     const body = orjsonDumps(engineRequest(params, kindedParams));
     const { url, answer } = await endpoint.run(
-      async (url) => ({ url, answer: (await postJsonText(url, body, { timeoutMs: opts.timeoutMs, signal, headers, connections: opts.maxConcurrency, parse: parseKinded })) as KindedJson }),
+      async (url) => ({
+        url,
+        answer: (await postJsonText(url, body, {
+          timeoutMs: opts.timeoutMs,
+          signal,
+          headers,
+          connections: opts.maxConcurrency,
+          parse: parseKinded,
+        })) as KindedJson,
+      }),
       { rank: opts.rank, affinity: session, signal },
     );
     const { plain, kinded } = answer;
     const raw = plain as Record<string, unknown>;
     if (opts.api === 'responses') {
-      if (!Array.isArray(raw?.output)) throw new RequestFailure('invalid_response', `${url} returned no "output" list`, true);
+      if (!Array.isArray(raw?.output))
+        throw new RequestFailure('invalid_response', `${url} returned no "output" list`, true);
       return { response: raw as ModelResponse, kinded };
     }
     try {
@@ -54,7 +74,8 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
       const response = chatCompletionToResponse(raw) as ModelResponse;
       return { response, kinded: response };
     } catch (err) {
-      if (err instanceof ChatConversionError) throw new RequestFailure('invalid_response', `${url} returned an unreadable completion: ${err.message}`, true);
+      if (err instanceof ChatConversionError)
+        throw new RequestFailure('invalid_response', `${url} returned an unreadable completion: ${err.message}`, true);
       throw err;
     }
   }
@@ -69,7 +90,12 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
       if (opts.api === 'chat_completions') return responsesRequestToChat(params, kindedParams);
       return responsesEngineRequest(kindedParams, { unpackExtraBody: opts.unpackExtraBody });
     } catch (err) {
-      if (err instanceof ChatConversionError) throw new RequestFailure('invalid_response', `row cannot be sent to ${endpoint.urls.join(', ')}: ${err.message}`, false);
+      if (err instanceof ChatConversionError)
+        throw new RequestFailure(
+          'invalid_response',
+          `row cannot be sent to ${endpoint.urls.join(', ')}: ${err.message}`,
+          false,
+        );
       throw err;
     }
   }
@@ -79,7 +105,11 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
       const { row } = input;
       const expected = expectedActionSchema.safeParse(row.expected_action);
       if (!expected.success) {
-        throw new RequestFailure('invalid_response', `row (${row._ng_task_index}, ${row._ng_rollout_index}) has no valid expected_action`, false);
+        throw new RequestFailure(
+          'invalid_response',
+          `row (${row._ng_task_index}, ${row._ng_rollout_index}) has no valid expected_action`,
+          false,
+        );
       }
       const params: Record<string, unknown> = { ...row.responses_create_params };
       let kindedParams = (dictGet(input.value, 'responses_create_params') ?? {}) as JsonDict;
@@ -89,10 +119,19 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
       }
       // The rollout is the session: its retries go back to the replica that answered it, as NeMo Gym
       // keeps a session on its replica.
-      const { response, kinded } = await callModel(params, kindedParams, `${row._ng_task_index}:${row._ng_rollout_index}`, signal);
+      const { response, kinded } = await callModel(
+        params,
+        kindedParams,
+        `${row._ng_task_index}:${row._ng_rollout_index}`,
+        signal,
+      );
       const { reward, category } = verifyResponse(expected.data, response, opts.comparatorConfig);
       // The reward is a Python float (BaseVerifyResponse.reward), written `1.0` as a resources server's is.
-      const verdict = new Map<string, PyValue>([['response', toPy(kinded)], ['reward', reward], ['category', category]]);
+      const verdict = new Map<string, PyValue>([
+        ['response', toPy(kinded)],
+        ['reward', reward],
+        ['category', category],
+      ]);
       return shardLine(keyedResult(input, withEntries(input.value, verdict)));
     },
   };

@@ -70,14 +70,24 @@ export class AgentReportedFailure extends RequestFailure {
  * The failure an agent's result reports, decided as run_from_config does: no-persist first, then a
  * failure class. `result` is read, `keyed` (the same result keyed) is what the sidecar gets.
  */
-export function agentReportedFailure(result: Record<string, unknown>, keyed: JsonDict, url: string): AgentReportedFailure | undefined {
+export function agentReportedFailure(
+  result: Record<string, unknown>,
+  keyed: JsonDict,
+  url: string,
+): AgentReportedFailure | undefined {
   const noPersist = pythonTruthy(result[NG_NO_PERSIST_KEY]);
   const failureClass = result[NG_FAILURE_CLASS_KEY];
   if (!noPersist && (failureClass === undefined || failureClass === null)) return undefined;
   const cls = failureClass === undefined || failureClass === null ? 'no_persist' : String(failureClass);
   const terminal = !noPersist && pythonTruthy(result[NG_TERMINAL_KEY]);
   const detail = typeof result.error_message === 'string' ? `: ${result.error_message}` : '';
-  return new AgentReportedFailure(keyed, cls, noPersist, terminal, `${url} reported a failed rollout (${NG_FAILURE_CLASS_KEY}=${cls})${detail}`);
+  return new AgentReportedFailure(
+    keyed,
+    cls,
+    noPersist,
+    terminal,
+    `${url} reported a failed rollout (${NG_FAILURE_CLASS_KEY}=${cls})${detail}`,
+  );
 }
 
 /** True for a sidecar line NeMo Gym would never retry. */

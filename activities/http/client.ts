@@ -8,14 +8,7 @@ import { inFlightCount } from './inFlight';
 // is what lands in the `*_failures.jsonl` sidecar.
 
 export type FailureClass =
-  | 'http_429'
-  | 'http_5xx'
-  | 'http_4xx'
-  | 'timeout'
-  | 'connection'
-  | 'invalid_response'
-  | 'agent_reported'
-  | 'cancelled';
+  'http_429' | 'http_5xx' | 'http_4xx' | 'timeout' | 'connection' | 'invalid_response' | 'agent_reported' | 'cancelled';
 
 export class RequestFailure extends Error {
   constructor(
@@ -89,11 +82,18 @@ export async function postJson(url: string, body: unknown, opts: PostOptions): P
  * postJson for a body already serialized, or streamed piece by piece when it is too large to hold
  * twice in memory (an `/aggregate_metrics` request carries every rollout of a run).
  */
-export async function postJsonText(url: string, body: string | (() => AsyncIterable<string>), opts: PostOptions): Promise<unknown> {
+export async function postJsonText(
+  url: string,
+  body: string | (() => AsyncIterable<string>),
+  opts: PostOptions,
+): Promise<unknown> {
   // One controller per request, unlinked from the activity's signal when the request settles:
   // AbortSignal.any on a chunk-long signal keeps every request's signal alive until the chunk ends.
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException(`request to ${url} timed out`, 'TimeoutError')), opts.timeoutMs);
+  const timer = setTimeout(
+    () => controller.abort(new DOMException(`request to ${url} timed out`, 'TimeoutError')),
+    opts.timeoutMs,
+  );
   const onAbort = () => controller.abort(opts.signal?.reason);
   if (opts.signal?.aborted) onAbort();
   else if (opts.signal) {
@@ -126,7 +126,14 @@ const RETRY_AFTER = 'retry-after';
  * and those cost a worker more per rollout than parsing the HTTP itself. Aborting (a timeout or the
  * activity's cancellation) fails the answer with the abort's reason, as `request()` does.
  */
-function dispatchPost(pool: Agent, url: URL, body: string | Readable, headers: Record<string, string>, timeoutMs: number, signal: AbortSignal): Promise<Answer> {
+function dispatchPost(
+  pool: Agent,
+  url: URL,
+  body: string | Readable,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<Answer> {
   return new Promise<Answer>((resolve, reject) => {
     let abort: ((reason?: Error) => void) | undefined;
     let status = 0;
@@ -136,7 +143,15 @@ function dispatchPost(pool: Agent, url: URL, body: string | Readable, headers: R
     signal.addEventListener('abort', onAbort, { once: true });
     const settle = () => signal.removeEventListener('abort', onAbort);
     pool.dispatch(
-      { origin: url.origin, path: url.pathname + url.search, method: 'POST', body, headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
+      {
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: 'POST',
+        body,
+        headers,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      },
       {
         onConnect(abortRequest: (reason?: Error) => void) {
           if (signal.aborted) abortRequest(signal.reason);
@@ -145,7 +160,11 @@ function dispatchPost(pool: Agent, url: URL, body: string | Readable, headers: R
         onHeaders(statusCode: number, rawHeaders: Buffer[]) {
           status = statusCode;
           for (let i = 0; i < rawHeaders.length; i += 2) {
-            if (rawHeaders[i]!.length === RETRY_AFTER.length && rawHeaders[i]!.toString('latin1').toLowerCase() === RETRY_AFTER) retryAfter = rawHeaders[i + 1]!.toString('latin1');
+            if (
+              rawHeaders[i]!.length === RETRY_AFTER.length &&
+              rawHeaders[i]!.toString('latin1').toLowerCase() === RETRY_AFTER
+            )
+              retryAfter = rawHeaders[i + 1]!.toString('latin1');
           }
           return true;
         },
@@ -169,7 +188,12 @@ function dispatchPost(pool: Agent, url: URL, body: string | Readable, headers: R
   });
 }
 
-async function postJsonOnce(url: string, body: string | (() => AsyncIterable<string>), opts: PostOptions, signal: AbortSignal): Promise<unknown> {
+async function postJsonOnce(
+  url: string,
+  body: string | (() => AsyncIterable<string>),
+  opts: PostOptions,
+  signal: AbortSignal,
+): Promise<unknown> {
   let answer: Answer;
   try {
     answer = await dispatchPost(
@@ -188,14 +212,23 @@ async function postJsonOnce(url: string, body: string | (() => AsyncIterable<str
     throw new RequestFailure('http_429', `${url} answered 429`, true, retryAfterMs(answer.retryAfter));
   }
   if (status >= 500) {
-    throw new RequestFailure('http_5xx', `${url} answered ${status}: ${text.slice(0, 200)}`, true, retryAfterMs(answer.retryAfter));
+    throw new RequestFailure(
+      'http_5xx',
+      `${url} answered ${status}: ${text.slice(0, 200)}`,
+      true,
+      retryAfterMs(answer.retryAfter),
+    );
   }
   if (status >= 400) throw new RequestFailure('http_4xx', `${url} answered ${status}: ${text.slice(0, 500)}`, false);
   try {
     return (opts.parse ?? JSON.parse)(text);
   } catch {
     // A 200 with a torn or non-JSON body is what an overloaded proxy sends; trying again usually works.
-    throw new RequestFailure('invalid_response', `${url} answered ${status} with a body that is not JSON: ${text.slice(0, 120)}`, true);
+    throw new RequestFailure(
+      'invalid_response',
+      `${url} answered ${status} with a body that is not JSON: ${text.slice(0, 120)}`,
+      true,
+    );
   }
 }
 

@@ -138,9 +138,15 @@ export class ReplicaPool {
     }
   }
 
-  private acquire(rank: number, tried: ReadonlySet<Replica>, affinity: string | undefined, signal?: AbortSignal): Promise<Replica> {
+  private acquire(
+    rank: number,
+    tried: ReadonlySet<Replica>,
+    affinity: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<Replica> {
     return new Promise<Replica>((resolve, reject) => {
-      if (signal?.aborted) return reject(new RequestFailure('cancelled', 'cancelled while waiting for a model replica', false));
+      if (signal?.aborted)
+        return reject(new RequestFailure('cancelled', 'cancelled while waiting for a model replica', false));
       const onAbort = () => {
         const at = this.waiting.indexOf(waiter);
         if (at >= 0) this.waiting.splice(at, 1);
@@ -170,7 +176,7 @@ export class ReplicaPool {
   /** Gives free slots to waiters, oldest rank first; a waiter no free replica can serve is passed over. */
   private pump(): void {
     const allBenched = this.replicas.every((r) => r.benched);
-    for (let i = 0; i < this.waiting.length && this.replicas.some((r) => this.hasSlot(r, allBenched)); ) {
+    for (let i = 0; i < this.waiting.length && this.replicas.some((r) => this.hasSlot(r, allBenched));) {
       const waiter = this.waiting[i]!;
       const replica = this.choose(waiter, allBenched);
       if (!replica) {
@@ -201,7 +207,12 @@ export class ReplicaPool {
     let best: Replica | undefined;
     for (const replica of this.replicas) {
       if (waiter.tried.has(replica) || !this.hasSlot(replica, allBenched)) continue;
-      if (!best || replica.inFlight < best.inFlight || (replica.inFlight === best.inFlight && replica.lastGiven < best.lastGiven)) best = replica;
+      if (
+        !best ||
+        replica.inFlight < best.inFlight ||
+        (replica.inFlight === best.inFlight && replica.lastGiven < best.lastGiven)
+      )
+        best = replica;
     }
     return best;
   }
@@ -256,7 +267,12 @@ const pools = new Map<string, ReplicaPool>();
  * The endpoint serving `path` on `bases`. One base keeps the plain per-endpoint limiter; a list
  * shares one pool per list of origins in this process, so chunks running side by side share its caps.
  */
-export function modelEndpoint(bases: string | readonly string[], path: string, cap: number, bench?: BenchPolicy): ModelEndpoint {
+export function modelEndpoint(
+  bases: string | readonly string[],
+  path: string,
+  cap: number,
+  bench?: BenchPolicy,
+): ModelEndpoint {
   const list = typeof bases === 'string' ? [bases] : bases;
   const urls = list.map((base) => new URL(path, base).toString());
   if (urls.length === 1) {

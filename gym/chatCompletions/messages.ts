@@ -45,7 +45,10 @@ const THINK = /<think>([\s\S]*?)<\/think>/g;
 
 /** `_wrap_reasoning_in_think_tags`: empty texts vanish. */
 function wrapThink(texts: string[]): string {
-  return texts.filter((t) => t !== '').map((t) => `<think>${t}</think>`).join('');
+  return texts
+    .filter((t) => t !== '')
+    .map((t) => `<think>${t}</think>`)
+    .join('');
 }
 
 /** `_parse_think_tags`: every block, wherever it sits, and the content without them. */
@@ -53,7 +56,8 @@ export function splitThink(content: string): { reasoning: string[]; text: string
   return { reasoning: [...content.matchAll(THINK)].map((m) => m[1] ?? ''), text: content.replace(THINK, '') };
 }
 
-const asString = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v));
+const asString = (v: unknown): string =>
+  typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
 const nonEmpty = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 function summaryTexts(item: Item): string[] {
@@ -68,7 +72,9 @@ function inputContent(content: unknown, where: string): unknown {
     if (isRecord(part) && part.type === 'input_image') {
       return { image_url: { url: part.image_url ?? '', detail: part.detail ?? 'auto' }, type: 'image_url' };
     }
-    throw new ChatConversionError(`${where}: content part ${isRecord(part) ? String(part.type) : typeof part} has no Chat Completions form`);
+    throw new ChatConversionError(
+      `${where}: content part ${isRecord(part) ? String(part.type) : typeof part} has no Chat Completions form`,
+    );
   });
 }
 
@@ -79,7 +85,11 @@ function inlineToolCalls(toolCalls: unknown, where: string): ChatToolCall[] {
     if (!isRecord(call) || !isRecord(call.function) || typeof call.id !== 'string') {
       throw new ChatConversionError(`${where}: tool call ${n} needs an id and a function`);
     }
-    return { id: call.id, function: { arguments: asString(call.function.arguments), name: asString(call.function.name) }, type: 'function' };
+    return {
+      id: call.id,
+      function: { arguments: asString(call.function.arguments), name: asString(call.function.name) },
+      type: 'function',
+    };
   });
 }
 
@@ -90,7 +100,10 @@ function inlineToolCalls(toolCalls: unknown, where: string): ChatToolCall[] {
  * assistant message, flushed at a function_call_output or a user/system/developer message.
  */
 export function responsesItemsToChatMessages(input: string | unknown[]): ChatMessage[] {
-  const items: unknown[] = typeof input === 'string' ? [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: input }] }] : input;
+  const items: unknown[] =
+    typeof input === 'string'
+      ? [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: input }] }]
+      : input;
   const messages: ChatMessage[] = [];
   let content = '';
   let calls: ChatToolCall[] = [];
@@ -98,7 +111,11 @@ export function responsesItemsToChatMessages(input: string | unknown[]): ChatMes
     if (content === '' && calls.length === 0) return;
     // A turn without calls has no `tool_calls` key: OpenAI answers 400 to `tool_calls: []`. NeMo Gym
     // 0.4.0 sent the empty list; later NeMo Gym leaves it out too (NVIDIA-NeMo/Gym#2515).
-    messages.push(calls.length > 0 ? { role: 'assistant', content: content === '' ? null : content, tool_calls: calls } : { role: 'assistant', content: content === '' ? null : content });
+    messages.push(
+      calls.length > 0
+        ? { role: 'assistant', content: content === '' ? null : content, tool_calls: calls }
+        : { role: 'assistant', content: content === '' ? null : content },
+    );
     content = '';
     calls = [];
   };
@@ -122,7 +139,11 @@ export function responsesItemsToChatMessages(input: string | unknown[]): ChatMes
       content += wrapThink(summaryTexts(item));
     } else if (type === 'function_call') {
       if (typeof item.call_id !== 'string') throw new ChatConversionError(`${where}: function_call has no call_id`);
-      calls.push({ id: item.call_id, function: { arguments: asString(item.arguments), name: asString(item.name) }, type: 'function' });
+      calls.push({
+        id: item.call_id,
+        function: { arguments: asString(item.arguments), name: asString(item.name) },
+        type: 'function',
+      });
     } else if (type === 'function_call_output') {
       flush();
       messages.push({ content: item.output, role: 'tool', tool_call_id: item.call_id });
@@ -143,12 +164,16 @@ export function withParsedReasoning(message: ChatMessage): ChatMessage {
   if (message.role !== 'assistant' || typeof message.content !== 'string') return message;
   const { reasoning, text } = splitThink(message.content);
   const first = reasoning[0];
-  return first === undefined ? { ...message, content: text } : { ...message, content: text, reasoning_content: first, reasoning: first };
+  return first === undefined
+    ? { ...message, content: text }
+    : { ...message, content: text, reasoning_content: first, reasoning: first };
 }
 
 /** One model turn (Responses `output`) → the single assistant message an engine answers with. */
 export function responsesOutputToChatMessage(output: unknown[]): ChatMessage {
-  const turn = output.filter((i) => isRecord(i) && (i.type === 'reasoning' || i.type === 'function_call' || i.role === 'assistant'));
+  const turn = output.filter(
+    (i) => isRecord(i) && (i.type === 'reasoning' || i.type === 'function_call' || i.role === 'assistant'),
+  );
   return withParsedReasoning(responsesItemsToChatMessages(turn)[0] ?? { role: 'assistant', content: null });
 }
 
@@ -179,25 +204,46 @@ export function chatMessageToResponsesOutput(message: Item, ids?: ItemIdFactory)
     const fn = isRecord(call.function) ? call.function : call;
     const callId = nonEmpty(call.id) ?? ids?.(`call${n}`);
     if (callId === undefined) throw new ChatConversionError(`tool call ${n} has no id`);
-    const args = typeof fn.arguments === 'string' || fn.arguments === undefined ? (fn.arguments ?? '') : JSON.stringify(fn.arguments);
-    items.push({ arguments: args, call_id: callId, name: fn.name, type: 'function_call', id: callId, status: 'completed' });
+    const args =
+      typeof fn.arguments === 'string' || fn.arguments === undefined
+        ? (fn.arguments ?? '')
+        : JSON.stringify(fn.arguments);
+    items.push({
+      arguments: args,
+      call_id: callId,
+      name: fn.name,
+      type: 'function_call',
+      id: callId,
+      status: 'completed',
+    });
   }
   return items;
 }
 
 /** Chat Completions messages → Responses items; `ids` names generated items per message index. */
-export function chatMessagesToResponsesItems(messages: unknown[], ids?: (messageIndex: number, kind: string) => string): Item[] {
+export function chatMessagesToResponsesItems(
+  messages: unknown[],
+  ids?: (messageIndex: number, kind: string) => string,
+): Item[] {
   const items: Item[] = [];
   for (const [index, message] of messages.entries()) {
-    if (!isRecord(message) || typeof message.role !== 'string') throw new ChatConversionError(`message ${index} has no role`);
+    if (!isRecord(message) || typeof message.role !== 'string')
+      throw new ChatConversionError(`message ${index} has no role`);
     if (message.role === 'assistant') {
       try {
-        items.push(...chatMessageToResponsesOutput(message, ids === undefined ? undefined : (kind) => ids(index, kind)));
+        items.push(
+          ...chatMessageToResponsesOutput(message, ids === undefined ? undefined : (kind) => ids(index, kind)),
+        );
       } catch (err) {
         throw err instanceof ChatConversionError ? new ChatConversionError(`message ${index}: ${err.message}`) : err;
       }
     } else if (message.role === 'tool' || message.role === 'function') {
-      items.push({ call_id: message.tool_call_id, output: messageText(message).text, type: 'function_call_output', status: 'completed' });
+      items.push({
+        call_id: message.tool_call_id,
+        output: messageText(message).text,
+        type: 'function_call_output',
+        status: 'completed',
+      });
     } else {
       items.push({ content: messageText(message).text, role: message.role, type: 'message' });
     }

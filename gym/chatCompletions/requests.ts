@@ -22,9 +22,33 @@ type Item = Record<string, unknown>;
  * declares them: `model_dump` lists fields that way, and `orjson.dumps` of that dump is the body the
  * engine receives.
  */
-const CHAT_FIELDS = ['messages', 'model', 'max_tokens', 'metadata', 'parallel_tool_calls', 'service_tier', 'store', 'temperature', 'tool_choice', 'tools', 'top_logprobs', 'top_p', 'user'] as const;
+const CHAT_FIELDS = [
+  'messages',
+  'model',
+  'max_tokens',
+  'metadata',
+  'parallel_tool_calls',
+  'service_tier',
+  'store',
+  'temperature',
+  'tool_choice',
+  'tools',
+  'top_logprobs',
+  'top_p',
+  'user',
+] as const;
 /** Responses fields that also exist in Chat Completions create params and pass through unchanged. */
-const SHARED_FIELDS = new Set<string>(['model', 'metadata', 'parallel_tool_calls', 'service_tier', 'store', 'temperature', 'top_logprobs', 'top_p', 'user']);
+const SHARED_FIELDS = new Set<string>([
+  'model',
+  'metadata',
+  'parallel_tool_calls',
+  'service_tier',
+  'store',
+  'temperature',
+  'top_logprobs',
+  'top_p',
+  'user',
+]);
 
 /**
  * Fields NeMo Gym's request models type `float`. Pydantic validates an int there into a float, so
@@ -43,23 +67,34 @@ function requestField(kinded: JsonDict, key: string): PyValue | undefined {
 
 function responsesToolToChat(tool: PyValue): PyDict {
   if (!isPyDict(tool) || tool.get('type') !== 'function') {
-    throw new ChatConversionError(`tool ${isPyDict(tool) ? String(tool.get('type')) : typeof tool} has no Chat Completions form (function tools only)`);
+    throw new ChatConversionError(
+      `tool ${isPyDict(tool) ? String(tool.get('type')) : typeof tool} has no Chat Completions form (function tools only)`,
+    );
   }
   // NeMo Gym drops `type` and `strict` and keeps the rest as the function definition.
   const fn: PyDict = new Map([...tool].filter(([key, value]) => key !== 'type' && key !== 'strict' && value !== null));
-  return new Map<string, PyValue>([['function', fn], ['type', 'function']]);
+  return new Map<string, PyValue>([
+    ['function', fn],
+    ['type', 'function'],
+  ]);
 }
 
 function chatToolToResponses(tool: unknown): unknown {
-  return isRecord(tool) && tool.type === 'function' && isRecord(tool.function) ? { type: 'function', ...tool.function } : tool;
+  return isRecord(tool) && tool.type === 'function' && isRecord(tool.function)
+    ? { type: 'function', ...tool.function }
+    : tool;
 }
 
 function toolChoiceToChat(choice: unknown): unknown {
-  return isRecord(choice) && choice.type === 'function' && typeof choice.name === 'string' ? { type: 'function', function: { name: choice.name } } : choice;
+  return isRecord(choice) && choice.type === 'function' && typeof choice.name === 'string'
+    ? { type: 'function', function: { name: choice.name } }
+    : choice;
 }
 
 function toolChoiceToResponses(choice: unknown): unknown {
-  return isRecord(choice) && choice.type === 'function' && isRecord(choice.function) ? { type: 'function', name: choice.function.name } : choice;
+  return isRecord(choice) && choice.type === 'function' && isRecord(choice.function)
+    ? { type: 'function', name: choice.function.name }
+    : choice;
 }
 
 /**
@@ -71,7 +106,9 @@ function metadataObject(metadata: unknown, key: string): PyDict {
   if (raw === undefined || raw === null) return new Map();
   const value = typeof raw === 'string' ? decodePythonJson(raw) : undefined;
   if (!isPyDict(value instanceof PythonJsonFailure ? undefined : value)) {
-    throw new ChatConversionError(`metadata.${key} must be a JSON object encoded as a string, got ${JSON.stringify(raw)}`);
+    throw new ChatConversionError(
+      `metadata.${key} must be a JSON object encoded as a string, got ${JSON.stringify(raw)}`,
+    );
   }
   return value as PyDict;
 }
@@ -96,8 +133,10 @@ function mergedOver(extra: PyDict, fields: Iterable<[string, PyValue]>): PyDict 
  */
 export function responsesRequestToChat(request: Item, kinded: JsonDict = request): PyDict {
   const input = request.input ?? [];
-  if (typeof input !== 'string' && !Array.isArray(input)) throw new ChatConversionError('input is neither a string nor a list of items');
-  const instructions = typeof request.instructions === 'string' ? [{ role: 'system', content: request.instructions }] : [];
+  if (typeof input !== 'string' && !Array.isArray(input))
+    throw new ChatConversionError('input is neither a string nor a list of items');
+  const instructions =
+    typeof request.instructions === 'string' ? [{ role: 'system', content: request.instructions }] : [];
   const fields = new Map<string, PyValue>();
   fields.set('messages', toPy([...instructions, ...responsesItemsToChatMessages(input)].map(withParsedReasoning)));
   for (const key of SHARED_FIELDS) {
@@ -106,11 +145,19 @@ export function responsesRequestToChat(request: Item, kinded: JsonDict = request
   }
   // An int field: pydantic reads a `64.0` there as 64.
   const maxTokens = requestField(kinded, 'max_output_tokens');
-  if (typeof maxTokens === 'bigint' || typeof maxTokens === 'number') fields.set('max_tokens', typeof maxTokens === 'number' && Number.isSafeInteger(maxTokens) ? BigInt(maxTokens) : maxTokens);
+  if (typeof maxTokens === 'bigint' || typeof maxTokens === 'number')
+    fields.set(
+      'max_tokens',
+      typeof maxTokens === 'number' && Number.isSafeInteger(maxTokens) ? BigInt(maxTokens) : maxTokens,
+    );
   const tools = dictGet(kinded, 'tools');
   if (Array.isArray(tools) && tools.length > 0) {
-    fields.set('tools', tools.map((tool) => responsesToolToChat(toPy(tool))));
-    if (request.tool_choice !== undefined && request.tool_choice !== null) fields.set('tool_choice', toPy(toolChoiceToChat(request.tool_choice)));
+    fields.set(
+      'tools',
+      tools.map((tool) => responsesToolToChat(toPy(tool))),
+    );
+    if (request.tool_choice !== undefined && request.tool_choice !== null)
+      fields.set('tool_choice', toPy(toolChoiceToChat(request.tool_choice)));
   } else {
     fields.delete('parallel_tool_calls');
   }
@@ -164,7 +211,8 @@ const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(
  */
 export function chatCompletionToResponse(completion: unknown): Item {
   const choice = isRecord(completion) && Array.isArray(completion.choices) ? completion.choices[0] : undefined;
-  if (!isRecord(completion) || !isRecord(choice) || !isRecord(choice.message)) throw new ChatConversionError('the completion has no choices[0].message');
+  if (!isRecord(completion) || !isRecord(choice) || !isRecord(choice.message))
+    throw new ChatConversionError('the completion has no choices[0].message');
   const response: Item = {
     id: completion.id,
     object: 'response',
@@ -172,7 +220,12 @@ export function chatCompletionToResponse(completion: unknown): Item {
     model: completion.model,
     output: chatMessageToResponsesOutput(choice.message),
   };
-  const reason = choice.finish_reason === 'length' ? 'max_output_tokens' : choice.finish_reason === 'content_filter' ? 'content_filter' : undefined;
+  const reason =
+    choice.finish_reason === 'length'
+      ? 'max_output_tokens'
+      : choice.finish_reason === 'content_filter'
+        ? 'content_filter'
+        : undefined;
   if (reason !== undefined) response.incomplete_details = { reason };
   if (isRecord(completion.usage)) {
     const input = count(completion.usage.prompt_tokens);
@@ -198,8 +251,19 @@ export function responseToChatCompletion(response: Item): Item {
     object: 'chat.completion',
     created: response.created_at,
     model: response.model,
-    choices: [{ index: 0, message, finish_reason: truncated ? 'length' : (message.tool_calls ?? []).length > 0 ? 'tool_calls' : 'stop', logprobs: null }],
-    usage: { prompt_tokens: count(usage.input_tokens), completion_tokens: count(usage.output_tokens), total_tokens: count(usage.total_tokens) },
+    choices: [
+      {
+        index: 0,
+        message,
+        finish_reason: truncated ? 'length' : (message.tool_calls ?? []).length > 0 ? 'tool_calls' : 'stop',
+        logprobs: null,
+      },
+    ],
+    usage: {
+      prompt_tokens: count(usage.input_tokens),
+      completion_tokens: count(usage.output_tokens),
+      total_tokens: count(usage.total_tokens),
+    },
     metadata: response.metadata,
   };
 }

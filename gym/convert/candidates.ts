@@ -33,7 +33,9 @@ export type PivotProvenance = z.infer<typeof pivotProvenanceSchema>;
 const PROVENANCE_FLOATS = ['source_reward'];
 
 /** A candidate, audit or pivot row with its provenance kinded for jsonLine. */
-export function withKindedProvenance<T extends { provenance: Record<string, unknown> }>(row: T): Record<string, unknown> {
+export function withKindedProvenance<T extends { provenance: Record<string, unknown> }>(
+  row: T,
+): Record<string, unknown> {
   return { ...row, provenance: withPythonFloats(row.provenance, PROVENANCE_FLOATS) };
 }
 
@@ -61,7 +63,9 @@ export const DUPLICATE_REASON = 'duplicate';
 export const skipAuditRowSchema = z.object({
   reason: z.string(),
   detail: z.string(),
-  provenance: pivotProvenanceSchema.omit({ uuid: true }).partial({ pivot_index: true, depth: true, trajectory_length: true }),
+  provenance: pivotProvenanceSchema
+    .omit({ uuid: true })
+    .partial({ pivot_index: true, depth: true, trajectory_length: true }),
   /** On `duplicate` lines: the uuid of the kept candidate this decision point is identical to. */
   duplicate_of: z.string().uuid().optional(),
 });
@@ -93,14 +97,17 @@ export interface PivotOptions {
 }
 
 export type DecisionPointOutcome =
-  | { ok: true; candidate: PivotCandidate; dedupeKey: string }
-  | { ok: false; reason: SkipReason; audit: SkipAuditRow };
+  { ok: true; candidate: PivotCandidate; dedupeKey: string } | { ok: false; reason: SkipReason; audit: SkipAuditRow };
 
 /**
  * One outcome per decision point of the trajectory's output, in order: a candidate whose input is
  * exactly the items before the pivot turn, or the reason it cannot be a pivot.
  */
-export function decisionPointOutcomes(trajectory: Trajectory, source: TrajectorySource, opts: PivotOptions): DecisionPointOutcome[] {
+export function decisionPointOutcomes(
+  trajectory: Trajectory,
+  source: TrajectorySource,
+  opts: PivotOptions,
+): DecisionPointOutcome[] {
   const items = [...trajectory.prefix, ...trajectory.output];
   const offset = trajectory.prefix.length;
   const turns = [
@@ -146,7 +153,9 @@ export function decisionPointOutcomes(trajectory: Trajectory, source: Trajectory
       parallel_tool_calls: action.type === 'function_call_batch',
     };
     const dedupeKey = pivotKey({ responses_create_params: params, expected_action: action });
-    const uuid = uuidFromHex(digest('pivot', path.basename(source.sourceFile), String(source.sourceLine), String(pivotIndex), dedupeKey));
+    const uuid = uuidFromHex(
+      digest('pivot', path.basename(source.sourceFile), String(source.sourceLine), String(pivotIndex), dedupeKey),
+    );
     const candidate: PivotCandidate = {
       responses_create_params: params,
       expected_action: action,
@@ -179,7 +188,7 @@ function shiftTurn(turn: Turn, offset: number): Turn {
 function inputPrefix(items: Item[], turns: Turn[], upTo: number, keepReasoning: boolean): Item[] {
   const order: number[] = [];
   const turnAt = new Map(turns.map((t) => [t.start, t]));
-  for (let index = 0; index < upTo; ) {
+  for (let index = 0; index < upTo;) {
     const turn = turnAt.get(index);
     if (turn === undefined) {
       order.push(index);

@@ -5,7 +5,11 @@ import { type RowConversion, indexField, rejectRow, rewardField } from './trajec
 
 /** Does this row look like a Chat Completions trajectory (`messages` with roles)? */
 export function looksLikeChatCompletions(row: Record<string, unknown>): boolean {
-  return Array.isArray(row.messages) && row.messages.length > 0 && row.messages.every((m) => isRecord(m) && typeof m.role === 'string');
+  return (
+    Array.isArray(row.messages) &&
+    row.messages.length > 0 &&
+    row.messages.every((m) => isRecord(m) && typeof m.role === 'string')
+  );
 }
 
 /** Reads a Chat Completions trajectory row: `messages`, `tools`, `reward`. */
@@ -36,7 +40,10 @@ export function fromChatCompletionsRow(row: Record<string, unknown>, idSeed: str
  */
 export function chatMessagesToItems(messages: unknown[], idSeed: string): Item[] | string {
   try {
-    return chatMessagesToResponsesItems(messages, (index, kind) => `${kind}_${digest(idSeed, String(index), kind).slice(0, 32)}`);
+    return chatMessagesToResponsesItems(
+      messages,
+      (index, kind) => `${kind}_${digest(idSeed, String(index), kind).slice(0, 32)}`,
+    );
   } catch (err) {
     if (err instanceof ChatConversionError) return err.message;
     throw err;

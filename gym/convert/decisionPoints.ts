@@ -64,14 +64,18 @@ export function readAction(items: Item[], turn: Turn, toolNames: Set<string>, ba
   for (const index of turn.actions) {
     const item = items[index];
     const kind = itemKind(item);
-    if (kind === 'other_model_action') return skip('unsupported_item_type', `item ${index} has type ${String(item.type)}`);
+    if (kind === 'other_model_action')
+      return skip('unsupported_item_type', `item ${index} has type ${String(item.type)}`);
     if (kind === 'function_call') {
       calls.push(item);
       continue;
     }
     const message = messageText(item);
     if (message.unsupportedPart !== undefined) {
-      return skip('unsupported_item_type', `assistant message ${index} holds a ${message.unsupportedPart} content part`);
+      return skip(
+        'unsupported_item_type',
+        `assistant message ${index} holds a ${message.unsupportedPart} content part`,
+      );
     }
     text += message.text;
   }
@@ -90,7 +94,10 @@ export function readAction(items: Item[], turn: Turn, toolNames: Set<string>, ba
     try {
       JSON.parse(args);
     } catch (err) {
-      return skip('invalid_arguments_json', `arguments of ${name} are not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+      return skip(
+        'invalid_arguments_json',
+        `arguments of ${name} are not valid JSON: ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
     if (!toolNames.has(name)) return skip('tool_not_in_schema', `tool ${name} is not in the tool list`);
     read.push({ type: 'function_call', name, arguments: args });
@@ -105,10 +112,13 @@ export function callIdMismatch(input: Item[]): string | undefined {
   for (const item of input) {
     if (item.type === 'function_call') open.add(item.call_id);
     if (item.type === 'function_call_output') {
-      if (!open.has(item.call_id)) return `function_call_output ${JSON.stringify(item.call_id ?? null)} answers no earlier function_call`;
+      if (!open.has(item.call_id))
+        return `function_call_output ${JSON.stringify(item.call_id ?? null)} answers no earlier function_call`;
       open.delete(item.call_id);
     }
   }
   const [unanswered] = open;
-  return open.size > 0 ? `function_call ${JSON.stringify(unanswered ?? null)} has no function_call_output before the pivot` : undefined;
+  return open.size > 0
+    ? `function_call ${JSON.stringify(unanswered ?? null)} has no function_call_output before the pivot`
+    : undefined;
 }

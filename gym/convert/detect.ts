@@ -15,15 +15,25 @@ const SHAPES =
  * The source format of a file, decided on its first row. A format is per file because one export
  * holds one shape; a later row that does not fit is rejected on its own.
  */
-export function detectSourceFormat(row: Record<string, unknown>, file: string, line: number, fieldMapping?: FieldMapping): SourceFormat {
+export function detectSourceFormat(
+  row: Record<string, unknown>,
+  file: string,
+  line: number,
+  fieldMapping?: FieldMapping,
+): SourceFormat {
   if (looksLikeGymRollout(row)) return 'gym_rollouts';
   if (fieldMapping !== undefined && looksLikeToolMessages(row, fieldMapping)) return 'tool_messages';
   if (looksLikeChatCompletions(row)) return 'chat_completions';
   if (looksLikeConversational(row)) return 'conversational';
-  const hint = isRecord(row.responses_create_params) && row.response === undefined
-    ? '; this looks like a task row, not a rollout (conversion needs the collected rollouts)'
-    : '';
-  throw new ConvertInputError(file, line, `no source format fits this row: saw ${describeValue(row)}${hint}; expected ${SHAPES}, or set source_format`);
+  const hint =
+    isRecord(row.responses_create_params) && row.response === undefined
+      ? '; this looks like a task row, not a rollout (conversion needs the collected rollouts)'
+      : '';
+  throw new ConvertInputError(
+    file,
+    line,
+    `no source format fits this row: saw ${describeValue(row)}${hint}; expected ${SHAPES}, or set source_format`,
+  );
 }
 
 /** Whether a row has the shape of a given format (used to check a format the user forced). */
@@ -40,7 +50,12 @@ export function fitsFormat(format: SourceFormat, row: Record<string, unknown>, f
   }
 }
 
-export function convertRow(format: SourceFormat, row: Record<string, unknown>, idSeed: string, fieldMapping?: FieldMapping): RowConversion {
+export function convertRow(
+  format: SourceFormat,
+  row: Record<string, unknown>,
+  idSeed: string,
+  fieldMapping?: FieldMapping,
+): RowConversion {
   switch (format) {
     case 'gym_rollouts':
       return fromGymRolloutRow(row);
@@ -49,7 +64,8 @@ export function convertRow(format: SourceFormat, row: Record<string, unknown>, i
     case 'conversational':
       return fromConversationalRow(row, idSeed);
     case 'tool_messages':
-      if (fieldMapping === undefined) throw new Error('source_format tool_messages needs field_mapping (at least its messages path)');
+      if (fieldMapping === undefined)
+        throw new Error('source_format tool_messages needs field_mapping (at least its messages path)');
       return fromToolMessagesRow(row, fieldMapping, idSeed);
   }
 }

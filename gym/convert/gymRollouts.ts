@@ -38,7 +38,8 @@ export function fromGymRolloutRow(row: Record<string, unknown>): RowConversion {
       prefix,
       output,
       tools,
-      instructions: typeof params.instructions === 'string' && params.instructions !== '' ? params.instructions : undefined,
+      instructions:
+        typeof params.instructions === 'string' && params.instructions !== '' ? params.instructions : undefined,
       reward: rewardField(row.reward),
       uncleanReason: uncleanReason(response),
       taskIndex: indexField(row._ng_task_index) ?? indexField(row.task_idx),
@@ -50,7 +51,8 @@ export function fromGymRolloutRow(row: Record<string, unknown>): RowConversion {
 function inputItems(input: unknown): Item[] | string {
   if (typeof input === 'string') return [{ content: input, role: 'user', type: 'message' }];
   if (input === undefined || input === null) return [];
-  if (!Array.isArray(input)) return `responses_create_params.input is neither a list nor a string (saw ${typeof input})`;
+  if (!Array.isArray(input))
+    return `responses_create_params.input is neither a list nor a string (saw ${typeof input})`;
   if (!input.every(isRecord)) return 'responses_create_params.input holds an item that is not an object';
   return input;
 }
@@ -66,6 +68,7 @@ function outputItems(output: unknown): Item[] | string {
 
 function uncleanReason(response: Record<string, unknown>): string | undefined {
   if (response.error !== undefined && response.error !== null) return 'response.error is set';
-  if (response.incomplete_details !== undefined && response.incomplete_details !== null) return 'response.incomplete_details is set';
+  if (response.incomplete_details !== undefined && response.incomplete_details !== null)
+    return 'response.incomplete_details is set';
   return undefined;
 }

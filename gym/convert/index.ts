@@ -2,19 +2,39 @@ import { createWriteStream, rmSync } from 'node:fs';
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { type PivotCandidate, type SkipAuditRow, type TrajectorySource, decisionPointOutcomes, duplicateAudit, withKindedProvenance } from './candidates';
+import {
+  type PivotCandidate,
+  type SkipAuditRow,
+  type TrajectorySource,
+  decisionPointOutcomes,
+  duplicateAudit,
+  withKindedProvenance,
+} from './candidates';
 import { SKIP_REASONS } from './decisionPoints';
 import { convertRow, detectSourceFormat, fitsFormat } from './detect';
 import { describeValue, readJsonlRows } from './lineReader';
 import { withoutRolloutObservations } from '../rolloutObservations';
 import { jsonLine } from '../jsonl';
 import { ConvertInputError } from '../errors';
-import { SOURCE_PREFERENCES, TaskRewardSpread, isCleanPositive, readRewardProfile, taskTier, tierCount } from './sourceSelection';
+import {
+  SOURCE_PREFERENCES,
+  TaskRewardSpread,
+  isCleanPositive,
+  readRewardProfile,
+  taskTier,
+  tierCount,
+} from './sourceSelection';
 import { fieldMappingSchema } from './toolMessages';
 import { type RowConversion, SOURCE_FORMATS, type SourceFormat } from './trajectory';
 
 export { ConvertInputError } from '../errors';
-export { DUPLICATE_REASON, pivotCandidateSchema, skipAuditRowSchema, type PivotCandidate, type SkipAuditRow } from './candidates';
+export {
+  DUPLICATE_REASON,
+  pivotCandidateSchema,
+  skipAuditRowSchema,
+  type PivotCandidate,
+  type SkipAuditRow,
+} from './candidates';
 export { SKIP_REASONS, type SkipReason } from './decisionPoints';
 
 export const convertOptionsSchema = z
@@ -86,7 +106,9 @@ export async function convertToCandidates(
   const { inputs, outDir, rewardProfilePath, sourceRoot, ...rest } = opts;
   const parsed = convertOptionsSchema.safeParse(rest);
   if (!parsed.success) {
-    throw new Error(`invalid convert options: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'options'}: ${i.message}`).join('; ')}`);
+    throw new Error(
+      `invalid convert options: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'options'}: ${i.message}`).join('; ')}`,
+    );
   }
   const options = parsed.data;
   if (inputs.length === 0) throw new Error('convert needs at least one input file');
@@ -113,7 +135,8 @@ export async function convertToCandidates(
     const profile = rewardProfilePath === undefined ? undefined : await readRewardProfile(rewardProfilePath);
     const spread = new TaskRewardSpread();
     const formats: Record<string, SourceFormat> = {};
-    const taskKey = (fileIndex: number, taskIndex: number) => (profile ? String(taskIndex) : `${fileIndex}:${taskIndex}`);
+    const taskKey = (fileIndex: number, taskIndex: number) =>
+      profile ? String(taskIndex) : `${fileIndex}:${taskIndex}`;
     const isMixed = (fileIndex: number, taskIndex: number) =>
       profile ? (profile.get(taskIndex) ?? false) : spread.isMixed(taskKey(fileIndex, taskIndex));
 
@@ -169,7 +192,11 @@ export async function convertToCandidates(
 
     await candidatesOut.commit();
     await skippedOut.commit();
-    const metrics = { ...counts, source_formats: formats, options: { ...options, reward_profile: rewardProfilePath ?? null } };
+    const metrics = {
+      ...counts,
+      source_formats: formats,
+      options: { ...options, reward_profile: rewardProfilePath ?? null },
+    };
     await writeFile(metricsPath, `${JSON.stringify(metrics, null, 2)}\n`);
   } finally {
     candidatesOut.abandon();
@@ -200,7 +227,11 @@ async function* sourcedRows(
       if (options.source_format === 'auto') {
         format = detectSourceFormat(row, file, line, options.field_mapping);
       } else if (!fitsFormat(options.source_format, row, options.field_mapping)) {
-        throw new ConvertInputError(file, line, `source_format is ${options.source_format} but this row does not have that shape (saw ${describeValue(row)})`);
+        throw new ConvertInputError(
+          file,
+          line,
+          `source_format is ${options.source_format} but this row does not have that shape (saw ${describeValue(row)})`,
+        );
       } else {
         format = options.source_format;
       }
@@ -244,11 +275,14 @@ class JsonlWriter {
   }
 
   async write(row: PivotCandidate | SkipAuditRow): Promise<void> {
-    if (!this.stream.write(jsonLine(withKindedProvenance(row)))) await new Promise<void>((resolve) => this.stream.once('drain', () => resolve()));
+    if (!this.stream.write(jsonLine(withKindedProvenance(row))))
+      await new Promise<void>((resolve) => this.stream.once('drain', () => resolve()));
   }
 
   async commit(): Promise<void> {
-    await new Promise<void>((resolve, reject) => this.stream.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      this.stream.end((err?: Error | null) => (err ? reject(err) : resolve())),
+    );
     await rename(this.tmpPath, this.finalPath);
     this.committed = true;
   }

@@ -67,7 +67,10 @@ export function withoutNullFields(item: Item): Item {
   const out: Item = {};
   for (const [key, value] of Object.entries(item)) {
     if (value === null) continue;
-    out[key] = key === 'content' && Array.isArray(value) ? value.map((part) => (isRecord(part) ? withoutNullFields(part) : part)) : value;
+    out[key] =
+      key === 'content' && Array.isArray(value)
+        ? value.map((part) => (isRecord(part) ? withoutNullFields(part) : part))
+        : value;
   }
   return out;
 }

@@ -36,6 +36,7 @@ export function describeValue(value: unknown): string {
     const shown = keys.slice(0, 12).join(', ');
     return keys.length === 0 ? 'an empty object' : `an object with keys [${shown}${keys.length > 12 ? ', …' : ''}]`;
   }
-  if (typeof value === 'string') return `a string (${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)})`;
+  if (typeof value === 'string')
+    return `a string (${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)})`;
   return `${typeof value} ${String(value)}`;
 }

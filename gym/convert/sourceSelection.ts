@@ -23,7 +23,11 @@ export async function readRewardProfile(file: string): Promise<Map<number, boole
     const parsed = rewardProfileRowSchema.safeParse(row);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new ConvertInputError(file, line, `not a reward profile row: ${issue.path.join('.') || 'row'}: ${issue.message}`);
+      throw new ConvertInputError(
+        file,
+        line,
+        `not a reward profile row: ${issue.path.join('.') || 'row'}: ${issue.message}`,
+      );
     }
     const { 'min/reward': min, 'max/reward': max } = parsed.data;
     mixed.set(parsed.data._ng_task_index, min !== undefined && max !== undefined && min < max);
@@ -38,7 +42,10 @@ export class TaskRewardSpread {
   add(taskKey: string, reward: number | null): void {
     if (reward === null) return;
     const seen = this.spread.get(taskKey);
-    this.spread.set(taskKey, seen ? { min: Math.min(seen.min, reward), max: Math.max(seen.max, reward) } : { min: reward, max: reward });
+    this.spread.set(
+      taskKey,
+      seen ? { min: Math.min(seen.min, reward), max: Math.max(seen.max, reward) } : { min: reward, max: reward },
+    );
   }
 
   isMixed(taskKey: string): boolean {

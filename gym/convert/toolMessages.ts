@@ -33,7 +33,11 @@ export function looksLikeToolMessages(row: Record<string, unknown>, mapping: Fie
  * Reads a generic row through a field mapping. The messages may be Chat Completions messages or
  * speaker turns; the tools either tool form.
  */
-export function fromToolMessagesRow(row: Record<string, unknown>, mapping: FieldMapping, idSeed: string): RowConversion {
+export function fromToolMessagesRow(
+  row: Record<string, unknown>,
+  mapping: FieldMapping,
+  idSeed: string,
+): RowConversion {
   const list = readPath(row, mapping.messages);
   if (!Array.isArray(list)) return rejectRow(`field ${mapping.messages} is not a list`);
   const messages = turnsToChatMessages(list);

@@ -36,7 +36,8 @@ function flattenChatTool(fn: Record<string, unknown>): Item {
 export function functionToolNames(tools: Item[]): Set<string> {
   const names = new Set<string>();
   for (const tool of tools) {
-    if ((tool.type === 'function' || tool.type === undefined) && typeof tool.name === 'string' && tool.name !== '') names.add(tool.name);
+    if ((tool.type === 'function' || tool.type === undefined) && typeof tool.name === 'string' && tool.name !== '')
+      names.add(tool.name);
   }
   return names;
 }

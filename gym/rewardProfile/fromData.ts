@@ -1,4 +1,10 @@
-import { completionSummary, profileTables, type AgentLevelMetrics, type CompletionSummary, type GroupLevelMetrics } from './profile';
+import {
+  completionSummary,
+  profileTables,
+  type AgentLevelMetrics,
+  type CompletionSummary,
+  type GroupLevelMetrics,
+} from './profile';
 import { InputTable, isRow, ROLLOUT, RolloutTable, TASK } from './table';
 import { RewardProfileError } from '../errors';
 
@@ -8,7 +14,11 @@ import { RewardProfileError } from '../errors';
 
 type Row = Record<string, unknown>;
 
-export function checkedKey(value: unknown, what: string, position: number): Row & { [TASK]: number; [ROLLOUT]: number } {
+export function checkedKey(
+  value: unknown,
+  what: string,
+  position: number,
+): Row & { [TASK]: number; [ROLLOUT]: number } {
   if (!isRow(value)) throw new RewardProfileError(`${what} ${position} is not a JSON object`);
   for (const key of [TASK, ROLLOUT]) {
     if (!(key in value)) throw new RewardProfileError(`${what} ${position} has no '${key}'`);
@@ -19,7 +29,10 @@ export function checkedKey(value: unknown, what: string, position: number): Row 
 
 const NO_NAME = Symbol('no agent_ref.name');
 
-function tables(rows: readonly object[], results: readonly object[]): { inputs: InputTable; done: RolloutTable; named: () => void } {
+function tables(
+  rows: readonly object[],
+  results: readonly object[],
+): { inputs: InputTable; done: RolloutTable; named: () => void } {
   const inputs = new InputTable();
   const unnamed: Row[] = [];
   rows.forEach((value, i) => {
@@ -39,7 +52,10 @@ function tables(rows: readonly object[], results: readonly object[]): { inputs: 
   // Upstream reads agent names only for rows with a result, once the keys have been matched.
   const named = () => {
     const row = unnamed.find((r) => doneKeys.has(`${String(r[TASK])},${String(r[ROLLOUT])}`));
-    if (row) throw new RewardProfileError(`Materialized input row for rollout key (${String(row[TASK])}, ${String(row[ROLLOUT])}) has no 'agent_ref.name'`);
+    if (row)
+      throw new RewardProfileError(
+        `Materialized input row for rollout key (${String(row[TASK])}, ${String(row[ROLLOUT])}) has no 'agent_ref.name'`,
+      );
   };
   return { inputs, done, named };
 }

@@ -23,7 +23,11 @@ class Scanner {
   }
 
   space(): void {
-    for (let c = this.text.charCodeAt(this.at); c === 32 || c === 9 || c === 10 || c === 13; c = this.text.charCodeAt(++this.at));
+    for (
+      let c = this.text.charCodeAt(this.at);
+      c === 32 || c === 9 || c === 10 || c === 13;
+      c = this.text.charCodeAt(++this.at)
+    );
   }
 
   peek(): string {

@@ -53,7 +53,9 @@ export function keysText(keys: readonly string[]): string {
 }
 
 export function extraRolloutsError(count: number, keys: string): RewardProfileError {
-  return new RewardProfileError(`Rollout results contain rows with no matching materialized input rows. Found ${count} extra rollout rows. Extra rollout keys: ${keys}`);
+  return new RewardProfileError(
+    `Rollout results contain rows with no matching materialized input rows. Found ${count} extra rollout rows. Extra rollout keys: ${keys}`,
+  );
 }
 
 export function missingRolloutsError(count: number, keys: string): RewardProfileError {
@@ -95,7 +97,11 @@ function join(inputs: InputTable, results: RolloutTable) {
     const r = rows[i];
     const d = done[j];
     const c =
-      r === undefined ? 1 : d === undefined ? -1 : inputs.task.get(r) - results.task.get(d) || inputs.rollout.get(r) - results.rollout.get(d);
+      r === undefined
+        ? 1
+        : d === undefined
+          ? -1
+          : inputs.task.get(r) - results.task.get(d) || inputs.rollout.get(r) - results.rollout.get(d);
     if (c < 0) missing.push(rows[i++]!);
     else if (c > 0) extra.push(done[j++]!);
     else rowOf[j++] = rows[i++]!;
@@ -132,7 +138,13 @@ function rowsOfTask(inputs: InputTable, task: number): number {
 }
 
 /** A task's group row (its `sample` as given): `members` are its results' table positions in key order. */
-export function groupRow(results: RolloutTable, members: Uint32Array, columns: readonly string[], expected: number, sample: unknown): Row {
+export function groupRow(
+  results: RolloutTable,
+  members: Uint32Array,
+  columns: readonly string[],
+  expected: number,
+  sample: unknown,
+): Row {
   const cellsOver = (column: string) => {
     const values = results.stats.get(column);
     return Float64Array.from(members, (i) => (values ? values.get(i) : NaN));
@@ -148,7 +160,10 @@ export function groupRow(results: RolloutTable, members: Uint32Array, columns: r
 }
 
 /** The agent rows, by agent name in Python's order, from each agent's cells of every column. */
-export function agentRows(agents: Array<{ name: unknown; cellsOf: (column: string) => Float64Array }>, columns: readonly string[]): AgentLevelMetrics[] {
+export function agentRows(
+  agents: Array<{ name: unknown; cellsOf: (column: string) => Float64Array }>,
+  columns: readonly string[],
+): AgentLevelMetrics[] {
   return agents
     .sort((a, b) => comparePython(String(a.name), String(b.name)))
     .map(({ name, cellsOf }) => ({ ...Object.fromEntries(describeGroup(columns, cellsOf)), agent_ref: { name } }));
@@ -213,7 +228,10 @@ export function profileTables(inputs: InputTable, results: RolloutTable, allowPa
     return agentRows(
       firstSeen.map((agent) => {
         const members = grouped.subarray(starts[agent], starts[agent]! + counts[agent]!);
-        return { name: inputs.agentNames[agent], cellsOf: (column: string) => Float64Array.from(members, (i) => results.stats.get(column)!.get(i)) };
+        return {
+          name: inputs.agentNames[agent],
+          cellsOf: (column: string) => Float64Array.from(members, (i) => results.stats.get(column)!.get(i)),
+        };
       }),
       columns,
     );
@@ -288,7 +306,8 @@ export function completionSummary(inputs: InputTable, results: RolloutTable): Co
   for (let k = 0; k < rows.length; k++) {
     const r = rows[k]!;
     if (same(inputs, rows[k - 1], r)) continue;
-    const c = () => results.task.get(done[j]!) - inputs.task.get(r) || results.rollout.get(done[j]!) - inputs.rollout.get(r);
+    const c = () =>
+      results.task.get(done[j]!) - inputs.task.get(r) || results.rollout.get(done[j]!) - inputs.rollout.get(r);
     for (; j < done.length && c() < 0; j++) if (!same(results, done[j - 1], done[j]!)) counter.extraResult();
     const matched = j < done.length && c() === 0;
     counter.row(inputs.task.get(r), matched);

@@ -100,7 +100,11 @@ export class RolloutNumberKinds {
     const typed: PyDict = new Map();
     for (const [k, v] of Object.entries(row)) {
       if (k === 'sample') typed.set(k, sample);
-      else if (k === 'rollout_infos') typed.set(k, (v as Row[]).map((info, j) => this.rolloutInfo(info, rollouts[j]!)));
+      else if (k === 'rollout_infos')
+        typed.set(
+          k,
+          (v as Row[]).map((info, j) => this.rolloutInfo(info, rollouts[j]!)),
+        );
       else if (k === 'reward_profile_completion_pct') typed.set(k, v as number);
       else typed.set(k, this.statValue(k, v));
     }

@@ -34,7 +34,7 @@ function pairwiseSumOf(values: ArrayLike<number>, term: (x: number) => number, f
     for (; i < to - (n % 8); i += 8) {
       for (let j = 0; j < 8; j++) r[j]! += term(values[i + j]!);
     }
-    let sum = ((r[0]! + r[1]!) + (r[2]! + r[3]!)) + ((r[4]! + r[5]!) + (r[6]! + r[7]!));
+    let sum = r[0]! + r[1]! + (r[2]! + r[3]!) + (r[4]! + r[5]! + (r[6]! + r[7]!));
     for (; i < to; i++) sum += term(values[i]!);
     return sum;
   }

@@ -1,4 +1,14 @@
-import { agentRows, CompletionCounter, groupRow, keysText, extraRolloutsError, missingRolloutsError, noResponseError, type AgentLevelMetrics, type CompletionSummary } from './profile';
+import {
+  agentRows,
+  CompletionCounter,
+  groupRow,
+  keysText,
+  extraRolloutsError,
+  missingRolloutsError,
+  noResponseError,
+  type AgentLevelMetrics,
+  type CompletionSummary,
+} from './profile';
 import { lineKinds } from './numberKinds';
 import { FrameKinds, RolloutNumberKinds } from './pythonTypes';
 import { forEachStat, isRow, NumberColumn, RolloutTable } from './table';
@@ -146,7 +156,10 @@ export interface StreamedProfile {
  * completion summary, and upstream's errors in its order (extra results, then missing ones unless
  * partial, then a result without a `response` object).
  */
-export async function profileKeyOrdered(sources: ProfileSources, allowPartialRollouts: boolean): Promise<StreamedProfile> {
+export async function profileKeyOrdered(
+  sources: ProfileSources,
+  allowPartialRollouts: boolean,
+): Promise<StreamedProfile> {
   const cursors = await openCursors(sources);
   const { inputs, results } = cursors;
   const frame = new FrameKinds();
@@ -196,7 +209,10 @@ export async function profileKeyOrdered(sources: ProfileSources, allowPartialRol
     summary: counter.summary(),
     agents: () => {
       const kinds = new RolloutNumberKinds(frame);
-      const rows: AgentLevelMetrics[] = agentRows([...agents].map(([name, cells]) => ({ name, cellsOf: (c: string) => cells.cellsOf(c) })), frameColumns);
+      const rows: AgentLevelMetrics[] = agentRows(
+        [...agents].map(([name, cells]) => ({ name, cellsOf: (c: string) => cells.cellsOf(c) })),
+        frameColumns,
+      );
       return rows.map((row) => kinds.agentRow(row));
     },
     groups: (sampleOf) => groupsOf(sources, frame, frameColumns, sampleOf),

@@ -136,7 +136,8 @@ export abstract class KeyedTable {
 
   protected addKey(task: number, rollout: number): number {
     const last = this.length - 1;
-    if (last >= 0 && (task < this.task.get(last) || (task === this.task.get(last) && rollout < this.rollout.get(last)))) this.inKeyOrder = false;
+    if (last >= 0 && (task < this.task.get(last) || (task === this.task.get(last) && rollout < this.rollout.get(last))))
+      this.inKeyOrder = false;
     this.task.set(this.length, task);
     this.rollout.set(this.length, rollout);
     this.sorted = undefined;

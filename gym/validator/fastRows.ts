@@ -33,7 +33,8 @@ function nestsTooDeep(text: string): boolean {
   if (text.length <= 2 * MAX_NESTING_DEPTH) return false;
   let brackets = 0;
   for (const open of ['{', '[']) {
-    for (let at = text.indexOf(open); at !== -1 && brackets <= MAX_NESTING_DEPTH; at = text.indexOf(open, at + 1)) brackets++;
+    for (let at = text.indexOf(open); at !== -1 && brackets <= MAX_NESTING_DEPTH; at = text.indexOf(open, at + 1))
+      brackets++;
   }
   if (brackets <= MAX_NESTING_DEPTH) return false;
   let depth = 0;
@@ -72,13 +73,16 @@ const jsonParseReader: RowReader<unknown> = {
   argumentsError: (text) => (parse(text) === undefined ? NOT_FOR_JSON_PARSE : undefined),
 };
 
-
-
 /** Everything checkRow reads of a row, and nothing more: the input list only for its length, of each
  * tool only its names. Dotted paths the options require are built to their end, where only
  * whether the value is null is read. */
 function rowSelector(options: FastRowOptions): Members {
-  const tool: Members = { keys: new Map<string, Selector>([['name', 'value'], ['function', { keys: new Map([['name', 'value']]) }]]) };
+  const tool: Members = {
+    keys: new Map<string, Selector>([
+      ['name', 'value'],
+      ['function', { keys: new Map([['name', 'value']]) }],
+    ]),
+  };
   const params: Members = {
     keys: new Map<string, Selector>([
       ['metadata', 'value'],
@@ -90,9 +94,22 @@ function rowSelector(options: FastRowOptions): Members {
   };
   // Members rather than whole values: a string member is a slice of the line, a whole object a
   // JSON.parse, which on short rows costs as much as scanning the rest.
-  const action: Members = { keys: new Map<string, Selector>(['type', 'content', 'name', 'arguments'].map((key) => [key, 'value'])) };
-  const agentRef: Members = { keys: new Map<string, Selector>([['type', 'value'], ['name', 'value']]) };
-  const row: Members = { keys: new Map<string, Selector>([['responses_create_params', params], ['expected_action', action], ['agent_ref', agentRef]]) };
+  const action: Members = {
+    keys: new Map<string, Selector>(['type', 'content', 'name', 'arguments'].map((key) => [key, 'value'])),
+  };
+  const agentRef: Members = {
+    keys: new Map<string, Selector>([
+      ['type', 'value'],
+      ['name', 'value'],
+    ]),
+  };
+  const row: Members = {
+    keys: new Map<string, Selector>([
+      ['responses_create_params', params],
+      ['expected_action', action],
+      ['agent_ref', agentRef],
+    ]),
+  };
   for (const path of [...options.requireFields, ...options.requireAnyFields.flat()]) {
     let members: Members = row;
     const segments = path.split('.');

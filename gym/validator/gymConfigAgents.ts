@@ -30,10 +30,12 @@ function describeAgentProblem(
   block: z.infer<typeof agentBlockSchema>,
 ): string | undefined {
   const implementations = Object.values(block.responses_api_agents);
-  if (implementations.length === 0) return `agent ${pyReprString(agentName)} in ${configPath} has no implementation under responses_api_agents`;
+  if (implementations.length === 0)
+    return `agent ${pyReprString(agentName)} in ${configPath} has no implementation under responses_api_agents`;
   for (const implementation of implementations) {
     const serverName = implementation.resources_server?.name;
-    if (serverName === undefined) return `agent ${pyReprString(agentName)} in ${configPath} has no resources_server.name`;
+    if (serverName === undefined)
+      return `agent ${pyReprString(agentName)} in ${configPath} has no resources_server.name`;
     if (!Object.hasOwn(config, serverName) || !resourcesServerBlockSchema.safeParse(config[serverName]).success) {
       return `agent ${pyReprString(agentName)} uses resources server ${pyReprString(serverName)}, which is not a resources_servers block in ${configPath}`;
     }
@@ -75,7 +77,8 @@ export async function loadAgentNames(configPath: string): Promise<AgentNames> {
   if (agents.size === 0) throw new GymConfigError(`Gym config ${configPath} defines no responses_api_agents`);
   const known = [...agents.keys()].join(', ');
   const check: AgentNameCheck = (name) => {
-    if (!agents.has(name)) return `agent_ref.name ${pyReprString(name)} is not an agent defined in ${configPath} (agents: ${known})`;
+    if (!agents.has(name))
+      return `agent_ref.name ${pyReprString(name)} is not an agent defined in ${configPath} (agents: ${known})`;
     return agents.get(name);
   };
   return { check, accepted: new Set([...agents].filter(([, problem]) => problem === undefined).map(([name]) => name)) };

@@ -60,7 +60,8 @@ export interface LineSpan {
 export type LineVisitor = (line: LineSpan) => void;
 
 /** A window of a buffer, without copying (for the checks that take a whole typed array). */
-const view = (buffer: Buffer, start: number, end: number) => new Uint8Array(buffer.buffer, buffer.byteOffset + start, end - start);
+const view = (buffer: Buffer, start: number, end: number) =>
+  new Uint8Array(buffer.buffer, buffer.byteOffset + start, end - start);
 
 /** One open JSONL file, read with positioned reads into one reused buffer, which the strict-JSON
  * scanner reads lines in place in (see scanBuffer). */
@@ -123,7 +124,14 @@ export class JsonlFile {
   }
 
   /** The line handed to visitors, refilled for each. */
-  private readonly span: LineSpan = { buffer: Buffer.alloc(0), start: 0, end: 0, terminated: false, offset: 0, utf8: false };
+  private readonly span: LineSpan = {
+    buffer: Buffer.alloc(0),
+    start: 0,
+    end: 0,
+    terminated: false,
+    offset: 0,
+    utf8: false,
+  };
   /** Up to where the buffer is known to be UTF-8, from the first line visited since the last read
    * (-1: not checked yet). One check of all the lines read costs far less than one per line. */
   private utf8Until = -1;

@@ -32,10 +32,19 @@ export interface MetricsCounts {
   toolEntries: number;
 }
 
-const addCount = (counts: Map<string, number>, name: string, count: number) => counts.set(name, (counts.get(name) ?? 0) + count);
+const addCount = (counts: Map<string, number>, name: string, count: number) =>
+  counts.set(name, (counts.get(name) ?? 0) + count);
 
 export class PivotMetrics {
-  readonly counts: MetricsCounts = { rows: 0, agents: new Map(), tools: new Map(), functionCalls: 0, messages: 0, inputItems: 0, toolEntries: 0 };
+  readonly counts: MetricsCounts = {
+    rows: 0,
+    agents: new Map(),
+    tools: new Map(),
+    functionCalls: 0,
+    messages: 0,
+    inputItems: 0,
+    toolEntries: 0,
+  };
 
   get rowCount(): number {
     return this.counts.rows;
@@ -67,7 +76,10 @@ export class PivotMetrics {
   render(): string {
     const { rows, agents, tools, functionCalls, messages, inputItems, toolEntries } = this.counts;
     const lines = [`rows: ${rows}`];
-    for (const [title, counts] of [['agent_ref', agents], ['expected_tool', tools]] as const) {
+    for (const [title, counts] of [
+      ['agent_ref', agents],
+      ['expected_tool', tools],
+    ] as const) {
       if (counts.size === 0) continue;
       lines.push(`${title}:`);
       for (const [name, count] of sortedCounts(counts)) lines.push(`  ${name}: ${count}`);

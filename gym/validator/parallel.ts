@@ -80,7 +80,11 @@ export class ChunkThreads {
   /** Called when a chunk arrives, a worker stops or one fails. */
   private wake: (() => void) | undefined;
 
-  constructor(readonly job: ChunkJob, readonly threads: number, script: string = __filename) {
+  constructor(
+    readonly job: ChunkJob,
+    readonly threads: number,
+    script: string = __filename,
+  ) {
     this.chunks = chunkCount(job.fileSize);
     const data: WorkerData = { role: WORKER_ROLE, job, claims: this.claims.buffer as SharedArrayBuffer };
     for (let i = 1; i < Math.min(threads, this.chunks); i++) {

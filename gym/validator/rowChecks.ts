@@ -35,7 +35,10 @@ export const pythonRowReader: RowReader<PyValue> = {
 /** How the reference reads one `--require-any-field` value: comma-separated, each name stripped of
  * Python whitespace, empty names dropped. */
 export function parseRequireAnyField(value: string): string[] {
-  return value.split(',').map(pythonStrip).filter((name) => name !== '');
+  return value
+    .split(',')
+    .map(pythonStrip)
+    .filter((name) => name !== '');
 }
 
 export interface RowCheckOptions {
@@ -105,7 +108,8 @@ export function offersTool<V>(tools: readonly V[], name: string, reader: RowRead
 
 function checkAgentRef<V>(agentRef: V | undefined, options: RowCheckOptions, reader: RowReader<V>): string | undefined {
   if (!reader.isDict(agentRef)) return 'agent_ref must be an object';
-  if (reader.get(agentRef as V, 'type') !== 'responses_api_agents') return 'agent_ref.type must be responses_api_agents';
+  if (reader.get(agentRef as V, 'type') !== 'responses_api_agents')
+    return 'agent_ref.type must be responses_api_agents';
   const name = reader.get(agentRef as V, 'name');
   if (typeof name !== 'string' || name === '') return 'agent_ref.name must be a non-empty string';
   if (options.agentRef !== undefined && name !== options.agentRef) {
@@ -163,7 +167,8 @@ export function checkRow<V>(row: V, options: RowCheckOptions, reader: RowReader<
   if (!reader.isDict(action)) return fail('expected_action must be an object');
   const type = reader.get(action as V, 'type');
   if (type === 'message') {
-    if (typeof reader.get(action as V, 'content') !== 'string') return fail('message expected_action.content must be a string');
+    if (typeof reader.get(action as V, 'content') !== 'string')
+      return fail('message expected_action.content must be a string');
     return { ok: true, summary: { agentName, actionType: 'message', inputItems: input.length, tools: tools.length } };
   }
   if (type !== 'function_call') return fail(`unsupported expected_action type ${reader.repr(type)}`);
@@ -176,5 +181,8 @@ export function checkRow<V>(row: V, options: RowCheckOptions, reader: RowReader<
   if (options.checkToolNames && !offersTool(tools, name, reader)) {
     return fail(`expected_action uses tools absent from responses_create_params.tools: [${pyReprString(name)}]`);
   }
-  return { ok: true, summary: { agentName, actionType: 'function_call', toolName: name, inputItems: input.length, tools: tools.length } };
+  return {
+    ok: true,
+    summary: { agentName, actionType: 'function_call', toolName: name, inputItems: input.length, tools: tools.length },
+  };
 }

@@ -44,10 +44,17 @@ const KINDS = { value: VALUE, present: PRESENT, length: LENGTH } as const;
 const nameBytes = (name: string) => (Buffer.from(name).toString() === name ? Buffer.from(name) : Buffer.from('"'));
 
 function compile(selector: Selector): Plan {
-  if (typeof selector === 'string') return { kind: KINDS[selector], names: [], nameBytes: [], plans: [], each: undefined };
+  if (typeof selector === 'string')
+    return { kind: KINDS[selector], names: [], nameBytes: [], plans: [], each: undefined };
   if ('keys' in selector) {
     const names = [...selector.keys.keys()];
-    return { kind: MEMBERS, names, nameBytes: names.map(nameBytes), plans: [...selector.keys.values()].map(compile), each: undefined };
+    return {
+      kind: MEMBERS,
+      names,
+      nameBytes: names.map(nameBytes),
+      plans: [...selector.keys.values()].map(compile),
+      each: undefined,
+    };
   }
   return { kind: EACH, names: [], nameBytes: [], plans: [], each: compile(selector.each) };
 }
@@ -123,7 +130,9 @@ class Scanner {
       hash = (hash * 31 + byte) | 0;
     }
     if (!ascii) return utf8.decode(bytes.subarray(start, end));
-    return end - start <= RECENT_MAX_LENGTH ? recentString(bytes, start, end, hash) : bytes.toString('latin1', start, end);
+    return end - start <= RECENT_MAX_LENGTH
+      ? recentString(bytes, start, end, hash)
+      : bytes.toString('latin1', start, end);
   }
 
   /** Any other value: a literal, a number, a string with escapes, a whole array or object. */
@@ -184,7 +193,13 @@ class Scanner {
         const name = plan.names[member] as string;
         // Later duplicates overwrite earlier ones, as in both decoders. A member named "__proto__"
         // is an own key, as JSON.parse makes it, not the object's prototype.
-        if (name === '__proto__') Object.defineProperty(built, name, { value: this.value, enumerable: true, writable: true, configurable: true });
+        if (name === '__proto__')
+          Object.defineProperty(built, name, {
+            value: this.value,
+            enumerable: true,
+            writable: true,
+            configurable: true,
+          });
         else built[name] = this.value;
       }
       if (at === FAILED) return FAILED;
@@ -234,7 +249,11 @@ const scanner = new Scanner();
  * one strict-JSON object (blank lines included). The line is `line.bytes[start, line.end)`
  * without its terminator, and known to be UTF-8.
  */
-export function scanRow(line: strictJson.StrictJsonLine, start: number, selector: Members): Record<string, unknown> | undefined {
+export function scanRow(
+  line: strictJson.StrictJsonLine,
+  start: number,
+  selector: Members,
+): Record<string, unknown> | undefined {
   const { bytes, end } = line;
   const first = skipWhitespace(bytes, start, end);
   if (first >= end || bytes[first] !== 0x7b) return undefined;

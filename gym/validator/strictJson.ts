@@ -24,7 +24,8 @@ interface ScannerExports {
 /** The front of a scanner's memory, where skip_value keeps its stack of open containers (one byte
  * each, at most MAX_NESTING_DEPTH); the bytes it reads come after. */
 const STACK_BYTES = 4096;
-if (MAX_NESTING_DEPTH >= STACK_BYTES) throw new Error('strict JSON scanner: its stack is smaller than the nesting limit');
+if (MAX_NESTING_DEPTH >= STACK_BYTES)
+  throw new Error('strict JSON scanner: its stack is smaller than the nesting limit');
 const PAGE_BYTES = 65536;
 
 const WASM_FILE = 'strictJson.wasm';
@@ -36,7 +37,8 @@ function builtWasmFile(): string {
   for (let dir = __dirname; ; dir = path.dirname(dir)) {
     const beside = path.basename(dir) === 'dist' ? path.join(dir, WASM_FILE) : path.join(dir, 'dist', WASM_FILE);
     if (existsSync(beside)) return beside;
-    if (path.dirname(dir) === dir) throw new Error(`strict JSON scanner: no dist/${WASM_FILE} above ${__dirname}; run \`npm run build\``);
+    if (path.dirname(dir) === dir)
+      throw new Error(`strict JSON scanner: no dist/${WASM_FILE} above ${__dirname}; run \`npm run build\``);
   }
 }
 
@@ -55,7 +57,8 @@ class WasmScanner {
 
   constructor(length: number) {
     this.memory = new WebAssembly.Memory({ initial: Math.ceil((STACK_BYTES + length) / PAGE_BYTES) });
-    this.exports = new WebAssembly.Instance(scannerModule(), { strict_json: { memory: this.memory } }).exports as unknown as ScannerExports;
+    this.exports = new WebAssembly.Instance(scannerModule(), { strict_json: { memory: this.memory } })
+      .exports as unknown as ScannerExports;
   }
 
   /** Its bytes, `length` of them: a view that growing the memory leaves empty (detached). */

@@ -14,7 +14,17 @@ import type { PairWalk, Step } from './pairWalk';
 import * as pythonText from './pythonText';
 
 // Bound imports: see gym/verifier.ts.
-const { INVALID, isPythonJson, lastScan, nextCode, MAX_SCAN_DEPTH, sameRegion, scanLiteral, scanNumber, scanStringAgainst } = tokens;
+const {
+  INVALID,
+  isPythonJson,
+  lastScan,
+  nextCode,
+  MAX_SCAN_DEPTH,
+  sameRegion,
+  scanLiteral,
+  scanNumber,
+  scanStringAgainst,
+} = tokens;
 const { floatSelfDifference, floatsWithin } = floatText;
 const { skipListRest, skipValue, skipWhitespace } = tokens;
 const { ACTUAL_LITERAL_INVALID, quotedRead, quotedStringsMatch } = pythonText;
@@ -89,7 +99,10 @@ class ArgumentPair implements PairWalk {
     }
     if (open === 0x22) return this.string(depth, other);
     lastScan.floatMayNotBeFinite = false;
-    const expectedEnd = open === 0x6e || open === 0x74 || open === 0x66 ? scanLiteral(expected, this.e, open) : scanNumber(expected, this.e, open);
+    const expectedEnd =
+      open === 0x6e || open === 0x74 || open === 0x66
+        ? scanLiteral(expected, this.e, open)
+        : scanNumber(expected, this.e, open);
     const expectedMayNotBeFinite = lastScan.floatMayNotBeFinite;
     if (expectedEnd < 0) return this.undecided();
     const expectedStart = this.e;
@@ -97,7 +110,8 @@ class ArgumentPair implements PairWalk {
     if (open === 0x6e || open === 0x74 || open === 0x66) {
       // None needs None; a bool needs a bool (an int is not one).
       const actualEnd = scanLiteral(actual, this.a, other);
-      if (actualEnd < 0 || (open === 0x6e) !== (other === 0x6e)) return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
+      if (actualEnd < 0 || (open === 0x6e) !== (other === 0x6e))
+        return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
       this.a = actualEnd;
       return open === other ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
     }
@@ -109,7 +123,8 @@ class ArgumentPair implements PairWalk {
       // Strict `<`: a zero threshold rejects identical floats, and NaN (also inf - inf) never matches.
       // A float the scan knows to be finite differs from itself by 0, without reading it again.
       const within = sameRegion(expected, expectedStart, expectedEnd, actual, actualStart, actualEnd)
-        ? (expectedMayNotBeFinite ? Math.abs(floatSelfDifference(expected, expectedStart, expectedEnd)) : 0) < this.floatThreshold
+        ? (expectedMayNotBeFinite ? Math.abs(floatSelfDifference(expected, expectedStart, expectedEnd)) : 0) <
+          this.floatThreshold
         : floatsWithin(expected, expectedStart, expectedEnd, actual, actualStart, actualEnd, this.floatThreshold);
       return within ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
     }
@@ -125,7 +140,8 @@ class ArgumentPair implements PairWalk {
       const actualEnd = scanLiteral(actual, this.a, other);
       if (actualEnd < 0) return this.actualInvalid();
       this.a = actualEnd;
-      const equal = expectedEnd - expectedStart === 1 && expected.charCodeAt(expectedStart) === (other === 0x74 ? 0x31 : 0x30);
+      const equal =
+        expectedEnd - expectedStart === 1 && expected.charCodeAt(expectedStart) === (other === 0x74 ? 0x31 : 0x30);
       return equal ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
     }
     let actualStart = this.a;
@@ -133,7 +149,9 @@ class ArgumentPair implements PairWalk {
     if (actualEnd < 0 || lastScan.numberIsFloat) return this.skipActual('ARGUMENT_VALUE_TYPE_DIFFERENT', depth);
     this.a = actualEnd;
     if (other === 0x2d && actual.charCodeAt(actualStart + 1) === 0x30) actualStart++;
-    return sameRegion(expected, expectedStart, expectedEnd, actual, actualStart, actualEnd) ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';
+    return sameRegion(expected, expectedStart, expectedEnd, actual, actualStart, actualEnd)
+      ? MATCH
+      : 'ARGUMENT_VALUE_DIFFERENT';
   }
 
   private string(depth: number, other: number): Step {
@@ -150,7 +168,15 @@ class ArgumentPair implements PairWalk {
       return MATCH;
     }
     // The literal repeated, closing quote included, is the same content; any other is not.
-    const matches = quotedStringsMatch(expected, expectedStart, expectedEnd - 1, actual, this.a + 1, lastScan.sameInOther, this.wordThreshold);
+    const matches = quotedStringsMatch(
+      expected,
+      expectedStart,
+      expectedEnd - 1,
+      actual,
+      this.a + 1,
+      lastScan.sameInOther,
+      this.wordThreshold,
+    );
     if (matches === ACTUAL_LITERAL_INVALID) return this.actualInvalid();
     this.a = quotedRead.actualEnd;
     return matches === 1 ? MATCH : 'ARGUMENT_VALUE_DIFFERENT';

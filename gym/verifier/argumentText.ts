@@ -91,8 +91,14 @@ function escapeEnd(text: string, index: number): number {
     return index + 5;
   }
   const simple =
-    escape === QUOTE || escape === BACKSLASH || escape === 0x2f || escape === 0x62 ||
-    escape === 0x66 || escape === 0x6e || escape === 0x72 || escape === 0x74;
+    escape === QUOTE ||
+    escape === BACKSLASH ||
+    escape === 0x2f ||
+    escape === 0x62 ||
+    escape === 0x66 ||
+    escape === 0x6e ||
+    escape === 0x72 ||
+    escape === 0x74;
   return simple ? index + 1 : INVALID;
 }
 
@@ -210,11 +216,15 @@ export function scanLiteral(text: string, start: number, first: number): number 
   // these reads. Past the text `charCodeAt` gives NaN, which matches nothing.
   switch (first) {
     case 0x6e:
-      return text.charCodeAt(start + 1) === 0x75 && text.charCodeAt(start + 2) === 0x6c && text.charCodeAt(start + 3) === 0x6c
+      return text.charCodeAt(start + 1) === 0x75 &&
+        text.charCodeAt(start + 2) === 0x6c &&
+        text.charCodeAt(start + 3) === 0x6c
         ? start + 4
         : INVALID;
     case 0x74:
-      return text.charCodeAt(start + 1) === 0x72 && text.charCodeAt(start + 2) === 0x75 && text.charCodeAt(start + 3) === 0x65
+      return text.charCodeAt(start + 1) === 0x72 &&
+        text.charCodeAt(start + 2) === 0x75 &&
+        text.charCodeAt(start + 3) === 0x65
         ? start + 4
         : INVALID;
     case 0x66:

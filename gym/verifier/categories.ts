@@ -10,7 +10,8 @@ export const stepRewardCategoryText = {
   ARGUMENT_VALUE_TYPE_DIFFERENT: 'The type of an argument value in a tool call is different than the expected type',
   ARGUMENT_OBJECT_KEYS_DIFFERENT:
     'The keys in an object in an argument value in a tool call are different than the keys in the expected object',
-  ARGUMENT_LIST_LENGTH_DIFFERENT: 'A list in an argument value in a tool call has a different length than the expected list',
+  ARGUMENT_LIST_LENGTH_DIFFERENT:
+    'A list in an argument value in a tool call has a different length than the expected list',
   ARGUMENT_VALUE_DIFFERENT: 'An argument value in a tool call is different than the expected value',
   EXPECTED_TOOL_CALL: 'A tool call that matches the expected tool call was found',
   FUNCTION_CALL_BATCH_LENGTH_DIFFERENT: 'The number of tool calls in a batch is different than expected',

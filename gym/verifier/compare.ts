@@ -117,17 +117,27 @@ function argumentVerdict(mismatch: ArgumentMismatch | null): VerifyResult {
 }
 
 /** The decoding path, for the argument texts the in-place comparison leaves undecided. */
-function compareDecodedArguments(expected: FunctionCall, actual: FunctionCall, config: ToolCallComparatorConfig): VerifyResult {
+function compareDecodedArguments(
+  expected: FunctionCall,
+  actual: FunctionCall,
+  config: ToolCallComparatorConfig,
+): VerifyResult {
   const expectedArguments = decodePythonJson(expected.arguments);
-  if (expectedArguments instanceof PythonJsonFailure) throw new ExpectedArgumentsDecodeError(expected.name, expectedArguments);
-  const actualArguments = actual.arguments === expected.arguments ? expectedArguments : decodePythonJson(actual.arguments);
+  if (expectedArguments instanceof PythonJsonFailure)
+    throw new ExpectedArgumentsDecodeError(expected.name, expectedArguments);
+  const actualArguments =
+    actual.arguments === expected.arguments ? expectedArguments : decodePythonJson(actual.arguments);
   if (actualArguments instanceof PythonJsonFailure) return verdictOf.ARGUMENTS_DECODE_ERROR;
   const mismatch = compareArgumentValues(expectedArguments, actualArguments, config);
   return argumentVerdict(mismatch);
 }
 
 /** NeMo Gym's `compare_tool_call`: one expected call against one actual call. */
-export function compareOneCall(expected: FunctionCall, actual: FunctionCall, config: ToolCallComparatorConfig): VerifyResult {
+export function compareOneCall(
+  expected: FunctionCall,
+  actual: FunctionCall,
+  config: ToolCallComparatorConfig,
+): VerifyResult {
   // The name is checked before anything is decoded, so a wrong tool with broken arguments is
   // reported as the wrong tool.
   if (expected.name !== actual.name) return verdictOf.UNEXPECTED_TOOL;
@@ -146,7 +156,12 @@ export function compareOneCall(expected: FunctionCall, actual: FunctionCall, con
 /** Kuhn's search for an augmenting path from one expected call, candidates ascending. A module
  * function rather than a closure: a closure would be created (and, as tsx compiles it, renamed
  * with `__name`) on every batch compared. */
-function augment(candidates: number[][], ownerOfActual: Map<number, number>, expectedIndex: number, visited: Set<number>): boolean {
+function augment(
+  candidates: number[][],
+  ownerOfActual: Map<number, number>,
+  expectedIndex: number,
+  visited: Set<number>,
+): boolean {
   for (const actualIndex of candidates[expectedIndex] ?? []) {
     if (visited.has(actualIndex)) continue;
     visited.add(actualIndex);
@@ -195,8 +210,13 @@ function scoreMatchedCalls(
 }
 
 /** Scores the actual calls against the expected ones as an unordered set (NeMo Gym's `compare_tool_calls`). */
-export function compareToolCalls(expected: FunctionCall[], actual: FunctionCall[], config: ToolCallComparatorConfig): VerifyResult {
-  if (expected.length === 1 && actual.length === 1) return compareOneCall(expected[0] as FunctionCall, actual[0] as FunctionCall, config);
+export function compareToolCalls(
+  expected: FunctionCall[],
+  actual: FunctionCall[],
+  config: ToolCallComparatorConfig,
+): VerifyResult {
+  if (expected.length === 1 && actual.length === 1)
+    return compareOneCall(expected[0] as FunctionCall, actual[0] as FunctionCall, config);
   if (!isCallCountAdmissible(expected.length, actual.length, config)) {
     return verdictOf.FUNCTION_CALL_BATCH_LENGTH_DIFFERENT;
   }

@@ -8,14 +8,22 @@ export const parallelToolCallRewardModeSchema = z.enum(['binary_strict', 'fracti
  * loads there loads here.
  */
 export const toolCallComparatorConfigSchema = z.object({
-  word_count_similarity_threshold: z.number().describe('Share of words two free-text strings must have in common to match'),
+  word_count_similarity_threshold: z
+    .number()
+    .describe('Share of words two free-text strings must have in common to match'),
   floating_point_comparison_threshold: z.number().default(1e-6).describe('Numbers closer than this match'),
-  parallel_tool_call_rewarding: z.boolean().default(false).describe('Score function_call_batch pivots by matching calls as a set'),
-  allow_subset: z.boolean().default(false).describe('Batch pivots: a response with only some of the expected calls can match'),
+  parallel_tool_call_rewarding: z
+    .boolean()
+    .default(false)
+    .describe('Score function_call_batch pivots by matching calls as a set'),
+  allow_subset: z
+    .boolean()
+    .default(false)
+    .describe('Batch pivots: a response with only some of the expected calls can match'),
   allow_superset: z.boolean().default(false).describe('Batch pivots: a response with extra calls can match'),
   parallel_tool_call_reward_mode: parallelToolCallRewardModeSchema
     .default('binary_strict')
-    .describe('Batch pivots: how matched calls become a reward (as NeMo Gym\'s resources server)'),
+    .describe("Batch pivots: how matched calls become a reward (as NeMo Gym's resources server)"),
 });
 export type ToolCallComparatorConfig = z.infer<typeof toolCallComparatorConfigSchema>;
 export type ToolCallComparatorConfigInput = z.input<typeof toolCallComparatorConfigSchema>;

@@ -16,7 +16,11 @@ export const responseOutputItemSchema = z.looseObject({ type: z.string() }).supe
     }
   } else if (item.type === 'message') {
     if (!z.array(contentPartSchema).safeParse(item.content).success) {
-      ctx.addIssue({ code: 'custom', path: ['content'], message: 'a message item needs a "content" list of typed parts' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['content'],
+        message: 'a message item needs a "content" list of typed parts',
+      });
     }
   }
 });
@@ -58,7 +62,11 @@ export function extractAction(output: readonly unknown[]): ExpectedAction | null
     const item = output[index];
     if (!isRecord(item)) continue;
     if (item.type === 'function_call') {
-      const call: FunctionCallAction = { type: 'function_call', name: asString(item.name), arguments: asString(item.arguments) };
+      const call: FunctionCallAction = {
+        type: 'function_call',
+        name: asString(item.name),
+        arguments: asString(item.arguments),
+      };
       if (firstCall === undefined) firstCall = call;
       else (calls ??= [firstCall]).push(call);
     } else if (item.type === 'message' && text === undefined) {

@@ -62,7 +62,8 @@ function readFloat(text: string, start: number, end: number): number {
     lastReadExact = false;
     return Number.NaN;
   }
-  const magnitude = scale < 0 ? mantissa / (POWERS_OF_TEN[-scale] as number) : mantissa * (POWERS_OF_TEN[scale] as number);
+  const magnitude =
+    scale < 0 ? mantissa / (POWERS_OF_TEN[-scale] as number) : mantissa * (POWERS_OF_TEN[scale] as number);
   return negative ? -magnitude : magnitude;
 }
 
@@ -78,7 +79,14 @@ export function floatSelfDifference(text: string, start: number, end: number): n
   // Fewer than 309 characters and no exponent cannot reach 1.8e308, the largest double.
   if (end - start < 309) {
     let index = start;
-    while (index < end && text.charCodeAt(index) !== 0x65 && text.charCodeAt(index) !== 0x45 && text.charCodeAt(index) !== 0x4e && text.charCodeAt(index) !== 0x49) index++;
+    while (
+      index < end &&
+      text.charCodeAt(index) !== 0x65 &&
+      text.charCodeAt(index) !== 0x45 &&
+      text.charCodeAt(index) !== 0x4e &&
+      text.charCodeAt(index) !== 0x49
+    )
+      index++;
     if (index === end) return 0;
   }
   const value = floatValue(text, start, end);
@@ -90,7 +98,15 @@ export function floatSelfDifference(text: string, start: number, end: number): n
  * past the exact fast path; approximations decide whenever the difference is farther from the
  * threshold than their error bound, and only the rest are read exactly.
  */
-export function floatsWithin(a: string, aStart: number, aEnd: number, b: string, bStart: number, bEnd: number, threshold: number): boolean {
+export function floatsWithin(
+  a: string,
+  aStart: number,
+  aEnd: number,
+  b: string,
+  bStart: number,
+  bEnd: number,
+  threshold: number,
+): boolean {
   const x = readFloat(a, aStart, aEnd);
   const xExact = lastReadExact;
   const y = readFloat(b, bStart, bEnd);

@@ -74,7 +74,12 @@ export function compareObjects(walk: PairWalk, depth: number): Step {
 /** Reads the key at both cursors (where the texts hold `e` and `a`) when it is the same raw text
  * on both sides, unescaped and new in its object; DIVERGED (cursors left alone) when the keys do
  * not pair up that way. */
-function sameNewKey(walk: PairWalk, prefixBase: number, e: number, a: number): typeof MATCH | typeof STOP | typeof DIVERGED {
+function sameNewKey(
+  walk: PairWalk,
+  prefixBase: number,
+  e: number,
+  a: number,
+): typeof MATCH | typeof STOP | typeof DIVERGED {
   const { expected, actual } = walk;
   if (e !== 0x22 || a !== 0x22) return DIVERGED;
   const start = walk.e + 1;
@@ -133,7 +138,8 @@ function unorderedRest(
       const slot = members.find(expected, restBase, restTop, actual, index + 1, keyEnd - 1);
       if (slot < 0 || slots[slot + 3] !== 0) {
         // A key seen before (in the prefix or earlier in this rest) is a duplicate.
-        if (slot >= 0 || members.find(expected, prefixBase, restBase, actual, index + 1, keyEnd - 1) >= 0) return walk.undecided();
+        if (slot >= 0 || members.find(expected, prefixBase, restBase, actual, index + 1, keyEnd - 1) >= 0)
+          return walk.undecided();
         keysDiffer = true;
       } else {
         slots[slot + 3] = valueStart + 1;

@@ -9,7 +9,8 @@ const { scanString } = tokens;
 // Capital letters that gained a lower-case mapping after Unicode 15.1. NeMo Gym runs on CPython
 // 3.12/3.13 (Unicode 15.0/15.1), where they are unassigned and lower() leaves them alone, while
 // Node's ICU is newer and lower-cases them.
-const NEWER_THAN_REFERENCE_UNICODE = /[\u1C89\uA7CB\uA7CC\uA7CE\uA7D2\uA7D4\uA7DA\uA7DC\u{10D50}-\u{10D65}\u{16EA0}-\u{16EB8}]/u;
+const NEWER_THAN_REFERENCE_UNICODE =
+  /[\u1C89\uA7CB\uA7CC\uA7CE\uA7D2\uA7D4\uA7DA\uA7DC\u{10D50}-\u{10D65}\u{16EA0}-\u{16EB8}]/u;
 const NEWER_THAN_REFERENCE_UNICODE_SPLIT = new RegExp(`(${NEWER_THAN_REFERENCE_UNICODE.source})`, 'u');
 
 /**
@@ -67,7 +68,14 @@ let wordsEnd = 0;
 /** Records in `words` at `slot` the word from `index`, whose first unit is `unit`: its start, end
  * and hash. Returns its end, where `units` gives a marker or the text ends. Small enough to be
  * inlined where `units` is a constant, so the table's bounds and map are known there. */
-function recordWord(text: string, index: number, unit: number, units: Uint8Array, words: Int32Array, slot: number): number {
+function recordWord(
+  text: string,
+  index: number,
+  unit: number,
+  units: Uint8Array,
+  words: Int32Array,
+  slot: number,
+): number {
   const start = index;
   let hash = unit;
   while (++index < text.length) {
@@ -142,7 +150,11 @@ function sameLowerAsciiWord(expected: string, expectedWord: number, actual: stri
   if ((actualWords[a + 1] as number) - actualStart !== length) return false;
   for (let offset = 0; offset < length; offset++) {
     // Word characters are ASCII and not whitespace, so their units are their lower-case forms.
-    if (PLAIN_WORD_UNITS[expected.charCodeAt(expectedStart + offset)] !== PLAIN_WORD_UNITS[actual.charCodeAt(actualStart + offset)]) return false;
+    if (
+      PLAIN_WORD_UNITS[expected.charCodeAt(expectedStart + offset)] !==
+      PLAIN_WORD_UNITS[actual.charCodeAt(actualStart + offset)]
+    )
+      return false;
   }
   return true;
 }
@@ -218,7 +230,11 @@ export function quotedStringsMatch(
   const expectedCount = actualCount < 0 ? -1 : quotedAsciiWords(expected, expectedStart, expectedWords, wordLimit);
   const matches =
     expectedCount < 0
-      ? wordOverlapMatches(literalText(expected, expectedStart, expectedEnd), literalText(actual, actualStart, actualEnd), wordCountSimilarityThreshold)
+      ? wordOverlapMatches(
+          literalText(expected, expectedStart, expectedEnd),
+          literalText(actual, actualStart, actualEnd),
+          wordCountSimilarityThreshold,
+        )
       : asciiWordsMatch(expected, expectedCount, actual, actualCount, identical, wordCountSimilarityThreshold);
   return matches ? 1 : 0;
 }
@@ -233,7 +249,8 @@ function asciiWordsMatch(
   wordCountSimilarityThreshold: number,
 ): boolean {
   if (expectedCount < 2 || actualCount < 2) return identical;
-  if (similarityIsSettled(expectedCount, actualCount, wordCountSimilarityThreshold)) return wordCountSimilarityThreshold <= 0;
+  if (similarityIsSettled(expectedCount, actualCount, wordCountSimilarityThreshold))
+    return wordCountSimilarityThreshold <= 0;
   // Σ min(countE(w), countA(w)): each actual word claims one unclaimed equal expected word. The
   // count only grows, by at most one per actual word left, so the verdict is known as soon as the
   // count reaches the threshold or the words left can no longer bring it there.
@@ -269,7 +286,8 @@ function wordOverlapMatches(expected: string, actual: string, wordCountSimilarit
   if (expectedCount < 2) return expected === actual;
   const actualCount = countPythonWords(actual);
   if (actualCount < 2) return expected === actual;
-  if (similarityIsSettled(expectedCount, actualCount, wordCountSimilarityThreshold)) return wordCountSimilarityThreshold <= 0;
+  if (similarityIsSettled(expectedCount, actualCount, wordCountSimilarityThreshold))
+    return wordCountSimilarityThreshold <= 0;
   // Σ min(countE(w), countA(w)): each actual word uses up one remaining copy in the expected words.
   const remaining = new Map<string, number>();
   forEachPythonWord(pythonLower(expected), (word) => remaining.set(word, (remaining.get(word) ?? 0) + 1));

@@ -58,11 +58,22 @@ export async function runBareCollect(opts: BareCollectOptions): Promise<BareColl
   // Async generators queue concurrent next() calls, so the lanes share one ordered row stream and
   // the materialized inputs file is written in key order, each line where its row index says.
   async function* materializedRows(): AsyncGenerator<{ row: MaterializedRow; value: JsonDict; text: string }> {
-    const options = { agent_name: opts.agentName, num_repeats: opts.numRepeats, seed_per_repeat: true, responses_create_params: {} };
+    const options = {
+      agent_name: opts.agentName,
+      num_repeats: opts.numRepeats,
+      seed_per_repeat: true,
+      responses_create_params: {},
+    };
     for await (const { row, value, text } of materializeRecords(readJsonl(opts.tasksPath), options, opts.tasksPath)) {
       const byteOffset = inputsOut.bytesWritten;
       await inputsOut.writeLine(`${text}\n`);
-      inputs.push({ task: row._ng_task_index, rollout: row._ng_rollout_index, agentName: row.agent_ref.name, byteOffset, byteLength: inputsOut.bytesWritten - byteOffset });
+      inputs.push({
+        task: row._ng_task_index,
+        rollout: row._ng_rollout_index,
+        agentName: row.agent_ref.name,
+        byteOffset,
+        byteLength: inputsOut.bytesWritten - byteOffset,
+      });
       yield { row, value, text };
     }
   }
@@ -83,7 +94,8 @@ export async function runBareCollect(opts: BareCollectOptions): Promise<BareColl
       const result = keyedResult(input, parseKinded(text).kinded as JsonDict);
       await out.write(result);
       const digest = rolloutDigest(result);
-      if (digest === null) throw new Error(`${url} answered a rollout without a response object for task ${row._ng_task_index}`);
+      if (digest === null)
+        throw new Error(`${url} answered a rollout without a response object for task ${row._ng_task_index}`);
       digests.push({ task: row._ng_task_index, rollout: row._ng_rollout_index, text: digest });
     }
   };
@@ -109,7 +121,12 @@ export async function runBareCollect(opts: BareCollectOptions): Promise<BareColl
           yield* inputs;
         },
       },
-      { materializedInputsPath: materializedInputsPath(outPrefix), rolloutsPath: opts.outPath, allowPartialRollouts: false, canonicalInputs: true },
+      {
+        materializedInputsPath: materializedInputsPath(outPrefix),
+        rolloutsPath: opts.outPath,
+        allowPartialRollouts: false,
+        canonicalInputs: true,
+      },
     ),
   ]);
   return { rows: digests.length, seconds: secondsSince(started), tailSeconds: secondsSince(tailStarted) };

@@ -11,7 +11,10 @@ import { startBenchWorker, type BenchWorker } from './workerProcess';
 // the work directory and the product settings the durable side runs with.
 
 // The product defaults, read from the config schema so the bench cannot drift from them.
-const productDefaults = pipelineConfigSchema.parse({ name: 'defaults', collect: { input_jsonl: 'tasks.jsonl', agent_name: 'agent' } });
+const productDefaults = pipelineConfigSchema.parse({
+  name: 'defaults',
+  collect: { input_jsonl: 'tasks.jsonl', agent_name: 'agent' },
+});
 export const NUM_SAMPLES = productDefaults.local_profile.num_samples;
 export const CONCURRENCY = productDefaults.collect.max_concurrency;
 export const DEFAULT_CHUNK_SIZE = productDefaults.collect.chunk_size;

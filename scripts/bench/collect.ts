@@ -22,13 +22,21 @@ export interface BenchPlanOptions {
 }
 
 export function benchPlan(opts: BenchPlanOptions): RunPlan {
-  const chunking = { chunk_size: opts.chunkSize, max_chunks_in_flight: opts.maxChunksInFlight, max_concurrency: opts.maxConcurrency };
+  const chunking = {
+    chunk_size: opts.chunkSize,
+    max_chunks_in_flight: opts.maxChunksInFlight,
+    max_concurrency: opts.maxConcurrency,
+  };
   const config = pipelineConfigSchema.parse({
     name: 'bench',
     seed: 7,
     servers: { mode: 'attach', agent_url: opts.agentUrl },
     collect: { input_jsonl: 'tasks.jsonl', agent_name: opts.agentName, num_repeats: opts.numRepeats, ...chunking },
-    local_profile: { num_samples: opts.numSamples, model: { url: opts.modelUrl, max_concurrency: opts.maxConcurrency }, ...chunking },
+    local_profile: {
+      num_samples: opts.numSamples,
+      model: { url: opts.modelUrl, max_concurrency: opts.maxConcurrency },
+      ...chunking,
+    },
   });
   return { runId: 'bench', runDir: opts.runDir, baseDir: opts.baseDir, config };
 }
@@ -43,7 +51,15 @@ export interface DurableStageRun {
 
 export async function runDurableStage(
   client: Client,
-  opts: { taskQueue: string; workflowId: string; plan: RunPlan; stage: RolloutStage; inputPath: string; outPrefix: string; continueAsNewAfterEvents?: number },
+  opts: {
+    taskQueue: string;
+    workflowId: string;
+    plan: RunPlan;
+    stage: RolloutStage;
+    inputPath: string;
+    outPrefix: string;
+    continueAsNewAfterEvents?: number;
+  },
 ): Promise<DurableStageRun> {
   const input: CollectStageInput = {
     plan: opts.plan,
@@ -53,7 +69,11 @@ export async function runDurableStage(
     continueAsNewAfterEvents: opts.continueAsNewAfterEvents,
   };
   const started = process.hrtime.bigint();
-  const handle = await client.workflow.start(collectRolloutsWorkflow, { taskQueue: opts.taskQueue, workflowId: opts.workflowId, args: [input] });
+  const handle = await client.workflow.start(collectRolloutsWorkflow, {
+    taskQueue: opts.taskQueue,
+    workflowId: opts.workflowId,
+    args: [input],
+  });
   const result = await handle.result();
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const runs = await forEachRun(client, opts.workflowId, handle.firstExecutionRunId, runRecord);

@@ -68,7 +68,8 @@ export function startCpuTrace(processes: Record<string, number>, everyMs = 100):
       clearInterval(timer);
       take();
       return {
-        between: (fromMs, toMs) => Object.fromEntries(Object.keys(processes).map((name) => [name, at(toMs, name) - at(fromMs, name)])),
+        between: (fromMs, toMs) =>
+          Object.fromEntries(Object.keys(processes).map((name) => [name, at(toMs, name) - at(fromMs, name)])),
       };
     },
   };

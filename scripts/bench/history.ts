@@ -7,7 +7,12 @@ export type HistoryEvent = NonNullable<History['events']>[number];
 // found without a visibility store and counted, not just the latest. Runs are handed over one at a
 // time so a million-rollout chain's events never sit in memory together.
 
-export async function forEachRun<T>(client: Client, workflowId: string, firstRunId: string, visit: (events: HistoryEvent[]) => T): Promise<T[]> {
+export async function forEachRun<T>(
+  client: Client,
+  workflowId: string,
+  firstRunId: string,
+  visit: (events: HistoryEvent[]) => T,
+): Promise<T[]> {
   const out: T[] = [];
   let runId: string | undefined = firstRunId;
   while (runId) {

@@ -29,7 +29,11 @@ const asActivity = <T>(fn: () => Promise<T>): Promise<T> => new MockActivityEnvi
 const secondsBetween = (start: bigint, end: bigint) => Number(end - start) / 1e9;
 const secondsSince = (start: bigint) => secondsBetween(start, process.hrtime.bigint());
 
-export async function runStageInProcess(plan: RunPlan, inputPath: string, outPrefix: string): Promise<InProcessStageRun> {
+export async function runStageInProcess(
+  plan: RunPlan,
+  inputPath: string,
+  outPrefix: string,
+): Promise<InProcessStageRun> {
   const stage = 'collect';
   const settings = stageSettings(plan, stage);
   const started = process.hrtime.bigint();
@@ -37,7 +41,9 @@ export async function runStageInProcess(plan: RunPlan, inputPath: string, outPre
   const materializeSeconds = secondsSince(started);
 
   const spanStart = process.hrtime.bigint();
-  const frontier = new MergeFrontier(NOTHING_MERGED, 0, (from, to) => asActivity(() => mergeChunks({ outPrefix, from, to })));
+  const frontier = new MergeFrontier(NOTHING_MERGED, 0, (from, to) =>
+    asActivity(() => mergeChunks({ outPrefix, from, to })),
+  );
   let next = 0;
   let running = 0;
   // A lane per chunk slot, so a finished chunk is replaced at once, as the workflow's window does.
@@ -57,7 +63,9 @@ export async function runStageInProcess(plan: RunPlan, inputPath: string, outPre
   const merged = await frontier.drain();
 
   const finishStart = process.hrtime.bigint();
-  const { merge } = await asActivity(() => finishStage({ plan, stage, outPrefix, merged, allowPartialRollouts: settings.allowPartialRollouts }));
+  const { merge } = await asActivity(() =>
+    finishStage({ plan, stage, outPrefix, merged, allowPartialRollouts: settings.allowPartialRollouts }),
+  );
   // One clock reading ends both the finish and the whole run, so the parts never sum past the total.
   const finished = process.hrtime.bigint();
   return {

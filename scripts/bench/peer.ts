@@ -12,7 +12,15 @@ import { childPidsMatching } from './cpu';
 import { serverGroups } from './peerCpu';
 import { perfAvailable } from './peerPerf';
 import { runProfiledRounds } from './peerProfiledRounds';
-import { compareRewards, peerJsonLine, roundLine, rewardsByKey, summarize, summaryLines, type PeerRound } from './peerReport';
+import {
+  compareRewards,
+  peerJsonLine,
+  roundLine,
+  rewardsByKey,
+  summarize,
+  summaryLines,
+  type PeerRound,
+} from './peerReport';
 import { CONCURRENCY, round2, runA, runB, threadsPerRollout, type SideA, type SideB } from './peerSides';
 import { startSimulatorProcess, waitForPoller } from './services';
 import { startBenchWorker } from './workerProcess';
@@ -64,7 +72,10 @@ async function demoPivots(client: Client, taskQueue: string, dir: string): Promi
 
 function gymConfigBeside(pivotsPath: string): string {
   const yamls = readdirSync(path.dirname(pivotsPath)).filter((f) => f.endsWith('.yaml'));
-  if (yamls.length !== 1) throw new Error(`expected one Gym config YAML beside ${pivotsPath}, found ${yamls.length ? yamls.join(', ') : 'none'}`);
+  if (yamls.length !== 1)
+    throw new Error(
+      `expected one Gym config YAML beside ${pivotsPath}, found ${yamls.length ? yamls.join(', ') : 'none'}`,
+    );
   return path.join(path.dirname(pivotsPath), yamls[0]!);
 }
 
@@ -72,10 +83,15 @@ export async function runPeerBench(opts: PeerOptions): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-peer-'));
   const cleanups: Array<() => Promise<void>> = [];
   try {
-    const server = await ensureDevServer({ port: await freePort(), uiPort: await freePort(), stateDir: path.join(dir, 'state') });
+    const server = await ensureDevServer({
+      port: await freePort(),
+      uiPort: await freePort(),
+      stateDir: path.join(dir, 'state'),
+    });
     cleanups.push(() => server.stop());
     const [temporalPid] = childPidsMatching('start-dev');
-    if (temporalPid === undefined) throw new Error('the Temporal dev server is not a child of the bench (a reused server cannot be measured)');
+    if (temporalPid === undefined)
+      throw new Error('the Temporal dev server is not a child of the bench (a reused server cannot be measured)');
     const connection = await Connection.connect({ address: server.address });
     cleanups.push(() => connection.close());
     const client = new Client({ connection });
@@ -89,7 +105,12 @@ export async function runPeerBench(opts: PeerOptions): Promise<void> {
         logPath: path.join(dir, `${queue}.log`),
         // --perf-basic-prof names JIT-compiled functions for `perf` (peerPerf.ts); it only writes a map file as code compiles.
         nodeOptions:
-          [opts.workerNodeOptions, extraEnv ? `--require ${path.join(__dirname, 'peerCpuProfile.cjs')}${withPerf ? ' --perf-basic-prof' : ''}` : undefined]
+          [
+            opts.workerNodeOptions,
+            extraEnv
+              ? `--require ${path.join(__dirname, 'peerCpuProfile.cjs')}${withPerf ? ' --perf-basic-prof' : ''}`
+              : undefined,
+          ]
             .filter((o) => o !== undefined)
             .join(' ') || undefined,
       });
@@ -97,7 +118,8 @@ export async function runPeerBench(opts: PeerOptions): Promise<void> {
     };
     if (opts.cpuProfileDir) {
       mkdirSync(opts.cpuProfileDir, { recursive: true });
-      for (const f of readdirSync(opts.cpuProfileDir)) if (f === 'start' || f === 'stop' || f.endsWith('.cpuprofile')) rmSync(path.join(opts.cpuProfileDir, f));
+      for (const f of readdirSync(opts.cpuProfileDir))
+        if (f === 'start' || f === 'stop' || f.endsWith('.cpuprofile')) rmSync(path.join(opts.cpuProfileDir, f));
       process.env.PIVOT_PEER_CPU_PROFILE_DIR = opts.cpuProfileDir;
     }
     const worker = startWorker(taskQueue);
@@ -124,10 +146,14 @@ export async function runPeerBench(opts: PeerOptions): Promise<void> {
     } else {
       const t = Date.now();
       pivotsPath = await Promise.race([demoPivots(client, taskQueue, dir), worker.exited]);
-      log(`rows: the demo's published pivots (configs/demo.yaml run on the bench's worker in ${round2((Date.now() - t) / 1000)} s)`);
+      log(
+        `rows: the demo's published pivots (configs/demo.yaml run on the bench's worker in ${round2((Date.now() - t) / 1000)} s)`,
+      );
     }
     const gymConfigPath = gymConfigBeside(pivotsPath);
-    const pivotLines = readFileSync(pivotsPath, 'utf8').split('\n').filter((l) => l !== '');
+    const pivotLines = readFileSync(pivotsPath, 'utf8')
+      .split('\n')
+      .filter((l) => l !== '');
     const agentName = (JSON.parse(pivotLines[0]!) as { agent_ref: { name: string } }).agent_ref.name;
 
     const sims = await startSimulatorProcess(7);
@@ -138,7 +164,11 @@ export async function runPeerBench(opts: PeerOptions): Promise<void> {
     const ngRun = await startNgRun(install, {
       configPaths: [gymConfigPath, 'responses_api_models/vllm_model/configs/vllm_model.yaml'],
       headPort,
-      overrides: [`+policy_base_url=${sims.urls.model}/v1`, '+policy_api_key=unused', '+policy_model_name=simulated-policy'],
+      overrides: [
+        `+policy_base_url=${sims.urls.model}/v1`,
+        '+policy_api_key=unused',
+        '+policy_model_name=simulated-policy',
+      ],
       cwd: dir,
       logFile: path.join(dir, 'ng_run.log'),
     });
@@ -151,9 +181,13 @@ export async function runPeerBench(opts: PeerOptions): Promise<void> {
     );
     log(
       `servers: ng_run (NeMo Gym 0.4.0, head ${ngRun.headUrl}, ready in ${round2((Date.now() - t) / 1000)} s) serving ${path.basename(gymConfigPath)} + vllm_model → ` +
-        `seeded policy simulator ${sims.urls.model}; processes: ${Object.entries(servers).map(([k, v]) => `${k} ×${v.length}`).join(', ')}`,
+        `seeded policy simulator ${sims.urls.model}; processes: ${Object.entries(servers)
+          .map(([k, v]) => `${k} ×${v.length}`)
+          .join(', ')}`,
     );
-    log(`A = ng_collect_rollouts against the head server; B = pivot-miner collect stage (servers.mode: attach, head_url), worker ${worker.pid}, Temporal dev server ${temporalPid}; work dir ${dir}`);
+    log(
+      `A = ng_collect_rollouts against the head server; B = pivot-miner collect stage (servers.mode: attach, head_url), worker ${worker.pid}, Temporal dev server ${temporalPid}; work dir ${dir}`,
+    );
 
     const plan = (runDir: string): RunPlan => ({
       runId: 'peer',
@@ -173,8 +207,17 @@ export async function runPeerBench(opts: PeerOptions): Promise<void> {
         },
       }),
     });
-    log(`B's collect stage: chunk_size ${plan(dir).config.collect.chunk_size}${opts.chunkSize === undefined ? ' (the default)' : ' (--chunk-size)'}, max_concurrency ${CONCURRENCY}${opts.workerNodeOptions ? `; workers' NODE_OPTIONS ${opts.workerNodeOptions}` : ''}`);
-    const sideA: SideA = { install, headPort, pivotsPath, numRepeats: opts.numRepeats, servers, idle: { worker: [worker.pid], 'Temporal dev server': [temporalPid] } };
+    log(
+      `B's collect stage: chunk_size ${plan(dir).config.collect.chunk_size}${opts.chunkSize === undefined ? ' (the default)' : ' (--chunk-size)'}, max_concurrency ${CONCURRENCY}${opts.workerNodeOptions ? `; workers' NODE_OPTIONS ${opts.workerNodeOptions}` : ''}`,
+    );
+    const sideA: SideA = {
+      install,
+      headPort,
+      pivotsPath,
+      numRepeats: opts.numRepeats,
+      servers,
+      idle: { worker: [worker.pid], 'Temporal dev server': [temporalPid] },
+    };
     const sideB: SideB = { client, temporalPid, worker, taskQueue, plan, pivotsPath, servers };
 
     const rounds: PeerRound[] = [];
@@ -229,10 +272,17 @@ export async function runPeerBench(opts: PeerOptions): Promise<void> {
     const summary = summarize(rounds);
     summaryLines(summary).forEach(log);
     const bRollouts = rounds.filter((r) => r.side === 'B' && r.index > 0).reduce((s, r) => s + r.rollouts, 0);
-    log(`worker CPU by thread over the counted B rounds (µs/rollout, whole client start → result): ${threadsPerRollout(threadTotals, bRollouts)}`);
+    log(
+      `worker CPU by thread over the counted B rounds (µs/rollout, whole client start → result): ${threadsPerRollout(threadTotals, bRollouts)}`,
+    );
 
     if (opts.cpuProfileDir && profiled) {
-      await runProfiledRounds({ ...sideB, worker: profiled, taskQueue: profiledQueue }, dir, opts.cpuProfileDir, withPerf);
+      await runProfiledRounds(
+        { ...sideB, worker: profiled, taskQueue: profiledQueue },
+        dir,
+        opts.cpuProfileDir,
+        withPerf,
+      );
     }
 
     log(
@@ -250,7 +300,8 @@ export async function runPeerBench(opts: PeerOptions): Promise<void> {
     );
     if (!rewardsEqual) process.exitCode = 1;
   } finally {
-    for (const cleanup of cleanups.reverse()) await cleanup().catch((err: unknown) => console.error(`peer bench cleanup: ${String(err)}`));
+    for (const cleanup of cleanups.reverse())
+      await cleanup().catch((err: unknown) => console.error(`peer bench cleanup: ${String(err)}`));
     if (!opts.keep) rmSync(dir, { recursive: true, force: true });
     else log(`kept ${dir}`);
   }

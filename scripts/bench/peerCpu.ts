@@ -10,7 +10,9 @@ import type { SimulatorProcess } from './services';
 
 /** CPU seconds of each process group, a group being a list of pids. */
 export function groupCpu(groups: Record<string, readonly number[]>): Record<string, number> {
-  return Object.fromEntries(Object.entries(groups).map(([name, pids]) => [name, pids.reduce((s, pid) => s + cpuSeconds(pid), 0)]));
+  return Object.fromEntries(
+    Object.entries(groups).map(([name, pids]) => [name, pids.reduce((s, pid) => s + cpuSeconds(pid), 0)]),
+  );
 }
 export const minus = (after: Record<string, number>, before: Record<string, number>) =>
   Object.fromEntries(Object.entries(after).map(([name, s]) => [name, s - (before[name] ?? 0)]));
@@ -22,7 +24,11 @@ export const minus = (after: Record<string, number>, before: Record<string, numb
  */
 export function serverGroups(ngRun: RunningNgRun, sims: SimulatorProcess): Record<string, number[]> {
   const groups: Record<string, number[]> = { simulator: [sims.pid] };
-  const kinds: Record<string, string> = { responses_api_agents: 'agent', resources_servers: 'resources', responses_api_models: 'model' };
+  const kinds: Record<string, string> = {
+    responses_api_agents: 'agent',
+    resources_servers: 'resources',
+    responses_api_models: 'model',
+  };
   for (const pid of sessionMembers(ngRun.child.pid!)) {
     let cmdline: string;
     let cwd: string;
@@ -33,7 +39,14 @@ export function serverGroups(ngRun: RunningNgRun, sims: SimulatorProcess): Recor
       continue;
     }
     const kind = kinds[path.basename(path.dirname(cwd))];
-    const label = /\bapp\.py\b/.test(cmdline) && kind ? (kind === 'model' ? path.basename(cwd) : kind) : /\bng_run\b/.test(cmdline) ? 'ng_run' : 'ray';
+    const label =
+      /\bapp\.py\b/.test(cmdline) && kind
+        ? kind === 'model'
+          ? path.basename(cwd)
+          : kind
+        : /\bng_run\b/.test(cmdline)
+          ? 'ng_run'
+          : 'ray';
     (groups[label] ??= []).push(pid);
   }
   return groups;
@@ -67,7 +80,10 @@ export function threadCpu(pid: number): Record<string, number> {
   for (const tid of tids) {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const name = tid === String(pid) ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[-_ ]?\d+$/, '');
+      const name =
+        tid === String(pid)
+          ? 'main'
+          : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[-_ ]?\d+$/, '');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       out[name] = (out[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100;
     } catch {

@@ -20,13 +20,19 @@ if (dir) {
     if (state === 'waiting' && existsSync(path.join(dir, 'start'))) {
       state = 'profiling';
       session.post('Profiler.enable');
-      session.post('Profiler.setSamplingInterval', { interval: Number(process.env.PIVOT_PEER_CPU_PROFILE_INTERVAL_US || 1000) });
+      session.post('Profiler.setSamplingInterval', {
+        interval: Number(process.env.PIVOT_PEER_CPU_PROFILE_INTERVAL_US || 1000),
+      });
       session.post('Profiler.start');
     } else if (state === 'profiling' && existsSync(path.join(dir, 'stop'))) {
       state = 'done';
       clearInterval(timer);
       session.post('Profiler.stop', (error, result) => {
-        if (!error) writeFileSync(path.join(dir, `worker-${process.pid}-t${threadId}.cpuprofile`), JSON.stringify(result.profile));
+        if (!error)
+          writeFileSync(
+            path.join(dir, `worker-${process.pid}-t${threadId}.cpuprofile`),
+            JSON.stringify(result.profile),
+          );
       });
     }
   }, 50);

@@ -13,7 +13,11 @@ export const perfAvailable = (): boolean => spawnSync('perf', ['--version'], { s
 
 /** Starts `perf record` on every thread of `pid`; stop() ends it (SIGINT) and waits until it wrote `out`. */
 export function startPerf(pid: number, out: string): { stop(): Promise<void> } {
-  const child: ChildProcess = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '999', '-g', '-p', String(pid), '-o', out], { stdio: 'ignore' });
+  const child: ChildProcess = spawn(
+    'perf',
+    ['record', '-e', 'cpu-clock', '-F', '999', '-g', '-p', String(pid), '-o', out],
+    { stdio: 'ignore' },
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return {
     async stop() {
@@ -31,11 +35,15 @@ export interface PerfEntry {
 /** `perf report` rows (`12.34%  a  b`) sorted by `sort`, self time only, as percent of all samples. */
 export function perfRows(data: string, sort: string, percentLimit = 0.3, children = false): PerfEntry[] {
   const view = children ? ['--children'] : ['--no-children'];
-  const text = execFileSync('perf', ['report', '-i', data, '--stdio', ...view, '-g', 'none', '--sort', sort, '--percent-limit', String(percentLimit)], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  const text = execFileSync(
+    'perf',
+    ['report', '-i', data, '--stdio', ...view, '-g', 'none', '--sort', sort, '--percent-limit', String(percentLimit)],
+    {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  );
   return parsePerfRows(text);
 }
 
@@ -53,7 +61,10 @@ export function parsePerfRows(text: string): PerfEntry[] {
  * A symbol's module: for a JIT-compiled function of the bundle (`JS:*name file:///…/dist/cli.js:L:C`)
  * the source module of line L; for the rest the shared object perf names, or the kernel.
  */
-export function perfModule(symbolRow: string, bundles: ReadonlyMap<string, (line: number) => string | undefined>): string {
+export function perfModule(
+  symbolRow: string,
+  bundles: ReadonlyMap<string, (line: number) => string | undefined>,
+): string {
   const js = /(\/[^\s:]+\.(?:c?js)):(\d+)/.exec(symbolRow);
   if (js) {
     const file = js[1]!.replace(/^\/+/, '/');
@@ -76,10 +87,24 @@ export function perfCategory(row: string, bundles: ReadonlyMap<string, (line: nu
   if (/\[k\]/.test(row)) return 'kernel (syscalls, scheduling, page faults)';
   if (/\bJS:/.test(row) || /\.c?js:\d+/.test(row)) return `JS ${perfModule(row, bundles)}`;
   if (/^index\.node\b/.test(row)) return 'Temporal SDK core (index.node, Rust)';
-  if (/^libc/.test(row)) return /malloc|free|_int_|chunk|memmove|memcpy|memset|realloc|calloc/.test(row) ? 'libc malloc / memcpy' : 'libc other';
-  if (/Scaveng|MarkCompact|ConcurrentMarking|Marking|Sweep|Evacuat|Heap::|MinorM|PagedSpace|MemoryChunk|MemoryAllocator|GCTracer|RememberedSet|SlotSet|WeakObjects|Collector/.test(row)) return 'V8 garbage collection';
-  if (/JsonParser|JsonStringifier|Builtins_Json|JsonParse|JsonStringify/.test(row)) return 'V8 JSON.parse / JSON.stringify';
-  if (/compiler::|Turbofan|Maglev|maglev|Compiler|Parser|Scanner|Bytecode|baseline|Sparkplug|OptimizedCompilationJob/.test(row)) return 'V8 compilers';
+  if (/^libc/.test(row))
+    return /malloc|free|_int_|chunk|memmove|memcpy|memset|realloc|calloc/.test(row)
+      ? 'libc malloc / memcpy'
+      : 'libc other';
+  if (
+    /Scaveng|MarkCompact|ConcurrentMarking|Marking|Sweep|Evacuat|Heap::|MinorM|PagedSpace|MemoryChunk|MemoryAllocator|GCTracer|RememberedSet|SlotSet|WeakObjects|Collector/.test(
+      row,
+    )
+  )
+    return 'V8 garbage collection';
+  if (/JsonParser|JsonStringifier|Builtins_Json|JsonParse|JsonStringify/.test(row))
+    return 'V8 JSON.parse / JSON.stringify';
+  if (
+    /compiler::|Turbofan|Maglev|maglev|Compiler|Parser|Scanner|Bytecode|baseline|Sparkplug|OptimizedCompilationJob/.test(
+      row,
+    )
+  )
+    return 'V8 compilers';
   if (/Builtins_/.test(row)) return 'V8 builtins (property access, calls, promises, strings)';
   if (/v8::|Runtime_/.test(row)) return 'V8 runtime other';
   if (/uv_|uv__/.test(row)) return 'libuv';
@@ -88,13 +113,20 @@ export function perfCategory(row: string, bundles: ReadonlyMap<string, (line: nu
 }
 
 /** The perf summary as lines: by thread, by kind of work, top symbols; µs per rollout from the measured CPU. */
-export function perfLines(data: string, workerCpuSeconds: number, rollouts: number, bundleFiles: readonly string[], top = 15): string[] {
+export function perfLines(
+  data: string,
+  workerCpuSeconds: number,
+  rollouts: number,
+  bundleFiles: readonly string[],
+  top = 15,
+): string[] {
   const bundles = new Map(bundleFiles.map((f) => [f, bundleModuleMap(readFileSync(f, 'utf8'))] as const));
   const us = (percent: number) => ((1e6 * workerCpuSeconds * percent) / 100 / rollouts).toFixed(0).padStart(5);
   const lines: string[] = [];
   const show = (title: string, rows: PerfEntry[], n = top) => {
     lines.push(`    ${title}:`);
-    for (const r of rows.slice(0, n)) lines.push(`      ${us(r.percent)} µs/rollout ${r.percent.toFixed(1).padStart(5)}%  ${r.name}`);
+    for (const r of rows.slice(0, n))
+      lines.push(`      ${us(r.percent)} µs/rollout ${r.percent.toFixed(1).padStart(5)}%  ${r.name}`);
   };
   // Per thread (perf's `pid` is the thread id; the worker's own pid is its main thread), with what each spends on most.
   const threads = new Map<string, { percent: number; kinds: Map<string, number> }>();
@@ -106,9 +138,13 @@ export function perfLines(data: string, workerCpuSeconds: number, rollouts: numb
     t.kinds.set(c, (t.kinds.get(c) ?? 0) + r.percent);
     threads.set(thread, t);
   }
-  lines.push('    by thread (tid:name; the worker\'s pid is its main thread), and its three largest kinds of work:');
+  lines.push("    by thread (tid:name; the worker's pid is its main thread), and its three largest kinds of work:");
   for (const [thread, t] of [...threads].sort((a, b) => b[1].percent - a[1].percent).slice(0, 10)) {
-    const kinds = [...t.kinds].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, p]) => `${k} ${((100 * p) / t.percent).toFixed(0)}%`).join(', ');
+    const kinds = [...t.kinds]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 3)
+      .map(([k, p]) => `${k} ${((100 * p) / t.percent).toFixed(0)}%`)
+      .join(', ');
     lines.push(`      ${us(t.percent)} µs/rollout ${t.percent.toFixed(1).padStart(5)}%  ${thread}: ${kinds}`);
   }
   const symbols = perfRows(data, 'dso,sym', 0);
@@ -117,12 +153,19 @@ export function perfLines(data: string, workerCpuSeconds: number, rollouts: numb
     const c = perfCategory(r.name, bundles);
     byCategory.set(c, (byCategory.get(c) ?? 0) + r.percent);
   }
-  show('by kind of work (native code by kind, JIT code by source module)', [...byCategory].map(([name, percent]) => ({ name, percent })).sort((a, b) => b.percent - a.percent), 25);
+  show(
+    'by kind of work (native code by kind, JIT code by source module)',
+    [...byCategory].map(([name, percent]) => ({ name, percent })).sort((a, b) => b.percent - a.percent),
+    25,
+  );
   show('top symbols, self', symbols);
   // Inclusive time of the project's JavaScript functions, from perf's call chains (V8 keeps frame pointers).
   const inclusive = perfRows(data, 'sym', 0.5, true)
     .filter((r) => /\bJS:/.test(r.name) && !/node_modules|node:/.test(r.name))
-    .map((r) => ({ percent: r.percent, name: `${r.name.replace(/^\[\.\]\s*/, '').replace(/\s.*$/, '')} (${perfModule(r.name, bundles)})` }));
+    .map((r) => ({
+      percent: r.percent,
+      name: `${r.name.replace(/^\[\.\]\s*/, '').replace(/\s.*$/, '')} (${perfModule(r.name, bundles)})`,
+    }));
   show("the project's JavaScript functions, inclusive (callees counted)", inclusive, 20);
   return lines;
 }

@@ -75,7 +75,11 @@ export interface ThreadProfile {
 /** A module of the project itself (not a package, not Node, not V8). */
 export const ownModule = (m: string) => !m.startsWith('npm:') && !m.startsWith('node:') && !m.startsWith('(');
 
-export function summarizeProfile(thread: string, profile: CpuProfile, bundles: ReadonlyMap<string, (line: number) => string | undefined>): ThreadProfile {
+export function summarizeProfile(
+  thread: string,
+  profile: CpuProfile,
+  bundles: ReadonlyMap<string, (line: number) => string | undefined>,
+): ThreadProfile {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -131,10 +135,18 @@ export function summarizeProfile(thread: string, profile: CpuProfile, bundles: R
 
 /** Summaries of every `worker-<pid>-t<thread>.cpuprofile` in `dir`, busiest thread first. */
 export function summarizeProfileDir(dir: string, bundleFiles: readonly string[]): ThreadProfile[] {
-  const bundles = new Map(bundleFiles.map((file) => [`file://${file}`, bundleModuleMap(readFileSync(file, 'utf8'))] as const));
+  const bundles = new Map(
+    bundleFiles.map((file) => [`file://${file}`, bundleModuleMap(readFileSync(file, 'utf8'))] as const),
+  );
   return readdirSync(dir)
     .filter((f) => /^worker-\d+-t\d+\.cpuprofile$/.test(f))
-    .map((f) => summarizeProfile(f.replace(/^worker-|\.cpuprofile$/g, ''), JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as CpuProfile, bundles))
+    .map((f) =>
+      summarizeProfile(
+        f.replace(/^worker-|\.cpuprofile$/g, ''),
+        JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as CpuProfile,
+        bundles,
+      ),
+    )
     .sort((a, b) => b.busyMs - a.busyMs);
 }
 
@@ -144,14 +156,23 @@ export function profileLines(threads: readonly ThreadProfile[], rollouts: number
   const perRollout = (ms: number) => ((1000 * ms) / rollouts).toFixed(1);
   const list = (title: string, entries: Array<[string, number]>, busy: number) => {
     lines.push(`    ${title}:`);
-    for (const [name, ms] of entries.slice(0, top)) lines.push(`      ${perRollout(ms).padStart(7)} µs/rollout ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${name}`);
+    for (const [name, ms] of entries.slice(0, top))
+      lines.push(
+        `      ${perRollout(ms).padStart(7)} µs/rollout ${((100 * ms) / busy).toFixed(1).padStart(5)}%  ${name}`,
+      );
   };
   for (const t of threads) {
     if (t.busyMs < 1) continue;
-    lines.push(`  thread ${t.thread}: ${perRollout(t.busyMs)} µs/rollout sampled busy (wall-clock samples; ${t.idleMs.toFixed(0)} ms idle)`);
+    lines.push(
+      `  thread ${t.thread}: ${perRollout(t.busyMs)} µs/rollout sampled busy (wall-clock samples; ${t.idleMs.toFixed(0)} ms idle)`,
+    );
     list('self time by module', t.selfByModule, t.busyMs);
     list('self time by function', t.selfByFunction, t.busyMs);
-    list("inclusive time by the project's modules", t.inclusiveByModule.filter(([m]) => ownModule(m)), t.busyMs);
+    list(
+      "inclusive time by the project's modules",
+      t.inclusiveByModule.filter(([m]) => ownModule(m)),
+      t.busyMs,
+    );
     list("inclusive time by the project's functions", t.inclusiveByFunction, t.busyMs);
   }
   return lines;

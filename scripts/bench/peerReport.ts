@@ -59,7 +59,8 @@ export function pairsOf(rounds: readonly PeerRound[]): Array<{ a: PeerRound; b: 
   const pairs: Array<{ a: PeerRound; b: PeerRound }> = [];
   for (let i = 0; i < counted.length; i += 2) {
     const [x, y] = [counted[i]!, counted[i + 1]!];
-    if (x.side === y.side) throw new Error(`rounds ${x.index} and ${y.index} are both side ${x.side}; a pair is one A and one B`);
+    if (x.side === y.side)
+      throw new Error(`rounds ${x.index} and ${y.index} are both side ${x.side}; a pair is one A and one B`);
     pairs.push(x.side === 'A' ? { a: x, b: y } : { a: y, b: x });
   }
   return pairs;
@@ -84,7 +85,11 @@ export function summarize(rounds: readonly PeerRound[]): PeerSummary {
   const ratio = (of: (p: { a: PeerRound; b: PeerRound }) => number) => median(pairs.map(of));
   return {
     pairs: pairs.length,
-    a: { rate: median(as.map(rateOf)), collectorCpuMs: median(as.map(collectorCpuMs)), serversCpuMs: median(as.map(serversCpuMs)) },
+    a: {
+      rate: median(as.map(rateOf)),
+      collectorCpuMs: median(as.map(collectorCpuMs)),
+      serversCpuMs: median(as.map(serversCpuMs)),
+    },
     b: {
       rate: median(bs.map(rateOf)),
       workerCpuMs: median(bs.map(workerCpuMs)),
@@ -168,7 +173,11 @@ export interface RewardComparison {
 }
 
 /** Whether `other` has exactly the reference's keys, each with the same reward. */
-export function compareRewards(reference: ReadonlyMap<string, number>, other: ReadonlyMap<string, number>, show = 5): RewardComparison {
+export function compareRewards(
+  reference: ReadonlyMap<string, number>,
+  other: ReadonlyMap<string, number>,
+  show = 5,
+): RewardComparison {
   const missing: string[] = [];
   const differing: string[] = [];
   for (const [key, reward] of reference) {
@@ -178,5 +187,11 @@ export function compareRewards(reference: ReadonlyMap<string, number>, other: Re
   }
   const extra = [...other.keys()].filter((key) => !reference.has(key));
   const equal = missing.length === 0 && extra.length === 0 && differing.length === 0;
-  return { equal, keys: reference.size, missing: missing.slice(0, show), extra: extra.slice(0, show), differing: differing.slice(0, show) };
+  return {
+    equal,
+    keys: reference.size,
+    missing: missing.slice(0, show),
+    extra: extra.slice(0, show),
+    differing: differing.slice(0, show),
+  };
 }

@@ -71,7 +71,12 @@ export async function runA(a: SideA, dir: string, index: number): Promise<{ roun
   type Mark = { t: number; collector: number; servers: Record<string, number>; idle: Record<string, number> };
   let start: Mark | undefined;
   let end: Mark | undefined;
-  const mark = (): Mark => ({ t: Date.now(), collector: processTree(pid).reduce((s, p) => s + cpuSeconds(p), 0), servers: groupCpu(a.servers), idle: groupCpu(a.idle) });
+  const mark = (): Mark => ({
+    t: Date.now(),
+    collector: processTree(pid).reduce((s, p) => s + cpuSeconds(p), 0),
+    servers: groupCpu(a.servers),
+    idle: groupCpu(a.idle),
+  });
   const onData = (d: Buffer) => {
     // Read /proc at once, before anything else runs: the line was printed a moment ago.
     const text = d.toString('utf8');
@@ -87,7 +92,9 @@ export async function runA(a: SideA, dir: string, index: number): Promise<{ roun
   });
   const exitedAt = Date.now();
   if (code !== 0 || !start || !end) {
-    throw new Error(`ng_collect_rollouts exited ${code}${!start ? ', its stage start line never came' : ''}${!end ? ', it never finished' : ''}; last output:\n${output.slice(-3000)}`);
+    throw new Error(
+      `ng_collect_rollouts exited ${code}${!start ? ', its stage start line never came' : ''}${!end ? ', it never finished' : ''}; last output:\n${output.slice(-3000)}`,
+    );
   }
   return {
     rolloutsPath: out,
@@ -101,7 +108,9 @@ export async function runA(a: SideA, dir: string, index: number): Promise<{ roun
       load: loadNow(),
       note:
         `Python start-up ${round2((start.t - spawnedAt) / 1000)} s, exit ${round2((exitedAt - end.t) / 1000)} s (not in the stage); ` +
-        `our idle ${Object.entries(minus(end.idle, start.idle)).map(([k, s]) => `${k} ${round2((1000 * s) / ((end!.t - start!.t) / 1000))}`).join(', ')} CPU-ms/s meanwhile`,
+        `our idle ${Object.entries(minus(end.idle, start.idle))
+          .map(([k, s]) => `${k} ${round2((1000 * s) / ((end!.t - start!.t) / 1000))}`)
+          .join(', ')} CPU-ms/s meanwhile`,
     },
   };
 }
@@ -116,9 +125,18 @@ export interface SideB {
   servers: Record<string, number[]>;
 }
 
-export async function runB(b: SideB, dir: string, index: number, name: string): Promise<{ round: PeerRound; rolloutsPath: string; threads: Record<string, number> }> {
+export async function runB(
+  b: SideB,
+  dir: string,
+  index: number,
+  name: string,
+): Promise<{ round: PeerRound; rolloutsPath: string; threads: Record<string, number> }> {
   mkdirSync(dir, { recursive: true });
-  const groups = { worker: [b.worker.pid], temporal: [b.temporalPid], ...Object.fromEntries(Object.entries(b.servers).map(([k, v]) => [`server:${k}`, v])) };
+  const groups = {
+    worker: [b.worker.pid],
+    temporal: [b.temporalPid],
+    ...Object.fromEntries(Object.entries(b.servers).map(([k, v]) => [`server:${k}`, v])),
+  };
   // startCpuTrace takes one pid per name: sum the groups' pids by sampling each pid under its own name.
   const pids: Record<string, number> = {};
   for (const [group, list] of Object.entries(groups)) list.forEach((pid, i) => (pids[`${group}#${i}`] = pid));
@@ -138,7 +156,10 @@ export async function runB(b: SideB, dir: string, index: number, name: string): 
   const from = timeline.windows.materialize[0];
   const to = timeline.windows.finish[1];
   const used = cpu.between(from, to);
-  const sumGroup = (prefix: string) => Object.entries(used).filter(([k]) => k.startsWith(`${prefix}#`)).reduce((s, [, v]) => s + v, 0);
+  const sumGroup = (prefix: string) =>
+    Object.entries(used)
+      .filter(([k]) => k.startsWith(`${prefix}#`))
+      .reduce((s, [, v]) => s + v, 0);
   const failed = run.result.merge.failedKeys;
   return {
     rolloutsPath: run.result.merge.rolloutsPath,

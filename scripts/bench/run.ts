@@ -15,7 +15,14 @@ import { candidatesFrom, localProfileRun, sampleCandidates, type ScaleRun } from
 import { historyLines, scaleLines } from './scaleReport';
 import { startSimulatorProcess } from './services';
 import { measureThroughput, type ThroughputResult } from './throughput';
-import { durableOverBare, durableOverBareRolloutsAlone, durableOverBareSimulatorsEqual, rateOf, throughputLines, withoutTemporalRatios } from './throughputReport';
+import {
+  durableOverBare,
+  durableOverBareRolloutsAlone,
+  durableOverBareSimulatorsEqual,
+  rateOf,
+  throughputLines,
+  withoutTemporalRatios,
+} from './throughputReport';
 
 // `npm run bench` (flags in USAGE below): orchestration overhead against a bare HTTP loop, worker
 // memory and history size, measured in one run on the simulators with zero added latency. The last line is one JSON object so the figures
@@ -47,14 +54,27 @@ const flags = parseFlags(USAGE, {
   repeats: { type: 'string' },
   pivots: { type: 'string' },
 });
-if (flags.only !== undefined && !['throughput', 'scale', 'peer'].includes(flags.only)) refuse(`--only=${flags.only}: expected throughput, scale or peer`);
+if (flags.only !== undefined && !['throughput', 'scale', 'peer'].includes(flags.only))
+  refuse(`--only=${flags.only}: expected throughput, scale or peer`);
 // The peer bench (scripts/bench/peer.ts): ng_collect_rollouts against our collect stage on the same
 // NeMo Gym servers. It sets up its own servers, so the other benches' flags do not apply to it.
 const peer = flags.peer === true || flags.only === 'peer';
-const PEER_FLAGS = new Set(['peer', 'only', 'repeats', 'cycles', 'chunk-size', 'worker-node-options', 'pivots', 'worker-cpu-profile', 'keep']);
+const PEER_FLAGS = new Set([
+  'peer',
+  'only',
+  'repeats',
+  'cycles',
+  'chunk-size',
+  'worker-node-options',
+  'pivots',
+  'worker-cpu-profile',
+  'keep',
+]);
 const notForPeer = Object.keys(flags).filter((name) => !PEER_FLAGS.has(name));
-if (peer && notForPeer.length > 0) refuse(`--${notForPeer.join(', --')}: not a flag of the peer bench\nusage: ${USAGE}`);
-if (!peer && (flags.repeats !== undefined || flags.pivots !== undefined)) refuse(`--repeats and --pivots are flags of the peer bench (--peer)\nusage: ${USAGE}`);
+if (peer && notForPeer.length > 0)
+  refuse(`--${notForPeer.join(', --')}: not a flag of the peer bench\nusage: ${USAGE}`);
+if (!peer && (flags.repeats !== undefined || flags.pivots !== undefined))
+  refuse(`--repeats and --pivots are flags of the peer bench (--peer)\nusage: ${USAGE}`);
 // 64 repeats of the demo's pivots, as issue 42 measured them; fewer for a smoke run.
 const peerRepeats = wholeNumber('repeats', flags.repeats) ?? 64;
 if (flags.pivots === '') refuse('--pivots=FILE needs a published pivots.jsonl (its Gym config YAML beside it)');
@@ -80,7 +100,11 @@ const productChunking = chunkSize === DEFAULT_CHUNK_SIZE && chunksInFlight === D
 // on other hardware. It tells how much of durable / bare is the sides' processes taking CPU from the
 // simulators on a 2-core machine; a diagnostic beside the default figure, never in its place.
 const pinSimulators = flags['pin-simulators'] === true;
-const THROUGHPUT = { tasks: wholeNumber('tasks', flags.tasks) ?? (quick ? 50 : 150), numRepeats: 4, withoutTemporal: flags['without-temporal'] === true };
+const THROUGHPUT = {
+  tasks: wholeNumber('tasks', flags.tasks) ?? (quick ? 50 : 150),
+  numRepeats: 4,
+  withoutTemporal: flags['without-temporal'] === true,
+};
 const TARGETS = { durableOverBare: 0.95, durableOverBareAt4x: 0.9, rssRatio: 1.2, idleRssMb: 200 };
 const rowsFlag = flags.rows?.split(',').map((n) => wholeNumber('rows', n)!);
 const SCALE_ROWS = rowsFlag ?? (million ? [10_000, 1_000_000] : quick ? [2_000, 20_000] : [10_000, 100_000]);
@@ -111,34 +135,73 @@ async function main(): Promise<void> {
   }
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-bench-'));
   const keep = flags.keep === true;
-  const server = await ensureDevServer({ port: await freePort(), uiPort: await freePort(), stateDir: path.join(dir, 'state') });
+  const server = await ensureDevServer({
+    port: await freePort(),
+    uiPort: await freePort(),
+    stateDir: path.join(dir, 'state'),
+  });
   const sims = await startSimulatorProcess(7, pinSimulators ? { cpu: 0 } : {});
   const connection = await Connection.connect({ address: server.address });
   const [temporalPid] = childPidsMatching('start-dev');
-  if (temporalPid === undefined) throw new Error('the Temporal dev server is not a child of the bench (a reused server cannot be measured)');
+  if (temporalPid === undefined)
+    throw new Error('the Temporal dev server is not a child of the bench (a reused server cannot be measured)');
   const loadAtStart = loadNow();
-  const bench: Bench = { client: new Client({ connection }), temporalAddress: server.address, temporalPid, sims, dir, workerMaxOldSpaceMb, workerNodeOptions, workerHeapProbe, workerCpuProfileDir, chunkSize, chunksInFlight };
+  const bench: Bench = {
+    client: new Client({ connection }),
+    temporalAddress: server.address,
+    temporalPid,
+    sims,
+    dir,
+    workerMaxOldSpaceMb,
+    workerNodeOptions,
+    workerHeapProbe,
+    workerCpuProfileDir,
+    chunkSize,
+    chunksInFlight,
+  };
   try {
-    log(`pivot-miner bench${quick ? ' --quick' : ''}${million ? ' --million' : ''}: Temporal dev server ${server.address}, simulators (zero added latency) in their own process, ` +
-      `${os.cpus().length} CPUs, load ${loadAtStart}`);
-    if (pinSimulators) log('--pin-simulators: the simulators on CPU 0 alone, this process, the dev server and the workers on the others (both sides alike); a diagnostic, NOT the default figure');
-    log(`worker = \`pivot-miner worker\` child process (one fresh per figure); chunk_size ${chunkSize}, ${chunksInFlight} chunks in flight, ` +
-      `max_concurrency ${CONCURRENCY} (${productChunking ? 'the product defaults' : `NOT the product defaults ${DEFAULT_CHUNK_SIZE} / ${DEFAULT_CHUNKS_IN_FLIGHT}: figures for a candidate default only`}); work dir ${dir}`);
-    const heapEnv = workerMaxOldSpaceMb === undefined ? process.env : { ...process.env, PIVOT_MINER_WORKER_HEAP_MB: String(workerMaxOldSpaceMb) };
+    log(
+      `pivot-miner bench${quick ? ' --quick' : ''}${million ? ' --million' : ''}: Temporal dev server ${server.address}, simulators (zero added latency) in their own process, ` +
+        `${os.cpus().length} CPUs, load ${loadAtStart}`,
+    );
+    if (pinSimulators)
+      log(
+        '--pin-simulators: the simulators on CPU 0 alone, this process, the dev server and the workers on the others (both sides alike); a diagnostic, NOT the default figure',
+      );
+    log(
+      `worker = \`pivot-miner worker\` child process (one fresh per figure); chunk_size ${chunkSize}, ${chunksInFlight} chunks in flight, ` +
+        `max_concurrency ${CONCURRENCY} (${productChunking ? 'the product defaults' : `NOT the product defaults ${DEFAULT_CHUNK_SIZE} / ${DEFAULT_CHUNKS_IN_FLIGHT}: figures for a candidate default only`}); work dir ${dir}`,
+    );
+    const heapEnv =
+      workerMaxOldSpaceMb === undefined
+        ? process.env
+        : { ...process.env, PIVOT_MINER_WORKER_HEAP_MB: String(workerMaxOldSpaceMb) };
     const workerEnv = workerProcessEnv(heapEnv);
-    const mallocFromEnv = ['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_'].filter((name) => process.env[name] !== undefined);
-    log(`worker memory: ${workerHeapArgs(heapEnv).join(' ') || "Node's default V8 heap"}, MALLOC_ARENA_MAX=${workerEnv.MALLOC_ARENA_MAX ?? "glibc's default"}, ` +
-      `MALLOC_MMAP_THRESHOLD_=${workerEnv.MALLOC_MMAP_THRESHOLD_ ?? "glibc's default (dynamic)"}` +
-      `${workerMaxOldSpaceMb !== undefined ? ' (--worker-max-old-space-mb, NOT the product default)' : mallocFromEnv.length > 0 ? ` (${mallocFromEnv.join(', ')} from the environment, NOT the product default)` : ' (the product default)'}`);
+    const mallocFromEnv = ['MALLOC_ARENA_MAX', 'MALLOC_MMAP_THRESHOLD_'].filter(
+      (name) => process.env[name] !== undefined,
+    );
+    log(
+      `worker memory: ${workerHeapArgs(heapEnv).join(' ') || "Node's default V8 heap"}, MALLOC_ARENA_MAX=${workerEnv.MALLOC_ARENA_MAX ?? "glibc's default"}, ` +
+        `MALLOC_MMAP_THRESHOLD_=${workerEnv.MALLOC_MMAP_THRESHOLD_ ?? "glibc's default (dynamic)"}` +
+        `${workerMaxOldSpaceMb !== undefined ? ' (--worker-max-old-space-mb, NOT the product default)' : mallocFromEnv.length > 0 ? ` (${mallocFromEnv.join(', ')} from the environment, NOT the product default)` : ' (the product default)'}`,
+    );
     if (bench.workerCpuProfileDir) {
       mkdirSync(bench.workerCpuProfileDir, { recursive: true });
-      log(`--worker-cpu-profile: workers write CPU profiles in 15 s slices to ${bench.workerCpuProfileDir}; the sampler costs them CPU, so the ratios are not the product's`);
+      log(
+        `--worker-cpu-profile: workers write CPU profiles in 15 s slices to ${bench.workerCpuProfileDir}; the sampler costs them CPU, so the ratios are not the product's`,
+      );
     }
-    if (workerHeapProbe) log('--worker-heap: workers force a full GC every 5 s to sample their live heap, so their RSS figures are lower than the product\'s');
+    if (workerHeapProbe)
+      log(
+        "--worker-heap: workers force a full GC every 5 s to sample their live heap, so their RSS figures are lower than the product's",
+      );
 
     const throughputs: ThroughputResult[] = [];
     if (only !== 'scale' && !million) {
-      for (const [concurrency, target] of [[CONCURRENCY, TARGETS.durableOverBare], [4 * CONCURRENCY, TARGETS.durableOverBareAt4x]] as const) {
+      for (const [concurrency, target] of [
+        [CONCURRENCY, TARGETS.durableOverBare],
+        [4 * CONCURRENCY, TARGETS.durableOverBareAt4x],
+      ] as const) {
         const tp = await measureThroughput(bench, { concurrency, cycles, ...THROUGHPUT });
         throughputs.push(tp);
         throughputLines(tp, target).forEach(log);
@@ -159,16 +222,21 @@ async function main(): Promise<void> {
     if (small && large && rssRatio !== undefined) {
       // A worker that died has no kernel peak: its highest sample is a floor, and the ratio with it.
       const atLeast = large.failure || small.failure ? 'at least ' : '';
-      log(`worker peak RSS during the stage, ${large.rows} rows / ${small.rows} rows (baseline) = ${round(large.peakRssBytes / MB, 1)} / ${round(small.peakRssBytes / MB, 1)} MB = ` +
-        `${atLeast}${round(rssRatio, 3)} (target <= ${TARGETS.rssRatio}: ${rssRatio <= TARGETS.rssRatio && !atLeast ? 'met' : 'NOT met'}; load ${loadNow()})`);
+      log(
+        `worker peak RSS during the stage, ${large.rows} rows / ${small.rows} rows (baseline) = ${round(large.peakRssBytes / MB, 1)} / ${round(small.peakRssBytes / MB, 1)} MB = ` +
+          `${atLeast}${round(rssRatio, 3)} (target <= ${TARGETS.rssRatio}: ${rssRatio <= TARGETS.rssRatio && !atLeast ? 'met' : 'NOT met'}; load ${loadNow()})`,
+      );
     }
-    const allRuns = [...throughputs.map((t) => t.sample.run), ...scale.map((s) => s.run)].flatMap((r) => r?.historyEventsPerRun ?? []);
+    const allRuns = [...throughputs.map((t) => t.sample.run), ...scale.map((s) => s.run)].flatMap(
+      (r) => r?.historyEventsPerRun ?? [],
+    );
     const finished = [...scale].reverse().find((s) => s.run);
     if (finished?.run) historyLines(finished.rows, finished.run, allRuns, chunkSize).forEach(log);
 
     const [tp16, tp64] = throughputs;
     const rate = (t: ThroughputResult | undefined, side: 'bare' | 'durable') => (t ? round(rateOf(t[side]), 1) : null);
-    const ratio = (t: ThroughputResult | undefined, of: (tp: ThroughputResult) => number = durableOverBare) => (t ? round(of(t), 3) : null);
+    const ratio = (t: ThroughputResult | undefined, of: (tp: ThroughputResult) => number = durableOverBare) =>
+      t ? round(of(t), 3) : null;
     const withoutTemporal = tp16 && withoutTemporalRatios(tp16);
     console.log(
       JSON.stringify({
@@ -193,7 +261,9 @@ async function main(): Promise<void> {
         rss_mb: scale.map((s) => round(s.peakRssBytes / MB, 1)),
         startup_peak_rss_mb: scale.map((s) => round(s.startupPeakRssBytes / MB, 1)),
         rss_large_over_small: rssRatio === undefined ? null : round(rssRatio, 3),
-        idle_rss_mb_before_after: large ? [round(large.idleRssBeforeBytes / MB, 1), round(large.idleRssAfterBytes / MB, 1)] : null,
+        idle_rss_mb_before_after: large
+          ? [round(large.idleRssBeforeBytes / MB, 1), round(large.idleRssAfterBytes / MB, 1)]
+          : null,
         history_events_max_per_run: allRuns.length > 0 ? Math.max(...allRuns) : null,
         scale_failures: scale.flatMap((s) => (s.failure ? [`${s.rows}: ${s.failure}`] : [])),
         local_profile_rollouts: large?.rows ?? null,

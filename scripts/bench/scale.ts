@@ -65,7 +65,14 @@ export async function sampleCandidates(bench: Bench): Promise<string> {
   const inputPath = path.join(runDir, 'tasks.jsonl');
   await writeDistinctRows(DEMO_TASKS, inputPath, 50);
   const { value: run } = await withWorker(bench, (taskQueue) =>
-    runDurableStage(bench.client, { taskQueue, workflowId: `bench-${process.pid}-candidates`, plan, stage: 'collect', inputPath, outPrefix: path.join(runDir, 'rollouts') }),
+    runDurableStage(bench.client, {
+      taskQueue,
+      workflowId: `bench-${process.pid}-candidates`,
+      plan,
+      stage: 'collect',
+      inputPath,
+      outPrefix: path.join(runDir, 'rollouts'),
+    }),
   );
   return candidatesFrom(runDir, run);
 }
@@ -106,12 +113,17 @@ export async function localProfileRun(bench: Bench, candidatesSource: string, ro
       rssByPhase.set(phase, Math.max(rssByPhase.get(phase) ?? 0, rss));
       if (Date.now() - lastReport >= PROGRESS_EVERY_MS) {
         lastReport = Date.now();
-        console.log(`  ... ${name}: ${phase}, ${done}/${rows} rollouts, RSS ${Math.round(rss / MB)} MB, load ${loadNow()}`);
+        console.log(
+          `  ... ${name}: ${phase}, ${done}/${rows} rollouts, RSS ${Math.round(rss / MB)} MB, load ${loadNow()}`,
+        );
       }
       await sleep(500);
       [phase, done] = await client
         .withDeadline(Date.now() + 2000, () => client.workflow.getHandle(workflowId).query(stageProgressQuery))
-        .then((p) => [p.stage.split(':')[1] ?? p.stage, p.done] as [string, number], () => [phase, done] as [string, number]);
+        .then(
+          (p) => [p.stage.split(':')[1] ?? p.stage, p.done] as [string, number],
+          () => [phase, done] as [string, number],
+        );
       if (phaseStarts.at(-1)?.phase !== phase) phaseStarts.push({ t: Date.now(), phase });
     }
   };
@@ -140,7 +152,14 @@ export async function localProfileRun(bench: Bench, candidatesSource: string, ro
       await sleep(IDLE_SETTLE_MS);
       return { run, idleRssAfterBytes: worker.rssBytes(), liveHeapByPhase: byPhase(worker.heapSamples(), phaseStarts) };
     });
-    return { rows: value.run.result.materialize.rows, ...before, ...value, peakRssBytes, rssByPhase, loads: [loadBefore, loadNow()] };
+    return {
+      rows: value.run.result.materialize.rows,
+      ...before,
+      ...value,
+      peakRssBytes,
+      rssByPhase,
+      loads: [loadBefore, loadNow()],
+    };
   } catch (err) {
     // A worker that dies (out of memory, most likely) is a figure too: how far it got and how big it was.
     if (!(err instanceof WorkerExitedError)) throw err;

@@ -7,7 +7,8 @@ import { CONTINUE_AS_NEW_AFTER_EVENTS, type ScaleRun } from './scale';
 const MB = 1024 * 1024;
 const MILLION = 1_000_000;
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
-const byPhase = (m: Map<string, number>) => [...m].map(([phase, bytes]) => `${phase} ${round(bytes / MB, 0)}`).join(', ');
+const byPhase = (m: Map<string, number>) =>
+  [...m].map(([phase, bytes]) => `${phase} ${round(bytes / MB, 0)}`).join(', ');
 
 export function scaleLines(s: ScaleRun, idleTargetMb: number): string[] {
   const head = `worker at ${s.rows} rows (local_profile, ${s.rows / NUM_SAMPLES} candidates x ${NUM_SAMPLES}; load ${s.loads[0]} -> ${s.loads[1]}): `;

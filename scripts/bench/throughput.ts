@@ -64,13 +64,27 @@ export async function measureThroughput(
   await writeDistinctRows(DEMO_TASKS, tasks, opts.tasks);
   await writeDistinctRows(DEMO_TASKS, warmupTasks, opts.tasks);
   const bare: ThroughputResult['bare'] = { rows: 0, seconds: 0, cpu: {}, tailSeconds: 0 };
-  const durable: ThroughputResult['durable'] = { rows: 0, seconds: 0, cpu: {}, timelines: [], warmupTimelines: [], cpuByPhase: {} };
-  const inProcess = opts.withoutTemporal ? { rows: 0, seconds: 0, cpu: {}, chunkSpanSeconds: 0, serialSeconds: 0 } : undefined;
+  const durable: ThroughputResult['durable'] = {
+    rows: 0,
+    seconds: 0,
+    cpu: {},
+    timelines: [],
+    warmupTimelines: [],
+    cpuByPhase: {},
+  };
+  const inProcess = opts.withoutTemporal
+    ? { rows: 0, seconds: 0, cpu: {}, chunkSpanSeconds: 0, serialSeconds: 0 }
+    : undefined;
   const loads: string[] = [];
   let serial = 0;
 
   const { value: sample } = await withWorker(bench, async (taskQueue, worker) => {
-    const pids = () => ({ bench: process.pid, simulators: bench.sims.pid, temporal: bench.temporalPid, worker: worker.pid });
+    const pids = () => ({
+      bench: process.pid,
+      simulators: bench.sims.pid,
+      temporal: bench.temporalPid,
+      worker: worker.pid,
+    });
     const runBare = async (inputPath: string, counted: boolean) => {
       const before = cpuSnapshot(pids());
       const r = await runBareCollect({
@@ -122,7 +136,10 @@ export async function measureThroughput(
     };
     const runInProcess = async (inputPath: string, counted: boolean) => {
       if (!inProcess) return;
-      const { runDir, plan } = planFor(bench, `in_process_${tag}_${++serial}`, { maxConcurrency: opts.concurrency, numRepeats: opts.numRepeats });
+      const { runDir, plan } = planFor(bench, `in_process_${tag}_${++serial}`, {
+        maxConcurrency: opts.concurrency,
+        numRepeats: opts.numRepeats,
+      });
       const before = cpuSnapshot(pids());
       const r = await runStageInProcess(plan, inputPath, path.join(runDir, 'rollouts'));
       if (!counted) return;
@@ -151,7 +168,17 @@ export async function measureThroughput(
     loads.push(loadNow());
     return last;
   });
-  if (durable.rows !== bare.rows) throw new Error(`the durable stage completed ${durable.rows} rollouts, the bare loop ${bare.rows}`);
-  if (inProcess && inProcess.rows !== bare.rows) throw new Error(`the stage without Temporal completed ${inProcess.rows} rollouts, the bare loop ${bare.rows}`);
-  return { concurrency: opts.concurrency, rowsPerRound: opts.tasks * opts.numRepeats, bare, durable, inProcess, loads, sample };
+  if (durable.rows !== bare.rows)
+    throw new Error(`the durable stage completed ${durable.rows} rollouts, the bare loop ${bare.rows}`);
+  if (inProcess && inProcess.rows !== bare.rows)
+    throw new Error(`the stage without Temporal completed ${inProcess.rows} rollouts, the bare loop ${bare.rows}`);
+  return {
+    concurrency: opts.concurrency,
+    rowsPerRound: opts.tasks * opts.numRepeats,
+    bare,
+    durable,
+    inProcess,
+    loads,
+    sample,
+  };
 }

@@ -31,7 +31,10 @@ export function durableOverBare(tp: { bare: SideMeasure; durable: SideMeasure })
  * time: how the bench compared the sides before the bare loop wrote those files, which charged
  * the durable stage for work that is not orchestration. Printed beside the headline, never for it.
  */
-export function durableOverBareRolloutsAlone(tp: { bare: SideMeasure & { tailSeconds: number }; durable: SideMeasure }): number {
+export function durableOverBareRolloutsAlone(tp: {
+  bare: SideMeasure & { tailSeconds: number };
+  durable: SideMeasure;
+}): number {
   return rateOf(tp.durable) / (tp.bare.rows / (tp.bare.seconds - tp.bare.tailSeconds));
 }
 
@@ -52,9 +55,16 @@ export function durableOverBareSimulatorsEqual(tp: { bare: SideMeasure; durable:
  * The third side (--without-temporal), the stage's activities without Temporal: its rate over the
  * bare loop's is what the stage's own work costs, the durable rate over its rate what Temporal adds.
  */
-export function withoutTemporalRatios(tp: { bare: SideMeasure; durable: SideMeasure; inProcess?: SideMeasure }): { stageOverBare: number; durableOverStage: number } | undefined {
+export function withoutTemporalRatios(tp: {
+  bare: SideMeasure;
+  durable: SideMeasure;
+  inProcess?: SideMeasure;
+}): { stageOverBare: number; durableOverStage: number } | undefined {
   if (!tp.inProcess) return undefined;
-  return { stageOverBare: rateOf(tp.inProcess) / rateOf(tp.bare), durableOverStage: rateOf(tp.durable) / rateOf(tp.inProcess) };
+  return {
+    stageOverBare: rateOf(tp.inProcess) / rateOf(tp.bare),
+    durableOverStage: rateOf(tp.durable) / rateOf(tp.inProcess),
+  };
 }
 
 function inProcessLines(tp: ThroughputResult): string[] {
@@ -103,10 +113,29 @@ export function throughputLines(tp: ThroughputResult, target: number): string[] 
     phase('  materialize: queue', (t) => t.materialize.queueMs),
     phase('  materialize: run', (t) => t.materialize.runMs),
     phase('  materialized -> first chunk scheduled', (t) => t.toChunksMs),
-    phase('  chunks: first scheduled -> last completed', (t) => t.chunkSpanMs, `rate in this span / bare rate = ${fix(bareRound / m((t) => t.chunkSpanMs), 3)}`),
-    `      ${u((t) => t.chunks)} chunks; per chunk: queue ${fix(u((t) => t.chunkQueueMeanMs), 1)} ms, run ${fix(m((t) => t.chunkRunMeanMs), 3)} s, ` +
-      `completed -> replacement scheduled ${fix(u((t) => t.refillMeanMs), 1)} ms; mean chunks running ${fix(u((t) => t.meanChunksRunning), 2)}`,
-    `      ${u((t) => t.chunkMerges)} merges of finished chunks during the span, ${fix(m((t) => t.chunkMergesRunMs), 3)} s running in all`,
+    phase(
+      '  chunks: first scheduled -> last completed',
+      (t) => t.chunkSpanMs,
+      `rate in this span / bare rate = ${fix(bareRound / m((t) => t.chunkSpanMs), 3)}`,
+    ),
+    `      ${u((t) => t.chunks)} chunks; per chunk: queue ${fix(
+      u((t) => t.chunkQueueMeanMs),
+      1,
+    )} ms, run ${fix(
+      m((t) => t.chunkRunMeanMs),
+      3,
+    )} s, ` +
+      `completed -> replacement scheduled ${fix(
+        u((t) => t.refillMeanMs),
+        1,
+      )} ms; mean chunks running ${fix(
+        u((t) => t.meanChunksRunning),
+        2,
+      )}`,
+    `      ${u((t) => t.chunkMerges)} merges of finished chunks during the span, ${fix(
+      m((t) => t.chunkMergesRunMs),
+      3,
+    )} s running in all`,
     phase('  continue-as-new gaps', (t) => t.continueAsNewMs),
     phase('  last chunk -> finish scheduled', (t) => t.toFinishMs),
     phase('  finish: queue', (t) => t.finish.queueMs),
@@ -116,9 +145,18 @@ export function throughputLines(tp: ThroughputResult, target: number): string[] 
       .map((t) => `${fix(serialOf([t]), 3)} s`)
       .join(', ')}; counted rounds' mean ${fix(serial, 3)} s`,
     row('  client: start RPC + result delivery', durableRound - historySpan),
-    `      workflow tasks outside the chunk span: ${fix(u((t) => t.serialWorkflowTasks.count), 1)} a round, each ` +
-      `${fix(u((t) => t.serialWorkflowTasks.dispatchMeanMs), 1)} ms scheduled -> taken by the worker + ` +
-      `${fix(u((t) => t.serialWorkflowTasks.runMeanMs), 1)} ms taken -> completed (means)`,
+    `      workflow tasks outside the chunk span: ${fix(
+      u((t) => t.serialWorkflowTasks.count),
+      1,
+    )} a round, each ` +
+      `${fix(
+        u((t) => t.serialWorkflowTasks.dispatchMeanMs),
+        1,
+      )} ms scheduled -> taken by the worker + ` +
+      `${fix(
+        u((t) => t.serialWorkflowTasks.runMeanMs),
+        1,
+      )} ms taken -> completed (means)`,
     `  beyond the bare loop: ${fix(durableRound - bareRound, 3)} s per round = ` +
       `serial activities ${fix(serial, 3)} s (materialize + finish runs) + ` +
       `hand-offs ${fix(handoffs, 3)} s (workflow tasks, activity queues, client) + ` +
@@ -127,21 +165,31 @@ export function throughputLines(tp: ThroughputResult, target: number): string[] 
   ];
   const names = [...new Set([...Object.keys(tp.durable.cpu), ...Object.keys(tp.bare.cpu)])];
   const per1000 = (cpu: Record<string, number>, rows: number, name?: string) =>
-    ((name ? cpu[name] ?? 0 : Object.values(cpu).reduce((a, b) => a + b, 0)) * 1000) / rows;
+    ((name ? (cpu[name] ?? 0) : Object.values(cpu).reduce((a, b) => a + b, 0)) * 1000) / rows;
   for (const name of [...names, undefined]) {
     const d = per1000(tp.durable.cpu, tp.durable.rows, name);
     const b = per1000(tp.bare.cpu, tp.bare.rows, name);
     const ratioText = b > 0 ? fix(d / b, 3) : '-';
-    const c = tp.inProcess ? `${ratioText.padEnd(14)}${fix(per1000(tp.inProcess.cpu, tp.inProcess.rows, name), 2).padStart(14)}` : ratioText;
-    lines.push(`    ${(name ?? 'all processes').padEnd(44)} ${fix(d, 2).padStart(8)}   ${fix(b, 2).padStart(8)}   ${c}`);
+    const c = tp.inProcess
+      ? `${ratioText.padEnd(14)}${fix(per1000(tp.inProcess.cpu, tp.inProcess.rows, name), 2).padStart(14)}`
+      : ratioText;
+    lines.push(
+      `    ${(name ?? 'all processes').padEnd(44)} ${fix(d, 2).padStart(8)}   ${fix(b, 2).padStart(8)}   ${c}`,
+    );
   }
   // On a machine whose CPUs are all busy, rate follows CPU per rollout: this says which phase pays.
   const bareAll = per1000(tp.bare.cpu, tp.bare.rows);
-  lines.push(`  durable CPU seconds per 1000 rollouts by phase (Temporal event windows, 100 ms samples); x = share of the bare loop's ${fix(bareAll, 2)} (all processes)`);
-  lines.push(`    ${'phase'.padEnd(14)}${names.map((n) => n.padStart(12)).join('')}${'all'.padStart(12)}${'x bare'.padStart(9)}`);
+  lines.push(
+    `  durable CPU seconds per 1000 rollouts by phase (Temporal event windows, 100 ms samples); x = share of the bare loop's ${fix(bareAll, 2)} (all processes)`,
+  );
+  lines.push(
+    `    ${'phase'.padEnd(14)}${names.map((n) => n.padStart(12)).join('')}${'all'.padStart(12)}${'x bare'.padStart(9)}`,
+  );
   for (const [phaseName, cpu] of Object.entries(tp.durable.cpuByPhase)) {
     const all = per1000(cpu, tp.durable.rows);
-    lines.push(`    ${phaseName.padEnd(14)}${names.map((n) => fix(per1000(cpu, tp.durable.rows, n), 2).padStart(12)).join('')}${fix(all, 2).padStart(12)}${fix(all / bareAll, 3).padStart(9)}`);
+    lines.push(
+      `    ${phaseName.padEnd(14)}${names.map((n) => fix(per1000(cpu, tp.durable.rows, n), 2).padStart(12)).join('')}${fix(all, 2).padStart(12)}${fix(all / bareAll, 3).padStart(9)}`,
+    );
   }
   return lines;
 }

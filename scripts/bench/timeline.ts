@@ -86,7 +86,12 @@ export function runRecord(events: HistoryEvent[]): RunRecord {
       task = undefined;
     }
     if (e.activityTaskScheduledEventAttributes) {
-      const span = { name: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', scheduled: at(e), started: NaN, completed: NaN };
+      const span = {
+        name: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?',
+        scheduled: at(e),
+        started: NaN,
+        completed: NaN,
+      };
       byId.set(String(e.eventId), span);
       activities.push(span);
     } else if (e.activityTaskStartedEventAttributes) {
@@ -96,7 +101,8 @@ export function runRecord(events: HistoryEvent[]): RunRecord {
     }
   }
   const unfinished = activities.find((s) => Number.isNaN(s.completed) || Number.isNaN(s.started));
-  if (unfinished) throw new Error(`activity ${unfinished.name} scheduled at ${unfinished.scheduled} never completed in its run`);
+  if (unfinished)
+    throw new Error(`activity ${unfinished.name} scheduled at ${unfinished.scheduled} never completed in its run`);
   const first = events[0];
   const last = events.at(-1);
   if (!first || !last) throw new Error('a run with an empty history');
@@ -104,7 +110,9 @@ export function runRecord(events: HistoryEvent[]): RunRecord {
     events: events.length,
     firstMs: at(first),
     lastMs: at(last),
-    startsWorkflow: Boolean(first.workflowExecutionStartedEventAttributes) && !first.workflowExecutionStartedEventAttributes?.continuedExecutionRunId,
+    startsWorkflow:
+      Boolean(first.workflowExecutionStartedEventAttributes) &&
+      !first.workflowExecutionStartedEventAttributes?.continuedExecutionRunId,
     completesWorkflow: Boolean(last.workflowExecutionCompletedEventAttributes),
     activities,
     workflowTasks,
@@ -113,7 +121,8 @@ export function runRecord(events: HistoryEvent[]): RunRecord {
 
 function only(spans: ActivitySpan[], ...names: string[]): ActivitySpan {
   const found = spans.filter((s) => names.includes(s.name));
-  if (found.length !== 1) throw new Error(`expected one ${names.join(' or ')} activity in the history, found ${found.length}`);
+  if (found.length !== 1)
+    throw new Error(`expected one ${names.join(' or ')} activity in the history, found ${found.length}`);
   return found[0]!;
 }
 
@@ -148,7 +157,8 @@ export function stageTimeline(runs: RunRecord[]): StageTimeline {
   const spans = runs.flatMap((r) => r.activities);
   const first = runs[0];
   const last = runs.at(-1);
-  if (!first?.startsWorkflow || !last?.completesWorkflow) throw new Error('the runs do not go from workflow start to completion');
+  if (!first?.startsWorkflow || !last?.completesWorkflow)
+    throw new Error('the runs do not go from workflow start to completion');
   const materialize = only(spans, 'materializeStage');
   const finish = only(spans, 'finishStage');
   const chunkMerges = spans.filter((s) => s.name === 'mergeChunks');
@@ -156,13 +166,18 @@ export function stageTimeline(runs: RunRecord[]): StageTimeline {
   if (chunks.length === 0) throw new Error('the history has no chunk activities');
   const chunkStart = chunks.reduce((t, c) => Math.min(t, c.scheduled), Infinity);
   const chunkEnd = chunks.reduce((t, c) => Math.max(t, c.completed), -Infinity);
-  const serialTasks = runs.flatMap((r) => r.workflowTasks).filter((w) => w.completed <= chunkStart || w.scheduled >= chunkEnd);
+  const serialTasks = runs
+    .flatMap((r) => r.workflowTasks)
+    .filter((w) => w.completed <= chunkStart || w.scheduled >= chunkEnd);
   let continueAsNewMs = 0;
   for (let i = 1; i < runs.length; i++) continueAsNewMs += runs[i]!.firstMs - runs[i - 1]!.lastMs;
   return {
     totalMs: last.lastMs - first.firstMs,
     firstTaskMs: materialize.scheduled - first.firstMs,
-    materialize: { queueMs: materialize.started - materialize.scheduled, runMs: materialize.completed - materialize.started },
+    materialize: {
+      queueMs: materialize.started - materialize.scheduled,
+      runMs: materialize.completed - materialize.started,
+    },
     toChunksMs: chunkStart - materialize.completed,
     chunkSpanMs: chunkEnd - chunkStart,
     chunks: chunks.length,

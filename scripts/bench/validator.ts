@@ -29,17 +29,51 @@ const PASSES = 3;
 const ROUNDS = 2;
 const REQUIRE_FIELD = 'provenance.uuid';
 
-const words = ['weather', 'flight', 'refund', 'order', 'tomorrow', 'hotel', 'budget', 'invoice', 'receipt', 'window', 'seat', 'lounge', 'transfer', 'taxi', 'museum', 'dinner'];
+const words = [
+  'weather',
+  'flight',
+  'refund',
+  'order',
+  'tomorrow',
+  'hotel',
+  'budget',
+  'invoice',
+  'receipt',
+  'window',
+  'seat',
+  'lounge',
+  'transfer',
+  'taxi',
+  'museum',
+  'dinner',
+];
 /** Mostly ASCII with the odd accented name, as English tool-use data is: one row in five has one. */
 const place = (index: number) => (index % 5 === 0 ? 'Zürich' : 'Boston');
-const text = (seed: number, count: number) => Array.from({ length: count }, (_, k) => words[(seed * 7 + k * 3) % words.length]).join(' ');
+const text = (seed: number, count: number) =>
+  Array.from({ length: count }, (_, k) => words[(seed * 7 + k * 3) % words.length]).join(' ');
 
 function tool(index: number): Record<string, unknown> {
-  return { type: 'function', name: `tool_${index}`, description: text(index + 1, 6), parameters: { type: 'object', properties: { query: { type: 'string', description: text(index, 4) } }, required: ['query'] }, strict: false };
+  return {
+    type: 'function',
+    name: `tool_${index}`,
+    description: text(index + 1, 6),
+    parameters: {
+      type: 'object',
+      properties: { query: { type: 'string', description: text(index, 4) } },
+      required: ['query'],
+    },
+    strict: false,
+  };
 }
 
 function provenance(index: number): Record<string, unknown> {
-  return { source_task_index: index, rollout_index: index % 8, reward: 1.0, pivot_index: index % 5, uuid: `uuid-${index}` };
+  return {
+    source_task_index: index,
+    rollout_index: index % 8,
+    reward: 1.0,
+    pivot_index: index % 5,
+    uuid: `uuid-${index}`,
+  };
 }
 
 /** One user turn, a handful of tools, the next call or a message: what most pivot rows look like. */
@@ -47,7 +81,10 @@ function shortRow(index: number): string {
   const isMessage = index % 10 === 0;
   return JSON.stringify({
     responses_create_params: {
-      input: [{ role: 'system', content: 'You are a helpful travel agent.' }, { role: 'user', content: `${text(index, 14)} in ${place(index)} #${index}` }],
+      input: [
+        { role: 'system', content: 'You are a helpful travel agent.' },
+        { role: 'user', content: `${text(index, 14)} in ${place(index)} #${index}` },
+      ],
       tools: [0, 1, 2, 3].map(tool),
       tool_choice: 'auto',
       parallel_tool_calls: false,
@@ -55,7 +92,11 @@ function shortRow(index: number): string {
     },
     expected_action: isMessage
       ? { type: 'message', content: text(index, 9) }
-      : { type: 'function_call', name: `tool_${index % 4}`, arguments: JSON.stringify({ query: text(index, 3), limit: index % 31, ratio: 0.25 }) },
+      : {
+          type: 'function_call',
+          name: `tool_${index % 4}`,
+          arguments: JSON.stringify({ query: text(index, 3), limit: index % 31, ratio: 0.25 }),
+        },
     agent_ref: { type: 'responses_api_agents', name: `bench_agent_${index % 3}` },
     provenance: provenance(index),
   });
@@ -67,7 +108,11 @@ const EXAMPLE_ROWS = 'resources_servers/single_step_tool_use_with_argument_compa
 function withoutNulls(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutNulls);
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).filter(([, member]) => member !== null).map(([key, member]) => [key, withoutNulls(member)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, member]) => member !== null)
+      .map(([key, member]) => [key, withoutNulls(member)]),
+  );
 }
 
 /** NeMo Gym's own tool-use pivots (its single_step_tool_use_with_argument_comparison example, about
@@ -76,19 +121,27 @@ function withoutNulls(value: unknown): unknown {
 async function exampleRows(python: string): Promise<(index: number) => string> {
   const { stdout } = await run(python, ['-c', 'import sysconfig; print(sysconfig.get_paths()["purelib"])']);
   const lines = await readFile(path.join(stdout.trim(), EXAMPLE_ROWS), 'utf8');
-  const rows = lines.split('\n').filter((line) => line.trim() !== '').map((line) => withoutNulls(JSON.parse(line)) as Record<string, unknown>);
-  return (index) => JSON.stringify({
-    ...rows[index % rows.length],
-    agent_ref: { type: 'responses_api_agents', name: 'single_step_tool_use_with_argument_comparison_simple_agent' },
-    provenance: provenance(index),
-  });
+  const rows = lines
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => withoutNulls(JSON.parse(line)) as Record<string, unknown>);
+  return (index) =>
+    JSON.stringify({
+      ...rows[index % rows.length],
+      agent_ref: { type: 'responses_api_agents', name: 'single_step_tool_use_with_argument_comparison_simple_agent' },
+      provenance: provenance(index),
+    });
 }
 
 /** Both files about 150 MB, as issue 12 sized them: a whole-process figure on a smaller file is more
  * of start-up (Node's, and V8 optimizing the scan) than of validating. */
 const shapes = async (python: string) => [
   { name: 'short single-turn travel pivots', rows: 90_000, row: shortRow },
-  { name: 'NeMo Gym single_step_tool_use_with_argument_comparison pivots, repeated', rows: 5_500, row: await exampleRows(python) },
+  {
+    name: 'NeMo Gym single_step_tool_use_with_argument_comparison pivots, repeated',
+    rows: 5_500,
+    row: await exampleRows(python),
+  },
 ];
 
 async function writeRows(file: string, rows: number, row: (index: number) => string): Promise<void> {
@@ -115,7 +168,8 @@ async function timeOurs(file: string, rows: number, passes: number, threads: num
     const cpu = process.cpuUsage();
     const result = await validatePivotDataset({ path: file, requireFields: [REQUIRE_FIELD], threads, workerScript });
     const used = process.cpuUsage(cpu);
-    if (result.exitCode !== 0 || !result.stdout.startsWith(`rows: ${rows}\n`)) throw new Error(`validator rejected ${file}: ${result.stderr}`);
+    if (result.exitCode !== 0 || !result.stdout.startsWith(`rows: ${rows}\n`))
+      throw new Error(`validator rejected ${file}: ${result.stderr}`);
     into.rates.push(rows / (Number(process.hrtime.bigint() - wall) / 1e9));
     into.cpuRates.push(rows / ((used.user + used.system) / 1e6));
   }
@@ -124,11 +178,19 @@ async function timeOurs(file: string, rows: number, passes: number, threads: num
 /** The `pivot-miner` command as npm installs it (package.json "bin"), a launcher of bin/pivot-miner.js. */
 const cli = path.resolve(__dirname, '../../bin/pivot-miner');
 
-const processRunSchema = z.object({ wall: z.number(), cpu: z.number(), exit_code: z.number().int(), stdout: z.string(), stderr: z.string() });
+const processRunSchema = z.object({
+  wall: z.number(),
+  cpu: z.number(),
+  exit_code: z.number().int(),
+  stdout: z.string(),
+  stderr: z.string(),
+});
 
 /** One whole run of a validator process, timed by python/process_time.py (wall and CPU seconds). */
 async function timeProcess(python: string, command: string[]): Promise<z.infer<typeof processRunSchema>> {
-  const { stdout } = await run(python, [path.join(__dirname, 'python/process_time.py'), ...command], { maxBuffer: 1 << 24 });
+  const { stdout } = await run(python, [path.join(__dirname, 'python/process_time.py'), ...command], {
+    maxBuffer: 1 << 24,
+  });
   return processRunSchema.parse(JSON.parse(stdout));
 }
 
@@ -136,7 +198,12 @@ const emptyRates = (): Rates => ({ rates: [], cpuRates: [] });
 
 /** Whole-process rates (per wall-clock and per CPU second) of Python and of ours, with its default
  * threads and with one, taking turns; throws unless all exit with the same code and print the same. */
-async function timeProcesses(python: string, reference: string, file: string, rows: number): Promise<{ python: Rates; ours: Rates; oursOneThread: Rates }> {
+async function timeProcesses(
+  python: string,
+  reference: string,
+  file: string,
+  rows: number,
+): Promise<{ python: Rates; ours: Rates; oursOneThread: Rates }> {
   const args = ['--path', file, '--require-field', REQUIRE_FIELD];
   const commands = {
     python: [python, reference, ...args],
@@ -181,8 +248,13 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(path.join(tmpdir(), 'pivot-validator-bench-'));
   const summary: Record<string, number> = { threads };
   const start = await nodeStartSeconds(python);
-  console.log(`node start-up (node -e 0, median of 5): ${start.asIs.toFixed(3)} s in this environment, ${start.withoutExtraCaCerts.toFixed(3)} s without NODE_EXTRA_CA_CERTS (${process.env.NODE_EXTRA_CA_CERTS === undefined ? 'unset here' : 'set here; `pivot-miner validate` runs without it'})`);
-  Object.assign(summary, { node_start_s: Number(start.asIs.toFixed(3)), node_start_without_extra_ca_certs_s: Number(start.withoutExtraCaCerts.toFixed(3)) });
+  console.log(
+    `node start-up (node -e 0, median of 5): ${start.asIs.toFixed(3)} s in this environment, ${start.withoutExtraCaCerts.toFixed(3)} s without NODE_EXTRA_CA_CERTS (${process.env.NODE_EXTRA_CA_CERTS === undefined ? 'unset here' : 'set here; `pivot-miner validate` runs without it'})`,
+  );
+  Object.assign(summary, {
+    node_start_s: Number(start.asIs.toFixed(3)),
+    node_start_without_extra_ca_certs_s: Number(start.withoutExtraCaCerts.toFixed(3)),
+  });
   try {
     for (const [shapeIndex, shape] of (await shapes(python)).entries()) {
       const file = path.join(dir, `shape${shapeIndex}.jsonl`);
@@ -192,7 +264,13 @@ async function main(): Promise<void> {
       const single = emptyRates();
       const parallel = emptyRates();
       for (let round = 0; round < ROUNDS; round++) {
-        const anchor = await runPythonAnchor(python, 'validator_anchor.py', [reference, file, String(PASSES), String(WARMUP_PASSES), REQUIRE_FIELD]);
+        const anchor = await runPythonAnchor(python, 'validator_anchor.py', [
+          reference,
+          file,
+          String(PASSES),
+          String(WARMUP_PASSES),
+          REQUIRE_FIELD,
+        ]);
         if (anchor.cases !== shape.rows) throw new Error(`python counted ${anchor.cases} rows, not ${shape.rows}`);
         py.rates.push(...anchor.rates);
         py.cpuRates.push(...anchor.cpu_rates);
@@ -204,16 +282,28 @@ async function main(): Promise<void> {
       const pyRate = median(py.rates);
       const ratio = (rates: Rates) => median(rates.rates) / pyRate;
       const cpuRatio = median(single.cpuRates) / median(py.cpuRates);
-      console.log(`validator, ${shape.name} (${shape.rows.toLocaleString('en-US')} rows, ${mib.toFixed(1)} MiB, ${((mib * 1024) / shape.rows).toFixed(1)} KiB/row):`);
+      console.log(
+        `validator, ${shape.name} (${shape.rows.toLocaleString('en-US')} rows, ${mib.toFixed(1)} MiB, ${((mib * 1024) / shape.rows).toFixed(1)} KiB/row):`,
+      );
       console.log(`  python ${perSecond(pyRate)}`);
-      console.log(`  ours, 1 thread    ${perSecond(median(single.rates))}  ours/python ${ratio(single).toFixed(1)}x  (per CPU second ${cpuRatio.toFixed(1)}x)`);
-      if (threads > 1) console.log(`  ours, ${threads} threads   ${perSecond(median(parallel.rates))}  ours/python ${ratio(parallel).toFixed(1)}x`);
+      console.log(
+        `  ours, 1 thread    ${perSecond(median(single.rates))}  ours/python ${ratio(single).toFixed(1)}x  (per CPU second ${cpuRatio.toFixed(1)}x)`,
+      );
+      if (threads > 1)
+        console.log(
+          `  ours, ${threads} threads   ${perSecond(median(parallel.rates))}  ours/python ${ratio(parallel).toFixed(1)}x`,
+        );
       const processRatio = (rates: Rates) => median(rates.rates) / median(processes.python.rates);
       const processCpuRatio = (rates: Rates) => median(rates.cpuRates) / median(processes.python.cpuRates);
       const defaultThreadCount = defaultThreads(file);
       console.log(`  whole process (python is single-threaded): python ${perSecond(median(processes.python.rates))}`);
-      for (const [label, rates] of [[`${defaultThreadCount} thread(s), the default`, processes.ours], ['--threads 1', processes.oursOneThread]] as const) {
-        console.log(`    pivot-miner validate, ${label}: ${perSecond(median(rates.rates))}  ours/python wall ${processRatio(rates).toFixed(1)}x, per CPU second ${processCpuRatio(rates).toFixed(1)}x`);
+      for (const [label, rates] of [
+        [`${defaultThreadCount} thread(s), the default`, processes.ours],
+        ['--threads 1', processes.oursOneThread],
+      ] as const) {
+        console.log(
+          `    pivot-miner validate, ${label}: ${perSecond(median(rates.rates))}  ours/python wall ${processRatio(rates).toFixed(1)}x, per CPU second ${processCpuRatio(rates).toFixed(1)}x`,
+        );
       }
       const key = shapeIndex === 0 ? 'short' : 'long';
       Object.assign(summary, {

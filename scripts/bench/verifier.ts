@@ -71,13 +71,30 @@ interface PairedRounds {
 }
 
 /** Python's window, then ours right after it, `rounds` times, on every `stride`-th of `common`. */
-async function pairedRounds(python: string, common: readonly Vector[], stride: number, rounds: number): Promise<PairedRounds> {
+async function pairedRounds(
+  python: string,
+  common: readonly Vector[],
+  stride: number,
+  rounds: number,
+): Promise<PairedRounds> {
   const vectors = common.filter((_, index) => index % stride === 0);
   warmUp(vectors);
-  const result: PairedRounds = { vectors, py: newRates(), ours: newRates(), roundRatios: [], verdicts: { agree: 0, errors: 0 } };
+  const result: PairedRounds = {
+    vectors,
+    py: newRates(),
+    ours: newRates(),
+    roundRatios: [],
+    verdicts: { agree: 0, errors: 0 },
+  };
   for (let round = 1; round <= rounds; round++) {
-    const anchor = await runPythonAnchor(python, 'verifier_anchor.py', [vectorsPath, String(WINDOW_SECONDS), String(PYTHON_WARMUP_PASSES), String(stride)]);
-    if (anchor.cases !== vectors.length) throw new Error(`python timed ${anchor.cases} vectors, ours ${vectors.length}`);
+    const anchor = await runPythonAnchor(python, 'verifier_anchor.py', [
+      vectorsPath,
+      String(WINDOW_SECONDS),
+      String(PYTHON_WARMUP_PASSES),
+      String(stride),
+    ]);
+    if (anchor.cases !== vectors.length)
+      throw new Error(`python timed ${anchor.cases} vectors, ours ${vectors.length}`);
     result.verdicts = anchorVerdictsSchema.parse(anchor);
     result.py.rates.push(...anchor.rates);
     result.py.cpuRates.push(...anchor.cpu_rates);
@@ -109,28 +126,40 @@ async function main(): Promise<void> {
   const ratio = median(roundRatios);
   const cpuRatio = median(ours.cpuRates) / median(py.cpuRates);
   const sortedRatios = [...roundRatios].sort((a, b) => a - b);
-  console.log(`verifier, ${common.length} vectors with a message or function_call expected (NeMo Gym 0.4.0 verify() logic):`);
-  console.log(`  python ${perSecond(pythonRate)}  ours ${perSecond(oursRate)}  ours/python ${ratio.toFixed(1)}x, the median of ${ROUNDS} rounds' ratios  (per CPU second ${cpuRatio.toFixed(1)}x)`);
-  console.log(`  rounds (${WINDOW_SECONDS} s of each side, in turn): ${roundRatios.map((r) => `${r.toFixed(1)}x`).join(' ')}  (from ${sortedRatios[0]?.toFixed(1)}x to ${sortedRatios[sortedRatios.length - 1]?.toFixed(1)}x)`);
-  console.log(`  (0.4.0's own verdicts equal the vectors' on ${verdicts.agree} of ${common.length}, ${verdicts.errors} raised: the vectors come from a later NeMo Gym)`);
+  console.log(
+    `verifier, ${common.length} vectors with a message or function_call expected (NeMo Gym 0.4.0 verify() logic):`,
+  );
+  console.log(
+    `  python ${perSecond(pythonRate)}  ours ${perSecond(oursRate)}  ours/python ${ratio.toFixed(1)}x, the median of ${ROUNDS} rounds' ratios  (per CPU second ${cpuRatio.toFixed(1)}x)`,
+  );
+  console.log(
+    `  rounds (${WINDOW_SECONDS} s of each side, in turn): ${roundRatios.map((r) => `${r.toFixed(1)}x`).join(' ')}  (from ${sortedRatios[0]?.toFixed(1)}x to ${sortedRatios[sortedRatios.length - 1]?.toFixed(1)}x)`,
+  );
+  console.log(
+    `  (0.4.0's own verdicts equal the vectors' on ${verdicts.agree} of ${common.length}, ${verdicts.errors} raised: the vectors come from a later NeMo Gym)`,
+  );
   console.log(
     `  the same on every ${SUBSET_STRIDE}th of them (${subset.vectors.length} vectors, the same mix in a fraction of the memory), ${SUBSET_ROUNDS} rounds: ` +
       `python ${perSecond(median(subset.py.rates))}  ours ${perSecond(median(subset.ours.rates))}  ours/python ${median(subset.roundRatios).toFixed(1)}x`,
   );
-  console.log(`verifier, all ${all.length} vectors incl. function_call_batch (ours only): ${perSecond(median(allRates.rates))}`);
-  console.log(JSON.stringify({
-    bench: 'verifier',
-    vectors_common: common.length,
-    python_per_s: Math.round(pythonRate),
-    ours_per_s: Math.round(oursRate),
-    ours_over_python: Number(ratio.toFixed(2)),
-    ours_over_python_cpu: Number(cpuRatio.toFixed(2)),
-    ours_all_vectors_per_s: Math.round(median(allRates.rates)),
-    round_ratios: roundRatios.map((r) => Number(r.toFixed(2))),
-    subset_stride: SUBSET_STRIDE,
-    ours_over_python_subset: Number(median(subset.roundRatios).toFixed(2)),
-    window_seconds: WINDOW_SECONDS,
-  }));
+  console.log(
+    `verifier, all ${all.length} vectors incl. function_call_batch (ours only): ${perSecond(median(allRates.rates))}`,
+  );
+  console.log(
+    JSON.stringify({
+      bench: 'verifier',
+      vectors_common: common.length,
+      python_per_s: Math.round(pythonRate),
+      ours_per_s: Math.round(oursRate),
+      ours_over_python: Number(ratio.toFixed(2)),
+      ours_over_python_cpu: Number(cpuRatio.toFixed(2)),
+      ours_all_vectors_per_s: Math.round(median(allRates.rates)),
+      round_ratios: roundRatios.map((r) => Number(r.toFixed(2))),
+      subset_stride: SUBSET_STRIDE,
+      ours_over_python_subset: Number(median(subset.roundRatios).toFixed(2)),
+      window_seconds: WINDOW_SECONDS,
+    }),
+  );
 }
 
 main().catch((error: unknown) => {

@@ -37,7 +37,9 @@ export class WorkerExitedError extends Error {
 
 function endsOutOfMemory(logPath: string): boolean {
   const size = statSync(logPath).size;
-  const tail = readFileSync(logPath).subarray(Math.max(0, size - 64 * 1024)).toString('utf8');
+  const tail = readFileSync(logPath)
+    .subarray(Math.max(0, size - 64 * 1024))
+    .toString('utf8');
   return tail.includes('JavaScript heap out of memory');
 }
 
@@ -75,11 +77,17 @@ export function startBenchWorker(opts: BenchWorkerOptions): BenchWorker {
   const env: Record<string, string> = {};
   const nodeOptions = [
     process.env.NODE_OPTIONS,
-    opts.heapProbePath !== undefined ? `--expose-gc --require ${path.join(__dirname, '../diagnostics/heapProbe.cjs')}` : undefined,
+    opts.heapProbePath !== undefined
+      ? `--expose-gc --require ${path.join(__dirname, '../diagnostics/heapProbe.cjs')}`
+      : undefined,
     opts.cpuProfileDir !== undefined ? `--require ${path.join(__dirname, '../diagnostics/cpuProfile.cjs')}` : undefined,
     opts.nodeOptions,
   ];
-  if (nodeOptions.some((o) => o !== undefined)) env.NODE_OPTIONS = nodeOptions.filter((o) => o !== undefined).join(' ').trim();
+  if (nodeOptions.some((o) => o !== undefined))
+    env.NODE_OPTIONS = nodeOptions
+      .filter((o) => o !== undefined)
+      .join(' ')
+      .trim();
   if (opts.heapProbePath !== undefined) env.PIVOT_BENCH_HEAP_PROBE = opts.heapProbePath;
   if (opts.cpuProfileDir !== undefined) env.PIVOT_BENCH_CPU_PROFILE_DIR = opts.cpuProfileDir;
   if (opts.maxOldSpaceMb !== undefined) env.PIVOT_MINER_WORKER_HEAP_MB = String(opts.maxOldSpaceMb);
@@ -104,7 +112,10 @@ export function startBenchWorker(opts: BenchWorkerOptions): BenchWorker {
     rssBytes: () => (gone() ? 0 : statusKb(pid, 'VmRSS') * 1024),
     heapSamples: () =>
       opts.heapProbePath && existsSync(opts.heapProbePath)
-        ? readFileSync(opts.heapProbePath, 'utf8').split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as HeapSample)
+        ? readFileSync(opts.heapProbePath, 'utf8')
+            .split('\n')
+            .filter((line) => line !== '')
+            .map((line) => JSON.parse(line) as HeapSample)
         : [],
     exited,
     async stop() {

@@ -12,7 +12,11 @@ type Row = Record<string, unknown> & { _ng_task_index: number; _ng_rollout_index
 const rowKey = (r: Row) => `${r._ng_task_index}:${r._ng_rollout_index}`;
 
 function readLines(file: string): string[] {
-  return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '') : [];
+  return existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+    : [];
 }
 
 function readRows<T = Row>(file: string): T[] {
@@ -33,7 +37,8 @@ export function listFiles(dir: string, rel = ''): string[] {
  * Files that legitimately differ: failure sidecars (the undisturbed run has none), shards (written in
  * completion order, merged deterministically) and the config snapshot, compared without `faults`.
  */
-const isVolatile = (rel: string) => rel.includes('_shards/') || rel.endsWith('_failures.jsonl') || rel === 'pipeline_config.yaml';
+const isVolatile = (rel: string) =>
+  rel.includes('_shards/') || rel.endsWith('_failures.jsonl') || rel === 'pipeline_config.yaml';
 
 /** What a run's identity and accounting must agree on across faults: not its config's `faults` (nor
  * the digest that covers them), and not its count of failed attempts, which are the faults' own
@@ -44,7 +49,11 @@ const ATTEMPT_COUNTS = new Set(['failed_attempts', 'recovered', 'rollout_failure
 function withoutAttemptCounts(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutAttemptCounts);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([key]) => !ATTEMPT_COUNTS.has(key)).map(([key, v]) => [key, withoutAttemptCounts(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => !ATTEMPT_COUNTS.has(key))
+      .map(([key, v]) => [key, withoutAttemptCounts(v)]),
+  );
 }
 
 function normalizedRunRecord(rel: string, text: string): string {
@@ -62,8 +71,15 @@ function normalized(file: string, runDir: string): string {
   const rel = path.relative(runDir, file);
   if (rel === 'run_manifest.json' || rel === 'run_summary.json') return normalizedRunRecord(rel, text);
   // The report's accounting table shows the same counts as run_summary.json, attempts included.
-  if (rel === path.join('dataset', 'report.html')) return text.replace(/<table id="rollout-accounting">[\s\S]*?<\/table>/, '');
-  return file.endsWith('.jsonl') ? text.split('\n').filter((l) => l !== '').sort().join('\n') : text;
+  if (rel === path.join('dataset', 'report.html'))
+    return text.replace(/<table id="rollout-accounting">[\s\S]*?<\/table>/, '');
+  return file.endsWith('.jsonl')
+    ? text
+        .split('\n')
+        .filter((l) => l !== '')
+        .sort()
+        .join('\n')
+    : text;
 }
 
 function configWithoutFaults(file: string): unknown {
@@ -86,7 +102,8 @@ export function compareRunDirs(reference: string, candidate: string): ArtifactCo
     if (!candFiles.delete(rel)) differing.push(`${rel} (missing)`);
     else if (rel.endsWith('.bin')) {
       if (!readFileSync(path.join(reference, rel)).equals(readFileSync(path.join(candidate, rel)))) differing.push(rel);
-    } else if (normalized(path.join(reference, rel), reference) !== normalized(path.join(candidate, rel), candidate)) differing.push(rel);
+    } else if (normalized(path.join(reference, rel), reference) !== normalized(path.join(candidate, rel), candidate))
+      differing.push(rel);
   }
   differing.push(...[...candFiles].map((rel) => `${rel} (extra)`));
   const refConfig = configWithoutFaults(path.join(reference, 'pipeline_config.yaml'));
@@ -161,7 +178,10 @@ export function checkFailuresSidecar(runDir: string, events: FaultEvent[]): Side
   let failureLines = 0;
   let unexplainedLines = 0;
   let exhaustedKeys = 0;
-  for (const [prefix, server] of [['rollouts', 'agent'], ['local_profile', 'model']] as const) {
+  for (const [prefix, server] of [
+    ['rollouts', 'agent'],
+    ['local_profile', 'model'],
+  ] as const) {
     const done = new Set(readRows(path.join(runDir, `${prefix}.jsonl`)).map(rowKey));
     const failedKeys = new Set<string>();
     for (const line of readRows<Row & { failure_class: string }>(path.join(runDir, `${prefix}_failures.jsonl`))) {

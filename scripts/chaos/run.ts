@@ -54,9 +54,15 @@ export async function runChaos(opts: ChaosOptions, log: (line: string) => void =
   const baseDir = mkdtempSync(path.join(os.tmpdir(), `pivot-miner-chaos-${opts.label}-`));
   copyFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl'), path.join(baseDir, 'tasks.jsonl'));
   writeFileSync(path.join(baseDir, 'undisturbed.yaml'), YAML.stringify(pipelineConfig(opts)));
-  writeFileSync(path.join(baseDir, 'chaos.yaml'), YAML.stringify(pipelineConfig(opts, faultsBlock('fault_events.jsonl'))));
+  writeFileSync(
+    path.join(baseDir, 'chaos.yaml'),
+    YAML.stringify(pipelineConfig(opts, faultsBlock('fault_events.jsonl'))),
+  );
   const random = rng(opts.seed);
-  const temporal = await startRestartableTemporal({ dbFile: path.join(baseDir, 'temporal.sqlite'), logFile: path.join(baseDir, 'temporal.log') });
+  const temporal = await startRestartableTemporal({
+    dbFile: path.join(baseDir, 'temporal.sqlite'),
+    logFile: path.join(baseDir, 'temporal.log'),
+  });
   const pools: WorkerPool[] = [];
   const connection = await Connection.connect({ address: temporal.address });
   const client = new Client({ connection });
@@ -73,7 +79,11 @@ export async function runChaos(opts: ChaosOptions, log: (line: string) => void =
     return p;
   };
   const start = (name: string) =>
-    client.workflow.start(pivotMiningWorkflow, { taskQueue: `chaos-${name}`, workflowId: `chaos-${name}`, args: [{ config_path: `${name}.yaml`, run_id: 'chaos' }] });
+    client.workflow.start(pivotMiningWorkflow, {
+      taskQueue: `chaos-${name}`,
+      workflowId: `chaos-${name}`,
+      args: [{ config_path: `${name}.yaml`, run_id: 'chaos' }],
+    });
   try {
     log(`[chaos] ${opts.label}: work dir ${baseDir}, Temporal at ${temporal.address}`);
     const calmWorkers = pool('undisturbed');
@@ -88,8 +98,11 @@ export async function runChaos(opts: ChaosOptions, log: (line: string) => void =
     const handle = await start('chaos');
     const killsByStage: Record<string, number> = { collect: 0, local_profile: 0 };
     const totalKills = () => killsByStage.collect! + killsByStage.local_profile!;
-    const restartAt = Array.from({ length: opts.serverRestarts }, (_, i) => Math.max(1, Math.floor(((i + 1) * opts.kills) / (opts.serverRestarts + 1))));
-    const killCap = (stage: 'collect' | 'local_profile') => (stage === 'collect' ? Math.ceil(opts.kills / 2) : opts.kills - killsByStage.collect!);
+    const restartAt = Array.from({ length: opts.serverRestarts }, (_, i) =>
+      Math.max(1, Math.floor(((i + 1) * opts.kills) / (opts.serverRestarts + 1))),
+    );
+    const killCap = (stage: 'collect' | 'local_profile') =>
+      stage === 'collect' ? Math.ceil(opts.kills / 2) : opts.kills - killsByStage.collect!;
     const resultPromise = waitForResult(handle);
     let finished = false;
     void resultPromise.finally(() => (finished = true)).catch(() => undefined);

@@ -75,7 +75,13 @@ export function pipelineConfig(opts: ChaosOptions, faults?: ReturnType<typeof fa
     name: 'chaos',
     seed: opts.seed,
     servers: faults ? { mode: 'embedded', faults } : { mode: 'embedded' },
-    collect: { input_jsonl: 'tasks.jsonl', agent_name: 'demo_tool_agent', num_repeats: opts.numRepeats, chunk_size: opts.collectChunkSize, ...chunking },
+    collect: {
+      input_jsonl: 'tasks.jsonl',
+      agent_name: 'demo_tool_agent',
+      num_repeats: opts.numRepeats,
+      chunk_size: opts.collectChunkSize,
+      ...chunking,
+    },
     local_profile: { num_samples: 8, chunk_size: opts.localProfileChunkSize, ...chunking },
     publish: { dataset_name: 'chaos_pivots' },
   };

@@ -15,7 +15,10 @@ export interface RestartableTemporal {
   stop(): Promise<void>;
 }
 
-export async function startRestartableTemporal(opts: { dbFile: string; logFile: string }): Promise<RestartableTemporal> {
+export async function startRestartableTemporal(opts: {
+  dbFile: string;
+  logFile: string;
+}): Promise<RestartableTemporal> {
   const bin = temporalBinary();
   const [port, httpPort, metricsPort] = [await freePort(), await freePort(), await freePort()];
   const log = createWriteStream(opts.logFile, { flags: 'a' });
@@ -23,13 +26,24 @@ export async function startRestartableTemporal(opts: { dbFile: string; logFile: 
 
   async function start(): Promise<void> {
     const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--http-port', String(httpPort)];
-    args.push('--metrics-port', String(metricsPort), '--headless', '--db-filename', opts.dbFile, '--log-level', 'error');
+    args.push(
+      '--metrics-port',
+      String(metricsPort),
+      '--headless',
+      '--db-filename',
+      opts.dbFile,
+      '--log-level',
+      'error',
+    );
     const started = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     started.stdout?.pipe(log, { end: false });
     started.stderr?.pipe(log, { end: false });
     child = started;
     for (let i = 0; i < 600; i++) {
-      if (started.exitCode !== null) throw new Error(`the Temporal dev server exited during start-up (code ${started.exitCode}); see ${opts.logFile}`);
+      if (started.exitCode !== null)
+        throw new Error(
+          `the Temporal dev server exited during start-up (code ${started.exitCode}); see ${opts.logFile}`,
+        );
       if (await portOpen(port)) return;
       await sleep(100);
     }

@@ -5,7 +5,9 @@ import { connectClient } from '../lib/client';
 export function registerCancelCommand(program: Command): void {
   program
     .command('cancel')
-    .description('cancel a pivot mining run: in-flight chunks stop cleanly and their shards stay, so re-running with the same --run-id resumes')
+    .description(
+      'cancel a pivot mining run: in-flight chunks stop cleanly and their shards stay, so re-running with the same --run-id resumes',
+    )
     .argument('<workflow-id>')
     .action(async (workflowId: string) => {
       const { client, close } = await connectClient();

@@ -17,11 +17,20 @@ interface ConvertFlags {
 export function registerConvertCommand(program: Command): void {
   program
     .command('convert')
-    .description('Convert trajectories (NeMo Gym rollouts, Chat Completions, conversational traces) into pivot candidates')
+    .description(
+      'Convert trajectories (NeMo Gym rollouts, Chat Completions, conversational traces) into pivot candidates',
+    )
     .requiredOption('--input <files...>', 'trajectory JSONL files')
-    .option('--source-format <format>', 'auto | gym_rollouts | chat_completions | conversational | tool_messages', 'auto')
+    .option(
+      '--source-format <format>',
+      'auto | gym_rollouts | chat_completions | conversational | tool_messages',
+      'auto',
+    )
     .requiredOption('--agent-name <name>', 'agent_ref.name of every candidate row')
-    .requiredOption('--out-dir <dir>', 'where candidates.jsonl, candidates_skipped.jsonl and candidates_metrics.json go')
+    .requiredOption(
+      '--out-dir <dir>',
+      'where candidates.jsonl, candidates_skipped.jsonl and candidates_metrics.json go',
+    )
     .option('--min-source-reward <reward>', 'minimum reward of a source trajectory (default 1.0)')
     .option('--reward-profile <file>', '*_reward_profiling.jsonl of the source rollouts')
     .option('--source-preference <preference>', 'prefer_mixed | require_mixed | off', 'prefer_mixed')

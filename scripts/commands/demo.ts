@@ -31,28 +31,42 @@ async function withModelServer(configPath: string, server: LlamaServerHandle): P
 }
 
 async function startRealModel(): Promise<LlamaServerHandle> {
-  console.error('[real-model] locating Gemma 3 270M and llama-server (the first run builds llama-server: ~15 min on 2 cores)');
+  console.error(
+    '[real-model] locating Gemma 3 270M and llama-server (the first run builds llama-server: ~15 min on 2 cores)',
+  );
   const install = ensureGemma();
   await mkdir('.state', { recursive: true });
   const logFile = path.resolve('.state', 'llama-server.log');
   const server = await startLlamaServer({ install, logFile });
-  console.error(`[real-model] llama-server serving ${server.modelName} at ${server.url} (${server.slots} slots, log ${logFile})`);
+  console.error(
+    `[real-model] llama-server serving ${server.modelName} at ${server.url} (${server.slots} slots, log ${logFile})`,
+  );
   return server;
 }
 
 export function registerDemoCommand(program: Command): void {
   program
     .command('demo')
-    .description('the main job end to end on the embedded default: dev server, worker, simulators, pipeline; prints the pivots.jsonl path last')
-    .option('-c, --config <file>', `pipeline config (default ${DEMO_CONFIG}, or ${REAL_MODEL_CONFIG} with --real-model)`)
+    .description(
+      'the main job end to end on the embedded default: dev server, worker, simulators, pipeline; prints the pivots.jsonl path last',
+    )
+    .option(
+      '-c, --config <file>',
+      `pipeline config (default ${DEMO_CONFIG}, or ${REAL_MODEL_CONFIG} with --real-model)`,
+    )
     .option('--seed <n>', 'override the config seed', (v) => Number.parseInt(v, 10))
-    .option('--real-model', 'local profiling by Gemma 3 270M on llama-server (started on a free port, stopped at the end) instead of the simulator')
+    .option(
+      '--real-model',
+      'local profiling by Gemma 3 270M on llama-server (started on a free port, stopped at the end) instead of the simulator',
+    )
     .action(async (opts: { config?: string; seed?: number; realModel?: boolean }) => {
       const started = Date.now();
       const model = opts.realModel ? await startRealModel() : undefined;
       let result: PivotMiningResult | undefined;
       try {
-        const configPath = model ? await withModelServer(opts.config ?? REAL_MODEL_CONFIG, model) : (opts.config ?? DEMO_CONFIG);
+        const configPath = model
+          ? await withModelServer(opts.config ?? REAL_MODEL_CONFIG, model)
+          : (opts.config ?? DEMO_CONFIG);
         const stack = await startLocalStack();
         console.error(`Temporal UI: ${stack.devServer.uiUrl}`);
         console.error(
@@ -65,7 +79,11 @@ export function registerDemoCommand(program: Command): void {
             const { client, close } = await connectClient();
             try {
               const workflowId = `pivot-mining-demo-${new Date().toISOString().replace(/[:.]/g, '-')}`;
-              await startPivotMining(client, { config_path: configPath, seed: opts.seed }, { workflowId, taskQueue: TASK_QUEUE });
+              await startPivotMining(
+                client,
+                { config_path: configPath, seed: opts.seed },
+                { workflowId, taskQueue: TASK_QUEUE },
+              );
               console.error(`started ${workflowId}`);
               result = await followRun(client, workflowId);
             } finally {

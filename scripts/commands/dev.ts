@@ -4,12 +4,16 @@ import { startLocalStack } from '../lib/localStack';
 export function registerDevCommand(program: Command): void {
   program
     .command('dev')
-    .description('run the local stack until Ctrl-C: Temporal dev server (SQLite under .state/), a worker and the embedded simulators')
+    .description(
+      'run the local stack until Ctrl-C: Temporal dev server (SQLite under .state/), a worker and the embedded simulators',
+    )
     .option('--port <n>', 'Temporal frontend port', (v) => Number.parseInt(v, 10), 7233)
     .action(async (opts: { port: number }) => {
       const stack = await startLocalStack({ port: opts.port });
       console.error(`Temporal: ${stack.devServer.address}   UI: ${stack.devServer.uiUrl}`);
-      console.error('worker on task queue pivot-mining; start a run with: npx pivot-miner run --config configs/demo.yaml');
+      console.error(
+        'worker on task queue pivot-mining; start a run with: npx pivot-miner run --config configs/demo.yaml',
+      );
       try {
         await stack.worker.run();
       } finally {

@@ -48,10 +48,18 @@ export function scheduleSettingsFromFlags(scheduleId: string, flags: CreateFlags
   };
   const parsed = nightlyScheduleSchema.safeParse(settings);
   if (!parsed.success) {
-    const flagOf: Record<string, string> = { input: '--config/--seed', time_zone: '--time-zone', catchup_window: '--catchup-window', task_queue: '--task-queue' };
+    const flagOf: Record<string, string> = {
+      input: '--config/--seed',
+      time_zone: '--time-zone',
+      catchup_window: '--catchup-window',
+      task_queue: '--task-queue',
+    };
     throw new Error(
       parsed.error.issues
-        .map((i) => `schedule create: ${flagOf[String(i.path[0])] ?? `--${String(i.path[0] ?? 'schedule-id').replace(/_/g, '-')}`}: ${i.message}`)
+        .map(
+          (i) =>
+            `schedule create: ${flagOf[String(i.path[0])] ?? `--${String(i.path[0] ?? 'schedule-id').replace(/_/g, '-')}`}: ${i.message}`,
+        )
         .join('\n'),
     );
   }
@@ -74,10 +82,17 @@ export function registerScheduleCommand(program: Command): void {
     .command('create')
     .description('create a schedule that runs nightlyMiningWorkflow over the config pool.sources')
     .argument('<schedule-id>')
-    .requiredOption('-c, --config <path>', 'pipeline config with a pool block (relative to the worker working directory)')
+    .requiredOption(
+      '-c, --config <path>',
+      'pipeline config with a pool block (relative to the worker working directory)',
+    )
     .option('--cron <expr>', 'cron spec', '0 2 * * *')
     .option('--time-zone <tz>', 'IANA time zone the cron spec is read in', 'UTC')
-    .option('--overlap <policy>', `what to do when a run is still going: ${Object.keys(OVERLAP_POLICIES).join('|')}`, 'skip')
+    .option(
+      '--overlap <policy>',
+      `what to do when a run is still going: ${Object.keys(OVERLAP_POLICIES).join('|')}`,
+      'skip',
+    )
     .option('--catchup-window <duration>', 'how late a missed run may still start (Go duration)', '1h')
     .option('--jitter <duration>', 'random delay added to each run (Go duration)', '0s')
     .option('--task-queue <name>', 'task queue of the pivot-miner workers', TASK_QUEUE)
@@ -111,8 +126,19 @@ export function registerScheduleCommand(program: Command): void {
               spec: d.spec,
               policies: d.policies,
               state: d.state,
-              action: d.action.type === 'startWorkflow' ? { workflowType: d.action.workflowType, workflowId: d.action.workflowId, taskQueue: d.action.taskQueue, args: d.action.args } : d.action,
-              recentRuns: d.info.recentActions.map((a) => ({ scheduledAt: a.scheduledAt.toISOString(), workflowId: a.action.workflow.workflowId })),
+              action:
+                d.action.type === 'startWorkflow'
+                  ? {
+                      workflowType: d.action.workflowType,
+                      workflowId: d.action.workflowId,
+                      taskQueue: d.action.taskQueue,
+                      args: d.action.args,
+                    }
+                  : d.action,
+              recentRuns: d.info.recentActions.map((a) => ({
+                scheduledAt: a.scheduledAt.toISOString(),
+                workflowId: a.action.workflow.workflowId,
+              })),
               runningWorkflows: d.info.runningActions.map((a) => a.workflow.workflowId),
               nextActionTimes: d.info.nextActionTimes.map((t) => t.toISOString()),
             },
@@ -130,7 +156,10 @@ export function registerScheduleCommand(program: Command): void {
       withClient(async (client) => {
         const all = await listSchedules(client);
         if (all.length === 0) console.log('no schedules');
-        for (const s of all) console.log(`${s.scheduleId}\t${s.paused ? 'paused' : 'active'}\t${s.workflowType ?? '-'}\tnext: ${s.nextActionTimes[0] ?? '-'}`);
+        for (const s of all)
+          console.log(
+            `${s.scheduleId}\t${s.paused ? 'paused' : 'active'}\t${s.workflowType ?? '-'}\tnext: ${s.nextActionTimes[0] ?? '-'}`,
+          );
       }),
     );
 

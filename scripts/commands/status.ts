@@ -28,7 +28,9 @@ export function registerStatusCommand(program: Command): void {
         const child = progress.childStage;
         if (child) {
           const eta = child.etaSeconds === null ? '?' : `${child.etaSeconds}s`;
-          console.log(`${child.stage}: ${child.done}/${child.total} rollouts, ${child.failed} failed, ${child.rolloutsPerSecond}/s, ETA ${eta}`);
+          console.log(
+            `${child.stage}: ${child.done}/${child.total} rollouts, ${child.failed} failed, ${child.rolloutsPerSecond}/s, ETA ${eta}`,
+          );
         }
         for (const [k, v] of Object.entries(progress.counts)) console.log(`  ${k}: ${v}`);
       } finally {

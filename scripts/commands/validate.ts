@@ -30,19 +30,21 @@ export function defaultThreads(path: string): number {
 }
 
 function defineValidateCommand(command: Command): Command {
-  return command
-    .description('Validate a pivot dataset JSONL (NeMo Gym validate_pivot_dataset.py checks and metrics)')
-    .requiredOption('--path <path>', 'pivot dataset JSONL file')
-    .option('--agent-ref <name>', "every row's agent_ref.name must equal this (even when empty)")
-    .option('--require-field <path>', 'dotted field every row must have; repeatable', collect, [])
-    .option('--require-any-field <list>', 'comma-separated fields, at least one required; repeatable', collect, [])
-    .option('--no-check-tool-names', 'skip checking that the expected tool is listed in tools')
-    .option('--config <gym_yaml>', "NeMo Gym config whose agents every row's agent_ref must name")
-    .option('--threads <n>', 'worker threads (default: the available cores for files of some MiB, else 1)')
-    // argparse, which the reference uses, exits 2 on usage errors; scripts may rely on that.
-    .exitOverride((error: CommanderError) => {
-      process.exit(error.exitCode === 0 ? 0 : 2);
-    });
+  return (
+    command
+      .description('Validate a pivot dataset JSONL (NeMo Gym validate_pivot_dataset.py checks and metrics)')
+      .requiredOption('--path <path>', 'pivot dataset JSONL file')
+      .option('--agent-ref <name>', "every row's agent_ref.name must equal this (even when empty)")
+      .option('--require-field <path>', 'dotted field every row must have; repeatable', collect, [])
+      .option('--require-any-field <list>', 'comma-separated fields, at least one required; repeatable', collect, [])
+      .option('--no-check-tool-names', 'skip checking that the expected tool is listed in tools')
+      .option('--config <gym_yaml>', "NeMo Gym config whose agents every row's agent_ref must name")
+      .option('--threads <n>', 'worker threads (default: the available cores for files of some MiB, else 1)')
+      // argparse, which the reference uses, exits 2 on usage errors; scripts may rely on that.
+      .exitOverride((error: CommanderError) => {
+        process.exit(error.exitCode === 0 ? 0 : 2);
+      })
+  );
 }
 
 function toValidatorOptions(raw: unknown, workerScript?: string, started?: ChunkThreads): PivotValidatorOptions {

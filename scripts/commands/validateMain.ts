@@ -8,7 +8,11 @@ import { registerValidateCommand } from './validate';
 
 /** `workerScript`, `started`: what the validator's worker threads load, and threads started on a
  * guess of the run (see PivotValidatorOptions). */
-export async function runValidateCli(argv: readonly string[], workerScript?: string, started?: ChunkThreads): Promise<void> {
+export async function runValidateCli(
+  argv: readonly string[],
+  workerScript?: string,
+  started?: ChunkThreads,
+): Promise<void> {
   const program = new Command().name('pivot-miner');
   registerValidateCommand(program, workerScript, started);
   await program.parseAsync([...argv]);

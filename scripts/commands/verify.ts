@@ -53,7 +53,8 @@ Example:
 
 async function comparatorConfig(args: z.infer<typeof verifyServerArgsSchema>): Promise<ToolCallComparatorConfig> {
   if (args.config === undefined) {
-    if (args.serverName !== undefined) throw new Error('--server-name picks a server inside --config; pass --config too');
+    if (args.serverName !== undefined)
+      throw new Error('--server-name picks a server inside --config; pass --config too');
     return toolCallComparatorConfigSchema.parse(DEFAULT_TOOL_CALL_COMPARATOR_CONFIG);
   }
   let text: string;
@@ -72,7 +73,11 @@ async function comparatorConfig(args: z.infer<typeof verifyServerArgsSchema>): P
 function listen(server: http.Server, host: string, port: number): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => {
-      reject(error.code === 'EADDRINUSE' ? new Error(`${host}:${port} is already in use; pick another --port (0 takes a free one)`) : error);
+      reject(
+        error.code === 'EADDRINUSE'
+          ? new Error(`${host}:${port} is already in use; pick another --port (0 takes a free one)`)
+          : error,
+      );
     });
     server.listen(port, host, () => resolve((server.address() as AddressInfo).port));
   });
@@ -93,7 +98,9 @@ export function registerVerifyServerCommand(program: Command): void {
       const server = createVerifierServer(config);
       const port = await listen(server, args.host, args.port);
       const url = `http://${args.host.includes(':') ? `[${args.host}]` : args.host}:${port}`;
-      console.log(`${VERIFIER_RESOURCES_SERVER_TYPE} resources server (NeMo Gym ${VERIFIER_NEMO_GYM_COMMIT.slice(0, 7)}, built-in verifier)`);
+      console.log(
+        `${VERIFIER_RESOURCES_SERVER_TYPE} resources server (NeMo Gym ${VERIFIER_NEMO_GYM_COMMIT.slice(0, 7)}, built-in verifier)`,
+      );
       console.log(`url         ${url}`);
       console.log(`verify      POST ${url}/verify`);
       console.log(`comparator  ${JSON.stringify(config)}`);

@@ -8,7 +8,12 @@ import { z } from 'zod';
 
 // The parts of V8's `Profiler.Profile` read here.
 const cpuProfileSchema = z.object({
-  nodes: z.array(z.object({ id: z.number(), callFrame: z.object({ functionName: z.string(), url: z.string(), lineNumber: z.number() }) })),
+  nodes: z.array(
+    z.object({
+      id: z.number(),
+      callFrame: z.object({ functionName: z.string(), url: z.string(), lineNumber: z.number() }),
+    }),
+  ),
   samples: z.array(z.number()),
   timeDeltas: z.array(z.number()),
 });
@@ -42,7 +47,12 @@ export function summarizeThread(thread: string, profiles: readonly CpuProfile[])
   let totalMs = 0;
   for (const profile of profiles) {
     // V8's own entries (the collector, idle, native calls) have no script to point at.
-    const nameOf = new Map(profile.nodes.map(({ id, callFrame: f }) => [id, f.url ? `${f.functionName || '(anonymous)'} ${f.url}:${f.lineNumber + 1}` : f.functionName]));
+    const nameOf = new Map(
+      profile.nodes.map(({ id, callFrame: f }) => [
+        id,
+        f.url ? `${f.functionName || '(anonymous)'} ${f.url}:${f.lineNumber + 1}` : f.functionName,
+      ]),
+    );
     profile.samples.forEach((id, index) => {
       // Each delta is the time since the previous sample, in microseconds.
       const ms = (profile.timeDeltas[index] ?? 0) / 1000;
@@ -73,7 +83,8 @@ export function summarizeDir(dir: string): ThreadSummary[] {
 }
 
 function main(): void {
-  const usage = 'usage: npx tsx scripts/diagnostics/cpuProfileSummary.ts DIR [--top=N]  (N a whole number of functions per thread)';
+  const usage =
+    'usage: npx tsx scripts/diagnostics/cpuProfileSummary.ts DIR [--top=N]  (N a whole number of functions per thread)';
   let parsed;
   try {
     parsed = parseArgs({ options: { top: { type: 'string' } }, strict: true, allowPositionals: true });
@@ -86,9 +97,13 @@ function main(): void {
   const threads = summarizeDir(dir);
   if (threads.length === 0) throw new Error(`${dir}: no worker-<pid>-t<thread>-<slice>.cpuprofile files`);
   for (const t of threads) {
-    console.log(`worker ${t.thread}: busy ${(t.busyMs / 1000).toFixed(1)} s of ${(t.totalMs / 1000).toFixed(1)} s sampled (${((100 * t.busyMs) / t.totalMs).toFixed(1)}%)`);
+    console.log(
+      `worker ${t.thread}: busy ${(t.busyMs / 1000).toFixed(1)} s of ${(t.totalMs / 1000).toFixed(1)} s sampled (${((100 * t.busyMs) / t.totalMs).toFixed(1)}%)`,
+    );
     for (const f of t.functions.slice(0, top)) {
-      console.log(`  ${((100 * f.ms) / t.busyMs).toFixed(1).padStart(5)}% of busy  ${f.ms.toFixed(0).padStart(6)} ms  ${f.name}`);
+      console.log(
+        `  ${((100 * f.ms) / t.busyMs).toFixed(1).padStart(5)}% of busy  ${f.ms.toFixed(0).padStart(6)} ms  ${f.name}`,
+      );
     }
   }
 }

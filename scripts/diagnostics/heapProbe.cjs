@@ -13,6 +13,9 @@ if (isMainThread && out && typeof globalThis.gc === 'function') {
   setInterval(() => {
     globalThis.gc();
     const m = process.memoryUsage();
-    appendFileSync(out, `${JSON.stringify({ t: Date.now(), heapUsed: m.heapUsed, external: m.external, rss: m.rss })}\n`);
+    appendFileSync(
+      out,
+      `${JSON.stringify({ t: Date.now(), heapUsed: m.heapUsed, external: m.external, rss: m.rss })}\n`,
+    );
   }, every).unref();
 }

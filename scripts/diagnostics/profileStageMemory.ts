@@ -45,7 +45,10 @@ const flags = parseFlags('npx tsx scripts/diagnostics/profileStageMemory.ts [--r
 
 /** A demo task's request, a reasoning item and a tool call, as the policy simulator answers. */
 function templates(): { input: string; rollout: string }[] {
-  const rows = readFileSync(DEMO_TASKS, 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const rows = readFileSync(DEMO_TASKS, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   return rows.map((row, t) => {
     const params = row.responses_create_params as { tools?: unknown[] };
     const head = {
@@ -53,19 +56,61 @@ function templates(): { input: string; rollout: string }[] {
       agent_ref: { type: 'responses_api_agents', name: 'bench_pivot_agent' },
       _ng_task_index: '@TASK@',
       _ng_rollout_index: '@ROLLOUT@',
-      expected_action: { type: 'function_call', name: 'find_city_by_landmark', arguments: '{"landmark":"Eiffel Tower"}' },
-      provenance: { source_file: 'rollouts.jsonl', source_line: t, source_format: 'gym_rollouts', task_index: t, rollout_index: 1, source_reward: 1, pivot_index: 0, depth: 0, trajectory_length: 4, uuid: 'fec793e6-3000-5b2b-82d4-60100a4c2730' },
+      expected_action: {
+        type: 'function_call',
+        name: 'find_city_by_landmark',
+        arguments: '{"landmark":"Eiffel Tower"}',
+      },
+      provenance: {
+        source_file: 'rollouts.jsonl',
+        source_line: t,
+        source_format: 'gym_rollouts',
+        task_index: t,
+        rollout_index: 1,
+        source_reward: 1,
+        pivot_index: 0,
+        depth: 0,
+        trajectory_length: 4,
+        uuid: 'fec793e6-3000-5b2b-82d4-60100a4c2730',
+      },
       bench_id: '@BENCH@',
     };
     const response = {
-      id: 'resp_20aa821ee7b8fb9ba7e239e7', object: 'response', created_at: 1767225600, status: 'completed', error: null, incomplete_details: null,
+      id: 'resp_20aa821ee7b8fb9ba7e239e7',
+      object: 'response',
+      created_at: 1767225600,
+      status: 'completed',
+      error: null,
+      incomplete_details: null,
       model: 'pivot-miner-simulated-policy',
       output: [
-        { type: 'reasoning', id: 'rs_b7f2a47cbeff4349a3c37585', summary: [{ type: 'summary_text', text: 'Next I need find_city_by_landmark with {"landmark":"Eiffel Tower"}.' }], status: 'completed' },
-        { type: 'function_call', id: 'fc_8640382c9b7ec8b61f4058ef', call_id: 'call_4fcb71aac02bb4bfb0bac86d', name: 'find_city_by_landmark', arguments: '{"landmark":"Eiffel Tower"}', status: 'completed' },
+        {
+          type: 'reasoning',
+          id: 'rs_b7f2a47cbeff4349a3c37585',
+          summary: [
+            { type: 'summary_text', text: 'Next I need find_city_by_landmark with {"landmark":"Eiffel Tower"}.' },
+          ],
+          status: 'completed',
+        },
+        {
+          type: 'function_call',
+          id: 'fc_8640382c9b7ec8b61f4058ef',
+          call_id: 'call_4fcb71aac02bb4bfb0bac86d',
+          name: 'find_city_by_landmark',
+          arguments: '{"landmark":"Eiffel Tower"}',
+          status: 'completed',
+        },
       ],
-      parallel_tool_calls: false, tool_choice: 'auto', tools: params.tools ?? [],
-      usage: { input_tokens: '@IN@', input_tokens_details: { cached_tokens: 0 }, output_tokens: '@OUT@', output_tokens_details: { reasoning_tokens: 17 }, total_tokens: '@TOTAL@' },
+      parallel_tool_calls: false,
+      tool_choice: 'auto',
+      tools: params.tools ?? [],
+      usage: {
+        input_tokens: '@IN@',
+        input_tokens_details: { cached_tokens: 0 },
+        output_tokens: '@OUT@',
+        output_tokens_details: { reasoning_tokens: 17 },
+        total_tokens: '@TOTAL@',
+      },
       metadata: { simulator: 'pivot-miner seeded policy simulator' },
     };
     const input = JSON.stringify(head);
@@ -102,11 +147,25 @@ async function generate(outPrefix: string, rows: number): Promise<void> {
     const shape = shapes[task % shapes.length]!;
     const tokensIn = 60 + (task % 50);
     const tokensOut = 40 + ((i * 7) % 90);
-    const values = { TASK: task, ROLLOUT: i % NUM_SAMPLES, BENCH: task, IN: tokensIn, OUT: tokensOut, TOTAL: tokensIn + tokensOut, REWARD: (i * 2654435761) % 3 === 0 ? 0 : 1 };
+    const values = {
+      TASK: task,
+      ROLLOUT: i % NUM_SAMPLES,
+      BENCH: task,
+      IN: tokensIn,
+      OUT: tokensOut,
+      TOTAL: tokensIn + tokensOut,
+      REWARD: (i * 2654435761) % 3 === 0 ? 0 : 1,
+    };
     const input = `${fill(shape.input, values)}\n`;
     const rollout = fill(shape.rollout, values);
     const byteLength = Buffer.byteLength(input);
-    await index.add({ task, rollout: values.ROLLOUT, agentName: 'bench_pivot_agent', byteOffset: inputBytes, byteLength });
+    await index.add({
+      task,
+      rollout: values.ROLLOUT,
+      agentName: 'bench_pivot_agent',
+      byteOffset: inputBytes,
+      byteLength,
+    });
     inputBytes += byteLength;
     inputText += input;
     rolloutText += `${rollout}\n`;
@@ -120,15 +179,29 @@ async function generate(outPrefix: string, rows: number): Promise<void> {
   }
   await Promise.all([inputs, rollouts, digests].map((s) => new Promise<void>((resolve) => s.end(() => resolve()))));
   const agentNames = await index.close();
-  await writeChunkIndex(outPrefix, [0, inputBytes], { rows, tasks: Math.ceil(rows / NUM_SAMPLES), chunks: 1, chunkSize: rows, agentNames });
+  await writeChunkIndex(outPrefix, [0, inputBytes], {
+    rows,
+    tasks: Math.ceil(rows / NUM_SAMPLES),
+    chunks: 1,
+    chunkSize: rows,
+    agentNames,
+  });
 }
 
 /** The child: the tail as finishStage runs it for a stage of this size, with the process's peaks. */
 async function measure(outPrefix: string): Promise<ChildFigures> {
   const rows = Number(readFileSync(path.join(path.dirname(outPrefix), 'generated'), 'utf8'));
   const plan = benchPlan({
-    runDir: path.dirname(outPrefix), baseDir: path.dirname(outPrefix), agentUrl: 'http://127.0.0.1:9', modelUrl: 'http://127.0.0.1:9',
-    agentName: 'bench_pivot_agent', numRepeats: 1, numSamples: NUM_SAMPLES, chunkSize: 1000, maxChunksInFlight: 1, maxConcurrency: 1,
+    runDir: path.dirname(outPrefix),
+    baseDir: path.dirname(outPrefix),
+    agentUrl: 'http://127.0.0.1:9',
+    modelUrl: 'http://127.0.0.1:9',
+    agentName: 'bench_pivot_agent',
+    numRepeats: 1,
+    numSamples: NUM_SAMPLES,
+    chunkSize: 1000,
+    maxChunksInFlight: 1,
+    maxConcurrency: 1,
   });
   let peakHeapUsedBytes = 0;
   let peakArrayBuffersBytes = 0;
@@ -138,8 +211,19 @@ async function measure(outPrefix: string): Promise<ChildFigures> {
     peakArrayBuffersBytes = Math.max(peakArrayBuffersBytes, m.arrayBuffers);
   }, 100);
   const started = performance.now();
-  const tail = { plan, stage: 'local_profile' as const, outPrefix, rolloutsPath: `${outPrefix}.jsonl`, completed: rows, allowPartialRollouts: false };
-  const profile = await new MockActivityEnvironment().run<[typeof tail], ProfileResult, typeof profileWithAggregateMetrics>(profileWithAggregateMetrics, tail);
+  const tail = {
+    plan,
+    stage: 'local_profile' as const,
+    outPrefix,
+    rolloutsPath: `${outPrefix}.jsonl`,
+    completed: rows,
+    allowPartialRollouts: false,
+  };
+  const profile = await new MockActivityEnvironment().run<
+    [typeof tail],
+    ProfileResult,
+    typeof profileWithAggregateMetrics
+  >(profileWithAggregateMetrics, tail);
   clearInterval(sampler);
   return {
     maxRssBytes: process.resourceUsage().maxRSS * 1024,
@@ -152,7 +236,11 @@ async function measure(outPrefix: string): Promise<ChildFigures> {
 
 function runChild(outPrefix: string): Promise<ChildFigures> {
   // With the worker's heap flag, as the tail runs in a worker.
-  const child = spawn(process.execPath, [...workerHeapArgs(), ...process.execArgv, __filename, `--child=${outPrefix}`], { stdio: ['ignore', 'pipe', 'inherit'], env: workerProcessEnv() });
+  const child = spawn(
+    process.execPath,
+    [...workerHeapArgs(), ...process.execArgv, __filename, `--child=${outPrefix}`],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: workerProcessEnv() },
+  );
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   return new Promise((resolve, reject) => {

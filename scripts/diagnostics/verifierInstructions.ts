@@ -45,16 +45,23 @@ export function instructionsOf(valgrindStderr: string): number {
 
 /** Instructions per verification from two whole-process counts that differ by `passes` passes over `vectors`. */
 export function instructionsPerVector(base: number, more: number, passes: number, vectors: number): number {
-  if (more <= base) throw new Error(`the run with ${passes} more passes counted ${more} instructions, not more than ${base}: the counts are not comparable`);
+  if (more <= base)
+    throw new Error(
+      `the run with ${passes} more passes counted ${more} instructions, not more than ${base}: the counts are not comparable`,
+    );
   return (more - base) / (passes * vectors);
 }
 
 async function countInstructions(command: string, args: string[]): Promise<{ instructions: number; stdout: string }> {
   try {
-    const { stdout, stderr } = await run('valgrind', [...CACHEGRIND, command, ...args], { cwd: repoRoot, maxBuffer: 1 << 26 });
+    const { stdout, stderr } = await run('valgrind', [...CACHEGRIND, command, ...args], {
+      cwd: repoRoot,
+      maxBuffer: 1 << 26,
+    });
     return { instructions: instructionsOf(stderr), stdout };
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new Error('valgrind is not installed (Debian: apt-get install valgrind)');
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new Error('valgrind is not installed (Debian: apt-get install valgrind)');
     throw error;
   }
 }
@@ -66,17 +73,36 @@ const oursSchema = z.object({ vectors: z.number().int(), passes: z.number().int(
  * On every `stride`-th vector each run makes `stride` times the passes, the same work in all. */
 async function oursPerVector(stride: number): Promise<{ perVector: number; vectors: number }> {
   const count = (passes: number) =>
-    countInstructions(process.execPath, ['--no-concurrent-recompilation', '--import', 'tsx', path.join(__dirname, 'verifierPasses.ts'), String(passes * stride), String(stride)]);
+    countInstructions(process.execPath, [
+      '--no-concurrent-recompilation',
+      '--import',
+      'tsx',
+      path.join(__dirname, 'verifierPasses.ts'),
+      String(passes * stride),
+      String(stride),
+    ]);
   const [base, more] = await Promise.all([count(OURS_BASE_PASSES), count(OURS_BASE_PASSES + OURS_COUNTED_PASSES)]);
   const { vectors } = oursSchema.parse(JSON.parse(more.stdout.trim().split('\n').pop() ?? ''));
-  return { perVector: instructionsPerVector(base.instructions, more.instructions, OURS_COUNTED_PASSES * stride, vectors), vectors };
+  return {
+    perVector: instructionsPerVector(base.instructions, more.instructions, OURS_COUNTED_PASSES * stride, vectors),
+    vectors,
+  };
 }
 
 /** NeMo Gym's side: the timed bench's anchor with no time to fill (its warm-up passes, one timed pass). */
 async function pythonPerVector(python: string, stride: number, vectors: number): Promise<number> {
   const count = (warmupPasses: number) =>
-    countInstructions(python, [path.join(__dirname, '../bench/python/verifier_anchor.py'), vectorsPath, '0', String(warmupPasses * stride), String(stride)]);
-  const [base, more] = await Promise.all([count(PYTHON_BASE_PASSES), count(PYTHON_BASE_PASSES + PYTHON_COUNTED_PASSES)]);
+    countInstructions(python, [
+      path.join(__dirname, '../bench/python/verifier_anchor.py'),
+      vectorsPath,
+      '0',
+      String(warmupPasses * stride),
+      String(stride),
+    ]);
+  const [base, more] = await Promise.all([
+    count(PYTHON_BASE_PASSES),
+    count(PYTHON_BASE_PASSES + PYTHON_COUNTED_PASSES),
+  ]);
   return instructionsPerVector(base.instructions, more.instructions, PYTHON_COUNTED_PASSES * stride, vectors);
 }
 
@@ -92,27 +118,34 @@ async function countBothSides(python: string, stride: number): Promise<Counted> 
 }
 
 const thousands = (n: number) => Math.round(n).toLocaleString('en-US');
-const ratioLine = (c: Counted) => `python ${thousands(c.python)}  ours ${thousands(c.ours)}  python/ours ${(c.python / c.ours).toFixed(1)}x`;
+const ratioLine = (c: Counted) =>
+  `python ${thousands(c.python)}  ours ${thousands(c.ours)}  python/ours ${(c.python / c.ours).toFixed(1)}x`;
 
 async function main(): Promise<void> {
   const python = await nemoGymPython();
   const all = await countBothSides(python, 1);
   // The timed bench's subset: the same mix in a fraction of the memory, where ours runs faster.
   const subset = await countBothSides(python, SUBSET_STRIDE);
-  console.log(`verifier instructions per verification (valgrind cachegrind: counted, not timed), ${all.vectors} vectors with a message or function_call expected:`);
+  console.log(
+    `verifier instructions per verification (valgrind cachegrind: counted, not timed), ${all.vectors} vectors with a message or function_call expected:`,
+  );
   console.log(`  ${ratioLine(all)}  (ours over ${OURS_COUNTED_PASSES} passes, python's over ${PYTHON_COUNTED_PASSES})`);
-  console.log(`  the same on every ${SUBSET_STRIDE}th of them (${subset.vectors} vectors, ${SUBSET_STRIDE} times the passes): ${ratioLine(subset)}`);
-  console.log(JSON.stringify({
-    bench: 'verifier_instructions',
-    vectors_common: all.vectors,
-    python_instructions_per_vector: Math.round(all.python),
-    ours_instructions_per_vector: Math.round(all.ours),
-    python_over_ours: Number((all.python / all.ours).toFixed(2)),
-    subset_stride: SUBSET_STRIDE,
-    python_instructions_per_vector_subset: Math.round(subset.python),
-    ours_instructions_per_vector_subset: Math.round(subset.ours),
-    python_over_ours_subset: Number((subset.python / subset.ours).toFixed(2)),
-  }));
+  console.log(
+    `  the same on every ${SUBSET_STRIDE}th of them (${subset.vectors} vectors, ${SUBSET_STRIDE} times the passes): ${ratioLine(subset)}`,
+  );
+  console.log(
+    JSON.stringify({
+      bench: 'verifier_instructions',
+      vectors_common: all.vectors,
+      python_instructions_per_vector: Math.round(all.python),
+      ours_instructions_per_vector: Math.round(all.ours),
+      python_over_ours: Number((all.python / all.ours).toFixed(2)),
+      subset_stride: SUBSET_STRIDE,
+      python_instructions_per_vector_subset: Math.round(subset.python),
+      ours_instructions_per_vector_subset: Math.round(subset.ours),
+      python_over_ours_subset: Number((subset.python / subset.ours).toFixed(2)),
+    }),
+  );
 }
 
 if (require.main === module) {

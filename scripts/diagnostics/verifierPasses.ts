@@ -7,7 +7,9 @@ import { loadVectors, verifyPass } from '../bench/verifierVectors';
 const passes = Number(process.argv[2]);
 const stride = Number(process.argv[3] ?? 1);
 if (!Number.isInteger(passes) || passes < 0 || !Number.isInteger(stride) || stride < 1) {
-  console.error(`usage: verifierPasses.ts PASSES [STRIDE] (whole numbers, got ${JSON.stringify(process.argv.slice(2))})`);
+  console.error(
+    `usage: verifierPasses.ts PASSES [STRIDE] (whole numbers, got ${JSON.stringify(process.argv.slice(2))})`,
+  );
   process.exit(2);
 }
 const vectors = loadVectors().common.filter((_, index) => index % stride === 0);

@@ -16,7 +16,22 @@ import { ENGINE_PORT, GYM_PORTS } from './serve';
 const repoRoot = path.resolve(__dirname, '../..');
 const TEMPORAL_PORT = 7233;
 /** What a worker host runs: the sources the build reads, the configs, and the package manifests. */
-const DEPLOYED = ['activities', 'bin', 'client', 'configs', 'contracts', 'gym', 'schemas', 'scripts', 'servers', 'workers', 'workflows', 'package.json', 'package-lock.json', 'tsconfig.json'];
+const DEPLOYED = [
+  'activities',
+  'bin',
+  'client',
+  'configs',
+  'contracts',
+  'gym',
+  'schemas',
+  'scripts',
+  'servers',
+  'workers',
+  'workflows',
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+];
 
 /**
  * The checkout as it is now, copied and built once for every host of the fleet, as a release is
@@ -29,7 +44,10 @@ function deployCheckout(baseDir: string): string {
   mkdirSync(dir, { recursive: true });
   for (const entry of DEPLOYED) cpSync(path.join(repoRoot, entry), path.join(dir, entry), { recursive: true });
   symlinkSync(path.join(repoRoot, 'node_modules'), path.join(dir, 'node_modules'));
-  execFileSync(process.execPath, ['--import', 'tsx', path.join(dir, 'scripts/build.ts')], { cwd: dir, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(process.execPath, ['--import', 'tsx', path.join(dir, 'scripts/build.ts')], {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   return dir;
 }
 
@@ -41,10 +59,17 @@ export interface ClusterOptions extends FleetNetOptions {
   taskQueue: string;
 }
 
-async function waitForPort(host: string, port: number, what: string, child: ChildProcess, timeoutMs = 90_000): Promise<void> {
+async function waitForPort(
+  host: string,
+  port: number,
+  what: string,
+  child: ChildProcess,
+  timeoutMs = 90_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${what} exited during start-up (${child.exitCode ?? child.signalCode})`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${what} exited during start-up (${child.exitCode ?? child.signalCode})`);
     if (await portOpen(port, host)) return;
     await sleep(200);
   }
@@ -85,7 +110,17 @@ export class Cluster {
       await cluster.startTemporal();
       for (let i = 1; i <= opts.engines; i++) await cluster.addEngine(`engine-${i}`, `e${i}`);
       cluster.net.addHost('gym', 'gym');
-      const gym = cluster.net.spawn('gym', [process.execPath, '--import', 'tsx', path.join(cluster.release, 'scripts/fleet/serve.ts'), 'gym', '--address', cluster.gymAddress, '--engines', cluster.engineUrls.join(',')]);
+      const gym = cluster.net.spawn('gym', [
+        process.execPath,
+        '--import',
+        'tsx',
+        path.join(cluster.release, 'scripts/fleet/serve.ts'),
+        'gym',
+        '--address',
+        cluster.gymAddress,
+        '--engines',
+        cluster.engineUrls.join(','),
+      ]);
       await waitForPort(cluster.gymAddress, GYM_PORTS.head, 'the gym host', gym);
       return cluster;
     } catch (err) {
@@ -127,8 +162,19 @@ export class Cluster {
     const host = this.net.addHost(name, short, this.engineAddresses.get(name));
     this.engineAddresses.set(name, host.address);
     const child = this.net.spawn(name, [
-      process.execPath, '--import', 'tsx', path.join(this.release, 'scripts/fleet/serve.ts'), 'engine',
-      '--port', String(ENGINE_PORT), '--latency-ms', String(this.opts.engineLatencyMs), '--slots', String(this.opts.engineSlots), '--seed', String(this.opts.seed),
+      process.execPath,
+      '--import',
+      'tsx',
+      path.join(this.release, 'scripts/fleet/serve.ts'),
+      'engine',
+      '--port',
+      String(ENGINE_PORT),
+      '--latency-ms',
+      String(this.opts.engineLatencyMs),
+      '--slots',
+      String(this.opts.engineSlots),
+      '--seed',
+      String(this.opts.seed),
     ]);
     await waitForPort(host.address, ENGINE_PORT, `engine ${name}`, child);
     this.engines.push(name);
@@ -142,8 +188,18 @@ export class Cluster {
   private async startTemporal(): Promise<void> {
     const host = this.net.host('temporal');
     const child = this.net.spawn('temporal', [
-      temporalBinary(), 'server', 'start-dev', '--ip', '0.0.0.0', '--port', String(TEMPORAL_PORT), '--headless',
-      '--db-filename', path.join(host.dir, 'temporal.sqlite'), '--log-level', 'error',
+      temporalBinary(),
+      'server',
+      'start-dev',
+      '--ip',
+      '0.0.0.0',
+      '--port',
+      String(TEMPORAL_PORT),
+      '--headless',
+      '--db-filename',
+      path.join(host.dir, 'temporal.sqlite'),
+      '--log-level',
+      'error',
     ]);
     this.temporalProcess = child;
     await waitForPort(host.address, TEMPORAL_PORT, 'the Temporal dev server', child);
@@ -177,7 +233,11 @@ export class Cluster {
       PIVOT_MINER_WORKER_IDENTITY: name,
     });
     const vars = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
-    this.net.spawn(name, [process.execPath, ...workerHeapArgs(env), path.join(this.release, 'bin/pivot-miner.js'), 'worker'], vars);
+    this.net.spawn(
+      name,
+      [process.execPath, ...workerHeapArgs(env), path.join(this.release, 'bin/pivot-miner.js'), 'worker'],
+      vars,
+    );
     this.workers.push(name);
     return name;
   }

@@ -42,7 +42,12 @@ interface Target {
  * that has been running a couple of seconds (so the partition lands mid-chunk), or one of the
  * stage's merge/finish activities. Gives up when the step is over (`hit` false) so a run never hangs.
  */
-export async function waitForStep(client: Client, workflowId: string, fault: Fault, done: () => boolean): Promise<{ hit: boolean; target: Target }> {
+export async function waitForStep(
+  client: Client,
+  workflowId: string,
+  fault: Fault,
+  done: () => boolean,
+): Promise<{ hit: boolean; target: Target }> {
   // Merges and the finish aimed at are local profiling's: with some 2,000 rows they run long enough
   // (tens to hundreds of ms) for a fault to land while they run; collect's 160 rows pass in a blink.
   const aimsAtStep = fault.stage === 'merge' || fault.stage === 'finish';
@@ -77,7 +82,14 @@ export async function waitForStep(client: Client, workflowId: string, fault: Fau
   return { hit: false, target: {} };
 }
 
-export async function applyFault(cluster: Cluster, fault: Fault, target: Target, s: RunSettings, log: (l: string) => void, state: { healAtEnd: string[]; background: Promise<unknown>[] }): Promise<void> {
+export async function applyFault(
+  cluster: Cluster,
+  fault: Fault,
+  target: Target,
+  s: RunSettings,
+  log: (l: string) => void,
+  state: { healAtEnd: string[]; background: Promise<unknown>[] },
+): Promise<void> {
   const worker = target.worker && cluster.workers.includes(target.worker) ? target.worker : cluster.workers[0]!;
   switch (fault.kind) {
     case 'partition_worker': {

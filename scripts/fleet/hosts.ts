@@ -72,7 +72,10 @@ export function removeLeftovers(prefix: string): { namespaces: number; links: nu
 }
 
 function killAllIn(netns: string): number {
-  const pids = tryIp('netns', 'pids', netns).split('\n').map(Number).filter((p) => p > 0);
+  const pids = tryIp('netns', 'pids', netns)
+    .split('\n')
+    .map(Number)
+    .filter((p) => p > 0);
   for (const pid of pids) {
     try {
       process.kill(pid, 'SIGKILL');
@@ -94,7 +97,8 @@ export class FleetNet {
 
   constructor(private readonly opts: FleetNetOptions) {
     if (!/^[a-z]{2,4}$/.test(opts.prefix)) throw new Error(`fleet prefix ${opts.prefix}: 2-4 lowercase letters`);
-    if (opts.baseDir.startsWith('/tmp/') || opts.baseDir === '/tmp') throw new Error('the fleet base dir must not be under /tmp (hosts bind their own /tmp)');
+    if (opts.baseDir.startsWith('/tmp/') || opts.baseDir === '/tmp')
+      throw new Error('the fleet base dir must not be under /tmp (hosts bind their own /tmp)');
     this.bridge = `${opts.prefix}-br`;
     this.driverAddress = `10.201.${opts.subnet}.254`;
     removeLeftovers(opts.prefix);
@@ -142,18 +146,22 @@ export class FleetNet {
   spawn(hostName: string, argv: string[], env: Record<string, string> = {}): ChildProcess {
     const host = this.host(hostName);
     const script = `mount --bind "$FLEET_HOST_DIR/tmp" /tmp && exec "$@"`;
-    const child = spawn('ip', ['netns', 'exec', host.netns, 'unshare', '-m', '--propagation', 'private', 'sh', '-c', script, 'sh', ...argv], {
-      env: {
-        ...process.env,
-        FLEET_HOST_DIR: host.dir,
-        HOME: path.join(host.dir, 'home'),
-        XDG_CACHE_HOME: path.join(host.dir, 'cache'),
-        PIVOT_MINER_CACHE: path.join(host.dir, 'cache', 'pivot-miner'),
-        TMPDIR: '/tmp',
-        ...env,
+    const child = spawn(
+      'ip',
+      ['netns', 'exec', host.netns, 'unshare', '-m', '--propagation', 'private', 'sh', '-c', script, 'sh', ...argv],
+      {
+        env: {
+          ...process.env,
+          FLEET_HOST_DIR: host.dir,
+          HOME: path.join(host.dir, 'home'),
+          XDG_CACHE_HOME: path.join(host.dir, 'cache'),
+          PIVOT_MINER_CACHE: path.join(host.dir, 'cache', 'pivot-miner'),
+          TMPDIR: '/tmp',
+          ...env,
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    );
     const log = this.logFor(host);
     child.stdout?.pipe(log, { end: false });
     child.stderr?.pipe(log, { end: false });
@@ -183,7 +191,9 @@ export class FleetNet {
   /** Loses the host: SIGKILLs every process in its namespace, drops its /tmp, removes it. */
   async loseHost(hostName: string): Promise<number> {
     const host = this.host(hostName);
-    const exits = [...host.processes].map((c) => (c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => c.once('exit', r))));
+    const exits = [...host.processes].map((c) =>
+      c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => c.once('exit', r)),
+    );
     const killed = killAllIn(host.netns);
     await Promise.all(exits);
     rmSync(path.join(host.dir, 'tmp'), { recursive: true, force: true });

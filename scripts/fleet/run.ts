@@ -32,16 +32,37 @@ export const MATRIX: Record<string, Fault[]> = {
   finish_restart_temporal: [{ kind: 'restart_temporal', stage: 'finish' }],
 };
 
-export const SETTINGS: RunSettings = { seed: 7, numRepeats: 8, chunkSize: 32, maxConcurrency: 2, workers: 2, watchSeconds: 30, partitionSeconds: 25 };
+export const SETTINGS: RunSettings = {
+  seed: 7,
+  numRepeats: 8,
+  chunkSize: 32,
+  maxConcurrency: 2,
+  workers: 2,
+  watchSeconds: 30,
+  partitionSeconds: 25,
+};
 
 /** Engines slow enough that a chunk of 32 takes tens of seconds at 2 requests in flight, as in the issue's runs. */
 export const FAULT_ENGINES = { engines: 2, engineLatencyMs: 100, engineSlots: 4 };
 
 export function clusterOptions(prefix: string, subnet: number, extra: Partial<ClusterOptions> = {}): ClusterOptions {
-  return { prefix, subnet, baseDir: path.join('/var/tmp', `pivot-miner-fleet-${prefix}`), seed: 7, taskQueue: `fleet-${prefix}`, ...FAULT_ENGINES, ...extra };
+  return {
+    prefix,
+    subnet,
+    baseDir: path.join('/var/tmp', `pivot-miner-fleet-${prefix}`),
+    seed: 7,
+    taskQueue: `fleet-${prefix}`,
+    ...FAULT_ENGINES,
+    ...extra,
+  };
 }
 
-export async function runMatrix(cluster: Cluster, names: string[], settings: RunSettings, log: (l: string) => void): Promise<ScenarioResult[]> {
+export async function runMatrix(
+  cluster: Cluster,
+  names: string[],
+  settings: RunSettings,
+  log: (l: string) => void,
+): Promise<ScenarioResult[]> {
   const config = writeFleetInputs(cluster, settings);
   const reference = await runReference(cluster, settings, config, log);
   const results: ScenarioResult[] = [];
@@ -60,7 +81,9 @@ function scenarioLine(r: ScenarioResult): string {
     `writes after completion ${r.writes_after_completion}  retried lines ${retried} (unexplained ${r.unexplained_retried_lines})  hit ${r.hit.join(',')}  ${r.seconds.toFixed(0)} s` +
     `\n       activity retries: ${JSON.stringify(r.retried_activities)}` +
     (r.differing.length ? `\n       differing: ${r.differing.join(', ')}` : '') +
-    (r.changed_after_completion.length ? `\n       changed after completion: ${r.changed_after_completion.join(', ')}` : '')
+    (r.changed_after_completion.length
+      ? `\n       changed after completion: ${r.changed_after_completion.join(', ')}`
+      : '')
   );
 }
 
@@ -80,7 +103,10 @@ async function main(): Promise<void> {
   if (!available.ok) throw new Error(available.reason);
   const log = (l: string) => console.error(l);
   const keep = args.includes('--keep');
-  const only = args.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+  const only = args
+    .find((a) => a.startsWith('--only='))
+    ?.slice('--only='.length)
+    .split(',');
   // Plain `npm run fleet`: the matrix, then the scale table; --scale: the table alone; --only: those scenarios alone.
   const scaleOnly = args.includes('--scale');
   // Another prefix and /24 for a second run beside this one (a run clears its own prefix's leftovers).
@@ -96,17 +122,32 @@ async function main(): Promise<void> {
   let failed = false;
   if (!scaleOnly) {
     const names = only ?? Object.keys(MATRIX);
-    for (const n of names) if (!MATRIX[n]) throw new Error(`no scenario ${n}; scenarios: ${Object.keys(MATRIX).join(', ')}`);
-    const results = await withCluster(clusterOptions(prefix, subnet), keep, (cluster) => runMatrix(cluster, names, SETTINGS, log));
+    for (const n of names)
+      if (!MATRIX[n]) throw new Error(`no scenario ${n}; scenarios: ${Object.keys(MATRIX).join(', ')}`);
+    const results = await withCluster(clusterOptions(prefix, subnet), keep, (cluster) =>
+      runMatrix(cluster, names, SETTINGS, log),
+    );
     console.log('fleet scenarios (each against an undisturbed run of the same seed on the same fleet)');
     for (const r of results) console.log(scenarioLine(r));
     summary.scenarios = Object.fromEntries(
-      results.map((r) => [r.name, { identical: r.identical, duplicate_keys: r.duplicate_keys, missing_keys: r.missing_keys, writes_after_completion: r.writes_after_completion, retried_lines: Object.values(r.retried_lines).reduce((a, b) => a + b, 0), retried_activities: r.retried_activities }]),
+      results.map((r) => [
+        r.name,
+        {
+          identical: r.identical,
+          duplicate_keys: r.duplicate_keys,
+          missing_keys: r.missing_keys,
+          writes_after_completion: r.writes_after_completion,
+          retried_lines: Object.values(r.retried_lines).reduce((a, b) => a + b, 0),
+          retried_activities: r.retried_activities,
+        },
+      ]),
     );
     failed = results.some((r) => !scenarioPassed(r));
   }
   if (scaleOnly || !only) {
-    const scale = await withCluster(clusterOptions(prefix, subnet, SCALE_ENGINES), keep, (cluster) => runScale(cluster, log));
+    const scale = await withCluster(clusterOptions(prefix, subnet, SCALE_ENGINES), keep, (cluster) =>
+      runScale(cluster, log),
+    );
     scale.rounds.forEach((rows, i) => console.log(formatScale(rows, i + 1)));
     const { rounds: _rounds, ...ratios } = scale;
     summary.scale = ratios;
@@ -117,7 +158,7 @@ async function main(): Promise<void> {
 
 if (require.main === module) {
   main().catch((err: unknown) => {
-    console.error(`fleet run failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}`);
+    console.error(`fleet run failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     process.exitCode = 1;
   });
 }

@@ -37,7 +37,9 @@ export function retriedLines(runDir: string): { byFile: Record<string, number>; 
     const isFailures = base.endsWith('_failures.jsonl') && !rel.includes('_shards/');
     const isFence = /fenc|supersed|retried/i.test(base);
     if (!isFailures && !isFence) continue;
-    const lines = readFileSync(path.join(runDir, rel), 'utf8').split('\n').filter((l) => l.trim() !== '');
+    const lines = readFileSync(path.join(runDir, rel), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     byFile[rel] = lines.length;
     if (isFailures) {
       for (const line of lines) {

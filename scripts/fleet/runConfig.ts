@@ -22,14 +22,24 @@ export interface RunSettings {
 
 /** The config the issue reproduced with, on the fleet's servers: demo tasks, 8 repeats, chunks of 32, 2 in flight per server. */
 export function fleetConfig(cluster: Cluster, s: RunSettings): Record<string, unknown> {
-  const chunking = { chunk_size: s.chunkSize, max_chunks_in_flight: 4, max_concurrency: s.maxConcurrency, max_attempts: 6, request_timeout_ms: 20_000 };
+  const chunking = {
+    chunk_size: s.chunkSize,
+    max_chunks_in_flight: 4,
+    max_concurrency: s.maxConcurrency,
+    max_attempts: 6,
+    request_timeout_ms: 20_000,
+  };
   return {
     name: 'fleet',
     seed: s.seed,
     servers: { mode: 'attach', head_url: cluster.headUrl },
     collect: { input_jsonl: 'tasks.jsonl', agent_name: 'demo_tool_agent', num_repeats: s.numRepeats, ...chunking },
     // Local profiling calls the replicas itself (the replica list); collect reaches them through the gym's model server.
-    local_profile: { num_samples: 8, model: { url: cluster.engineUrls, max_concurrency: s.maxConcurrency }, ...chunking },
+    local_profile: {
+      num_samples: 8,
+      model: { url: cluster.engineUrls, max_concurrency: s.maxConcurrency },
+      ...chunking,
+    },
     publish: { dataset_name: 'fleet_pivots' },
   };
 }

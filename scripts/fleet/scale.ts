@@ -63,7 +63,11 @@ function plan(cluster: Cluster, runDir: string, replicas: number): RunPlan {
     seed: 7,
     servers: { mode: 'attach', agent_url: cluster.agentUrl },
     collect: { input_jsonl: 'tasks.jsonl', agent_name: 'demo_tool_agent', num_repeats: 4, ...chunking },
-    local_profile: { num_samples: NUM_SAMPLES, model: { url: cluster.engineUrls.slice(0, replicas), max_concurrency: CAP }, ...chunking },
+    local_profile: {
+      num_samples: NUM_SAMPLES,
+      model: { url: cluster.engineUrls.slice(0, replicas), max_concurrency: CAP },
+      ...chunking,
+    },
   });
   return { runId: path.basename(runDir), runDir, baseDir: cluster.sharedDir, config };
 }
@@ -73,12 +77,20 @@ function plan(cluster: Cluster, runDir: string, replicas: number): RunPlan {
  * the replica with the fewest requests in flight, as many lanes as the durable side may have in
  * flight. No retries, chunks, files or Temporal.
  */
-async function bareLoop(materializedPath: string, engines: string[], lanes: number): Promise<{ rows: number; seconds: number }> {
+async function bareLoop(
+  materializedPath: string,
+  engines: string[],
+  lanes: number,
+): Promise<{ rows: number; seconds: number }> {
   const bodies = readFileSync(materializedPath, 'utf8')
     .split('\n')
     .filter((l) => l.trim() !== '')
     .map((l) => JSON.stringify((JSON.parse(l) as { responses_create_params: unknown }).responses_create_params));
-  const replicas = engines.map((url) => ({ url: `${url}/v1/responses`, outstanding: 0, dispatcher: new Agent({ connections: lanes }) }));
+  const replicas = engines.map((url) => ({
+    url: `${url}/v1/responses`,
+    outstanding: 0,
+    dispatcher: new Agent({ connections: lanes }),
+  }));
   let next = 0;
   const started = process.hrtime.bigint();
   const lane = async () => {
@@ -86,7 +98,12 @@ async function bareLoop(materializedPath: string, engines: string[], lanes: numb
       const r = replicas.reduce((a, b) => (b.outstanding < a.outstanding ? b : a));
       r.outstanding++;
       try {
-        const res = await request(r.url, { method: 'POST', body: bodies[i], headers: { 'content-type': 'application/json' }, dispatcher: r.dispatcher });
+        const res = await request(r.url, {
+          method: 'POST',
+          body: bodies[i],
+          headers: { 'content-type': 'application/json' },
+          dispatcher: r.dispatcher,
+        });
         const text = await res.body.text();
         if (res.statusCode !== 200) throw new Error(`${r.url} answered ${res.statusCode}: ${text.slice(0, 200)}`);
         JSON.parse(text);
@@ -110,7 +127,14 @@ export async function runScale(cluster: Cluster, log: (l: string) => void): Prom
     const runDir = path.join(dir, `${name}-${++serial}`);
     mkdirSync(runDir, { recursive: true });
     const local = path.join(runDir, path.basename(inputPath));
-    if (local !== inputPath) await writeDistinctRows(inputPath, local, readFileSync(inputPath, 'utf8').split('\n').filter((l) => l.trim()).length);
+    if (local !== inputPath)
+      await writeDistinctRows(
+        inputPath,
+        local,
+        readFileSync(inputPath, 'utf8')
+          .split('\n')
+          .filter((l) => l.trim()).length,
+      );
     const run = await runDurableStage(client, {
       taskQueue: cluster.opts.taskQueue,
       workflowId: `fleet-scale-${process.pid}-${serial}`,
@@ -147,9 +171,18 @@ export async function runScale(cluster: Cluster, log: (l: string) => void): Prom
         let durable: { rows: number; seconds: number; chunkSpanSeconds: number } | undefined;
         let bare: { rows: number; seconds: number } | undefined;
         const runDurable = async () => {
-          const { run, runDir } = await stage(`r${cell.replicas}w${cell.workers}`, cell.replicas, 'local_profile', input);
+          const { run, runDir } = await stage(
+            `r${cell.replicas}w${cell.workers}`,
+            cell.replicas,
+            'local_profile',
+            input,
+          );
           materializedOf.set(key(cell), path.join(runDir, 'local_profile_materialized_inputs.jsonl'));
-          durable = { rows: run.result.materialize.rows, seconds: run.seconds, chunkSpanSeconds: stageTimeline(run.runs).chunkSpanMs / 1000 };
+          durable = {
+            rows: run.result.materialize.rows,
+            seconds: run.seconds,
+            chunkSpanSeconds: stageTimeline(run.runs).chunkSpanMs / 1000,
+          };
         };
         const runBare = async () => {
           bare = await bareLoop(materializedOf.get(key(cell))!, engines, lanes);
@@ -179,7 +212,8 @@ export async function runScale(cluster: Cluster, log: (l: string) => void): Prom
       log(formatScale(rows, round));
     }
     const all = rounds.flat();
-    const at = (r: ScaleRow[], replicas: number) => r.find((x) => x.replicas === replicas && x.workers === 3)!.durable_per_s;
+    const at = (r: ScaleRow[], replicas: number) =>
+      r.find((x) => x.replicas === replicas && x.workers === 3)!.durable_per_s;
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     return {
       durable_over_bare: Math.round(mean(all.map((r) => r.durable_per_s / r.bare_per_s)) * 1000) / 1000,

@@ -45,7 +45,11 @@ function useArtifactsRoot(cluster: Cluster, name: string): void {
   mkdirSync(cluster.artifactsRoot, { recursive: true });
 }
 
-async function startRun(cluster: Cluster, name: string, configPath: string): Promise<{ client: Client; connection: Connection; handle: WorkflowHandle; workflowId: string }> {
+async function startRun(
+  cluster: Cluster,
+  name: string,
+  configPath: string,
+): Promise<{ client: Client; connection: Connection; handle: WorkflowHandle; workflowId: string }> {
   const connection = await Connection.connect({ address: cluster.temporalAddress });
   const client = new Client({ connection });
   const workflowId = `fleet-${name}-${process.pid}-${++runCounter}`;
@@ -58,7 +62,12 @@ async function startRun(cluster: Cluster, name: string, configPath: string): Pro
 }
 
 /** The undisturbed run every scenario is compared with. */
-export async function runReference(cluster: Cluster, s: RunSettings, configPath: string, log: (l: string) => void): Promise<Reference> {
+export async function runReference(
+  cluster: Cluster,
+  s: RunSettings,
+  configPath: string,
+  log: (l: string) => void,
+): Promise<Reference> {
   useArtifactsRoot(cluster, 'reference');
   while (cluster.workers.length < s.workers) cluster.addWorker();
   const t0 = Date.now();
@@ -66,7 +75,9 @@ export async function runReference(cluster: Cluster, s: RunSettings, configPath:
   try {
     const result = await waitForResult(handle);
     const seconds = (Date.now() - t0) / 1000;
-    log(`[fleet] reference run: ${result.counts.rollouts} rollouts, ${result.counts.local_profile_rollouts} local-profile rollouts, ${result.counts.published} pivots in ${seconds.toFixed(1)} s`);
+    log(
+      `[fleet] reference run: ${result.counts.rollouts} rollouts, ${result.counts.local_profile_rollouts} local-profile rollouts, ${result.counts.published} pivots in ${seconds.toFixed(1)} s`,
+    );
     return { result, seconds };
   } finally {
     await connection.close();
@@ -75,7 +86,15 @@ export async function runReference(cluster: Cluster, s: RunSettings, configPath:
 }
 
 /** One disturbed run: faults applied in order as their steps come up, then judged against the reference. */
-export async function runScenario(cluster: Cluster, name: string, faults: Fault[], reference: Reference, s: RunSettings, configPath: string, log: (l: string) => void): Promise<ScenarioResult> {
+export async function runScenario(
+  cluster: Cluster,
+  name: string,
+  faults: Fault[],
+  reference: Reference,
+  s: RunSettings,
+  configPath: string,
+  log: (l: string) => void,
+): Promise<ScenarioResult> {
   useArtifactsRoot(cluster, name);
   while (cluster.workers.length < s.workers) cluster.addWorker();
   const t0 = Date.now();
@@ -128,5 +147,11 @@ export async function runScenario(cluster: Cluster, name: string, faults: Fault[
 }
 
 export function scenarioPassed(r: ScenarioResult): boolean {
-  return r.identical && r.duplicate_keys === 0 && r.missing_keys === 0 && r.writes_after_completion === 0 && r.unexplained_retried_lines === 0;
+  return (
+    r.identical &&
+    r.duplicate_keys === 0 &&
+    r.missing_keys === 0 &&
+    r.writes_after_completion === 0 &&
+    r.unexplained_retried_lines === 0
+  );
 }

@@ -1,6 +1,16 @@
-import { request as httpRequest, createServer, Agent as HttpAgent, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  request as httpRequest,
+  createServer,
+  Agent as HttpAgent,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import { startAgentServer, DEFAULT_MAX_STEPS } from '../../servers/agent';
-import { EMBEDDED_AGENT_NAME, EMBEDDED_MODEL_SERVER_NAME, EMBEDDED_RESOURCES_SERVER_NAME } from '../../servers/embeddedStack';
+import {
+  EMBEDDED_AGENT_NAME,
+  EMBEDDED_MODEL_SERVER_NAME,
+  EMBEDDED_RESOURCES_SERVER_NAME,
+} from '../../servers/embeddedStack';
 import { buildGlobalConfigDict, startHeadServer } from '../../servers/head';
 import { startPolicyModelServer } from '../../servers/policyModel';
 import { startResourcesServer } from '../../servers/resources';
@@ -41,16 +51,35 @@ interface Upstream {
   body: Buffer;
 }
 
-function forward(agent: HttpAgent, base: string, req: IncomingMessage, body: Buffer, timeoutMs: number): Promise<Upstream> {
+function forward(
+  agent: HttpAgent,
+  base: string,
+  req: IncomingMessage,
+  body: Buffer,
+  timeoutMs: number,
+): Promise<Upstream> {
   return new Promise((resolve, reject) => {
     const url = new URL(req.url ?? '/', base);
     const out = httpRequest(
       url,
-      { method: req.method, agent, headers: { 'content-type': req.headers['content-type'] ?? 'application/json', 'content-length': String(body.length) } },
+      {
+        method: req.method,
+        agent,
+        headers: {
+          'content-type': req.headers['content-type'] ?? 'application/json',
+          'content-length': String(body.length),
+        },
+      },
       (res) => {
         const parts: Buffer[] = [];
         res.on('data', (p: Buffer) => parts.push(p));
-        res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: { 'content-type': String(res.headers['content-type'] ?? 'application/json') }, body: Buffer.concat(parts) }));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 502,
+            headers: { 'content-type': String(res.headers['content-type'] ?? 'application/json') },
+            body: Buffer.concat(parts),
+          }),
+        );
         res.on('error', reject);
       },
     );
@@ -76,12 +105,24 @@ async function engine(args: string[]): Promise<void> {
   const latencyMs = Number(flag(args, 'latency-ms'));
   const slots = Number(flag(args, 'slots'));
   const port = Number(flag(args, 'port'));
-  await startPolicyModelServer({ seed: Number(flag(args, 'seed')), host: '0.0.0.0', port, latencyMs, slots, log: (l) => console.error(l) });
+  await startPolicyModelServer({
+    seed: Number(flag(args, 'seed')),
+    host: '0.0.0.0',
+    port,
+    latencyMs,
+    slots,
+    log: (l) => console.error(l),
+  });
 }
 
 /** The gym-side model server over the engine replicas: least outstanding first, a failed replica benched. */
 async function replicaModelServer(engines: string[], port: number): Promise<void> {
-  const replicas = engines.map((url) => ({ url, outstanding: 0, benchedUntil: 0, agent: new HttpAgent({ keepAlive: true }) }));
+  const replicas = engines.map((url) => ({
+    url,
+    outstanding: 0,
+    benchedUntil: 0,
+    agent: new HttpAgent({ keepAlive: true }),
+  }));
   // A call to a cut-off replica hangs until this timeout; the caller's own timeout (the agent's) is
   // longer, so the call moves to another replica instead of failing the rollout.
   const callTimeoutMs = 8_000;
@@ -119,7 +160,12 @@ async function gym(args: string[]): Promise<void> {
   await replicaModelServer(engines, GYM_PORTS.model);
   const modelUrl = `http://127.0.0.1:${GYM_PORTS.model}`;
   const resources = await startResourcesServer({ host: '0.0.0.0', port: GYM_PORTS.resources });
-  await startAgentServer({ modelUrl, resourcesUrl: `http://127.0.0.1:${resources.port}`, host: '0.0.0.0', port: GYM_PORTS.agent });
+  await startAgentServer({
+    modelUrl,
+    resourcesUrl: `http://127.0.0.1:${resources.port}`,
+    host: '0.0.0.0',
+    port: GYM_PORTS.agent,
+  });
   await startHeadServer({
     host: '0.0.0.0',
     port: GYM_PORTS.head,

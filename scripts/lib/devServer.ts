@@ -41,11 +41,23 @@ export async function ensureDevServer(opts: DevServerOptions = {}): Promise<DevS
   const child: ChildProcess = spawn(
     bin,
     [
-      'server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--ui-port', String(uiPort), '--db-filename', dbFile, '--log-level', 'error',
+      'server',
+      'start-dev',
+      '--ip',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--ui-port',
+      String(uiPort),
+      '--db-filename',
+      dbFile,
+      '--log-level',
+      'error',
       // Eager dispatch hands an activity the workflow just scheduled straight back to the worker that
       // completed the workflow task, skipping a round trip through the task queue, so a stage's
       // serial activities (materialize, the tail) start sooner. Off by default in Temporal.
-      '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
+      '--dynamic-config-value',
+      'system.enableActivityEagerExecution=true',
       ...(opts.dynamicConfig ?? []).flatMap((value) => ['--dynamic-config-value', value]),
     ],
     { stdio: ['ignore', 'ignore', 'inherit'], detached: false },

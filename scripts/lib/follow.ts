@@ -42,13 +42,19 @@ export class StageLines {
     const lines: string[] = [];
     for (; this.next < at; this.next++) {
       const ended = STAGES[this.next]!;
-      lines.push(`${ended.padEnd(14)} ${summary(ended, counts, this.rates.get(ended))}  [${((now - this.startedAt) / 1000).toFixed(1)} s]`);
+      lines.push(
+        `${ended.padEnd(14)} ${summary(ended, counts, this.rates.get(ended))}  [${((now - this.startedAt) / 1000).toFixed(1)} s]`,
+      );
     }
     return lines;
   }
 }
 
-export async function followRun(client: Client, workflowId: string, opts: { intervalMs?: number } = {}): Promise<PivotMiningResult> {
+export async function followRun(
+  client: Client,
+  workflowId: string,
+  opts: { intervalMs?: number } = {},
+): Promise<PivotMiningResult> {
   const result = awaitDataset(client, workflowId);
   let outcome: 'running' | 'ok' | 'failed' = 'running';
   result.then(
@@ -74,7 +80,12 @@ export async function followRun(client: Client, workflowId: string, opts: { inte
       if (chunks && process.stderr.isTTY) {
         if (!bar) {
           bar = new SingleBar(
-            { format: `${chunks.stage.padEnd(14)} [{bar}] {value}/{total} rollouts | {rate}/s | ETA {eta_formatted} | failed {failed}`, hideCursor: true, clearOnComplete: true, stream: process.stderr },
+            {
+              format: `${chunks.stage.padEnd(14)} [{bar}] {value}/{total} rollouts | {rate}/s | ETA {eta_formatted} | failed {failed}`,
+              hideCursor: true,
+              clearOnComplete: true,
+              stream: process.stderr,
+            },
             Presets.shades_classic,
           );
           bar.start(Math.max(chunks.total, 1), chunks.done, { rate: chunks.rolloutsPerSecond, failed: chunks.failed });

@@ -22,7 +22,10 @@ export interface GemmaInstall {
 }
 
 function runEnsureScript(script: string): string[] {
-  return execFileSync('bash', [path.join(repoRoot, 'scripts', script)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+  return execFileSync('bash', [path.join(repoRoot, 'scripts', script)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
     .trim()
     .split('\n');
 }
@@ -31,13 +34,17 @@ function runEnsureScript(script: string): string[] {
 export function ensureGemma(): GemmaInstall {
   const [modelPath, templatePath] = runEnsureScript('ensure-gemma.sh');
   const [serverBin] = runEnsureScript('ensure-llama-server.sh');
-  if (!modelPath || !templatePath || !serverBin) throw new Error('scripts/ensure-gemma.sh or ensure-llama-server.sh printed no path');
+  if (!modelPath || !templatePath || !serverBin)
+    throw new Error('scripts/ensure-gemma.sh or ensure-llama-server.sh printed no path');
   return { serverBin, modelPath, templatePath };
 }
 
 const TURN_TOKENS: Array<[string, string]> = [
   ['<|im_start|>assistant', '<start_of_turn>model'],
-  ["'<|im_start|>' + message.role + '", "'<start_of_turn>' + ('model' if message.role == 'assistant' else message.role) + '"],
+  [
+    "'<|im_start|>' + message.role + '",
+    "'<start_of_turn>' + ('model' if message.role == 'assistant' else message.role) + '",
+  ],
   ["'<|im_start|>' + message.role }}", "'<start_of_turn>model' }}"],
   ['<|im_start|>', '<start_of_turn>'],
   ['<|im_end|>', '<end_of_turn>'],
@@ -53,7 +60,8 @@ const TURN_TOKENS: Array<[string, string]> = [
 export async function gemmaToolUseTemplate(hermesTemplatePath: string, outDir: string): Promise<string> {
   let text = await readFile(hermesTemplatePath, 'utf8');
   for (const [from, to] of TURN_TOKENS) {
-    if (!text.includes(from)) throw new Error(`${hermesTemplatePath}: expected ${JSON.stringify(from)} in the Hermes-2-Pro tool-use template`);
+    if (!text.includes(from))
+      throw new Error(`${hermesTemplatePath}: expected ${JSON.stringify(from)} in the Hermes-2-Pro tool-use template`);
     text = text.split(from).join(to);
   }
   await mkdir(outDir, { recursive: true });
@@ -149,7 +157,9 @@ export async function startLlamaServer(opts: LlamaServerOptions): Promise<LlamaS
   while (!(await healthy(url))) {
     if (child.exitCode !== null || child.signalCode !== null) {
       await handle.stop();
-      throw new Error(`llama-server exited during start-up (${child.exitCode ?? child.signalCode})${opts.logFile ? `; see ${opts.logFile}` : ''}`);
+      throw new Error(
+        `llama-server exited during start-up (${child.exitCode ?? child.signalCode})${opts.logFile ? `; see ${opts.logFile}` : ''}`,
+      );
     }
     if (Date.now() >= deadline) {
       await handle.stop();

@@ -127,11 +127,15 @@ export async function startNgRun(
     if (READY.test(log)) break;
     if (headBindFailed(log, opts.headPort)) {
       await stop();
-      throw new Error(`ng_run's head server could not bind port ${opts.headPort} (another process holds it); last output:\n${log.slice(-3000)}`);
+      throw new Error(
+        `ng_run's head server could not bind port ${opts.headPort} (another process holds it); last output:\n${log.slice(-3000)}`,
+      );
     }
     if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
       await stop();
-      throw new Error(`ng_run did not get ready (${child.exitCode ?? child.signalCode ?? 'timeout'}); last output:\n${log.slice(-3000)}`);
+      throw new Error(
+        `ng_run did not get ready (${child.exitCode ?? child.signalCode ?? 'timeout'}); last output:\n${log.slice(-3000)}`,
+      );
     }
     await sleep(1000);
   }
@@ -186,7 +190,11 @@ export function runNemoGymCommand(
   cwd: string,
 ): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(path.join(install.binDir, command), args, { cwd, env: install.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(path.join(install.binDir, command), args, {
+      cwd,
+      env: install.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));

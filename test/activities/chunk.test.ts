@@ -7,7 +7,19 @@ import { chunkShard } from '../../activities/fenceShards';
 import { parseShardLine } from '../../activities/shardLines';
 import type { RunningServer } from '../../servers/http';
 import { readJsonlSync } from '../helpers/jsonl';
-import { collectPlan, materialize, merge, outPrefixOf, runChunks, runChunksSideBySide, startFakeAgent, startFakeHead, taskRow, writeJsonl, type FakeAgent } from './fakeGym';
+import {
+  collectPlan,
+  materialize,
+  merge,
+  outPrefixOf,
+  runChunks,
+  runChunksSideBySide,
+  startFakeAgent,
+  startFakeHead,
+  taskRow,
+  writeJsonl,
+  type FakeAgent,
+} from './fakeGym';
 
 // runChunk against NeMo Gym-shaped agents: every row goes to the agent its agent_ref names, results
 // are keyed as ng_collect_rollouts keys them, and failures an agent reports in a 200 answer are
@@ -30,10 +42,18 @@ function freshDir(): string {
 /** What the scripted agents answer, chosen by the row's task_id. */
 function scripted(agentName: string) {
   return (row: Row, attempt: number): Row => {
-    const failed = (extra: Row) => ({ task_id: row.task_id, response, reward: 0.0, error_message: `${row.task_id} failed`, ...extra });
+    const failed = (extra: Row) => ({
+      task_id: row.task_id,
+      response,
+      reward: 0.0,
+      error_message: `${row.task_id} failed`,
+      ...extra,
+    });
     switch (row.task_id) {
       case 'flaky':
-        return attempt === 1 ? failed({ _ng_failure_class: 'transient' }) : { response, reward: 1.0, served_by: agentName };
+        return attempt === 1
+          ? failed({ _ng_failure_class: 'transient' })
+          : { response, reward: 1.0, served_by: agentName };
       case 'terminal':
         return failed({ _ng_failure_class: 'timeout_exceeded', _ng_failure_terminal: true });
       case 'killed':
@@ -72,20 +92,31 @@ test('each row goes to the agent its agent_ref names; results carry agent_ref af
   assert.equal(beta.runs.length - betaRuns, 4);
 
   const rollouts = readJsonlSync<Row>(`${outPrefixOf(plan)}.jsonl`);
-  assert.deepEqual(rollouts.map((r) => `${r.agent_ref.name}<-${r.served_by}`), ['beta<-beta', 'beta<-beta', 'alpha<-alpha', 'alpha<-alpha', 'beta<-beta', 'beta<-beta']);
+  assert.deepEqual(
+    rollouts.map((r) => `${r.agent_ref.name}<-${r.served_by}`),
+    ['beta<-beta', 'beta<-beta', 'alpha<-alpha', 'alpha<-alpha', 'beta<-beta', 'beta<-beta'],
+  );
   // The agent echoed none of the keys, so they are appended in NeMo Gym's order, agent_ref last.
-  for (const r of rollouts) assert.deepEqual(Object.keys(r).slice(-3), ['_ng_task_index', '_ng_rollout_index', 'agent_ref']);
+  for (const r of rollouts)
+    assert.deepEqual(Object.keys(r).slice(-3), ['_ng_task_index', '_ng_rollout_index', 'agent_ref']);
   assert.deepEqual(rollouts[0]!.agent_ref, { type: 'responses_api_agents', name: 'beta' });
 });
 
 test('a result that echoes the keys keeps their places and gets the row values, as a Python dict assignment does', async () => {
   const dir = freshDir();
   writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('a')]);
-  const echoing = await startFakeAgent('alpha', () => ({ agent_ref: { name: 'someone else' }, _ng_task_index: 99, response, reward: 1 }));
+  const echoing = await startFakeAgent('alpha', () => ({
+    agent_ref: { name: 'someone else' },
+    _ng_task_index: 99,
+    response,
+    reward: 1,
+  }));
   try {
     const plan = collectPlan(dir, { agent_url: echoing.server.url });
     await runChunks(plan, (await materialize(plan)).chunks);
-    const [text] = readFileSync((await chunkShard(outPrefixOf(plan), 0)).rollouts, 'utf8').trim().split('\n');
+    const [text] = readFileSync((await chunkShard(outPrefixOf(plan), 0)).rollouts, 'utf8')
+      .trim()
+      .split('\n');
     const result = JSON.parse(parseShardLine({ text: text! }).line) as Row;
     assert.deepEqual(Object.keys(result), ['agent_ref', '_ng_task_index', 'response', 'reward', '_ng_rollout_index']);
     assert.deepEqual(result.agent_ref, { name: 'alpha' });
@@ -97,7 +128,10 @@ test('a result that echoes the keys keeps their places and gets the row values, 
 
 test('agent-reported failures go to the sidecar or nowhere, never to rollouts; terminal ones are never retried', async () => {
   const dir = freshDir();
-  writeJsonl(path.join(dir, 'tasks.jsonl'), ['ok', 'flaky', 'terminal', 'killed'].map((id) => taskRow(id)));
+  writeJsonl(
+    path.join(dir, 'tasks.jsonl'),
+    ['ok', 'flaky', 'terminal', 'killed'].map((id) => taskRow(id)),
+  );
   const plan = collectPlan(dir, { head_url: head.url }, { max_attempts: 3, chunk_size: 8 });
   const before = alpha.runs.length;
   const callsFor = (taskId: string) => alpha.runs.slice(before).filter((r) => r.task_id === taskId).length;
@@ -110,7 +144,10 @@ test('agent-reported failures go to the sidecar or nowhere, never to rollouts; t
   // again, as NeMo Gym's resume (`_load_from_cache`) does.
   const [resumed] = await runChunks(plan, chunks);
   assert.deepEqual(['ok', 'flaky', 'terminal', 'killed'].map(callsFor), [1, 2, 1, 6]);
-  assert.deepEqual({ completed: resumed!.completed, failed: resumed!.failed, alreadyDone: resumed!.alreadyDone }, { completed: 0, failed: 1, alreadyDone: 3 });
+  assert.deepEqual(
+    { completed: resumed!.completed, failed: resumed!.failed, alreadyDone: resumed!.alreadyDone },
+    { completed: 0, failed: 1, alreadyDone: 3 },
+  );
 
   const merged = await merge(plan);
   const rollouts = readJsonlSync<Row>(merged.rolloutsPath);
@@ -125,7 +162,14 @@ test('agent-reported failures go to the sidecar or nowhere, never to rollouts; t
   const terminal = failures[1]!;
   assert.equal(terminal._ng_failure_terminal, true);
   assert.deepEqual(terminal.agent_ref, { name: 'alpha' });
-  assert.deepEqual(Object.keys(terminal).slice(-6), ['_ng_task_index', '_ng_rollout_index', 'agent_ref', 'attempt', 'failure_class', 'error']);
+  assert.deepEqual(Object.keys(terminal).slice(-6), [
+    '_ng_task_index',
+    '_ng_rollout_index',
+    'agent_ref',
+    'attempt',
+    'failure_class',
+    'error',
+  ]);
   assert.match(terminal.error, /_ng_failure_class=timeout_exceeded\): terminal failed/);
   // Only the terminal key is a recorded failure: the unpersisted one left no line anywhere.
   assert.equal(merged.failedKeys, 1);
@@ -152,7 +196,10 @@ test('a terminal line already in the sidecar stops a retried chunk from running 
 
 test('a chunk longer than its window of rows in memory runs every row once, in any order, and merges them in order', async () => {
   const dir = freshDir();
-  writeJsonl(path.join(dir, 'tasks.jsonl'), ['w1', 'w2', 'w3', 'w4', 'w5'].map((id) => taskRow(id)));
+  writeJsonl(
+    path.join(dir, 'tasks.jsonl'),
+    ['w1', 'w2', 'w3', 'w4', 'w5'].map((id) => taskRow(id)),
+  );
   // max_concurrency 1 holds two rows in memory, so this 15-row chunk waits for a free slot 13 times.
   const plan = collectPlan(dir, { head_url: head.url }, { num_repeats: 3, chunk_size: 15, max_concurrency: 1 });
   const alphaRuns = alpha.runs.length;
@@ -163,13 +210,19 @@ test('a chunk longer than its window of rows in memory runs every row once, in a
   assert.equal(alpha.runs.length - alphaRuns, 15);
   await merge(plan);
   const rollouts = readJsonlSync<Row>(`${outPrefixOf(plan)}.jsonl`);
-  assert.deepEqual(rollouts.map(key), Array.from({ length: 15 }, (_, i) => `${Math.floor(i / 3)}:${i % 3}`));
+  assert.deepEqual(
+    rollouts.map(key),
+    Array.from({ length: 15 }, (_, i) => `${Math.floor(i / 3)}:${i % 3}`),
+  );
 });
 
 test('chunks in flight side by side are served oldest first, so they finish one after another', async () => {
   const dir = freshDir();
   const ids = Array.from({ length: 6 }, (_, i) => `oldest-first-${i}`);
-  writeJsonl(path.join(dir, 'tasks.jsonl'), ids.map((id) => taskRow(id)));
+  writeJsonl(
+    path.join(dir, 'tasks.jsonl'),
+    ids.map((id) => taskRow(id)),
+  );
   // The first answer takes long enough for every chunk to queue a request behind it, so the order
   // after it is the limiter's, not how fast each chunk got through its setup.
   let answered = 0;
@@ -179,15 +232,25 @@ test('chunks in flight side by side are served oldest first, so they finish one 
   });
   try {
     // Three chunks of six rows sharing one request slot: served in arrival order, they would take turns.
-    const plan = collectPlan(dir, { agent_url: held.server.url }, { num_repeats: 3, chunk_size: 6, max_concurrency: 1 });
+    const plan = collectPlan(
+      dir,
+      { agent_url: held.server.url },
+      { num_repeats: 3, chunk_size: 6, max_concurrency: 1 },
+    );
     const { chunks } = await materialize(plan);
     assert.equal(chunks, 3);
     const results = await runChunksSideBySide(plan, chunks);
-    assert.deepEqual(results.map((r) => r.completed), [6, 6, 6]);
+    assert.deepEqual(
+      results.map((r) => r.completed),
+      [6, 6, 6],
+    );
     const chunkOfRun = held.runs.map((row) => Math.floor((row._ng_task_index * 3 + row._ng_rollout_index) / 6));
     assert.equal(chunkOfRun.length, 18);
     // Whichever chunk reaches the free slot first takes it; from then on the slot goes by age.
-    assert.deepEqual(chunkOfRun.slice(1), [...chunkOfRun.slice(1)].sort((a, b) => a - b));
+    assert.deepEqual(
+      chunkOfRun.slice(1),
+      [...chunkOfRun.slice(1)].sort((a, b) => a - b),
+    );
   } finally {
     await held.server.close();
   }

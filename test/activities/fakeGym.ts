@@ -5,7 +5,14 @@ import { runChunk } from '../../activities/chunk';
 import { materializeStage } from '../../activities/materialize';
 import { mergeShards } from '../../activities/merge';
 import { pipelineConfigSchema } from '../../contracts/config';
-import type { ChunkInput, ChunkResult, CollectStageInput, MaterializeResult, MergeResult, RunPlan } from '../../contracts/payloads';
+import type {
+  ChunkInput,
+  ChunkResult,
+  CollectStageInput,
+  MaterializeResult,
+  MergeResult,
+  RunPlan,
+} from '../../contracts/payloads';
 import { computeAggregateMetrics } from '../../gym/aggregateMetrics';
 import { startHeadServer } from '../../servers/head';
 import { HttpError, listenJson, type RunningServer } from '../../servers/http';
@@ -25,7 +32,10 @@ export interface FakeAgent {
 }
 
 /** `answer` returns the /run result for a row (`attempt` counts from 1 per row), or an HTTP status to answer with. */
-export async function startFakeAgent(name: string, answer: (row: Row, attempt: number) => Row | number | Promise<Row | number>): Promise<FakeAgent> {
+export async function startFakeAgent(
+  name: string,
+  answer: (row: Row, attempt: number) => Row | number | Promise<Row | number>,
+): Promise<FakeAgent> {
   const agent: FakeAgent = { name, server: undefined as never, runs: [], aggregateRequests: [] };
   const attempts = new Map<string, number>();
   agent.server = await listenJson({
@@ -60,7 +70,10 @@ export async function startFakeHead(agents: FakeAgent[]): Promise<RunningServer>
       head_server: { host: '127.0.0.1', port: 0 },
       some_resources_server: { resources_servers: { tools: { host: '127.0.0.1', port: 1 } } },
       ...Object.fromEntries(
-        agents.map((a) => [a.name, { responses_api_agents: { fake_agent: { host: a.server.host, port: a.server.port } } }]),
+        agents.map((a) => [
+          a.name,
+          { responses_api_agents: { fake_agent: { host: a.server.host, port: a.server.port } } },
+        ]),
       ),
     }),
   });
@@ -71,7 +84,11 @@ export function writeJsonl(file: string, rows: unknown[]): void {
 }
 
 export function taskRow(taskId: string, extra: Row = {}): Row {
-  return { task_id: taskId, responses_create_params: { input: [{ role: 'user', content: `task ${taskId}` }] }, ...extra };
+  return {
+    task_id: taskId,
+    responses_create_params: { input: [{ role: 'user', content: `task ${taskId}` }] },
+    ...extra,
+  };
 }
 
 export function collectPlan(baseDir: string, servers: Row, collect: Row = {}, otherStages: Row = {}): RunPlan {
@@ -80,7 +97,14 @@ export function collectPlan(baseDir: string, servers: Row, collect: Row = {}, ot
   const config = pipelineConfigSchema.parse({
     name: 'fake',
     servers: { mode: 'attach', ...servers },
-    collect: { input_jsonl: 'tasks.jsonl', agent_name: 'alpha', num_repeats: 1, chunk_size: 4, seed_per_repeat: false, ...collect },
+    collect: {
+      input_jsonl: 'tasks.jsonl',
+      agent_name: 'alpha',
+      num_repeats: 1,
+      chunk_size: 4,
+      seed_per_repeat: false,
+      ...collect,
+    },
     ...otherStages,
   });
   return { runId: 'fake', runDir, baseDir, config };

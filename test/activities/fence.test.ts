@@ -9,7 +9,13 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { runChunk } from '../../activities/chunk';
 import { finishStage } from '../../activities/finishStage';
 import { mergeChunks } from '../../activities/merge';
-import { NOTHING_MERGED, type ChunkInput, type ChunkResult, type MergeProgress, type RunPlan } from '../../contracts/payloads';
+import {
+  NOTHING_MERGED,
+  type ChunkInput,
+  type ChunkResult,
+  type MergeProgress,
+  type RunPlan,
+} from '../../contracts/payloads';
 import { computeAggregateMetrics } from '../../gym/aggregateMetrics';
 import { HttpError, listenJson, type RunningServer } from '../../servers/http';
 import { collectPlan, materialize, outPrefixOf, startFakeHead, taskRow, writeJsonl, type FakeAgent } from './fakeGym';
@@ -24,7 +30,10 @@ type Row = Record<string, any>;
 
 const TASKS = Array.from({ length: 6 }, (_, i) => taskRow(`t${i}`));
 /** Both agents answer the same bytes for a row, as the simulator does, so an undisturbed run is the reference. */
-const answer = (row: Row): Row => ({ response: { output: [], usage: { input_tokens: 3, output_tokens: 2 } }, reward: Number(row.task_id.slice(1)) % 2 });
+const answer = (row: Row): Row => ({
+  response: { output: [], usage: { input_tokens: 3, output_tokens: 2 } },
+  reward: Number(row.task_id.slice(1)) % 2,
+});
 
 /** An agent that answers its first `answered` /run calls, then holds every call (and /aggregate_metrics) until released. */
 interface StallingAgent extends FakeAgent {
@@ -36,7 +45,14 @@ async function startAgent(name: string, answered = Infinity): Promise<StallingAg
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   let calls = 0;
-  const agent = { name, runs: [], aggregateRequests: [], held: 0, release, server: undefined as never } as StallingAgent;
+  const agent = {
+    name,
+    runs: [],
+    aggregateRequests: [],
+    held: 0,
+    release,
+    server: undefined as never,
+  } as StallingAgent;
   agent.server = await listenJson({
     host: '127.0.0.1',
     port: 0,
@@ -96,7 +112,12 @@ async function stage(stalling?: StallingAgent): Promise<{ steady: RunPlan; stall
 }
 
 /** An activity attempt as Temporal would run it: attempts of one activity share its scheduled time. */
-const attempt = (scheduledTimestampMs: number, n: number) => new MockActivityEnvironment({ scheduledTimestampMs, currentAttemptScheduledTimestampMs: scheduledTimestampMs, attempt: n });
+const attempt = (scheduledTimestampMs: number, n: number) =>
+  new MockActivityEnvironment({
+    scheduledTimestampMs,
+    currentAttemptScheduledTimestampMs: scheduledTimestampMs,
+    attempt: n,
+  });
 
 const chunk = (plan: RunPlan, chunkIndex: number, env: MockActivityEnvironment) => {
   const input: ChunkInput = { plan, stage: 'collect', outPrefix: outPrefixOf(plan), chunkIndex };
@@ -104,7 +125,13 @@ const chunk = (plan: RunPlan, chunkIndex: number, env: MockActivityEnvironment) 
 };
 
 const finish = (plan: RunPlan, env: MockActivityEnvironment, merged?: MergeProgress) => {
-  const input: Parameters<typeof finishStage>[0] = { plan, stage: 'collect', outPrefix: outPrefixOf(plan), merged, allowPartialRollouts: false };
+  const input: Parameters<typeof finishStage>[0] = {
+    plan,
+    stage: 'collect',
+    outPrefix: outPrefixOf(plan),
+    merged,
+    allowPartialRollouts: false,
+  };
   return env.run(finishStage, input) as ReturnType<typeof finishStage>;
 };
 
@@ -116,15 +143,25 @@ function snapshot(runDir: string): Record<string, string> {
       const file = path.join(dir, entry);
       const st = lstatSync(file, { bigint: true });
       if (st.isDirectory()) walk(file);
-      else out[path.relative(runDir, file)] = `${createHash('sha256').update(readFileSync(file)).digest('hex')} ino=${st.ino} mtime=${st.mtimeNs}`;
+      else
+        out[path.relative(runDir, file)] =
+          `${createHash('sha256').update(readFileSync(file)).digest('hex')} ino=${st.ino} mtime=${st.mtimeNs}`;
     }
   };
   walk(runDir);
   return out;
 }
 
-const PUBLISHED = ['rollouts.jsonl', 'rollouts_failures.jsonl', 'rollouts_shards/digests.jsonl', 'rollouts_reward_profiling.jsonl', 'rollouts_agent_metrics.json', 'rollouts_aggregate_metrics.json'];
-const published = (plan: RunPlan) => Object.fromEntries(PUBLISHED.map((f) => [f, readFileSync(path.join(plan.runDir, f), 'utf8')]));
+const PUBLISHED = [
+  'rollouts.jsonl',
+  'rollouts_failures.jsonl',
+  'rollouts_shards/digests.jsonl',
+  'rollouts_reward_profiling.jsonl',
+  'rollouts_agent_metrics.json',
+  'rollouts_aggregate_metrics.json',
+];
+const published = (plan: RunPlan) =>
+  Object.fromEntries(PUBLISHED.map((f) => [f, readFileSync(path.join(plan.runDir, f), 'utf8')]));
 
 let reference: Record<string, string> | undefined;
 /** The published files of an undisturbed run of the same tasks. */
@@ -149,7 +186,13 @@ async function until(condition: () => boolean, what: string): Promise<void> {
  * under the run directory is as it was when its successor finished, the published files are an
  * undisturbed run's with each key once, and the attempt failed as superseded.
  */
-async function assertChangedNothing(plan: RunPlan, zombie: Promise<unknown>, settled: Record<string, string>, expected: Record<string, string>, lingerMs: number): Promise<void> {
+async function assertChangedNothing(
+  plan: RunPlan,
+  zombie: Promise<unknown>,
+  settled: Record<string, string>,
+  expected: Record<string, string>,
+  lingerMs: number,
+): Promise<void> {
   const outcome = await zombie.then(
     () => 'completed',
     (err: unknown) => String(err),
@@ -157,10 +200,13 @@ async function assertChangedNothing(plan: RunPlan, zombie: Promise<unknown>, set
   await sleep(lingerMs);
   assert.deepEqual(snapshot(plan.runDir), settled, 'nothing in the run directory changed after the successor finished');
   assert.deepEqual(published(plan), expected);
-  const keys = readFileSync(`${outPrefixOf(plan)}.jsonl`, 'utf8').trimEnd().split('\n').map((line) => {
-    const r = JSON.parse(line) as Row;
-    return `${r._ng_task_index}:${r._ng_rollout_index}`;
-  });
+  const keys = readFileSync(`${outPrefixOf(plan)}.jsonl`, 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((line) => {
+      const r = JSON.parse(line) as Row;
+      return `${r._ng_task_index}:${r._ng_rollout_index}`;
+    });
   assert.equal(new Set(keys).size, keys.length, `duplicate keys in ${keys.join(' ')}`);
   assert.equal(keys.length, TASKS.length * 2);
   assert.match(outcome, /superseded/);
@@ -194,7 +240,10 @@ test('a chunk attempt that carries on after its successor finished changes nothi
   // The shard says which attempt it took over, and what it kept.
   const sidecars = Object.keys(settled).filter((f) => f.endsWith('_superseded.jsonl'));
   assert.equal(sidecars.length, 1, `one sidecar: ${Object.keys(settled).join(' ')}`);
-  const [record] = readFileSync(path.join(steady.runDir, sidecars[0]!), 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Row);
+  const [record] = readFileSync(path.join(steady.runDir, sidecars[0]!), 'utf8')
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Row);
   assert.equal(record!.attempt, '1001-1');
   assert.equal(record!.superseded_by, '1001-2');
   assert.equal(record!.rollout_lines_kept, second.alreadyDone);

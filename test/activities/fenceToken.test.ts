@@ -9,9 +9,14 @@ import { attemptToken, compareTokens, Fence, parseToken } from '../../activities
 // fence directory rather than trusting the last look.
 
 test('attempts order by when their activity was scheduled, then by attempt number', () => {
-  const order = [attemptToken(10, 2), attemptToken(9, 7), attemptToken(10, 1), attemptToken(11, 1)].sort(compareTokens).map((t) => t.name);
+  const order = [attemptToken(10, 2), attemptToken(9, 7), attemptToken(10, 1), attemptToken(11, 1)]
+    .sort(compareTokens)
+    .map((t) => t.name);
   assert.deepEqual(order, ['9-7', '10-1', '10-2', '11-1']);
-  assert.deepEqual(['10-2.jsonl', '10-2_failures.jsonl', '10-2.rollouts.jsonl', '10-2.view', '10-2'].map((e) => parseToken(e)?.name), ['10-2', '10-2', '10-2', '10-2', '10-2']);
+  assert.deepEqual(
+    ['10-2.jsonl', '10-2_failures.jsonl', '10-2.rollouts.jsonl', '10-2.view', '10-2'].map((e) => parseToken(e)?.name),
+    ['10-2', '10-2', '10-2', '10-2', '10-2'],
+  );
   assert.equal(parseToken('digests.jsonl'), undefined);
   assert.equal(parseToken('10-2x.jsonl'), undefined);
 });

@@ -9,7 +9,17 @@ import { finishMerge } from '../../activities/merge';
 import { RewardProfileError } from '../../gym/errors';
 import { rewardProfileOutputPaths } from '../../gym/rewardProfile';
 import type { RunningServer } from '../../servers/http';
-import { collectPlan, materialize, outPrefixOf, runChunks, startFakeAgent, startFakeHead, taskRow, writeJsonl, type FakeAgent } from './fakeGym';
+import {
+  collectPlan,
+  materialize,
+  outPrefixOf,
+  runChunks,
+  startFakeAgent,
+  startFakeHead,
+  taskRow,
+  writeJsonl,
+  type FakeAgent,
+} from './fakeGym';
 
 // The tail of a collect stage: the merge's rest, the reward profile and the aggregate metrics. Small
 // stages overlap the last two; large ones run them one after the other to keep the worker's peak
@@ -28,10 +38,14 @@ function stagePlan(tasks: Row[]) {
 }
 
 /** An activity in a mock activity context, its result typed as the function's. */
-const runActivity = <I, O>(fn: (input: I) => Promise<O>, input: I) => new MockActivityEnvironment().run(fn, input) as Promise<O>;
+const runActivity = <I, O>(fn: (input: I) => Promise<O>, input: I) =>
+  new MockActivityEnvironment().run(fn, input) as Promise<O>;
 
 before(async () => {
-  agent = await startFakeAgent('alpha', (row) => ({ response: { output: [], usage: { input_tokens: 3, output_tokens: 2 } }, reward: row.task_id === 'a' ? 1 : 0 }));
+  agent = await startFakeAgent('alpha', (row) => ({
+    response: { output: [], usage: { input_tokens: 3, output_tokens: 2 } },
+    reward: row.task_id === 'a' ? 1 : 0,
+  }));
   head = await startFakeHead([agent]);
 });
 
@@ -45,14 +59,27 @@ test('the tail of a large stage writes the same files as the overlapped tail of 
   const outPrefix = outPrefixOf(plan);
   await runChunks(plan, (await materialize(plan)).chunks);
   const { rewardProfilingPath, agentMetricsPath } = rewardProfileOutputPaths(`${outPrefix}.jsonl`);
-  const outputs = () => [rewardProfilingPath, agentMetricsPath, `${outPrefix}_aggregate_metrics.json`].map((f) => readFileSync(f, 'utf8'));
+  const outputs = () =>
+    [rewardProfilingPath, agentMetricsPath, `${outPrefix}_aggregate_metrics.json`].map((f) => readFileSync(f, 'utf8'));
 
-  const small = await runActivity(finishStage, { plan, stage: 'collect' as const, outPrefix, allowPartialRollouts: false });
+  const small = await runActivity(finishStage, {
+    plan,
+    stage: 'collect' as const,
+    outPrefix,
+    allowPartialRollouts: false,
+  });
   assert.equal(small.merge.completed, 6);
   const overlapped = outputs();
 
   for (const f of [rewardProfilingPath, agentMetricsPath]) rmSync(f);
-  const tail = { plan, stage: 'collect' as const, outPrefix, rolloutsPath: small.merge.rolloutsPath, completed: SEQUENTIAL_TAIL_FROM_ROLLOUTS, allowPartialRollouts: false };
+  const tail = {
+    plan,
+    stage: 'collect' as const,
+    outPrefix,
+    rolloutsPath: small.merge.rolloutsPath,
+    completed: SEQUENTIAL_TAIL_FROM_ROLLOUTS,
+    allowPartialRollouts: false,
+  };
   const large = await runActivity(profileWithAggregateMetrics, tail);
   assert.deepEqual(large, small.profile);
   assert.deepEqual(outputs(), overlapped);
@@ -67,7 +94,14 @@ test('a large stage is aggregated only after its reward profile: a profile that 
   await runChunks(plan, 1);
   const merge = await runActivity(finishMerge, { outPrefix });
   const asked = agent.aggregateRequests.length;
-  const tail = { plan, stage: 'collect' as const, outPrefix, rolloutsPath: merge.rolloutsPath, completed: SEQUENTIAL_TAIL_FROM_ROLLOUTS, allowPartialRollouts: false };
+  const tail = {
+    plan,
+    stage: 'collect' as const,
+    outPrefix,
+    rolloutsPath: merge.rolloutsPath,
+    completed: SEQUENTIAL_TAIL_FROM_ROLLOUTS,
+    allowPartialRollouts: false,
+  };
   await assert.rejects(runActivity(profileWithAggregateMetrics, tail), RewardProfileError);
   // Long enough for an overlapped aggregate's request to arrive: it would be sent within milliseconds.
   await new Promise((resolve) => setTimeout(resolve, 300));
@@ -79,7 +113,10 @@ test('a finish whose profile refuses missing rollouts still publishes the merged
   const outPrefix = outPrefixOf(plan);
   await materialize(plan);
   await runChunks(plan, 1);
-  await assert.rejects(runActivity(finishStage, { plan, stage: 'collect' as const, outPrefix, allowPartialRollouts: false }), RewardProfileError);
+  await assert.rejects(
+    runActivity(finishStage, { plan, stage: 'collect' as const, outPrefix, allowPartialRollouts: false }),
+    RewardProfileError,
+  );
   assert.equal(readFileSync(`${outPrefix}.jsonl`, 'utf8').trimEnd().split('\n').length, 4);
   // Only the attempt's claim stays in the stage's fence directory: its partial files were published, its view removed.
   assert.deepEqual(readdirSync(`${outPrefix}_shards/merge`), ['1-1.claim']);

@@ -6,7 +6,16 @@ import { after, before, test } from 'node:test';
 import { JsonlError } from '../../gym/errors';
 import type { RunningServer } from '../../servers/http';
 import { readJsonlSync } from '../helpers/jsonl';
-import { collectPlan, materialize, outPrefixOf, startFakeAgent, startFakeHead, taskRow, writeJsonl, type FakeAgent } from './fakeGym';
+import {
+  collectPlan,
+  materialize,
+  outPrefixOf,
+  startFakeAgent,
+  startFakeHead,
+  taskRow,
+  writeJsonl,
+  type FakeAgent,
+} from './fakeGym';
 
 // Per-row agent routing at materialization: rows keep their own agent_ref, rows without one get the
 // config's agent, and a name no server knows stops the stage before any rollout runs.
@@ -64,7 +73,10 @@ test('an agent name no server knows is refused naming file, line and name, befor
     assert.ok(err instanceof JsonlError, String(err));
     assert.equal(err.file, path.join(dir, 'tasks.jsonl'));
     assert.equal(err.line, 3);
-    assert.match(err.message, /tasks\.jsonl:3: agent_ref\.name "gamma" is not an agent the servers know \(known: "alpha", "beta"/);
+    assert.match(
+      err.message,
+      /tasks\.jsonl:3: agent_ref\.name "gamma" is not an agent the servers know \(known: "alpha", "beta"/,
+    );
     return true;
   });
   // Not finished, so nothing can be chunked from it, and no agent saw a row.
@@ -76,11 +88,17 @@ test('servers.agent_url serves collect.agent_name only', async () => {
   const dir = freshDir();
   writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('a'), taskRow('b', { agent_ref: { name: 'beta' } })]);
   const plan = collectPlan(dir, { agent_url: alpha.server.url });
-  await assert.rejects(materialize(plan), /tasks\.jsonl:2: agent_ref\.name "beta" is not an agent the servers know \(known: "alpha"/);
+  await assert.rejects(
+    materialize(plan),
+    /tasks\.jsonl:2: agent_ref\.name "beta" is not an agent the servers know \(known: "alpha"/,
+  );
 });
 
 test('a resources server name is not an agent even when it is the only row name', async () => {
   const dir = freshDir();
   writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('a', { agent_ref: { name: 'some_resources_server' } })]);
-  await assert.rejects(materialize(collectPlan(dir, { head_url: head.url })), /tasks\.jsonl:1: agent_ref\.name "some_resources_server"/);
+  await assert.rejects(
+    materialize(collectPlan(dir, { head_url: head.url })),
+    /tasks\.jsonl:1: agent_ref\.name "some_resources_server"/,
+  );
 });

@@ -12,7 +12,17 @@ import type { RunningServer } from '../../servers/http';
 import { stripForAggregateMetrics } from '../../gym/aggregateMetrics';
 import { jsonText } from '../../gym/jsonl';
 import { parseKinded, type JsonDict } from '../../gym/kindedJson';
-import { collectPlan, materialize, outPrefixOf, runChunks, startFakeAgent, startFakeHead, taskRow, writeJsonl, type FakeAgent } from './fakeGym';
+import {
+  collectPlan,
+  materialize,
+  outPrefixOf,
+  runChunks,
+  startFakeAgent,
+  startFakeHead,
+  taskRow,
+  writeJsonl,
+  type FakeAgent,
+} from './fakeGym';
 
 // Merging chunk by chunk while later chunks run must give the bytes one merge after the last chunk
 // gives, whatever order the pieces came in and however often a piece was retried.
@@ -42,18 +52,27 @@ const merged = () => ({
   digests: readFileSync(`${outPrefixOf(plan)}_shards/digests.jsonl`, 'utf8'),
 });
 // Each chunk's shard is its attempt's file (activities/fenceShards.ts); these runs have one attempt each.
-const shardFiles = () => Array.from({ length: chunks }, (_, i) => path.join(chunkAttemptsDir(outPrefixOf(plan), i), `${attemptToken(1, 1).name}.jsonl`));
+const shardFiles = () =>
+  Array.from({ length: chunks }, (_, i) =>
+    path.join(chunkAttemptsDir(outPrefixOf(plan), i), `${attemptToken(1, 1).name}.jsonl`),
+  );
 /** A partial merged file of the merge attempts these tests run (MockActivityEnvironment's token). */
-const partial = (kind: 'rollouts' | 'failures') => `${outPrefixOf(plan)}_shards/merge/${attemptToken(1, 1).name}.${kind}.jsonl`;
+const partial = (kind: 'rollouts' | 'failures') =>
+  `${outPrefixOf(plan)}_shards/merge/${attemptToken(1, 1).name}.${kind}.jsonl`;
 
 before(async () => {
   // Every third row fails terminally, so both merged files have lines from every chunk.
   agent = await startFakeAgent('alpha', (row: Row) =>
-    row.task_id.endsWith('0') ? { response, reward: 0, error_message: 'no', _ng_failure_class: 'timeout_exceeded', _ng_failure_terminal: true } : { response, reward: 1 },
+    row.task_id.endsWith('0')
+      ? { response, reward: 0, error_message: 'no', _ng_failure_class: 'timeout_exceeded', _ng_failure_terminal: true }
+      : { response, reward: 1 },
   );
   head = await startFakeHead([agent]);
   dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-merge-'));
-  writeJsonl(path.join(dir, 'tasks.jsonl'), Array.from({ length: 7 }, (_, i) => taskRow(`t${i}${i % 3 === 0 ? '0' : ''}`)));
+  writeJsonl(
+    path.join(dir, 'tasks.jsonl'),
+    Array.from({ length: 7 }, (_, i) => taskRow(`t${i}${i % 3 === 0 ? '0' : ''}`)),
+  );
   plan = collectPlan(dir, { head_url: head.url }, { num_repeats: 2, chunk_size: 4 });
   ({ chunks } = await materialize(plan));
   await runChunks(plan, chunks);
@@ -104,7 +123,9 @@ test('each merged digest is the /aggregate_metrics entry of the rollout on the s
   const rollouts = whole.rollouts.trimEnd().split('\n');
   const digests = whole.digests.trimEnd().split('\n');
   assert.equal(digests.length, rollouts.length);
-  rollouts.forEach((line, i) => assert.equal(digests[i], jsonText(stripForAggregateMetrics(parseKinded(line).kinded as JsonDict))));
+  rollouts.forEach((line, i) =>
+    assert.equal(digests[i], jsonText(stripForAggregateMetrics(parseKinded(line).kinded as JsonDict))),
+  );
 });
 
 test('shards written before there were digests, and inputs without a row index, merge to the same bytes', async () => {

@@ -29,29 +29,52 @@ async function mergedStage(inputLines: string[], rolloutLines: string[]): Promis
   const inputsText = inputLines.map((line) => `${line}\n`).join('');
   writeFileSync(materializedInputsPath(outPrefix), inputsText);
   writeFileSync(`${outPrefix}.jsonl`, rolloutLines.map((line) => `${line}\n`).join(''));
-  writeFileSync(mergedPaths(outPrefix).digestsPath, rolloutLines.map((line) => `${rolloutDigest(parseKinded(line).kinded as JsonDict) ?? 'null'}\n`).join(''));
+  writeFileSync(
+    mergedPaths(outPrefix).digestsPath,
+    rolloutLines.map((line) => `${rolloutDigest(parseKinded(line).kinded as JsonDict) ?? 'null'}\n`).join(''),
+  );
   const index = await RowIndexWriter.create(outPrefix);
   let byteOffset = 0;
   for (const line of inputLines) {
     const row = JSON.parse(line) as { _ng_task_index: number; _ng_rollout_index: number; agent_ref: { name: string } };
     const byteLength = Buffer.byteLength(line) + 1;
-    await index.add({ task: row._ng_task_index, rollout: row._ng_rollout_index, agentName: row.agent_ref.name, byteOffset, byteLength });
+    await index.add({
+      task: row._ng_task_index,
+      rollout: row._ng_rollout_index,
+      agentName: row.agent_ref.name,
+      byteOffset,
+      byteLength,
+    });
     byteOffset += byteLength;
   }
   const agentNames = await index.close();
-  await writeChunkIndex(outPrefix, [0, byteOffset], { rows: inputLines.length, tasks: 0, chunks: 1, chunkSize: inputLines.length, agentNames });
+  await writeChunkIndex(outPrefix, [0, byteOffset], {
+    rows: inputLines.length,
+    tasks: 0,
+    chunks: 1,
+    chunkSize: inputLines.length,
+    agentNames,
+  });
   return outPrefix;
 }
 
 /** The same files alone, profiled as `ng_reward_profile` reads them. */
-async function fromFiles(inputLines: string[], rolloutLines: string[], allowPartialRollouts: boolean): Promise<string[]> {
+async function fromFiles(
+  inputLines: string[],
+  rolloutLines: string[],
+  allowPartialRollouts: boolean,
+): Promise<string[]> {
   const dir = path.join(root, `files${serial++}`);
   mkdirSync(dir);
   const materializedInputsPath = path.join(dir, 'rollouts_materialized_inputs.jsonl');
   writeFileSync(materializedInputsPath, inputLines.map((line) => `${line}\n`).join(''));
   writeFileSync(path.join(dir, 'rollouts.jsonl'), rolloutLines.map((line) => `${line}\n`).join(''));
   try {
-    const out = await writeRewardProfile({ materializedInputsPath, rolloutsPath: path.join(dir, 'rollouts.jsonl'), allowPartialRollouts });
+    const out = await writeRewardProfile({
+      materializedInputsPath,
+      rolloutsPath: path.join(dir, 'rollouts.jsonl'),
+      allowPartialRollouts,
+    });
     return [readFileSync(out.rewardProfilingPath, 'utf8'), readFileSync(out.agentMetricsPath, 'utf8')];
   } catch (err) {
     return [`error: ${(err as Error).message.replaceAll(dir, '<dir>')}`];
@@ -59,7 +82,12 @@ async function fromFiles(inputLines: string[], rolloutLines: string[], allowPart
 }
 
 /** `digestsOnly`: the rollouts file is made unreadable, which proves the stage never read it. */
-async function fromStage(inputLines: string[], rolloutLines: string[], allowPartialRollouts: boolean, digestsOnly = true): Promise<string[]> {
+async function fromStage(
+  inputLines: string[],
+  rolloutLines: string[],
+  allowPartialRollouts: boolean,
+  digestsOnly = true,
+): Promise<string[]> {
   const outPrefix = await mergedStage(inputLines, rolloutLines);
   if (digestsOnly) writeFileSync(`${outPrefix}.jsonl`, 'not JSON\n');
   try {
@@ -77,7 +105,9 @@ interface ProfileCase {
   allow_partial_rollouts: boolean;
 }
 
-const cases = JSON.parse(readFileSync(path.join(fixturesDir, 'gym/reward_profile_cases.json'), 'utf8')) as ProfileCase[];
+const cases = JSON.parse(
+  readFileSync(path.join(fixturesDir, 'gym/reward_profile_cases.json'), 'utf8'),
+) as ProfileCase[];
 
 for (const c of cases) {
   test(`NeMo Gym's case ${c.name}: the stage's indexes profile to the files' bytes`, async () => {
@@ -96,10 +126,15 @@ const input = (task: number, rollout: number, agent: string) =>
 const rollout = (task: number, rollout: number, response: string, fields: string) =>
   `{"responses_create_params":{"input":"q"},"response":${response},${fields},"agent_ref":{"name":"x"},"_ng_task_index":${task},"_ng_rollout_index":${rollout}}`;
 
-test('number kinds, usage, booleans and a column only some rollouts have profile to the files\' bytes', async () => {
+test("number kinds, usage, booleans and a column only some rollouts have profile to the files' bytes", async () => {
   const inputs = [input(0, 0, 'b'), input(0, 1, 'b'), input(1, 0, 'a'), input(1, 1, 'a')];
   const rollouts = [
-    rollout(0, 0, '{"output":[],"usage":{"input_tokens":10,"output_tokens":2.0,"total_tokens":12}}', '"reward":1.0,"ok":true'),
+    rollout(
+      0,
+      0,
+      '{"output":[],"usage":{"input_tokens":10,"output_tokens":2.0,"total_tokens":12}}',
+      '"reward":1.0,"ok":true',
+    ),
     rollout(0, 1, '{"output":[],"usage":null}', '"reward":0.0,"ok":false,"extra":3'),
     rollout(1, 0, '{"output":[],"usage":{"input_tokens":7}}', '"reward":0.5,"input_tokens":99'),
     rollout(1, 1, '{"output":[],"usage":{}}', '"reward":1'),

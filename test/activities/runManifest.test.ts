@@ -22,7 +22,10 @@ let settings: { baseDir: string; artifactsRoot: string };
 before(() => {
   base = mkdtempSync(path.join(os.tmpdir(), 'pivot-run-manifest-'));
   settings = { baseDir: base, artifactsRoot: path.join(base, 'artifacts') };
-  const tasks = readFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl'), 'utf8').split('\n').slice(0, 3).join('\n');
+  const tasks = readFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl'), 'utf8')
+    .split('\n')
+    .slice(0, 3)
+    .join('\n');
   writeFileSync(path.join(base, 'tasks.jsonl'), `${tasks}\n`);
   const config = {
     name: 'identity',
@@ -54,7 +57,10 @@ test('a run id used again with another seed or input is refused, naming each dif
   assert.match(manifest.inputs['collect.input_jsonl'].sha256, /^[0-9a-f]{64}$/);
   const before = checksums(first.runDir);
 
-  await assert.rejects(prepareRun(settings, { config_path: 'run.yaml', run_id: 'run-a', seed: 8 }, 'wf-a2'), refusedNaming(/^  seed: 7 -> 8$/m));
+  await assert.rejects(
+    prepareRun(settings, { config_path: 'run.yaml', run_id: 'run-a', seed: 8 }, 'wf-a2'),
+    refusedNaming(/^  seed: 7 -> 8$/m),
+  );
   await assert.rejects(
     prepareRun(settings, { config_path: 'run_k4.yaml', run_id: 'run-a', seed: 8 }, 'wf-a3'),
     refusedNaming(/^  local_profile\.num_samples: 8 -> 4$/m, /^  seed: 7 -> 8$/m),
@@ -71,7 +77,10 @@ test('a run id used again with another seed or input is refused, naming each dif
   // The recorded settings resume as before.
   const again = await prepareRun(settings, { config_path: 'run.yaml', run_id: 'run-a' }, 'wf-a5');
   assert.equal(again.runDir, first.runDir);
-  assert.equal(readFileSync(path.join(first.runDir, RUN_MANIFEST_FILE), 'utf8'), JSON.stringify(manifest, null, 2) + '\n');
+  assert.equal(
+    readFileSync(path.join(first.runDir, RUN_MANIFEST_FILE), 'utf8'),
+    JSON.stringify(manifest, null, 2) + '\n',
+  );
   // Another run id is another run.
   await prepareRun(settings, { config_path: 'run.yaml', run_id: 'run-b', seed: 8 }, 'wf-b');
 });
@@ -83,8 +92,14 @@ test('a nightly run refuses a pool mined with another config; new sources alone 
   assert.ok(readdirSync(first.poolDir).includes(RUN_MANIFEST_FILE));
   assert.ok(readdirSync(first.plan.runDir).includes(RUN_MANIFEST_FILE));
   const before = checksums(first.poolDir);
-  await assert.rejects(prepareNightlyRun(settings, { input: { config_path: 'run_k4.yaml' }, versionBase: 'v2' }), refusedNaming(/local_profile\.num_samples: 8 -> 4/));
-  await assert.rejects(prepareNightlyRun(settings, { input: { config_path: 'run.yaml', seed: 9 }, versionBase: 'v2' }), refusedNaming(/seed: 7 -> 9/));
+  await assert.rejects(
+    prepareNightlyRun(settings, { input: { config_path: 'run_k4.yaml' }, versionBase: 'v2' }),
+    refusedNaming(/local_profile\.num_samples: 8 -> 4/),
+  );
+  await assert.rejects(
+    prepareNightlyRun(settings, { input: { config_path: 'run.yaml', seed: 9 }, versionBase: 'v2' }),
+    refusedNaming(/seed: 7 -> 9/),
+  );
   assert.deepEqual(checksums(first.poolDir), before);
   writeFileSync(path.join(base, 'sources', 'night2.jsonl'), '{}\n{}\n');
   const second = await prepareNightlyRun(settings, { input: { config_path: 'run.yaml' }, versionBase: 'v2' });
@@ -93,12 +108,21 @@ test('a nightly run refuses a pool mined with another config; new sources alone 
 
 test('a curriculum started again with another config, or a round run again for another checkpoint, is refused', async () => {
   const pool = path.join(base, 'pool.jsonl');
-  writeFileSync(pool, `${JSON.stringify({ expected_action: { type: 'message', content: 'x' }, provenance: { uuid: 'u1' } })}\n`);
+  writeFileSync(
+    pool,
+    `${JSON.stringify({ expected_action: { type: 'message', content: 'x' }, provenance: { uuid: 'u1' } })}\n`,
+  );
   const input = { config_path: 'run.yaml', initial_pool: 'pool.jsonl' };
   const state = await startCurriculum(settings, { input, workflowId: 'cur-1' });
   const before = checksums(state.curriculumDir);
-  await assert.rejects(startCurriculum(settings, { input: { ...input, top_up_to: 5 }, workflowId: 'cur-1' }), refusedNaming(/curriculum\.top_up_to: null -> 5/));
-  writeFileSync(pool, `${JSON.stringify({ expected_action: { type: 'message', content: 'y' }, provenance: { uuid: 'u2' } })}\n`);
+  await assert.rejects(
+    startCurriculum(settings, { input: { ...input, top_up_to: 5 }, workflowId: 'cur-1' }),
+    refusedNaming(/curriculum\.top_up_to: null -> 5/),
+  );
+  writeFileSync(
+    pool,
+    `${JSON.stringify({ expected_action: { type: 'message', content: 'y' }, provenance: { uuid: 'u2' } })}\n`,
+  );
   await assert.rejects(startCurriculum(settings, { input, workflowId: 'cur-1' }), refusedNaming(/initial_pool sha256/));
   assert.deepEqual(checksums(state.curriculumDir), before);
 

@@ -15,7 +15,10 @@ test('a shard line holds the rollout line and its /aggregate_metrics entry, kind
   assert.ok(line.endsWith('\n'));
   const entry = parseShardLine({ text: line.slice(0, -1) });
   assert.equal(entry.line, rolloutText);
-  assert.equal(entry.digest, '{"reward":1.0,"big":12345678901234567890,"_ng_task_index":4,"_ng_rollout_index":2,"response":{"usage":{"input_tokens":3,"output_tokens":1.0}}}');
+  assert.equal(
+    entry.digest,
+    '{"reward":1.0,"big":12345678901234567890,"_ng_task_index":4,"_ng_rollout_index":2,"response":{"usage":{"input_tokens":3,"output_tokens":1.0}}}',
+  );
   assert.deepEqual([entry.task, entry.rollout], [4, 2]);
 });
 

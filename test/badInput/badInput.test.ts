@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -36,8 +46,14 @@ before(async () => {
   outsideDir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-outside-'));
   mkdirSync(path.join(baseDir, 'artifacts'), { recursive: true });
   symlinkSync(outsideDir, path.join(baseDir, 'artifacts', 'linked_pool'));
-  writeFileSync(path.join(baseDir, 'input/huge_line.jsonl'), `${task}{"task_id":"huge","blob":"${'x'.repeat(HUGE_LINE_BYTES)}"}\n`);
-  stack = await startWorkerTestEnv(TASK_QUEUE, { PIVOT_MINER_BASE_DIR: baseDir, PIVOT_MINER_ARTIFACTS_ROOT: undefined });
+  writeFileSync(
+    path.join(baseDir, 'input/huge_line.jsonl'),
+    `${task}{"task_id":"huge","blob":"${'x'.repeat(HUGE_LINE_BYTES)}"}\n`,
+  );
+  stack = await startWorkerTestEnv(TASK_QUEUE, {
+    PIVOT_MINER_BASE_DIR: baseDir,
+    PIVOT_MINER_ARTIFACTS_ROOT: undefined,
+  });
   env = stack.env;
 });
 
@@ -50,13 +66,19 @@ after(async () => {
 });
 
 function formatTable(): string {
-  const rows = table.map((r) => `| ${r.entry} | ${r.name} | ${r.expected} | ${r.actual} | ${r.message.split(baseDir).join('<base>').split('|').join('\\|').slice(0, 160)} |`);
+  const rows = table.map(
+    (r) =>
+      `| ${r.entry} | ${r.name} | ${r.expected} | ${r.actual} | ${r.message.split(baseDir).join('<base>').split('|').join('\\|').slice(0, 160)} |`,
+  );
   return ['| entry point | case | expected | actual | message |', '|---|---|---|---|---|', ...rows].join('\n');
 }
 
 function workflowInput(c: PipelineCase, index: number): Record<string, unknown> {
   if (!('collect_input' in c.input)) return c.input;
-  const config = readFileSync(path.join(baseDir, 'config/good.yaml'), 'utf8').replace('input/good_quirks.jsonl', c.input.collect_input);
+  const config = readFileSync(path.join(baseDir, 'config/good.yaml'), 'utf8').replace(
+    'input/good_quirks.jsonl',
+    c.input.collect_input,
+  );
   const configPath = `config/generated_${index}.yaml`;
   writeFileSync(path.join(baseDir, configPath), config);
   return { config_path: configPath };
@@ -76,7 +98,8 @@ async function maxActivityAttempt(workflowId: string): Promise<number> {
   let max = 0;
   try {
     const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
-    for (const event of history.events ?? []) max = Math.max(max, event.activityTaskStartedEventAttributes?.attempt ?? 0);
+    for (const event of history.events ?? [])
+      max = Math.max(max, event.activityTaskStartedEventAttributes?.attempt ?? 0);
   } catch {
     return 0;
   }
@@ -85,18 +108,29 @@ async function maxActivityAttempt(workflowId: string): Promise<number> {
 
 async function runPipelineCase(c: PipelineCase, index: number): Promise<void> {
   const workflowId = `bad-input-${index}`;
-  const handle = await env.client.workflow.start(c.workflow ?? 'pivotMiningWorkflow', { taskQueue: TASK_QUEUE, workflowId, args: [workflowInput(c, index)] });
+  const handle = await env.client.workflow.start(c.workflow ?? 'pivotMiningWorkflow', {
+    taskQueue: TASK_QUEUE,
+    workflowId,
+    args: [workflowInput(c, index)],
+  });
   const outcome = await handle.result().then(
     () => ({ actual: 'success', message: '' }),
     (err: unknown) => {
       const failure = applicationFailure(err);
-      return { actual: failure ? `error (${failure.type})` : 'error (no ApplicationFailure)', message: failure?.message ?? String(err), failure };
+      return {
+        actual: failure ? `error (${failure.type})` : 'error (no ApplicationFailure)',
+        message: failure?.message ?? String(err),
+        failure,
+      };
     },
   );
   table.push({ entry: 'pipeline', name: c.name, expected: c.expect, ...outcome });
   assert.ok('failure' in outcome && outcome.failure, `${c.name}: expected a failed workflow, got ${outcome.actual}`);
   const failure = outcome.failure as TemporalFailure & ApplicationFailure;
-  assert.ok(NON_RETRYABLE_ERROR_TYPES.includes(failure.type ?? ''), `${c.name}: failure type ${failure.type} must be a non-retryable error type`);
+  assert.ok(
+    NON_RETRYABLE_ERROR_TYPES.includes(failure.type ?? ''),
+    `${c.name}: failure type ${failure.type} must be a non-retryable error type`,
+  );
   assert.match(failure.message, c.message, c.name);
   assert.doesNotMatch(failure.message, /\n\s+at /, `${c.name}: message must not be a stack trace`);
   assert.ok(failure.message.length < 2000, `${c.name}: message must stay short (${failure.message.length} chars)`);
@@ -110,14 +144,31 @@ const execFileAsync = promisify(execFile);
 async function runCli(c: CliCase, index: number): Promise<void> {
   const out = path.join(baseDir, 'cli-out', String(index));
   const argv = c.argv.map((a) => a.replace('{corpus}', baseDir).replace('{out}', out));
-  const result = await execFileAsync(process.execPath, [path.join(repoRoot, 'bin/pivot-miner.js'), ...argv], { cwd: repoRoot }).then(
+  const result = await execFileAsync(process.execPath, [path.join(repoRoot, 'bin/pivot-miner.js'), ...argv], {
+    cwd: repoRoot,
+  }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (err: { code?: number; stdout?: string; stderr?: string }) => ({ code: err.code ?? -1, stdout: err.stdout ?? '', stderr: err.stderr ?? '' }),
+    (err: { code?: number; stdout?: string; stderr?: string }) => ({
+      code: err.code ?? -1,
+      stdout: err.stdout ?? '',
+      stderr: err.stderr ?? '',
+    }),
   );
   const skipped = path.join(out, 'candidates_skipped.jsonl');
   const skipAudit = c.skipReason !== undefined && existsSync(skipped) ? readFileSync(skipped, 'utf8') : '';
-  const actual = result.code !== 0 ? `error (exit ${result.code})` : skipAudit.includes(`"${c.skipReason}"`) ? 'skip-audit' : 'success';
-  const message = (result.code !== 0 ? result.stderr : result.stdout).trim().split('\n').find((l) => c.message.test(l)) ?? (result.code !== 0 ? result.stderr : result.stdout).trim().split('\n')[0] ?? '';
+  const actual =
+    result.code !== 0
+      ? `error (exit ${result.code})`
+      : skipAudit.includes(`"${c.skipReason}"`)
+        ? 'skip-audit'
+        : 'success';
+  const message =
+    (result.code !== 0 ? result.stderr : result.stdout)
+      .trim()
+      .split('\n')
+      .find((l) => c.message.test(l)) ??
+    (result.code !== 0 ? result.stderr : result.stdout).trim().split('\n')[0] ??
+    '';
   table.push({ entry: argv[0]!, name: c.name, expected: c.expect, actual, message });
   assert.equal(actual.split(' ')[0], c.expect, `${c.name}: ${result.stderr || result.stdout}`);
   assert.match(c.expect === 'error' ? result.stderr : result.stdout, c.message, c.name);
@@ -125,7 +176,11 @@ async function runCli(c: CliCase, index: number): Promise<void> {
 }
 
 /** Runs `fn` over `items` with at most `width` at a time (the machine has two cores). */
-async function pool<T>(items: T[], width: number, fn: (item: T, index: number) => Promise<void>): Promise<PromiseSettledResult<void>[]> {
+async function pool<T>(
+  items: T[],
+  width: number,
+  fn: (item: T, index: number) => Promise<void>,
+): Promise<PromiseSettledResult<void>[]> {
   const results: PromiseSettledResult<void>[] = [];
   let next = 0;
   await Promise.all(
@@ -143,30 +198,50 @@ async function pool<T>(items: T[], width: number, fn: (item: T, index: number) =
 }
 
 function assertAll(results: PromiseSettledResult<void>[]): void {
-  const failures = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected').map((r) => String(r.reason));
+  const failures = results
+    .filter((r): r is PromiseRejectedResult => r.status === 'rejected')
+    .map((r) => String(r.reason));
   assert.deepEqual(failures, []);
 }
 
-test('pipeline: every bad input, config and workflow input fails fast with file:line and reason', { timeout: 300_000 }, async () => {
-  assertAll(await pool(pipelineCases, 6, runPipelineCase));
-});
+test(
+  'pipeline: every bad input, config and workflow input fails fast with file:line and reason',
+  { timeout: 300_000 },
+  async () => {
+    assertAll(await pool(pipelineCases, 6, runPipelineCase));
+  },
+);
 
-test('pipeline: the same worker then completes a run on a valid input with BOM, CRLF, duplicate rows and no final newline', { timeout: 300_000 }, async () => {
-  const handle = await env.client.workflow.start('pivotMiningWorkflow', {
-    taskQueue: TASK_QUEUE,
-    workflowId: 'bad-input-good-run',
-    args: [{ config_path: 'config/good.yaml', run_id: 'good' }],
-  });
-  const result = (await handle.result()) as PivotMiningResult;
-  table.push({ entry: 'pipeline', name: 'valid quirks: BOM + CRLF + duplicate task rows + blank line + no final newline', expected: 'success', actual: 'success', message: `published ${result.counts.published}` });
-  assert.equal(stack!.worker.getState(), 'RUNNING');
-  // Six rows, two of them repeats of earlier lines: four tasks, each duplicate continuing its task's rollouts.
-  assert.equal(result.counts.tasks, 4);
-  assert.equal(result.counts.rollouts, 12);
-  assert.equal(path.relative(path.join(baseDir, 'artifacts/runs'), result.runDir), 'good');
-  assert.ok(existsSync(result.pivotsPath));
-});
+test(
+  'pipeline: the same worker then completes a run on a valid input with BOM, CRLF, duplicate rows and no final newline',
+  { timeout: 300_000 },
+  async () => {
+    const handle = await env.client.workflow.start('pivotMiningWorkflow', {
+      taskQueue: TASK_QUEUE,
+      workflowId: 'bad-input-good-run',
+      args: [{ config_path: 'config/good.yaml', run_id: 'good' }],
+    });
+    const result = (await handle.result()) as PivotMiningResult;
+    table.push({
+      entry: 'pipeline',
+      name: 'valid quirks: BOM + CRLF + duplicate task rows + blank line + no final newline',
+      expected: 'success',
+      actual: 'success',
+      message: `published ${result.counts.published}`,
+    });
+    assert.equal(stack!.worker.getState(), 'RUNNING');
+    // Six rows, two of them repeats of earlier lines: four tasks, each duplicate continuing its task's rollouts.
+    assert.equal(result.counts.tasks, 4);
+    assert.equal(result.counts.rollouts, 12);
+    assert.equal(path.relative(path.join(baseDir, 'artifacts/runs'), result.runDir), 'good');
+    assert.ok(existsSync(result.pivotsPath));
+  },
+);
 
-test('CLI: convert, validate and profile report bad input in one line, or audit or accept it', { timeout: 300_000 }, async () => {
-  assertAll(await pool(cliCases, 3, runCli));
-});
+test(
+  'CLI: convert, validate and profile report bad input in one line, or audit or accept it',
+  { timeout: 300_000 },
+  async () => {
+    assertAll(await pool(cliCases, 3, runCli));
+  },
+);

@@ -17,12 +17,18 @@ const missingBundle = path.join(tmpdir(), 'pivot-miner-no-such-ca-bundle.pem');
 const EXTRA_CERTS_WARNING = /Ignoring extra certs from/;
 
 function run(command: string, args: string[], env: NodeJS.ProcessEnv) {
-  const { status, stdout, stderr } = spawnSync(command, args, { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, ...env } });
+  const { status, stdout, stderr } = spawnSync(command, args, {
+    cwd: repoRoot,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+  });
   return { status, stdout, stderr };
 }
 
-test('pivot-miner validate runs without NODE_EXTRA_CA_CERTS: its output stays the validator\'s alone', () => {
-  const direct = run(process.execPath, ['bin/pivot-miner.js', 'validate', '--path', validRows], { NODE_EXTRA_CA_CERTS: missingBundle });
+test("pivot-miner validate runs without NODE_EXTRA_CA_CERTS: its output stays the validator's alone", () => {
+  const direct = run(process.execPath, ['bin/pivot-miner.js', 'validate', '--path', validRows], {
+    NODE_EXTRA_CA_CERTS: missingBundle,
+  });
   // Node itself reads the variable: run directly, the command's stderr gets Node's warning.
   assert.match(direct.stderr, EXTRA_CERTS_WARNING);
   const launched = run(launcher, ['validate', '--path', validRows], { NODE_EXTRA_CA_CERTS: missingBundle });
@@ -37,7 +43,17 @@ test('pivot-miner keeps NODE_EXTRA_CA_CERTS for the other commands, also started
   try {
     const link = path.join(dir, 'pivot-miner');
     symlinkSync(launcher, link);
-    const profile = run(link, ['profile', '--materialized-inputs', path.join(dir, 'missing.jsonl'), '--rollouts', path.join(dir, 'missing.jsonl')], { NODE_EXTRA_CA_CERTS: missingBundle });
+    const profile = run(
+      link,
+      [
+        'profile',
+        '--materialized-inputs',
+        path.join(dir, 'missing.jsonl'),
+        '--rollouts',
+        path.join(dir, 'missing.jsonl'),
+      ],
+      { NODE_EXTRA_CA_CERTS: missingBundle },
+    );
     assert.notEqual(profile.status, 0);
     assert.match(profile.stderr, /file not found/);
     assert.match(profile.stderr, EXTRA_CERTS_WARNING);
@@ -46,7 +62,7 @@ test('pivot-miner keeps NODE_EXTRA_CA_CERTS for the other commands, also started
   }
 });
 
-test('pivot-miner validate has V8 optimize on the scanning threads; the other commands keep V8\'s default', () => {
+test("pivot-miner validate has V8 optimize on the scanning threads; the other commands keep V8's default", () => {
   // A `node` ahead of the real one on PATH records the arguments the launcher gives it.
   const dir = mkdtempSync(path.join(tmpdir(), 'pivot-miner-node-args-'));
   try {
@@ -57,10 +73,18 @@ test('pivot-miner validate has V8 optimize on the scanning threads; the other co
     const env = { PATH: `${dir}:${process.env.PATH ?? ''}` };
     const validate = run(launcher, ['validate', '--path', validRows], env);
     assert.equal(validate.status, 0, validate.stderr);
-    assert.deepEqual(readFileSync(record, 'utf8').split('\n').slice(0, 4), ['--no-concurrent-recompilation', '--single-threaded-gc', path.join(repoRoot, 'bin/pivot-miner.js'), 'validate']);
+    assert.deepEqual(readFileSync(record, 'utf8').split('\n').slice(0, 4), [
+      '--no-concurrent-recompilation',
+      '--single-threaded-gc',
+      path.join(repoRoot, 'bin/pivot-miner.js'),
+      'validate',
+    ]);
     const help = run(launcher, ['--help'], env);
     assert.equal(help.status, 0, help.stderr);
-    assert.deepEqual(readFileSync(record, 'utf8').split('\n').slice(0, 2), [path.join(repoRoot, 'bin/pivot-miner.js'), '--help']);
+    assert.deepEqual(readFileSync(record, 'utf8').split('\n').slice(0, 2), [
+      path.join(repoRoot, 'bin/pivot-miner.js'),
+      '--help',
+    ]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

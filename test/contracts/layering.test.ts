@@ -49,17 +49,32 @@ export function violations(file: string, text: string, allowed: string[]): strin
 
 for (const [layer, allowed] of Object.entries(LAYERS)) {
   test(`${layer}/ imports only from ${allowed.join(', ')} (and packages)`, () => {
-    const found = tsFiles(layer).flatMap((file) => violations(file, readFileSync(path.join(root, file), 'utf8'), allowed));
+    const found = tsFiles(layer).flatMap((file) =>
+      violations(file, readFileSync(path.join(root, file), 'utf8'), allowed),
+    );
     assert.deepEqual(found, []);
   });
 }
 
 test('the check sees a gym/ module reaching the launcher through import, require() or import(), and a child process', () => {
   const file = path.join('gym', 'validator', 'probe.ts');
-  assert.deepEqual(violations(file, "import { built } from '../../bin/built';", LAYERS.gym!), [`${file} imports bin/built`]);
-  assert.deepEqual(violations(file, "const b = require('../../bin/built.js');", LAYERS.gym!), [`${file} imports bin/built.js`]);
-  assert.deepEqual(violations(file, "await import('../../scripts/build');", LAYERS.gym!), [`${file} imports scripts/build`]);
-  assert.deepEqual(violations(file, "import { spawn } from 'node:child_process';", LAYERS.gym!), [`${file} imports node:child_process`]);
-  assert.deepEqual(violations(file, "const b = require(path.join(root, 'bin', 'built.js'));", LAYERS.gym!), [`${file} requires a computed path`]);
-  assert.deepEqual(violations(file, "import { readFileSync } from 'node:fs';\nimport { x } from '../kindedJson';", LAYERS.gym!), []);
+  assert.deepEqual(violations(file, "import { built } from '../../bin/built';", LAYERS.gym!), [
+    `${file} imports bin/built`,
+  ]);
+  assert.deepEqual(violations(file, "const b = require('../../bin/built.js');", LAYERS.gym!), [
+    `${file} imports bin/built.js`,
+  ]);
+  assert.deepEqual(violations(file, "await import('../../scripts/build');", LAYERS.gym!), [
+    `${file} imports scripts/build`,
+  ]);
+  assert.deepEqual(violations(file, "import { spawn } from 'node:child_process';", LAYERS.gym!), [
+    `${file} imports node:child_process`,
+  ]);
+  assert.deepEqual(violations(file, "const b = require(path.join(root, 'bin', 'built.js'));", LAYERS.gym!), [
+    `${file} requires a computed path`,
+  ]);
+  assert.deepEqual(
+    violations(file, "import { readFileSync } from 'node:fs';\nimport { x } from '../kindedJson';", LAYERS.gym!),
+    [],
+  );
 });

@@ -21,7 +21,10 @@ let stack: Awaited<ReturnType<typeof startEmbeddedStack>>;
 
 before(async () => {
   baseDir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-attach-'));
-  workerEnv = await startWorkerTestEnv(TASK_QUEUE, { PIVOT_MINER_BASE_DIR: baseDir, PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts') });
+  workerEnv = await startWorkerTestEnv(TASK_QUEUE, {
+    PIVOT_MINER_BASE_DIR: baseDir,
+    PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts'),
+  });
   env = workerEnv.env;
   stack = await startEmbeddedStack({ seed: 7, log: () => undefined });
 });
@@ -40,25 +43,33 @@ function writeConfig(name: string, edit: (config: Record<string, any>) => void):
   return `${name}.yaml`;
 }
 
-const run = (runId: string, configPath: string) => runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath, runId });
+const run = (runId: string, configPath: string) =>
+  runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath, runId });
 
-test('attach via a NeMo Gym head server with Chat Completions local profiling = embedded Responses run', { timeout: 600_000 }, async () => {
-  copyFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl'), path.join(baseDir, 'demo_tasks.jsonl'));
-  const embedded = await run('embedded', writeConfig('embedded', () => undefined));
-  const attached = await run(
-    'attached',
-    writeConfig('attached', (config) => {
-      config.servers = { mode: 'attach', head_url: stack.urls.head };
-      config.local_profile.model = { api: 'chat_completions' };
-    }),
-  );
-  assert.equal(readFileSync(attached.pivotsPath, 'utf8'), readFileSync(embedded.pivotsPath, 'utf8'));
-  assert.deepEqual(attached.counts, embedded.counts);
-  // The local-profile samples really went through /v1/chat/completions and were translated back.
-  const sample = JSON.parse(readFileSync(path.join(attached.runDir, 'local_profile.jsonl'), 'utf8').split('\n')[0]!);
-  assert.equal(sample.response.object, 'response');
-  assert.ok(Array.isArray(sample.response.output) && sample.response.output.length > 0);
-});
+test(
+  'attach via a NeMo Gym head server with Chat Completions local profiling = embedded Responses run',
+  { timeout: 600_000 },
+  async () => {
+    copyFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl'), path.join(baseDir, 'demo_tasks.jsonl'));
+    const embedded = await run(
+      'embedded',
+      writeConfig('embedded', () => undefined),
+    );
+    const attached = await run(
+      'attached',
+      writeConfig('attached', (config) => {
+        config.servers = { mode: 'attach', head_url: stack.urls.head };
+        config.local_profile.model = { api: 'chat_completions' };
+      }),
+    );
+    assert.equal(readFileSync(attached.pivotsPath, 'utf8'), readFileSync(embedded.pivotsPath, 'utf8'));
+    assert.deepEqual(attached.counts, embedded.counts);
+    // The local-profile samples really went through /v1/chat/completions and were translated back.
+    const sample = JSON.parse(readFileSync(path.join(attached.runDir, 'local_profile.jsonl'), 'utf8').split('\n')[0]!);
+    assert.equal(sample.response.object, 'response');
+    assert.ok(Array.isArray(sample.response.output) && sample.response.output.length > 0);
+  },
+);
 
 test('attach mode names the missing server instead of retrying forever', { timeout: 120_000 }, async () => {
   const configPath = writeConfig('no-agent', (config) => {

@@ -43,7 +43,10 @@ test('cancel mid-collect keeps shards; the same run id resumes to the same datas
   for (let i = 0; i < 2400; i++) {
     const progress = await handle.query(pivotMiningProgressQuery).catch(() => undefined);
     const child = progress?.childWorkflowId
-      ? await env.client.workflow.getHandle(progress.childWorkflowId).query(stageProgressQuery).catch(() => undefined)
+      ? await env.client.workflow
+          .getHandle(progress.childWorkflowId)
+          .query(stageProgressQuery)
+          .catch(() => undefined)
       : undefined;
     if (child?.stage === 'collect:chunks') break;
     await sleep(25);
@@ -57,5 +60,8 @@ test('cancel mid-collect keeps shards; the same run id resumes to the same datas
 
   const resumed = (await (await start('cancel-me-again', 'resumed')).result()) as PivotMiningResult;
   assert.equal(readFileSync(resumed.pivotsPath, 'utf8'), readFileSync(reference.pivotsPath, 'utf8'));
-  assert.equal(readFileSync(path.join(resumed.runDir, 'rollouts.jsonl'), 'utf8'), readFileSync(path.join(reference.runDir, 'rollouts.jsonl'), 'utf8'));
+  assert.equal(
+    readFileSync(path.join(resumed.runDir, 'rollouts.jsonl'), 'utf8'),
+    readFileSync(path.join(reference.runDir, 'rollouts.jsonl'), 'utf8'),
+  );
 });

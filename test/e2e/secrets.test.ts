@@ -42,7 +42,9 @@ async function startRecordingProxy(target: string): Promise<Server> {
         body: req.method === 'GET' || req.method === 'HEAD' ? undefined : Buffer.concat(chunks),
       })
         .then(async (upstream) => {
-          res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+          res.writeHead(upstream.status, {
+            'content-type': upstream.headers.get('content-type') ?? 'application/json',
+          });
           res.end(Buffer.from(await upstream.arrayBuffer()));
         })
         .catch(() => {
@@ -59,7 +61,10 @@ before(async () => {
   baseDir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-secrets-'));
   stack = await startEmbeddedStack({ seed: 7 });
   recorder = await startRecordingProxy(stack.urls.model);
-  const tasks = readFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl'), 'utf8').split('\n').slice(0, 6).join('\n');
+  const tasks = readFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl'), 'utf8')
+    .split('\n')
+    .slice(0, 6)
+    .join('\n');
   writeFileSync(path.join(baseDir, 'tasks.jsonl'), `${tasks}\n`);
   writeFileSync(
     path.join(baseDir, 'secrets.yaml'),
@@ -112,14 +117,19 @@ function filesUnder(dir: string): string[] {
  * (base64 in that export) decoded next to it, so a search sees what the history really holds.
  */
 function workflowHistoryText(workflowId: string): string {
-  const json = execFileSync(temporalBinary(), ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', env.address], {
-    encoding: 'utf8',
-    maxBuffer: 256 * 1024 * 1024,
-  });
+  const json = execFileSync(
+    temporalBinary(),
+    ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', env.address],
+    {
+      encoding: 'utf8',
+      maxBuffer: 256 * 1024 * 1024,
+    },
+  );
   const decoded: string[] = [];
   const walk = (value: unknown): void => {
     if (typeof value === 'string') {
-      if (value.length >= 8 && value.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(value)) decoded.push(Buffer.from(value, 'base64').toString('utf8'));
+      if (value.length >= 8 && value.length % 4 === 0 && /^[A-Za-z0-9+/]+={0,2}$/.test(value))
+        decoded.push(Buffer.from(value, 'base64').toString('utf8'));
     } else if (value && typeof value === 'object') {
       for (const v of Object.values(value)) walk(v);
     }
@@ -130,16 +140,28 @@ function workflowHistoryText(workflowId: string): string {
 
 test('the model API key reaches the model as a Bearer header and nothing else', { timeout: 600_000 }, async () => {
   const workflowId = 'secrets-run';
-  const result = await runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath: 'secrets.yaml', runId: 'secrets', workflowId });
+  const result = await runPivotMining(env.client, {
+    taskQueue: TASK_QUEUE,
+    configPath: 'secrets.yaml',
+    runId: 'secrets',
+    workflowId,
+  });
   assert.ok(result.counts.local_profile_rollouts! > 0, 'local profiling must have called the model');
 
   const profileCalls = authorizations.filter((a) => a !== undefined);
   assert.ok(profileCalls.length >= result.counts.local_profile_rollouts!, 'every local-profile request carried a key');
   assert.ok(profileCalls.every((a) => a === `Bearer ${secret}`));
 
-  const histories = [workflowId, `${workflowId}/collect`, `${workflowId}/local_profile`].map((id) => ({ id, json: workflowHistoryText(id) }));
+  const histories = [workflowId, `${workflowId}/collect`, `${workflowId}/local_profile`].map((id) => ({
+    id,
+    json: workflowHistoryText(id),
+  }));
   for (const { id, json } of histories) {
-    assert.match(json, /WORKFLOW_EXECUTION_COMPLETED|WorkflowExecutionCompleted/, `${id}: the exported history is complete`);
+    assert.match(
+      json,
+      /WORKFLOW_EXECUTION_COMPLETED|WorkflowExecutionCompleted/,
+      `${id}: the exported history is complete`,
+    );
     assert.ok(!json.includes(secret), `${id}: the key is in the workflow history`);
   }
   // The decoded history does carry the config, naming the variable, so the search looked in the right place.

@@ -36,26 +36,39 @@ after(async () => {
   rmSync(baseDir, { recursive: true, force: true });
 });
 
-test('spawned server stack serves the run and is stopped when the workflow finishes', { timeout: 600_000 }, async () => {
-  copyFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl'), path.join(baseDir, 'demo_tasks.jsonl'));
-  const headPort = await freePort();
-  const config = YAML.parse(readFileSync(path.join(repoRoot, 'configs/demo.yaml'), 'utf8')) as Record<string, any>;
-  config.collect.input_jsonl = 'demo_tasks.jsonl';
-  config.servers = {
-    mode: 'spawn',
-    command: [process.execPath, path.join(repoRoot, 'bin/pivot-miner.js'), 'simulators', '--seed', '7', '--head-port', String(headPort)],
-    head_url: `http://127.0.0.1:${headPort}`,
-    ready_timeout_s: 120,
-  };
-  writeFileSync(path.join(baseDir, 'spawn.yaml'), YAML.stringify(config));
-  const embeddedConfig = { ...config, servers: { mode: 'embedded' } };
-  writeFileSync(path.join(baseDir, 'embedded.yaml'), YAML.stringify(embeddedConfig));
+test(
+  'spawned server stack serves the run and is stopped when the workflow finishes',
+  { timeout: 600_000 },
+  async () => {
+    copyFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl'), path.join(baseDir, 'demo_tasks.jsonl'));
+    const headPort = await freePort();
+    const config = YAML.parse(readFileSync(path.join(repoRoot, 'configs/demo.yaml'), 'utf8')) as Record<string, any>;
+    config.collect.input_jsonl = 'demo_tasks.jsonl';
+    config.servers = {
+      mode: 'spawn',
+      command: [
+        process.execPath,
+        path.join(repoRoot, 'bin/pivot-miner.js'),
+        'simulators',
+        '--seed',
+        '7',
+        '--head-port',
+        String(headPort),
+      ],
+      head_url: `http://127.0.0.1:${headPort}`,
+      ready_timeout_s: 120,
+    };
+    writeFileSync(path.join(baseDir, 'spawn.yaml'), YAML.stringify(config));
+    const embeddedConfig = { ...config, servers: { mode: 'embedded' } };
+    writeFileSync(path.join(baseDir, 'embedded.yaml'), YAML.stringify(embeddedConfig));
 
-  const run = (runId: string, configPath: string) => runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath, runId });
+    const run = (runId: string, configPath: string) =>
+      runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath, runId });
 
-  const spawned = await run('spawned', 'spawn.yaml');
-  assert.equal(await portOpen(headPort), false, 'the spawned stack is stopped after the run');
-  const embedded = await run('embedded', 'embedded.yaml');
-  assert.equal(readFileSync(spawned.pivotsPath, 'utf8'), readFileSync(embedded.pivotsPath, 'utf8'));
-  assert.match(readFileSync(path.join(spawned.runDir, 'servers.log'), 'utf8'), /head\s+http:\/\/127\.0\.0\.1/);
-});
+    const spawned = await run('spawned', 'spawn.yaml');
+    assert.equal(await portOpen(headPort), false, 'the spawned stack is stopped after the run');
+    const embedded = await run('embedded', 'embedded.yaml');
+    assert.equal(readFileSync(spawned.pivotsPath, 'utf8'), readFileSync(embedded.pivotsPath, 'utf8'));
+    assert.match(readFileSync(path.join(spawned.runDir, 'servers.log'), 'utf8'), /head\s+http:\/\/127\.0\.0\.1/);
+  },
+);

@@ -27,11 +27,62 @@ function openssl(...args: string[]): void {
 before(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-tls-'));
   // rustls (the worker's TLS) refuses a self-signed certificate as a leaf, so a CA signs both leaves.
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-keyout', 'ca.key', '-out', 'ca.pem', '-subj', '/CN=pivot-miner test CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign');
-  for (const [name, cn] of [['server', 'temporal.test'], ['client', 'pivot-worker']] as const) {
-    openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
-    writeFileSync(path.join(dir, `${name}.ext`), `basicConstraints=CA:FALSE\nsubjectAltName=DNS:${cn}\nextendedKeyUsage=${name === 'server' ? 'serverAuth' : 'clientAuth'}\n`);
-    openssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '1', '-out', `${name}.pem`, '-extfile', `${name}.ext`);
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-days',
+    '1',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-subj',
+    '/CN=pivot-miner test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign',
+  );
+  for (const [name, cn] of [
+    ['server', 'temporal.test'],
+    ['client', 'pivot-worker'],
+  ] as const) {
+    openssl(
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.csr`,
+      '-subj',
+      `/CN=${cn}`,
+    );
+    writeFileSync(
+      path.join(dir, `${name}.ext`),
+      `basicConstraints=CA:FALSE\nsubjectAltName=DNS:${cn}\nextendedKeyUsage=${name === 'server' ? 'serverAuth' : 'clientAuth'}\n`,
+    );
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-days',
+      '1',
+      '-out',
+      `${name}.pem`,
+      '-extfile',
+      `${name}.ext`,
+    );
   }
   env = await startTestTemporal();
 });
@@ -72,7 +123,8 @@ async function tlsFrontDoor(opts: { requireClientCert: boolean }): Promise<numbe
 }
 
 async function describeNamespaceVia(vars: Record<string, string>): Promise<string> {
-  for (const key of Object.keys(process.env)) if (key.startsWith('TEMPORAL_') && key !== 'TEMPORAL_BIN') delete process.env[key];
+  for (const key of Object.keys(process.env))
+    if (key.startsWith('TEMPORAL_') && key !== 'TEMPORAL_BIN') delete process.env[key];
   Object.assign(process.env, vars);
   const target = temporalTarget();
   const connection = await NativeConnection.connect(target.connectionOptions);
@@ -94,18 +146,22 @@ test('TLS: server CA and server name from TEMPORAL_TLS_* variables', { timeout: 
   assert.equal(name, 'default');
 });
 
-test('mTLS: the client certificate pair from TEMPORAL_TLS_* variables is presented and required', { timeout: 120_000 }, async () => {
-  const port = await tlsFrontDoor({ requireClientCert: true });
-  const vars = {
-    TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
-    TEMPORAL_TLS_SERVER_CA_CERT_PATH: path.join(dir, 'ca.pem'),
-    TEMPORAL_TLS_SERVER_NAME: 'temporal.test',
-  };
-  const name = await describeNamespaceVia({
-    ...vars,
-    TEMPORAL_TLS_CLIENT_CERT_PATH: path.join(dir, 'client.pem'),
-    TEMPORAL_TLS_CLIENT_KEY_PATH: path.join(dir, 'client.key'),
-  });
-  assert.equal(name, 'default');
-  await assert.rejects(describeNamespaceVia(vars));
-});
+test(
+  'mTLS: the client certificate pair from TEMPORAL_TLS_* variables is presented and required',
+  { timeout: 120_000 },
+  async () => {
+    const port = await tlsFrontDoor({ requireClientCert: true });
+    const vars = {
+      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+      TEMPORAL_TLS_SERVER_CA_CERT_PATH: path.join(dir, 'ca.pem'),
+      TEMPORAL_TLS_SERVER_NAME: 'temporal.test',
+    };
+    const name = await describeNamespaceVia({
+      ...vars,
+      TEMPORAL_TLS_CLIENT_CERT_PATH: path.join(dir, 'client.pem'),
+      TEMPORAL_TLS_CLIENT_KEY_PATH: path.join(dir, 'client.key'),
+    });
+    assert.equal(name, 'default');
+    await assert.rejects(describeNamespaceVia(vars));
+  },
+);

@@ -52,19 +52,26 @@ async function activityWorkers(workflowId: string): Promise<Set<string>> {
 const run = (taskQueue: string, runId: string) =>
   runPivotMining(env.client, { taskQueue, configPath: 'configs/demo.yaml', runId, workflowId: `two-workers-${runId}` });
 
-test('two worker processes on one task queue both take chunks; the result equals a one-worker run', { timeout: 600_000 }, async () => {
-  const single = startWorker('q-single', 'single');
-  const one = await run('q-single', 'one-worker');
-  await stopProcess(single);
+test(
+  'two worker processes on one task queue both take chunks; the result equals a one-worker run',
+  { timeout: 600_000 },
+  async () => {
+    const single = startWorker('q-single', 'single');
+    const one = await run('q-single', 'one-worker');
+    await stopProcess(single);
 
-  startWorker('q-pair', 'worker-a');
-  startWorker('q-pair', 'worker-b');
-  await waitForPollers(env.client, 'q-pair', ['worker-a', 'worker-b']);
-  const two = await run('q-pair', 'two-workers');
+    startWorker('q-pair', 'worker-a');
+    startWorker('q-pair', 'worker-b');
+    await waitForPollers(env.client, 'q-pair', ['worker-a', 'worker-b']);
+    const two = await run('q-pair', 'two-workers');
 
-  const collectWorkers = await activityWorkers('two-workers-two-workers/collect');
-  const profileWorkers = await activityWorkers('two-workers-two-workers/local_profile');
-  assert.deepEqual([...new Set([...collectWorkers, ...profileWorkers])].sort(), ['worker-a', 'worker-b']);
-  assert.equal(readFileSync(two.pivotsPath, 'utf8'), readFileSync(one.pivotsPath, 'utf8'));
-  assert.equal(readFileSync(path.join(two.runDir, 'rollouts.jsonl'), 'utf8'), readFileSync(path.join(one.runDir, 'rollouts.jsonl'), 'utf8'));
-});
+    const collectWorkers = await activityWorkers('two-workers-two-workers/collect');
+    const profileWorkers = await activityWorkers('two-workers-two-workers/local_profile');
+    assert.deepEqual([...new Set([...collectWorkers, ...profileWorkers])].sort(), ['worker-a', 'worker-b']);
+    assert.equal(readFileSync(two.pivotsPath, 'utf8'), readFileSync(one.pivotsPath, 'utf8'));
+    assert.equal(
+      readFileSync(path.join(two.runDir, 'rollouts.jsonl'), 'utf8'),
+      readFileSync(path.join(one.runDir, 'rollouts.jsonl'), 'utf8'),
+    );
+  },
+);

@@ -55,29 +55,33 @@ function startRun(runId: string) {
   });
 }
 
-test('SIGKILL of the worker mid-run, then a restart: same pivots.jsonl as an undisturbed run', { timeout: 900_000 }, async () => {
-  let worker = startWorkerProcess();
-  const undisturbed = (await (await startRun('undisturbed')).result()) as PivotMiningResult;
+test(
+  'SIGKILL of the worker mid-run, then a restart: same pivots.jsonl as an undisturbed run',
+  { timeout: 900_000 },
+  async () => {
+    let worker = startWorkerProcess();
+    const undisturbed = (await (await startRun('undisturbed')).result()) as PivotMiningResult;
 
-  const handle = await startRun('killed');
-  const kills: string[] = [];
-  // Kill once during collect and once during local profiling, after some chunk work has happened.
-  for (const stage of ['collect', 'local_profile']) {
-    for (let i = 0; i < 2400; i++) {
-      const p = await childProgress(handle.workflowId);
-      if (p && p.stage.startsWith(stage) && p.stage.endsWith(':chunks')) break;
-      await sleep(50);
+    const handle = await startRun('killed');
+    const kills: string[] = [];
+    // Kill once during collect and once during local profiling, after some chunk work has happened.
+    for (const stage of ['collect', 'local_profile']) {
+      for (let i = 0; i < 2400; i++) {
+        const p = await childProgress(handle.workflowId);
+        if (p && p.stage.startsWith(stage) && p.stage.endsWith(':chunks')) break;
+        await sleep(50);
+      }
+      await stopProcess(worker, 'SIGKILL');
+      kills.push(stage);
+      worker = startWorkerProcess();
     }
-    await stopProcess(worker, 'SIGKILL');
-    kills.push(stage);
-    worker = startWorkerProcess();
-  }
-  const killed = (await handle.result()) as PivotMiningResult;
-  assert.deepEqual(kills, ['collect', 'local_profile']);
-  assert.equal(readFileSync(killed.pivotsPath, 'utf8'), readFileSync(undisturbed.pivotsPath, 'utf8'));
-  assert.equal(
-    readFileSync(path.join(killed.runDir, 'rollouts.jsonl'), 'utf8'),
-    readFileSync(path.join(undisturbed.runDir, 'rollouts.jsonl'), 'utf8'),
-  );
-  assert.deepEqual(killed.counts, undisturbed.counts);
-});
+    const killed = (await handle.result()) as PivotMiningResult;
+    assert.deepEqual(kills, ['collect', 'local_profile']);
+    assert.equal(readFileSync(killed.pivotsPath, 'utf8'), readFileSync(undisturbed.pivotsPath, 'utf8'));
+    assert.equal(
+      readFileSync(path.join(killed.runDir, 'rollouts.jsonl'), 'utf8'),
+      readFileSync(path.join(undisturbed.runDir, 'rollouts.jsonl'), 'utf8'),
+    );
+    assert.deepEqual(killed.counts, undisturbed.counts);
+  },
+);

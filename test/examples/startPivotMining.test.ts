@@ -23,7 +23,9 @@ let pythonError = '';
 
 before(async () => {
   try {
-    python = (await run('bash', [path.join(repoRoot, 'scripts/ensure-python-sdk.sh')], { cwd: repoRoot, timeout: 600_000 })).stdout.trim();
+    python = (
+      await run('bash', [path.join(repoRoot, 'scripts/ensure-python-sdk.sh')], { cwd: repoRoot, timeout: 600_000 })
+    ).stdout.trim();
   } catch (err) {
     pythonError = String((err as { stderr?: string }).stderr ?? err);
     return;
@@ -38,21 +40,46 @@ after(async () => {
   rmSync(artifactsRoot, { recursive: true, force: true });
 });
 
-test('the Python snippet starts pivotMiningWorkflow by type name and gets the dataset', { timeout: 600_000 }, async (t) => {
-  if (python === null) {
-    t.skip(`the temporalio Python package could not be installed (scripts/ensure-python-sdk.sh): ${pythonError.trim().split('\n').pop()}`);
-    return;
-  }
-  const { stdout } = await run(python, [path.join(repoRoot, 'examples/python/start_pivot_mining.py'), 'configs/demo.yaml', 'from-python'], {
-    cwd: repoRoot,
-    timeout: 600_000,
-    env: { ...process.env, TEMPORAL_ADDRESS: env.address, TEMPORAL_NAMESPACE: env.namespace ?? 'default', PIVOT_MINER_TASK_QUEUE: TASK_QUEUE },
-  });
-  const result = JSON.parse(stdout.trim().split('\n').pop()!) as { runDir: string; pivotsPath: string; gymConfigPath: string; counts: Record<string, number> };
-  assert.equal(result.runDir, path.join(artifactsRoot, 'runs', 'from-python'));
-  const rows = readJsonlSync(result.pivotsPath);
-  assert.equal(rows.length, result.counts.published);
-  assert.ok(rows.length > 0);
-  const validation = await validatePivotDataset({ path: result.pivotsPath, agentRef: 'demo_pivots_pivot_agent', gymConfigPath: result.gymConfigPath, checkToolNames: true });
-  assert.equal(validation.exitCode, 0, validation.stderr);
-});
+test(
+  'the Python snippet starts pivotMiningWorkflow by type name and gets the dataset',
+  { timeout: 600_000 },
+  async (t) => {
+    if (python === null) {
+      t.skip(
+        `the temporalio Python package could not be installed (scripts/ensure-python-sdk.sh): ${pythonError.trim().split('\n').pop()}`,
+      );
+      return;
+    }
+    const { stdout } = await run(
+      python,
+      [path.join(repoRoot, 'examples/python/start_pivot_mining.py'), 'configs/demo.yaml', 'from-python'],
+      {
+        cwd: repoRoot,
+        timeout: 600_000,
+        env: {
+          ...process.env,
+          TEMPORAL_ADDRESS: env.address,
+          TEMPORAL_NAMESPACE: env.namespace ?? 'default',
+          PIVOT_MINER_TASK_QUEUE: TASK_QUEUE,
+        },
+      },
+    );
+    const result = JSON.parse(stdout.trim().split('\n').pop()!) as {
+      runDir: string;
+      pivotsPath: string;
+      gymConfigPath: string;
+      counts: Record<string, number>;
+    };
+    assert.equal(result.runDir, path.join(artifactsRoot, 'runs', 'from-python'));
+    const rows = readJsonlSync(result.pivotsPath);
+    assert.equal(rows.length, result.counts.published);
+    assert.ok(rows.length > 0);
+    const validation = await validatePivotDataset({
+      path: result.pivotsPath,
+      agentRef: 'demo_pivots_pivot_agent',
+      gymConfigPath: result.gymConfigPath,
+      checkToolNames: true,
+    });
+    assert.equal(validation.exitCode, 0, validation.stderr);
+  },
+);

@@ -17,38 +17,46 @@ import { runReference, runScenario, scenarioPassed } from '../../scripts/fleet/s
 const available = namespacesAvailable();
 const skip = available.ok ? false : `${available.reason}; run as root with iproute2 to include the fleet scenario`;
 
-test('fleet (short): a worker partition healed mid-chunk and a lost engine replica leave the artifacts of an undisturbed run', { skip, timeout: 420_000 }, async () => {
-  const settings: RunSettings = { ...SETTINGS, numRepeats: 4, watchSeconds: 15, partitionSeconds: 20 };
-  const opts = clusterOptions('pft', 2);
-  const cluster = await Cluster.start(opts);
-  try {
-    const config = writeFleetInputs(cluster, settings);
-    const reference = await runReference(cluster, settings, config, () => undefined);
-    const r = await runScenario(
-      cluster,
-      'short',
-      [
-        { kind: 'partition_worker', stage: 'collect' },
-        { kind: 'lose_engine', stage: 'local_profile' },
-      ],
-      reference,
-      settings,
-      config,
-      () => undefined,
-    );
-    const table = JSON.stringify(r, null, 1);
-    console.log(table);
-    assert.deepEqual(r.hit, [true, true], `a fault missed its step\n${table}`);
-    // The partition outlasted the chunk heartbeat timeout, so Temporal gave the cut-off host's chunks to the other.
-    assert.ok((r.retried_activities['collect/runChunk'] ?? 0) >= 1, `no collect chunk was retried\n${table}`);
-    assert.equal(r.identical, true, `artifacts differ: ${r.differing.join(', ')}\n${table}`);
-    assert.equal(r.duplicate_keys, 0, table);
-    assert.equal(r.missing_keys, 0, table);
-    assert.equal(r.writes_after_completion, 0, `changed after completion: ${r.changed_after_completion.join(', ')}\n${table}`);
-    assert.equal(r.unexplained_retried_lines, 0, table);
-    assert.ok(scenarioPassed(r), table);
-  } finally {
-    await cluster.close();
-    rmSync(opts.baseDir, { recursive: true, force: true });
-  }
-});
+test(
+  'fleet (short): a worker partition healed mid-chunk and a lost engine replica leave the artifacts of an undisturbed run',
+  { skip, timeout: 420_000 },
+  async () => {
+    const settings: RunSettings = { ...SETTINGS, numRepeats: 4, watchSeconds: 15, partitionSeconds: 20 };
+    const opts = clusterOptions('pft', 2);
+    const cluster = await Cluster.start(opts);
+    try {
+      const config = writeFleetInputs(cluster, settings);
+      const reference = await runReference(cluster, settings, config, () => undefined);
+      const r = await runScenario(
+        cluster,
+        'short',
+        [
+          { kind: 'partition_worker', stage: 'collect' },
+          { kind: 'lose_engine', stage: 'local_profile' },
+        ],
+        reference,
+        settings,
+        config,
+        () => undefined,
+      );
+      const table = JSON.stringify(r, null, 1);
+      console.log(table);
+      assert.deepEqual(r.hit, [true, true], `a fault missed its step\n${table}`);
+      // The partition outlasted the chunk heartbeat timeout, so Temporal gave the cut-off host's chunks to the other.
+      assert.ok((r.retried_activities['collect/runChunk'] ?? 0) >= 1, `no collect chunk was retried\n${table}`);
+      assert.equal(r.identical, true, `artifacts differ: ${r.differing.join(', ')}\n${table}`);
+      assert.equal(r.duplicate_keys, 0, table);
+      assert.equal(r.missing_keys, 0, table);
+      assert.equal(
+        r.writes_after_completion,
+        0,
+        `changed after completion: ${r.changed_after_completion.join(', ')}\n${table}`,
+      );
+      assert.equal(r.unexplained_retried_lines, 0, table);
+      assert.ok(scenarioPassed(r), table);
+    } finally {
+      await cluster.close();
+      rmSync(opts.baseDir, { recursive: true, force: true });
+    }
+  },
+);

@@ -22,10 +22,25 @@ type Row = Record<string, any>;
 /** Real rollouts, keyed into tasks of 3, 1 and 2 rollouts, given in shuffled order, with ragged extra fields. */
 function verifyResponses(): Row[] {
   const file = path.join(fixturesDir, 'gym/workplace_assistant/example_rollouts.jsonl');
-  const rollouts = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Row);
-  const keys = [[2, 1], [0, 0], [1, 0], [0, 2], [0, 1], [2, 0]];
+  const rollouts = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Row);
+  const keys = [
+    [2, 1],
+    [0, 0],
+    [1, 0],
+    [0, 2],
+    [0, 1],
+    [2, 0],
+  ];
   return keys.map(([task, rollout], i) => {
-    const r: Row = { ...rollouts[i % rollouts.length]!, _ng_task_index: task, _ng_rollout_index: rollout, agent_ref: { name: 'workplace' } };
+    const r: Row = {
+      ...rollouts[i % rollouts.length]!,
+      _ng_task_index: task,
+      _ng_rollout_index: rollout,
+      agent_ref: { name: 'workplace' },
+    };
     if (i % 2 === 0) r.partial_credit = i / 7;
     if (i === 3) r.flagged = true;
     if (i === 4) delete r.response;
@@ -44,7 +59,10 @@ test('computeAggregateMetrics matches NeMo Gym compute_aggregate_metrics', { tim
   const ours = JSON.parse(JSON.stringify(computeAggregateMetrics(input))) as Row;
   assert.equal(theirs.group_level_metrics.length, 3);
   // The input exercises ragged columns: a field set once has a mean but no std (NaN is dropped).
-  assert.ok('mean/flagged' in theirs.agent_metrics && !('std/flagged' in theirs.agent_metrics), JSON.stringify(theirs.agent_metrics));
+  assert.ok(
+    'mean/flagged' in theirs.agent_metrics && !('std/flagged' in theirs.agent_metrics),
+    JSON.stringify(theirs.agent_metrics),
+  );
   assert.deepEqual(ours, theirs);
   // Key order too: NeMo Gym's is pandas' column order, which the file keeps.
   assert.deepEqual(Object.keys(ours.agent_metrics), Object.keys(theirs.agent_metrics));
@@ -56,7 +74,12 @@ test('no verify responses give the empty AggregateMetrics', () => {
 });
 
 test('the request drops response and responses_create_params, keeping non-empty usage last', () => {
-  const full = { responses_create_params: { input: [] }, response: { output: [1], usage: { input_tokens: 4 } }, reward: 1, _ng_task_index: 0 };
+  const full = {
+    responses_create_params: { input: [] },
+    response: { output: [1], usage: { input_tokens: 4 } },
+    reward: 1,
+    _ng_task_index: 0,
+  };
   const stripped = stripForAggregateMetrics(full);
   assert.deepEqual(stripped, { reward: 1, _ng_task_index: 0, response: { usage: { input_tokens: 4 } } });
   assert.deepEqual(Object.keys(stripped), ['reward', '_ng_task_index', 'response']);
@@ -65,19 +88,23 @@ test('the request drops response and responses_create_params, keeping non-empty 
 });
 
 test('pythonTruthy follows Python for JSON values', () => {
-  for (const falsy of [undefined, null, false, 0, '', [], {}]) assert.equal(pythonTruthy(falsy), false, JSON.stringify(falsy));
-  for (const truthy of [true, 1, -1, 'x', [0], { a: 0 }]) assert.equal(pythonTruthy(truthy), true, JSON.stringify(truthy));
+  for (const falsy of [undefined, null, false, 0, '', [], {}])
+    assert.equal(pythonTruthy(falsy), false, JSON.stringify(falsy));
+  for (const truthy of [true, 1, -1, 'x', [0], { a: 0 }])
+    assert.equal(pythonTruthy(truthy), true, JSON.stringify(truthy));
 });
 
 test('the file sits next to the rollouts as <stem>_aggregate_metrics.json', () => {
   assert.equal(aggregateMetricsPath('/runs/r/rollouts.jsonl'), '/runs/r/rollouts_aggregate_metrics.json');
 });
 
-test('typedAggregateMetrics over entries in key order (a task at a time) gives VerifyResponses\' typed metrics (tables)', async () => {
+test("typedAggregateMetrics over entries in key order (a task at a time) gives VerifyResponses' typed metrics (tables)", async () => {
   // Kinds matter here: float and int rewards, a ragged column, a bool, usage numbers.
   const lines = verifyResponses()
     .sort((a, b) => a._ng_task_index - b._ng_task_index || a._ng_rollout_index - b._ng_rollout_index)
-    .map((vr, i) => JSON.stringify(vr).replace(/"reward":(\d+)(?=[,}])/, i % 2 === 0 ? '"reward":$1.0' : '"reward":$1'));
+    .map((vr, i) =>
+      JSON.stringify(vr).replace(/"reward":(\d+)(?=[,}])/, i % 2 === 0 ? '"reward":$1.0' : '"reward":$1'),
+    );
   async function* entries(): AsyncGenerator<string> {
     yield* lines;
   }

@@ -98,16 +98,50 @@ test('an empty dataset reports zeros, like NeMo Gym', () => {
 
 test('extra fields: numbers, booleans and list items aggregate; strings count unique/total; objects are ignored', () => {
   const metrics = computeDatasetMetrics([
-    { responses_create_params: { input: 'hi', temperature: 0.5 }, score: 1, flag: true, tags: ['a', 'b'], meta: { x: 1 } },
-    { responses_create_params: { input: [{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }] }, score: 3, flag: false, tags: ['a'] },
+    {
+      responses_create_params: { input: 'hi', temperature: 0.5 },
+      score: 1,
+      flag: true,
+      tags: ['a', 'b'],
+      meta: { x: 1 },
+    },
+    {
+      responses_create_params: {
+        input: [
+          { role: 'user', content: 'a' },
+          { role: 'user', content: 'b' },
+        ],
+      },
+      score: 3,
+      flag: false,
+      tags: ['a'],
+    },
     { responses_create_params: 'not an object', score: 100 },
   ]);
   assert.equal(metrics[NUMBER_OF_EXAMPLES], 2, 'rows without an object responses_create_params are offending');
   assert.deepEqual(Object.keys(metrics).slice(5), ['score', 'flag', 'tags']);
-  assert.deepEqual(metrics.score, { 'Total # non-null values': 2, Average: 2, Min: 1, Max: 3, 'Standard deviation': 1.41 });
-  assert.deepEqual(metrics.flag, { 'Total # non-null values': 2, Average: 0.5, Min: 0, Max: 1, 'Standard deviation': 0.707 });
+  assert.deepEqual(metrics.score, {
+    'Total # non-null values': 2,
+    Average: 2,
+    Min: 1,
+    Max: 3,
+    'Standard deviation': 1.41,
+  });
+  assert.deepEqual(metrics.flag, {
+    'Total # non-null values': 2,
+    Average: 0.5,
+    Min: 0,
+    Max: 1,
+    'Standard deviation': 0.707,
+  });
   assert.deepEqual(metrics.tags, { unique_count: 2, total_count: 3 });
-  assert.deepEqual(metrics['Number of turns'], { 'Total # non-null values': 2, Average: 1.5, Min: 1, Max: 2, 'Standard deviation': 0.707 });
+  assert.deepEqual(metrics['Number of turns'], {
+    'Total # non-null values': 2,
+    Average: 1.5,
+    Min: 1,
+    Max: 2,
+    'Standard deviation': 0.707,
+  });
   assert.equal((metrics.Temperature as { 'Total # non-null values': number })['Total # non-null values'], 1);
 });
 

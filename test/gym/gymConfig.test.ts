@@ -14,7 +14,10 @@ import { fixturesDir } from '../fixtures';
 const configDir = path.join(fixturesDir, 'gym', 'single_step_tool_use_with_argument_comparison');
 const fixtureConfigs = readdirSync(configDir)
   .filter((f) => f.endsWith('.yaml'))
-  .map((f) => ({ file: f, config: YAML.parse(readFileSync(path.join(configDir, f), 'utf8')) as Record<string, unknown> }));
+  .map((f) => ({
+    file: f,
+    config: YAML.parse(readFileSync(path.join(configDir, f), 'utf8')) as Record<string, unknown>,
+  }));
 
 /** Key paths with the two top-level server names replaced by their role, and list items by `[]`. */
 function keyPaths(config: Record<string, unknown>): Set<string> {
@@ -62,12 +65,16 @@ test('names align: the agent block is the rows agent_ref.name and references the
   assert.deepEqual(agent.resources_server, { type: 'resources_servers', name: 'demo_pivot_resources_server' });
   assert.deepEqual(agent.model_server, { type: 'responses_api_models', name: 'my_vllm' });
   assert.deepEqual(agent.datasets, [
-    { name: 'demo_pivots', type: 'train', jsonl_fpath: '/runs/demo/dataset/pivots.jsonl', num_repeats: 1, license: 'TBD' },
+    {
+      name: 'demo_pivots',
+      type: 'train',
+      jsonl_fpath: '/runs/demo/dataset/pivots.jsonl',
+      num_repeats: 1,
+      license: 'TBD',
+    },
   ]);
-  const server = config.demo_pivot_resources_server!.resources_servers!.single_step_tool_use_with_argument_comparison as Record<
-    string,
-    unknown
-  >;
+  const server = config.demo_pivot_resources_server!.resources_servers!
+    .single_step_tool_use_with_argument_comparison as Record<string, unknown>;
   assert.equal(server.domain, 'agent');
   assert.equal(server.verified, false);
   assert.equal(server.entrypoint, 'app.py');
@@ -76,7 +83,10 @@ test('names align: the agent block is the rows agent_ref.name and references the
 test('comparator config: the required threshold defaults to 0.1 and caller settings win', () => {
   const byDefault = buildPivotGymConfig(options);
   const server = (c: typeof byDefault) =>
-    c.demo_pivot_resources_server!.resources_servers!.single_step_tool_use_with_argument_comparison as Record<string, unknown>;
+    c.demo_pivot_resources_server!.resources_servers!.single_step_tool_use_with_argument_comparison as Record<
+      string,
+      unknown
+    >;
   assert.deepEqual(server(byDefault).tool_call_comparator_config, { word_count_similarity_threshold: 0.1 });
   const custom = buildPivotGymConfig({
     ...options,
@@ -92,7 +102,10 @@ test('the YAML round-trips through the yaml package and is laid out like NeMo Gy
   const config = buildPivotGymConfig({ ...options, resourcesServerName: 'custom_rs', description: 'a: tricky # text' });
   const text = renderPivotGymConfigYaml(config);
   assert.deepEqual(YAML.parse(text), config);
-  assert.match(text, /^custom_rs:\n {2}resources_servers:\n {4}single_step_tool_use_with_argument_comparison:\n {6}entrypoint: app.py\n/);
+  assert.match(
+    text,
+    /^custom_rs:\n {2}resources_servers:\n {4}single_step_tool_use_with_argument_comparison:\n {6}entrypoint: app.py\n/,
+  );
   assert.match(text, /\n {6}datasets:\n {6}- name: demo_pivots\n/, 'list items flush with their key, as upstream');
   assert.equal(renderPivotGymConfigYaml(config), text, 'deterministic');
 });

@@ -3,7 +3,14 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { JsonlWriter, jsonLine, READ_CHUNK_BYTES, readJsonl, truncateTornTail, type JsonlRecord } from '../../gym/jsonl';
+import {
+  JsonlWriter,
+  jsonLine,
+  READ_CHUNK_BYTES,
+  readJsonl,
+  truncateTornTail,
+  type JsonlRecord,
+} from '../../gym/jsonl';
 import { JsonlError } from '../../gym/errors';
 import { fixturesDir } from '../fixtures';
 
@@ -126,7 +133,10 @@ test('multi-byte UTF-8 characters split across read chunks decode intact', async
 });
 
 test('invalid UTF-8 is an error naming the line', async () => {
-  const file = await fileWith('latin1.jsonl', Buffer.concat([Buffer.from('{"a":1}\n{"a":"'), Buffer.from([0xe9]), Buffer.from('"}\n')]));
+  const file = await fileWith(
+    'latin1.jsonl',
+    Buffer.concat([Buffer.from('{"a":1}\n{"a":"'), Buffer.from([0xe9]), Buffer.from('"}\n')]),
+  );
   const err = await readError(file);
   assert.equal(err.line, 2);
   assert.match(err.reason, /UTF-8/);
@@ -191,9 +201,13 @@ test('JsonlWriter: lines from concurrent writers batched in one tick reach the f
   const file = path.join(dir, 'batched.jsonl');
   const writer = await JsonlWriter.open(file);
   // Sixteen lanes, each writing without awaiting I/O in between, as a chunk's rows finish together.
-  await Promise.all(Array.from({ length: 16 }, (_, lane) => (async () => {
-    for (let i = 0; i < 50; i++) await writer.write({ lane, i, pad: 'x'.repeat(3000) });
-  })()));
+  await Promise.all(
+    Array.from({ length: 16 }, (_, lane) =>
+      (async () => {
+        for (let i = 0; i < 50; i++) await writer.write({ lane, i, pad: 'x'.repeat(3000) });
+      })(),
+    ),
+  );
   // Handed to the file by the next tick, without close(): a killed worker loses no line it was told is written.
   await new Promise((resolve) => setImmediate(resolve));
   await new Promise((resolve) => setTimeout(resolve, 50));
@@ -201,8 +215,14 @@ test('JsonlWriter: lines from concurrent writers batched in one tick reach the f
   const records = await readAll(file);
   assert.equal(records.length, 16 * 50);
   for (let lane = 0; lane < 16; lane++) {
-    const order = records.map((r) => r.value as { lane: number; i: number }).filter((v) => v.lane === lane).map((v) => v.i);
-    assert.deepEqual(order, Array.from({ length: 50 }, (_, i) => i));
+    const order = records
+      .map((r) => r.value as { lane: number; i: number })
+      .filter((v) => v.lane === lane)
+      .map((v) => v.i);
+    assert.deepEqual(
+      order,
+      Array.from({ length: 50 }, (_, i) => i),
+    );
   }
   // A write and a close in the same tick still lands.
   void writer.write({ last: true });

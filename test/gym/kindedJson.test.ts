@@ -10,10 +10,39 @@ import { ensureNemoGym } from '../../scripts/lib/nemoGym';
 // whichever path it takes: JSON.parse alone when no lexeme needs more, the scanner otherwise.
 
 const NUMBERS = [
-  '0', '-0', '7', '1.0', '-0.0', '0.0', '10.00', '0.50', '1.5', '2.5e0', '1e5', '1E5', '1e-5', '1e-05', '1e-6', '5e-7', '1.5e-6',
-  '0.000001', '0.0000015', '1e16', '1e21', '1e22', '1.7976931348623157e308', '9007199254740993', '12345678901234567890',
-  '18446744073709551615', '18446744073709551616', '-9223372036854775808', '-9223372036854775809', '123456789012345678901',
-  '0.30000000000000004', '100', '1234567890123456',
+  '0',
+  '-0',
+  '7',
+  '1.0',
+  '-0.0',
+  '0.0',
+  '10.00',
+  '0.50',
+  '1.5',
+  '2.5e0',
+  '1e5',
+  '1E5',
+  '1e-5',
+  '1e-05',
+  '1e-6',
+  '5e-7',
+  '1.5e-6',
+  '0.000001',
+  '0.0000015',
+  '1e16',
+  '1e21',
+  '1e22',
+  '1.7976931348623157e308',
+  '9007199254740993',
+  '12345678901234567890',
+  '18446744073709551615',
+  '18446744073709551616',
+  '-9223372036854775808',
+  '-9223372036854775809',
+  '123456789012345678901',
+  '0.30000000000000004',
+  '100',
+  '1234567890123456',
 ];
 
 /** Each number in the places a lexeme can sit in a line (a JSON object): a value, list items, after whitespace, nested. */
@@ -36,8 +65,11 @@ const LINES = [
 
 function orjsonRoundTrip(lines: string[]): string[] {
   const python = path.join(ensureNemoGym().binDir, 'python');
-  const script = 'import sys, orjson\nfor line in sys.stdin.buffer.read().split(b"\\n")[:-1]:\n    sys.stdout.buffer.write(orjson.dumps(orjson.loads(line)) + b"\\n")\n';
-  return execFileSync(python, ['-c', script], { input: `${lines.join('\n')}\n`, encoding: 'utf8' }).split('\n').slice(0, -1);
+  const script =
+    'import sys, orjson\nfor line in sys.stdin.buffer.read().split(b"\\n")[:-1]:\n    sys.stdout.buffer.write(orjson.dumps(orjson.loads(line)) + b"\\n")\n';
+  return execFileSync(python, ['-c', script], { input: `${lines.join('\n')}\n`, encoding: 'utf8' })
+    .split('\n')
+    .slice(0, -1);
 }
 
 test('a line read with kindedFrom and written with jsonLine has orjson round-trip bytes', { timeout: 300_000 }, () => {
@@ -48,7 +80,11 @@ test('a line read with kindedFrom and written with jsonLine has orjson round-tri
 });
 
 test('lines whose numbers JSON.parse keeps are parsed once', () => {
-  const clean = ['{"x":0.5,"n":12,"s":"version 1.0, \\"2e5\\" 12345678901234567","ids":["4e2f"],"01":0}', '[1,2,-3.25]', '{"a":{"b":[0.1]}}'];
+  const clean = [
+    '{"x":0.5,"n":12,"s":"version 1.0, \\"2e5\\" 12345678901234567","ids":["4e2f"],"01":0}',
+    '[1,2,-3.25]',
+    '{"a":{"b":[0.1]}}',
+  ];
   for (const line of clean) {
     const plain: unknown = JSON.parse(line);
     assert.equal(kindedFrom(line, plain), plain, line);
@@ -63,5 +99,8 @@ test('withEntries assigns as Python does and keeps the kinds of either side', ()
 });
 
 test('withPythonFloats makes only the named integral numbers floats', () => {
-  assert.equal(jsonLine({ p: withPythonFloats({ r: 1, n: 1, h: 0.5, z: null }, ['r', 'h', 'z']), q: 2 }), '{"p":{"r":1.0,"n":1,"h":0.5,"z":null},"q":2}\n');
+  assert.equal(
+    jsonLine({ p: withPythonFloats({ r: 1, n: 1, h: 0.5, z: null }, ['r', 'h', 'z']), q: 2 }),
+    '{"p":{"r":1.0,"n":1,"h":0.5,"z":null},"q":2}\n',
+  );
 });

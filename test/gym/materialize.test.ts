@@ -4,13 +4,24 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { jsonLine, readJsonl, type JsonlRecord } from '../../gym/jsonl';
 import { JsonlError } from '../../gym/errors';
-import { materializeOptionsSchema, materializeRecords, materializeRows, type MaterializeOptions } from '../../gym/materialize';
+import {
+  materializeOptionsSchema,
+  materializeRecords,
+  materializeRows,
+  type MaterializeOptions,
+} from '../../gym/materialize';
 import { fixturesDir } from '../fixtures';
 
 function records(lines: string[]): JsonlRecord[] {
   let offset = 0;
   return lines.map((text, i) => {
-    const record = { value: JSON.parse(text) as unknown, line: i + 1, byteOffset: offset, byteLength: text.length + 1, text };
+    const record = {
+      value: JSON.parse(text) as unknown,
+      line: i + 1,
+      byteOffset: offset,
+      byteLength: text.length + 1,
+      text,
+    };
     offset += record.byteLength;
     return record;
   });
@@ -99,8 +110,13 @@ test('identical lines share a task index and continue its rollout indices', asyn
     ['a', 2, 0],
     ['a', 2, 1],
   ]);
-  const seeds = rows.map((r) => ((r.responses_create_params as { metadata: { extra_body: string } }).metadata.extra_body));
-  assert.deepEqual(seeds, [0, 1, 0, 1, 2, 3, 0, 1].map((s) => `{"seed": ${s}}`));
+  const seeds = rows.map(
+    (r) => (r.responses_create_params as { metadata: { extra_body: string } }).metadata.extra_body,
+  );
+  assert.deepEqual(
+    seeds,
+    [0, 1, 0, 1, 2, 3, 0, 1].map((s) => `{"seed": ${s}}`),
+  );
 });
 
 test('a row bringing its own _ng_task_index keeps it and does not consume an automatic index', async () => {
@@ -190,7 +206,10 @@ test('materializing like the reward-profile fixture reproduces its materialized 
 
 test('upstream example rows stream from disk through materialization untouched', async () => {
   const file = path.join(fixturesDir, 'gym/single_step_tool_use_with_argument_comparison/example.jsonl');
-  const source = (await readFile(file, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const source = (await readFile(file, 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const rows: Record<string, unknown>[] = [];
   for await (const row of materializeRows(readJsonl(file), options({ num_repeats: 3 }), file)) rows.push(row);
   assert.equal(rows.length, source.length * 3);
@@ -203,8 +222,11 @@ test('upstream example rows stream from disk through materialization untouched',
   });
 });
 
-test('materializeRecords names the input line of every repeat, and keeps each row\'s own agent_ref', async () => {
-  const lines = ['{"x":"a","responses_create_params":{"input":"hi"},"agent_ref":{"name":"other"}}', '{"x":"b","responses_create_params":{"input":"hi"}}'];
+test("materializeRecords names the input line of every repeat, and keeps each row's own agent_ref", async () => {
+  const lines = [
+    '{"x":"a","responses_create_params":{"input":"hi"},"agent_ref":{"name":"other"}}',
+    '{"x":"b","responses_create_params":{"input":"hi"}}',
+  ];
   const out: string[] = [];
   for await (const { row, line } of materializeRecords(records(lines), options({ num_repeats: 2 }), 'in.jsonl')) {
     out.push(`${line}:${row.agent_ref.name}:${row._ng_rollout_index}`);
@@ -212,7 +234,7 @@ test('materializeRecords names the input line of every repeat, and keeps each ro
   assert.deepEqual(out, ['1:other:0', '1:other:1', '2:my_agent:0', '2:my_agent:1']);
 });
 
-test('materialized rows keep the number kinds of their input line, as upstream\'s orjson round trip does', async () => {
+test("materialized rows keep the number kinds of their input line, as upstream's orjson round trip does", async () => {
   const lines = [
     '{"x":1.0,"big":12345678901234567890,"keys":{"2":"b","1":"a"},"responses_create_params":{"input":"hi","temperature":1.0}}',
     '{"x":1,"responses_create_params":{"input":"hi"}}',
@@ -223,7 +245,8 @@ test('materialized rows keep the number kinds of their input line, as upstream\'
     out.push(jsonLine(value));
     assert.equal(typeof row._ng_task_index, 'number', 'the row read for fields stays plain');
   }
-  const params = (seed: number, extra = '') => `"responses_create_params":{"input":"hi"${extra},"top_p":0.5,"metadata":{"extra_body":"{\\"seed\\": ${seed}}"}}`;
+  const params = (seed: number, extra = '') =>
+    `"responses_create_params":{"input":"hi"${extra},"top_p":0.5,"metadata":{"extra_body":"{\\"seed\\": ${seed}}"}}`;
   assert.deepEqual(out, [
     `{"x":1.0,"big":12345678901234567890,"keys":{"2":"b","1":"a"},${params(0, ',"temperature":1.0')},"agent_ref":{"name":"my_agent"},"_ng_task_index":0,"_ng_rollout_index":0}\n`,
     `{"x":1,${params(0)},"agent_ref":{"name":"my_agent"},"_ng_task_index":1,"_ng_rollout_index":0}\n`,

@@ -12,7 +12,10 @@ const ROLLOUTS = fixtureRollouts();
 /** Number-heavy texts beside them, so edits land in numbers and escapes often. */
 const MUTATED = [
   ...ROLLOUTS,
-  ...['{"r":[1.5,0.25,1.0,-3.75,1e-6,123.456,7,0,-12,1e+16,0.1],"s":"x\\ty\\n\\u0001","n":{"k":0.001,"j":-0.0}}', '{"reward":1.0,"lr":2.5e-7,"t":1700000000.0,"ids":{"10":1,"2":2}}'].map(reencoded),
+  ...[
+    '{"r":[1.5,0.25,1.0,-3.75,1e-6,123.456,7,0,-12,1e+16,0.1],"s":"x\\ty\\n\\u0001","n":{"k":0.001,"j":-0.0}}',
+    '{"reward":1.0,"lr":2.5e-7,"t":1700000000.0,"ids":{"10":1,"2":2}}',
+  ].map(reencoded),
 ];
 
 /** An object text's keys in the order written, read by the Python-semantics decoder. */
@@ -26,13 +29,19 @@ test('rollouts in orjson form are accepted, with their top-level and response en
   for (const text of ROLLOUTS) {
     const scanned = orjsonCanonicalObject(text, 'response');
     assert.ok(scanned, text.slice(0, 200));
-    assert.deepEqual(scanned.entries.map((e) => e.key), keysInOrder(text));
+    assert.deepEqual(
+      scanned.entries.map((e) => e.key),
+      keysInOrder(text),
+    );
     for (const e of scanned.entries) {
       assert.equal(text.slice(e.start, e.valueStart), `${JSON.stringify(e.key)}:`);
       assert.doesNotThrow(() => JSON.parse(text.slice(e.valueStart, e.end)), e.key);
     }
     const response = scanned.entries.find((e) => e.key === 'response')!;
-    assert.deepEqual(scanned.nested?.map((e) => e.key), keysInOrder(text.slice(response.valueStart, response.end)));
+    assert.deepEqual(
+      scanned.nested?.map((e) => e.key),
+      keysInOrder(text.slice(response.valueStart, response.end)),
+    );
   }
 });
 
@@ -82,14 +91,38 @@ test('texts already in orjson form are accepted', () => {
   }
 });
 
-const EDITS = [' ', '0', '5', '.', 'e', '-', '"', '\\', ',', ':', '{', '}', '[', ']', '\\u00e9', '\\/', '\\u0041', 'E', '+', '00', '.0', '1.50'];
+const EDITS = [
+  ' ',
+  '0',
+  '5',
+  '.',
+  'e',
+  '-',
+  '"',
+  '\\',
+  ',',
+  ':',
+  '{',
+  '}',
+  '[',
+  ']',
+  '\\u00e9',
+  '\\/',
+  '\\u0041',
+  'E',
+  '+',
+  '00',
+  '.0',
+  '1.50',
+];
 
 test('a mutated rollout is accepted only when re-encoding it gives its own bytes', () => {
   const next = random(42);
   let accepted = 0;
   let checked = 0;
   for (let round = 0; round < 4000; round++) {
-    const base = round % 2 ? MUTATED[MUTATED.length - 1 - (round % 4 >> 1)]! : MUTATED[Math.floor(next() * MUTATED.length)]!;
+    const base =
+      round % 2 ? MUTATED[MUTATED.length - 1 - ((round % 4) >> 1)]! : MUTATED[Math.floor(next() * MUTATED.length)]!;
     // Every other edit lands right after a digit, where a number's lexeme changes.
     const from = Math.floor(next() * base.length);
     const digit = base.slice(from).search(/[0-9]/);
@@ -106,7 +139,10 @@ test('a mutated rollout is accepted only when re-encoding it gives its own bytes
       same = false;
     }
     checked++;
-    assert.ok(same, `round ${round}: accepted, but re-encoding changes it near ${JSON.stringify(text.slice(Math.max(0, at - 40), at + 40))}`);
+    assert.ok(
+      same,
+      `round ${round}: accepted, but re-encoding changes it near ${JSON.stringify(text.slice(Math.max(0, at - 40), at + 40))}`,
+    );
   }
   assert.ok(accepted > 100 && checked === accepted, `accepted ${accepted} of 4000 mutations`);
 });

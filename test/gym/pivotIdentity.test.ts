@@ -9,7 +9,14 @@ const params = {
     { type: 'function_call', name: 'search', arguments: '{"to":"OSL"}', call_id: 'c1' },
     { type: 'function_call_output', call_id: 'c1', output: '[{"id":7}]' },
   ],
-  tools: [{ type: 'function', name: 'book', parameters: { type: 'object', properties: { id: { type: 'integer' } } }, strict: true }],
+  tools: [
+    {
+      type: 'function',
+      name: 'book',
+      parameters: { type: 'object', properties: { id: { type: 'integer' } } },
+      strict: true,
+    },
+  ],
   tool_choice: 'auto',
   parallel_tool_calls: false,
 };
@@ -20,11 +27,18 @@ const row = { responses_create_params: params, expected_action: action };
 function reversedKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reversedKeys);
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversedKeys(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([k, v]) => [k, reversedKeys(v)]),
+  );
 }
 
 test('canonical JSON sorts object keys at every depth and keeps array order', () => {
-  assert.equal(canonicalJson({ b: 1, a: { d: [{ y: 1, x: 2 }, 3], c: null } }), '{"a":{"c":null,"d":[{"x":2,"y":1},3]},"b":1}');
+  assert.equal(
+    canonicalJson({ b: 1, a: { d: [{ y: 1, x: 2 }, 3], c: null } }),
+    '{"a":{"c":null,"d":[{"x":2,"y":1},3]},"b":1}',
+  );
   assert.equal(canonicalJson(reversedKeys(row)), canonicalJson(row));
   assert.notEqual(canonicalJson([1, 2]), canonicalJson([2, 1]));
   assert.equal(canonicalJson({ a: undefined, b: 'x' }), '{"b":"x"}', 'absent and undefined fields are the same');
@@ -35,10 +49,17 @@ test('the key reads only the request and the expected action', () => {
   const key = pivotKey(row);
   assert.match(key, /^[0-9a-f]{64}$/);
   assert.equal(pivotKey(reversedKeys(row) as typeof row), key, 'reordered object keys, same pivot');
-  const withProvenance = { ...row, agent_ref: { type: 'responses_api_agents', name: 'x' }, provenance: { uuid: 'u', source_line: 3 }, extra: 1 };
+  const withProvenance = {
+    ...row,
+    agent_ref: { type: 'responses_api_agents', name: 'x' },
+    provenance: { uuid: 'u', source_line: 3 },
+    extra: 1,
+  };
   assert.equal(pivotKey(withProvenance), key, 'provenance, agent_ref and extra fields do not matter');
   // Pools persist keys (a curriculum's retired list), so the byte form is part of the contract.
-  const expected = createHash('sha256').update(`[${canonicalJson(params)},${canonicalJson(action)}]`).digest('hex');
+  const expected = createHash('sha256')
+    .update(`[${canonicalJson(params)},${canonicalJson(action)}]`)
+    .digest('hex');
   assert.equal(key, expected);
 });
 

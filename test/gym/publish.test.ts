@@ -8,11 +8,28 @@ import { publishPivotDataset, type PublishOptions } from '../../gym/publish';
 import { validatePivotDataset } from '../../gym/validator';
 
 const tools = [
-  { type: 'function', name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } } }, strict: true },
-  { type: 'function', name: 'book_flight', description: 'Book', parameters: { type: 'object', properties: { to: { type: 'string' } } }, strict: true },
+  {
+    type: 'function',
+    name: 'get_weather',
+    description: 'Weather',
+    parameters: { type: 'object', properties: { city: { type: 'string' } } },
+    strict: true,
+  },
+  {
+    type: 'function',
+    name: 'book_flight',
+    description: 'Book',
+    parameters: { type: 'object', properties: { to: { type: 'string' } } },
+    strict: true,
+  },
 ];
 
-function candidate(i: number, action: Record<string, unknown>, depth: number, sourceReward = 1.0): Record<string, unknown> {
+function candidate(
+  i: number,
+  action: Record<string, unknown>,
+  depth: number,
+  sourceReward = 1.0,
+): Record<string, unknown> {
   return {
     responses_create_params: {
       input: [{ role: 'user', content: `task ${i}: please help` }],
@@ -37,10 +54,14 @@ function candidate(i: number, action: Record<string, unknown>, depth: number, so
   };
 }
 
-const call = (name: string, args: Record<string, unknown>) => ({ type: 'function_call', name, arguments: JSON.stringify(args) });
+const call = (name: string, args: Record<string, unknown>) => ({
+  type: 'function_call',
+  name,
+  arguments: JSON.stringify(args),
+});
 
 // Candidate i → rewards of its K = 4 local samples (null: no profile row at all).
-const plan: [Record<string, unknown>, number, (number[] | null), number?][] = [
+const plan: [Record<string, unknown>, number, number[] | null, number?][] = [
   [call('get_weather', { city: 'Paris' }), 0, [1, 0, 1, 0]], // 0 mixed 0.5
   [call('get_weather', { city: 'Rome' }), 1, [1, 1, 1, 1]], // 1 all_pass
   [{ type: 'message', content: 'Done.' }, 2, [0, 0, 0, 0]], // 2 all_fail
@@ -71,16 +92,23 @@ async function writeInputs(dir: string): Promise<PublishOptions> {
   const localProfilePath = path.join(dir, 'local_reward_profiling.jsonl');
   const skippedPath = path.join(dir, 'candidates_skipped.jsonl');
   const convertMetricsPath = path.join(dir, 'candidates_metrics.json');
-  await writeFile(candidatesPath, plan.map(([action, depth], i) => `${JSON.stringify(candidate(i, action, depth, i === 6 ? 0.5 : 1.0))}\n`).join(''));
+  await writeFile(
+    candidatesPath,
+    plan.map(([action, depth], i) => `${JSON.stringify(candidate(i, action, depth, i === 6 ? 0.5 : 1.0))}\n`).join(''),
+  );
   await writeFile(
     localProfilePath,
     plan
-      .map(([, , rewards, expected], i) => (rewards ? `${JSON.stringify(profileRow(i, rewards, expected ?? rewards.length))}\n` : ''))
+      .map(([, , rewards, expected], i) =>
+        rewards ? `${JSON.stringify(profileRow(i, rewards, expected ?? rewards.length))}\n` : '',
+      )
       .join(''),
   );
   await writeFile(
     skippedPath,
-    ['parallel_tool_calls', 'parallel_tool_calls', 'malformed_trajectory'].map((reason) => `${JSON.stringify({ reason, source_line: 1 })}\n`).join(''),
+    ['parallel_tool_calls', 'parallel_tool_calls', 'malformed_trajectory']
+      .map((reason) => `${JSON.stringify({ reason, source_line: 1 })}\n`)
+      .join(''),
   );
   await writeFile(convertMetricsPath, JSON.stringify({ num_tasks: 5, num_rollouts: 20, num_positive_trajectories: 7 }));
   return {
@@ -137,7 +165,13 @@ test('publish keeps mixed pivots within budget and writes every artifact', async
     'candidate order; the 0.75 pivot went over budget',
   );
   for (const p of pivots) {
-    assert.deepEqual(Object.keys(p), ['responses_create_params', 'expected_action', 'agent_ref', 'provenance', 'category']);
+    assert.deepEqual(Object.keys(p), [
+      'responses_create_params',
+      'expected_action',
+      'agent_ref',
+      'provenance',
+      'category',
+    ]);
     assert.deepEqual(p.agent_ref, { type: 'responses_api_agents', name: 'demo_pivot_agent' });
     assert.equal(p.category, 'synthetic', 'extra fields survive');
   }
@@ -159,7 +193,13 @@ test('publish keeps mixed pivots within budget and writes every artifact', async
   assert.ok(config.demo_pivot_resources_server.resources_servers.single_step_tool_use_with_argument_comparison);
 
   const selection = JSON.parse(await readFile(result.selectionMetricsPath, 'utf8'));
-  assert.deepEqual(selection.upstream, { tasks: 5, rollouts: 20, positive_trajectories: 7, decision_points: null, deduped: null });
+  assert.deepEqual(selection.upstream, {
+    tasks: 5,
+    rollouts: 20,
+    positive_trajectories: 7,
+    decision_points: null,
+    deduped: null,
+  });
   assert.deepEqual(selection.kept, { count: 2, percent: 28.57 });
   assert.deepEqual(selection.skipped_by_reason, {
     parallel_tool_calls: { count: 2, percent: 66.67 },
@@ -176,7 +216,18 @@ test('publish keeps mixed pivots within budget and writes every artifact', async
   assert.deepEqual(
     selection.local_pass_rate_histogram.map((b: { published: number; dropped: number }) => [b.published, b.dropped]),
     // 0.0 all-fail, 0.25 and 0.5 published, 0.75 over budget, 1.0 all-pass; incomplete ones are left out.
-    [[0, 1], [0, 0], [1, 0], [0, 0], [0, 0], [1, 0], [0, 0], [0, 1], [0, 0], [0, 1]],
+    [
+      [0, 1],
+      [0, 0],
+      [1, 0],
+      [0, 0],
+      [0, 0],
+      [1, 0],
+      [0, 0],
+      [0, 1],
+      [0, 0],
+      [0, 1],
+    ],
   );
   assert.equal(selection.simulator_label, 'seeded policy simulator');
 
@@ -209,7 +260,9 @@ test('publishing is deterministic: same inputs, byte-identical files', async (t)
   const opts = await writeInputs(dir);
   const snapshot = async (outDir: string) => {
     const files = (await readdir(outDir)).sort();
-    return Object.fromEntries(await Promise.all(files.map(async (f) => [f, await readFile(path.join(outDir, f), 'utf8')])));
+    return Object.fromEntries(
+      await Promise.all(files.map(async (f) => [f, await readFile(path.join(outDir, f), 'utf8')])),
+    );
   };
   await publishPivotDataset(opts);
   const first = await snapshot(opts.outDir);
@@ -224,7 +277,12 @@ test('without a budget or skip file every mixed pivot is published and skipped i
   const dir = await mkdtemp(path.join(tmpdir(), 'publish-'));
   t.after(() => rm(dir, { recursive: true, force: true }));
   const opts = await writeInputs(dir);
-  const result = await publishPivotDataset({ ...opts, maxPivots: undefined, skippedPath: undefined, allowPartial: true });
+  const result = await publishPivotDataset({
+    ...opts,
+    maxPivots: undefined,
+    skippedPath: undefined,
+    allowPartial: true,
+  });
   assert.equal(result.counts.skipped, 0);
   assert.equal(result.counts.over_budget, 0);
   assert.equal(result.counts.incomplete, 1, 'the candidate without any profile row stays incomplete');
@@ -239,7 +297,10 @@ test('bad inputs fail with file, line and reason', async (t) => {
   await writeFile(opts.localProfilePath, `${JSON.stringify(profileRow(7, [1, 0], 2))}\n`);
   await assert.rejects(publishPivotDataset(opts), /local_reward_profiling\.jsonl:1: _ng_task_index 7 has no candidate/);
 
-  await writeFile(opts.localProfilePath, `${JSON.stringify(profileRow(0, [1, 0], 2))}\n${JSON.stringify(profileRow(0, [1, 0], 2))}\n`);
+  await writeFile(
+    opts.localProfilePath,
+    `${JSON.stringify(profileRow(0, [1, 0], 2))}\n${JSON.stringify(profileRow(0, [1, 0], 2))}\n`,
+  );
   await assert.rejects(publishPivotDataset(opts), /:2: duplicate profile row for _ng_task_index 0/);
 
   const lines = (await readFile(opts.candidatesPath, 'utf8')).split('\n');
@@ -273,14 +334,19 @@ test('a pivot with fewer local samples than asked for is held back, or published
   t.after(() => rm(dir, { recursive: true, force: true }));
   const opts = { ...(await writeInputs(dir)), maxPivots: undefined };
   const partialOf = (rows: Record<string, unknown>[]) =>
-    rows.filter((r) => (r.provenance as Record<string, unknown>).local_partial === true).map((r) => (r.provenance as Record<string, unknown>).task_index);
+    rows
+      .filter((r) => (r.provenance as Record<string, unknown>).local_partial === true)
+      .map((r) => (r.provenance as Record<string, unknown>).task_index);
 
   // Candidate 4 has 2 of its 4 samples (rewards 1, 0): mixed on what completed, but incomplete.
   const held = await publishPivotDataset(opts);
   assert.equal(held.counts.incomplete, 2);
   assert.equal(held.counts.published_partial, 0);
   const heldRows = await readJsonlFile(held.pivotsPath);
-  assert.deepEqual(heldRows.map((r) => (r.provenance as Record<string, unknown>).task_index), [0, 3, 6]);
+  assert.deepEqual(
+    heldRows.map((r) => (r.provenance as Record<string, unknown>).task_index),
+    [0, 3, 6],
+  );
   assert.deepEqual(partialOf(heldRows), []);
 
   const allowed = await publishPivotDataset({ ...opts, outDir: path.join(dir, 'allowed'), allowPartial: true });
@@ -288,12 +354,23 @@ test('a pivot with fewer local samples than asked for is held back, or published
   assert.equal(allowed.counts.published_partial, 1);
   const rows = await readJsonlFile(allowed.pivotsPath);
   assert.deepEqual(partialOf(rows), [4]);
-  const provenance = rows.find((r) => (r.provenance as Record<string, unknown>).task_index === 4)!.provenance as Record<string, unknown>;
+  const provenance = rows.find((r) => (r.provenance as Record<string, unknown>).task_index === 4)!.provenance as Record<
+    string,
+    unknown
+  >;
   assert.equal(provenance.local_num_samples, 2);
   assert.equal(provenance.local_expected_num_samples, 4);
   assert.equal(provenance.local_pass_rate, 0.5);
   // Complete pivots carry no partial marker at all, so their bytes are what they were.
-  for (const r of rows) if ((r.provenance as Record<string, unknown>).task_index !== 4) assert.equal('local_partial' in (r.provenance as object), false);
-  const validation = await validatePivotDataset({ path: allowed.pivotsPath, agentRef: 'demo_pivot_agent', requireFields: [], requireAnyFields: [], checkToolNames: true });
+  for (const r of rows)
+    if ((r.provenance as Record<string, unknown>).task_index !== 4)
+      assert.equal('local_partial' in (r.provenance as object), false);
+  const validation = await validatePivotDataset({
+    path: allowed.pivotsPath,
+    agentRef: 'demo_pivot_agent',
+    requireFields: [],
+    requireAnyFields: [],
+    checkToolNames: true,
+  });
   assert.equal(validation.exitCode, 0, validation.stderr);
 });

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { isPyDict, loadsPythonJson, MAX_NESTING_DEPTH, PythonJsonDecodeError, type PyValue } from '../../gym/pythonJson';
+import {
+  isPyDict,
+  loadsPythonJson,
+  MAX_NESTING_DEPTH,
+  PythonJsonDecodeError,
+  type PyValue,
+} from '../../gym/pythonJson';
 import { pyRepr } from '../../gym/validator/pythonRepr';
 
 // Each case is a point where CPython's json.loads and JavaScript's JSON.parse part ways; the
@@ -48,12 +54,21 @@ test('surrogate escapes: pairs combine, lone halves are kept', () => {
 
 test('numbers: the lexeme decides int or float; ints are exact at any size', () => {
   assert.equal(JSON.parse('9007199254740993'), 9007199254740992);
-  const values = loadsPythonJson('[1.0, 1, 1e16, 1E2, -0, -0.0, 9007199254740993, 1e400, 1e-400, 123456789012345678901234567890]');
-  assert.deepEqual((values as PyValue[]).map((v) => typeof v), [
-    'number', 'bigint', 'number', 'number', 'bigint', 'number', 'bigint', 'number', 'number', 'bigint',
-  ]);
-  assert.equal(pyRepr(values), '[1.0, 1, 1e+16, 100.0, 0, -0.0, 9007199254740993, inf, 0.0, 123456789012345678901234567890]');
-  assert.equal(pyRepr(loadsPythonJson('[0.0001, 0.00001, 123456789012345.6, 1.5e300, 5e-324]')), '[0.0001, 1e-05, 123456789012345.6, 1.5e+300, 5e-324]');
+  const values = loadsPythonJson(
+    '[1.0, 1, 1e16, 1E2, -0, -0.0, 9007199254740993, 1e400, 1e-400, 123456789012345678901234567890]',
+  );
+  assert.deepEqual(
+    (values as PyValue[]).map((v) => typeof v),
+    ['number', 'bigint', 'number', 'number', 'bigint', 'number', 'bigint', 'number', 'number', 'bigint'],
+  );
+  assert.equal(
+    pyRepr(values),
+    '[1.0, 1, 1e+16, 100.0, 0, -0.0, 9007199254740993, inf, 0.0, 123456789012345678901234567890]',
+  );
+  assert.equal(
+    pyRepr(loadsPythonJson('[0.0001, 0.00001, 123456789012345.6, 1.5e300, 5e-324]')),
+    '[0.0001, 1e-05, 123456789012345.6, 1.5e+300, 5e-324]',
+  );
 });
 
 test('number lexemes Python refuses or cuts short', () => {
@@ -72,7 +87,10 @@ test('number lexemes Python refuses or cuts short', () => {
 
 test('whitespace is space, tab, LF and CR only; a BOM has its own message', () => {
   assert.deepEqual(loadsPythonJson(' \t\n\r[ \t\n\r1 \t\n\r] \t\n\r'), [1n]);
-  assert.equal(decodeError('\ufeff{}').message, 'Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)');
+  assert.equal(
+    decodeError('\ufeff{}').message,
+    'Unexpected UTF-8 BOM (decode using utf-8-sig): line 1 column 1 (char 0)',
+  );
   for (const space of ['\f', '\v', '\u00a0', '\u3000', '\u2028', '\u0085']) {
     assert.equal(decodeError(`${space}{}`).message, 'Expecting value: line 1 column 1 (char 0)', JSON.stringify(space));
     assert.equal(decodeError(`{}${space}`).message, 'Extra data: line 1 column 3 (char 2)', JSON.stringify(space));
@@ -110,5 +128,8 @@ test('nesting beyond the limit is a decode error, not a stack overflow', () => {
   const nested = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
   assert.ok(Array.isArray(loadsPythonJson(nested(MAX_NESTING_DEPTH))));
   assert.equal(decodeError(nested(MAX_NESTING_DEPTH + 1)).position, MAX_NESTING_DEPTH);
-  assert.equal(decodeError(`${'{"a":'.repeat(MAX_NESTING_DEPTH + 1)}1${'}'.repeat(MAX_NESTING_DEPTH + 1)}`).reason, 'Too deeply nested');
+  assert.equal(
+    decodeError(`${'{"a":'.repeat(MAX_NESTING_DEPTH + 1)}1${'}'.repeat(MAX_NESTING_DEPTH + 1)}`).reason,
+    'Too deeply nested',
+  );
 });

@@ -41,14 +41,23 @@ test('pythonRound rounds the exact binary value, ties to even, like Python round
 });
 
 test('pythonJsonDumps uses Python separators and ensure_ascii escapes', () => {
-  assert.equal(pythonJsonDumps({ a: [1, 2.5, 'x y'], b: null, c: true }), '{"a": [1, 2.5, "x y"], "b": null, "c": true}');
+  assert.equal(
+    pythonJsonDumps({ a: [1, 2.5, 'x y'], b: null, c: true }),
+    '{"a": [1, 2.5, "x y"], "b": null, "c": true}',
+  );
   assert.equal(pythonJsonDumps('é\u007f\n😀'), '"\\u00e9\\u007f\\n\\ud83d\\ude00"');
   assert.equal(pythonJsonDumps({ e: {}, f: [] }), '{"e": {}, "f": []}');
 });
 
 test('pythonJsonDumps with indent matches json.dump(..., indent=4)', () => {
-  const text = pythonJsonDumps({ n: 5, s: { Average: 14, Min: 1.5 }, l: [1] }, { indent: 4, floatKeys: new Set(['Average', 'Min']) });
-  assert.equal(text, '{\n    "n": 5,\n    "s": {\n        "Average": 14.0,\n        "Min": 1.5\n    },\n    "l": [\n        1\n    ]\n}');
+  const text = pythonJsonDumps(
+    { n: 5, s: { Average: 14, Min: 1.5 }, l: [1] },
+    { indent: 4, floatKeys: new Set(['Average', 'Min']) },
+  );
+  assert.equal(
+    text,
+    '{\n    "n": 5,\n    "s": {\n        "Average": 14.0,\n        "Min": 1.5\n    },\n    "l": [\n        1\n    ]\n}',
+  );
 });
 
 test('orjsonFloatRepr writes fixed notation exactly for 1e-5 <= |x| < 1e16, as orjson does', () => {
@@ -68,12 +77,24 @@ test('orjsonFloatRepr writes fixed notation exactly for 1e-5 <= |x| < 1e16, as o
 });
 
 test('orjsonDumps keeps Python kinds from PyDicts, drops undefined object values and escapes as JSON', () => {
-  const value = { a: undefined, b: [undefined, 1, 2.5], c: new Map<string, unknown>([['f', 1], ['i', 2n], ['n', { x: 3 }]]), 'q"\n': 'é\u0001😀' };
+  const value = {
+    a: undefined,
+    b: [undefined, 1, 2.5],
+    c: new Map<string, unknown>([
+      ['f', 1],
+      ['i', 2n],
+      ['n', { x: 3 }],
+    ]),
+    'q"\n': 'é\u0001😀',
+  };
   assert.equal(orjsonDumps(value), '{"b":[null,1,2.5],"c":{"f":1.0,"i":2,"n":{"x":3.0}},"q\\"\\n":"é\\u0001😀"}');
   assert.equal(orjsonDumps({ e: {}, l: [] }, { indent: 2 }), '{\n  "e": {},\n  "l": []\n}');
 });
 
 test('orjsonDumps with a depth indents as a value that deep in an indented document', () => {
   const value = { a: [1, { b: 2 }] };
-  assert.equal(orjsonDumps(value, { indent: 2, depth: 2 }), orjsonDumps(value, { indent: 2 }).replaceAll('\n', '\n    '));
+  assert.equal(
+    orjsonDumps(value, { indent: 2, depth: 2 }),
+    orjsonDumps(value, { indent: 2 }).replaceAll('\n', '\n    '),
+  );
 });

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { compareCodePoints, countPythonWords, forEachPythonWord, isBlank, pythonStrip } from '../../gym/pythonJsonLexis';
+import {
+  compareCodePoints,
+  countPythonWords,
+  forEachPythonWord,
+  isBlank,
+  pythonStrip,
+} from '../../gym/pythonJsonLexis';
 
 /** `s.split()`, collected. */
 function pythonSplit(s: string): string[] {

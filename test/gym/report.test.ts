@@ -83,7 +83,10 @@ test('the report is one self-contained HTML page with inline SVG charts', () => 
 
 test('a simulated policy is labelled visibly; a real one is not', () => {
   const simulated = renderReport(reportData('pivot-miner seeded policy simulator'));
-  assert.match(simulated, /<div class="banner" id="simulator-banner">SIMULATED POLICY[^<]*pivot-miner seeded policy simulator/);
+  assert.match(
+    simulated,
+    /<div class="banner" id="simulator-banner">SIMULATED POLICY[^<]*pivot-miner seeded policy simulator/,
+  );
   const real = renderReport(reportData(null));
   assert.doesNotMatch(real, /simulator-banner|SIMULATED/);
 });
@@ -94,7 +97,10 @@ test('a real model that profiled the pivots is named, and so is a simulated sour
   assert.match(real, /id="policy-model">[^<]*<b>gemma-3-270m&lt;q4&gt;<\/b> \(\/v1\/chat\/completions\)/);
   assert.match(real, /source rollouts[^<]*seeded policy simulator/);
   assert.doesNotMatch(real, /simulator-banner/);
-  const realSources = renderReport({ ...reportData(null), policy: { ...policy, api: 'responses', sourceRolloutsSimulated: false } });
+  const realSources = renderReport({
+    ...reportData(null),
+    policy: { ...policy, api: 'responses', sourceRolloutsSimulated: false },
+  });
   assert.match(realSources, /\(\/v1\/responses\)/);
   assert.doesNotMatch(realSources, /simulator/);
   // The banner wins: a simulated run never claims a real model.
@@ -221,7 +227,8 @@ test('Chromium renders the report with its plots drawn', async (t) => {
   const nonWhite = countPixels(png, (r, g, b) => r < 245 || g < 245 || b < 245);
   assert.ok(nonWhite > total * 0.05, `only ${nonWhite} non-white pixels: the page looks blank`);
   const colours = new Set<number>();
-  for (let i = 0; i < png.rgb.length; i += 3) colours.add((png.rgb[i]! << 16) | (png.rgb[i + 1]! << 8) | png.rgb[i + 2]!);
+  for (let i = 0; i < png.rgb.length; i += 3)
+    colours.add((png.rgb[i]! << 16) | (png.rgb[i + 1]! << 8) | png.rgb[i + 2]!);
   assert.ok(colours.size > 50, `only ${colours.size} distinct colours`);
 
   // Bars are drawn in their series colours, and the simulator banner in its own.

@@ -6,7 +6,12 @@ import { after, before, test } from 'node:test';
 import { jsonLine, readJsonl } from '../../gym/jsonl';
 import { JsonlError } from '../../gym/errors';
 import { materializeOptionsSchema, materializeRows } from '../../gym/materialize';
-import { formatProfileSummary, profileFromData, writeRewardProfile, type GroupLevelMetrics } from '../../gym/rewardProfile';
+import {
+  formatProfileSummary,
+  profileFromData,
+  writeRewardProfile,
+  type GroupLevelMetrics,
+} from '../../gym/rewardProfile';
 import { fixturesDir } from '../fixtures';
 
 // `ng_reward_profile` on files: what is written next to the rollouts, what is handed back, and the
@@ -23,11 +28,18 @@ after(async () => {
 });
 
 /** Three tasks × 2 repeats materialized from workplace_assistant inputs, answered by its real rollouts. */
-async function buildRun(name: string): Promise<{ inputs: string; rollouts: string; materialized: Row[]; results: Row[] }> {
+async function buildRun(
+  name: string,
+): Promise<{ inputs: string; rollouts: string; materialized: Row[]; results: Row[] }> {
   const source = path.join(fixturesDir, 'gym/workplace_assistant/example_rollouts.jsonl');
   const fixtureRollouts: Row[] = [];
   for await (const r of readJsonl(source)) fixtureRollouts.push(r.value as Row);
-  const taskRows = fixtureRollouts.slice(0, 3).map((r, i) => ({ value: { responses_create_params: r.responses_create_params, task: i }, line: i + 1, byteOffset: 0, byteLength: 0 }));
+  const taskRows = fixtureRollouts.slice(0, 3).map((r, i) => ({
+    value: { responses_create_params: r.responses_create_params, task: i },
+    line: i + 1,
+    byteOffset: 0,
+    byteLength: 0,
+  }));
   const materialized: Row[] = [];
   const opts = materializeOptionsSchema.parse({ agent_name: 'workplace_assistant_simple_agent', num_repeats: 2 });
   for await (const row of materializeRows(taskRows, opts, 'tasks.jsonl')) materialized.push(row);
@@ -46,7 +58,11 @@ async function buildRun(name: string): Promise<{ inputs: string; rollouts: strin
 test('writeRewardProfile writes NeMo Gym files next to the rollouts', async () => {
   const run = await buildRun('wa');
   const handed: GroupLevelMetrics[] = [];
-  const out = await writeRewardProfile({ materializedInputsPath: run.inputs, rolloutsPath: run.rollouts, onGroup: (row) => handed.push(row) });
+  const out = await writeRewardProfile({
+    materializedInputsPath: run.inputs,
+    rolloutsPath: run.rollouts,
+    onGroup: (row) => handed.push(row),
+  });
   assert.equal(out.rewardProfilingPath, path.join(dir, 'wa_reward_profiling.jsonl'));
   assert.equal(out.agentMetricsPath, path.join(dir, 'wa_agent_metrics.json'));
 
@@ -54,16 +70,25 @@ test('writeRewardProfile writes NeMo Gym files next to the rollouts', async () =
   assert.equal(lines.pop(), '');
   const written = lines.map((l) => JSON.parse(l) as Row);
   // The file (samples read back by offset) equals the in-memory profile of the full rows.
-  assert.deepEqual(written, JSON.parse(JSON.stringify(profileFromData(run.materialized, run.results, false).groupLevel)));
+  assert.deepEqual(
+    written,
+    JSON.parse(JSON.stringify(profileFromData(run.materialized, run.results, false).groupLevel)),
+  );
   // What is handed to onGroup is the same stats without the sample.
   assert.equal(out.tasks, 3);
+  assert.deepEqual(handed, JSON.parse(JSON.stringify(written.map(({ sample: _sample, ...stats }) => stats))));
   assert.deepEqual(
-    handed,
-    JSON.parse(JSON.stringify(written.map(({ sample: _sample, ...stats }) => stats))),
+    written.map((g) => g._ng_task_index),
+    [0, 1, 2],
   );
-  assert.deepEqual(written.map((g) => g._ng_task_index), [0, 1, 2]);
-  assert.deepEqual(written.map((g) => g['mean/reward']), [0.5, 1, 0.5]);
-  assert.deepEqual(written.map((g) => g['std/reward']), [Math.SQRT1_2, 0, Math.SQRT1_2]);
+  assert.deepEqual(
+    written.map((g) => g['mean/reward']),
+    [0.5, 1, 0.5],
+  );
+  assert.deepEqual(
+    written.map((g) => g['std/reward']),
+    [Math.SQRT1_2, 0, Math.SQRT1_2],
+  );
   assert.ok(written.every((g) => !Object.keys(g).some((k) => k.startsWith('histogram'))));
   assert.ok(written.every((g) => typeof g['mean/total_tokens'] === 'number'));
   const { _ng_task_index: _t, _ng_rollout_index: _r, ...sample0 } = run.materialized[0]!;
@@ -108,36 +133,57 @@ test('writeRewardProfile writes NeMo Gym files next to the rollouts', async () =
 
 test('writeRewardProfile is strict by default and profiles partial collections on request', async () => {
   const run = await buildRun('partial');
-  const kept = run.results.filter((r) => !(r._ng_task_index === 1 || (r._ng_task_index === 2 && r._ng_rollout_index === 0)));
+  const kept = run.results.filter(
+    (r) => !(r._ng_task_index === 1 || (r._ng_task_index === 2 && r._ng_rollout_index === 0)),
+  );
   await writeFile(run.rollouts, kept.map(jsonLine).join(''));
   await assert.rejects(
     writeRewardProfile({ materializedInputsPath: run.inputs, rolloutsPath: run.rollouts }),
     /Missing rollout keys: \[\(1, 0\), \(1, 1\), \(2, 0\)\]\.\n\nUse \+\+allow_partial_rollouts=True/,
   );
   const handed: GroupLevelMetrics[] = [];
-  const out = await writeRewardProfile({ materializedInputsPath: run.inputs, rolloutsPath: run.rollouts, allowPartialRollouts: true, onGroup: (row) => handed.push(row) });
-  assert.deepEqual(handed.map((g) => [g._ng_task_index, g.num_rollouts, g.missing_num_rollouts]), [
-    [0, 2, 0],
-    [2, 1, 1],
-  ]);
+  const out = await writeRewardProfile({
+    materializedInputsPath: run.inputs,
+    rolloutsPath: run.rollouts,
+    allowPartialRollouts: true,
+    onGroup: (row) => handed.push(row),
+  });
+  assert.deepEqual(
+    handed.map((g) => [g._ng_task_index, g.num_rollouts, g.missing_num_rollouts]),
+    [
+      [0, 2, 0],
+      [2, 1, 1],
+    ],
+  );
   // The sample written is the lowest *completed* rollout's row.
-  const writtenRows = (await readFile(out.rewardProfilingPath, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Row);
-  assert.deepEqual(writtenRows[1]!.sample, { ...(() => {
-    const { _ng_task_index: _t, _ng_rollout_index: _r, ...rest } = run.materialized[5]!;
-    return rest;
-  })() });
-  assert.match(formatProfileSummary(out), /Reward profile completion: 3\/6 rollout rows \(50\.00%\)\nInput rows: 3 total; 1 complete; 1 partial; 1 without rollouts dropped from output\./);
+  const writtenRows = (await readFile(out.rewardProfilingPath, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Row);
+  assert.deepEqual(writtenRows[1]!.sample, {
+    ...(() => {
+      const { _ng_task_index: _t, _ng_rollout_index: _r, ...rest } = run.materialized[5]!;
+      return rest;
+    })(),
+  });
+  assert.match(
+    formatProfileSummary(out),
+    /Reward profile completion: 3\/6 rollout rows \(50\.00%\)\nInput rows: 3 total; 1 complete; 1 partial; 1 without rollouts dropped from output\./,
+  );
 });
 
 test('writeRewardProfile names file and line for rows it cannot key', async () => {
   const run = await buildRun('badline');
   const text = await readFile(run.rollouts, 'utf8');
   await writeFile(run.rollouts, text.replace(/"_ng_rollout_index":\d+/, '"_ng_rollout_index":"x"'));
-  await assert.rejects(writeRewardProfile({ materializedInputsPath: run.inputs, rolloutsPath: run.rollouts }), (err: unknown) => {
-    assert.ok(err instanceof JsonlError);
-    assert.equal(err.file, run.rollouts);
-    assert.equal(err.line, 1);
-    assert.match(err.reason, /_ng_rollout_index/);
-    return true;
-  });
+  await assert.rejects(
+    writeRewardProfile({ materializedInputsPath: run.inputs, rolloutsPath: run.rollouts }),
+    (err: unknown) => {
+      assert.ok(err instanceof JsonlError);
+      assert.equal(err.file, run.rollouts);
+      assert.equal(err.line, 1);
+      assert.match(err.reason, /_ng_rollout_index/);
+      return true;
+    },
+  );
 });

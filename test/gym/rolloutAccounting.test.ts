@@ -42,13 +42,20 @@ test('every expected rollout is counted once: succeeded, failed by its last clas
     'collect.terminal': 2,
     'collect.omitted': 1,
   });
-  assert.equal(accountingLine('collect', result), 'collect: 6 expected = 2 succeeded + 3 failed (agent_reported 1, http_5xx 1, timeout 1; 2 terminal) + 1 omitted');
+  assert.equal(
+    accountingLine('collect', result),
+    'collect: 6 expected = 2 succeeded + 3 failed (agent_reported 1, http_5xx 1, timeout 1; 2 terminal) + 1 omitted',
+  );
 });
 
 test('counts that do not add up are named', () => {
   const result = sixRollouts();
-  assert.deepEqual(accountingProblems({ ...result, succeeded: 3 }), ['succeeded 3 + failed 3 + omitted 1 != expected 6']);
-  assert.deepEqual(accountingProblems({ ...result, failed_by_class: { http_5xx: 1 } }), ['failed_by_class sums to 1, not failed 3']);
+  assert.deepEqual(accountingProblems({ ...result, succeeded: 3 }), [
+    'succeeded 3 + failed 3 + omitted 1 != expected 6',
+  ]);
+  assert.deepEqual(accountingProblems({ ...result, failed_by_class: { http_5xx: 1 } }), [
+    'failed_by_class sums to 1, not failed 3',
+  ]);
   const stray = new RolloutAccountant(1, 3);
   stray.addSuccess('0:0');
   stray.addFailure('9:9', 'http_5xx', true);
@@ -56,7 +63,16 @@ test('counts that do not add up are named', () => {
 });
 
 test('run_summary marks each stage and the pivots as adding up, or says why not', () => {
-  const pivots = { candidates: 10, published: 3, published_partial: 0, held_back_incomplete: 2, all_pass: 2, all_fail: 2, constant: 0, over_budget: 1 };
+  const pivots = {
+    candidates: 10,
+    published: 3,
+    published_partial: 0,
+    held_back_incomplete: 2,
+    all_pass: 2,
+    all_fail: 2,
+    constant: 0,
+    over_budget: 1,
+  };
   const summary = buildRunSummary({
     runId: 'r',
     pipelineVersion: 'v',
@@ -71,5 +87,16 @@ test('run_summary marks each stage and the pivots as adding up, or says why not'
   assert.deepEqual(summary.stages.local_profile!.problems, ['succeeded 2 + failed 3 + omitted 0 != expected 6']);
   assert.equal(summary.pivots.adds_up, true);
   assert.deepEqual(Object.keys(summary.counts), ['a', 'b']);
-  assert.equal(buildRunSummary({ ...summary, runId: 'r', pipelineVersion: 'v', numSamples: 8, allowPartial: false, accounting: {}, pivots: { ...pivots, published: 4 } }).pivots.adds_up, false);
+  assert.equal(
+    buildRunSummary({
+      ...summary,
+      runId: 'r',
+      pipelineVersion: 'v',
+      numSamples: 8,
+      allowPartial: false,
+      accounting: {},
+      pivots: { ...pivots, published: 4 },
+    }).pivots.adds_up,
+    false,
+  );
 });

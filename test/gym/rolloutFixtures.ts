@@ -17,6 +17,9 @@ export function fixtureRollouts(): string[] {
     } catch {
       return [];
     }
-    return text.split('\n').filter((l) => l !== '').map(reencoded);
+    return text
+      .split('\n')
+      .filter((l) => l !== '')
+      .map(reencoded);
   });
 }

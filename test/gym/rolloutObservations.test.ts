@@ -29,13 +29,22 @@ function observations(row: Record<string, any>, i: number): Record<string, unkno
       model_calls: [{ request: row.responses_create_params, response: row.response }],
       gaps: [],
     },
-    ng_model_call_capture: { rollout_id: `${i}`, metrics: { latency_s: 0.25, reward: 0.0 }, calls: [{ request: {}, response: { usage: { input_tokens: 9 } } }] },
-    ng_agent_observations: { records: [{ kind: 'invocation', invocation_id: 'a' }], gaps: [{ code: 'multimodal_history_redacted' }] },
+    ng_model_call_capture: {
+      rollout_id: `${i}`,
+      metrics: { latency_s: 0.25, reward: 0.0 },
+      calls: [{ request: {}, response: { usage: { input_tokens: 9 } } }],
+    },
+    ng_agent_observations: {
+      records: [{ kind: 'invocation', invocation_id: 'a' }],
+      gaps: [{ code: 'multimodal_history_redacted' }],
+    },
   };
 }
 
 function lines(env: string): string[] {
-  return readFileSync(path.join(fixturesDir, 'gym', env, 'example_rollouts.jsonl'), 'utf8').trimEnd().split('\n');
+  return readFileSync(path.join(fixturesDir, 'gym', env, 'example_rollouts.jsonl'), 'utf8')
+    .trimEnd()
+    .split('\n');
 }
 
 /** A rollout line with the fields added, as a newer NeMo Gym writes it (they come after the result's own). */
@@ -55,11 +64,20 @@ test('convert: a rollout with the observability fields gives the same candidates
     for (const variant of ['plain', 'observed']) {
       const root = path.join(dir, env, variant);
       mkdirSync(root, { recursive: true });
-      const text = lines(env).map((l, i) => (variant === 'plain' ? l : withObservations(l, i))).join('\n');
+      const text = lines(env)
+        .map((l, i) => (variant === 'plain' ? l : withObservations(l, i)))
+        .join('\n');
       writeFileSync(path.join(root, 'rollouts.jsonl'), `${text}\n`);
-      const summary = await convertToCandidates({ inputs: [path.join(root, 'rollouts.jsonl')], outDir: path.join(root, 'out'), sourceRoot: root, agent_name: 'pivot_agent' });
+      const summary = await convertToCandidates({
+        inputs: [path.join(root, 'rollouts.jsonl')],
+        outDir: path.join(root, 'out'),
+        sourceRoot: root,
+        agent_name: 'pivot_agent',
+      });
       // The metrics name the input file by its absolute path, which differs between the two.
-      out[variant] = [summary.candidatesPath, summary.skippedPath, summary.metricsPath].map((f) => readFileSync(f, 'utf8').replaceAll(root, '<root>'));
+      out[variant] = [summary.candidatesPath, summary.skippedPath, summary.metricsPath].map((f) =>
+        readFileSync(f, 'utf8').replaceAll(root, '<root>'),
+      );
     }
     assert.ok(out.plain![0]!.length > 0 || out.plain![1]!.length > 0, env);
     assert.deepEqual(out.observed, out.plain, env);
@@ -72,17 +90,27 @@ test('aggregate metrics: the /aggregate_metrics entry and the digest are those o
     const plain = lines(env).map((l) => parseKinded(l).kinded as JsonDict);
     const observed = lines(env).map((l, i) => parseKinded(withObservations(l, i)).kinded as JsonDict);
     observed.forEach((row, i) => {
-      assert.equal(jsonText(stripForAggregateMetrics(row)), jsonText(stripForAggregateMetrics(plain[i]!)), `${env} line ${i + 1}`);
+      assert.equal(
+        jsonText(stripForAggregateMetrics(row)),
+        jsonText(stripForAggregateMetrics(plain[i]!)),
+        `${env} line ${i + 1}`,
+      );
       assert.equal(rolloutDigest(row), rolloutDigest(plain[i]!));
       // NeMo Gym 0.4.0 stripped only `response` (keeping its usage) and `responses_create_params`.
-      const stripped040 = Object.keys(JSON.parse(withObservations(lines(env)[i]!, i))).filter((k) => k !== 'response' && k !== 'responses_create_params');
+      const stripped040 = Object.keys(JSON.parse(withObservations(lines(env)[i]!, i))).filter(
+        (k) => k !== 'response' && k !== 'responses_create_params',
+      );
       assert.deepEqual(
         Object.keys(JSON.parse(jsonText(stripForAggregateMetrics(row)))).filter((k) => k !== 'response'),
         stripped040.filter((k) => !ROLLOUT_OBSERVATION_FIELDS.has(k)),
       );
     });
     // Keyed as collection keys them (not every fixture line carries its keys).
-    const keyed = (r: JsonDict, i: number) => ({ _ng_task_index: i, _ng_rollout_index: 0, ...JSON.parse(jsonText(stripForAggregateMetrics(r))) });
+    const keyed = (r: JsonDict, i: number) => ({
+      _ng_task_index: i,
+      _ng_rollout_index: 0,
+      ...JSON.parse(jsonText(stripForAggregateMetrics(r))),
+    });
     const plainRows = plain.map(keyed);
     const observedRows = observed.map(keyed);
     assert.deepEqual(computeAggregateMetrics(observedRows), computeAggregateMetrics(plainRows), env);

@@ -13,7 +13,10 @@ const ROW_KEYS = ['_ng_task_index', '_ng_rollout_index', 'agent_ref'];
 
 /** The decoding path: the answer decoded, keyed from the row's line, encoded; and its digest. */
 function decoded(answer: string, rowLine: string): { line: string; digest: string | null } {
-  const keyed = withEntries(parseKinded(answer).kinded as JsonDict, pickEntries(parseKinded(rowLine).kinded as JsonDict, ROW_KEYS));
+  const keyed = withEntries(
+    parseKinded(answer).kinded as JsonDict,
+    pickEntries(parseKinded(rowLine).kinded as JsonDict, ROW_KEYS),
+  );
   return { line: jsonText(keyed), digest: rolloutDigest(keyed) };
 }
 
@@ -31,7 +34,7 @@ const ROWS = [
   '{"agent_ref":{"type":"responses_api_agents","name":"beta","weight":1.0,"10":"x"},"responses_create_params":{"input":"hi"},"_ng_task_index":0,"_ng_rollout_index":0}',
 ];
 
-test('fixture answers spliced give the decoding path\'s line and digest', () => {
+test("fixture answers spliced give the decoding path's line and digest", () => {
   const all = answers();
   assert.ok(all.length >= 30);
   for (const rowLine of ROWS) {
@@ -50,7 +53,8 @@ test('a row line gives its key, agent and entries as written', () => {
     task: 0,
     rollout: 0,
     agentName: 'beta',
-    entriesText: '"_ng_task_index":0,"_ng_rollout_index":0,"agent_ref":{"type":"responses_api_agents","name":"beta","weight":1.0,"10":"x"}',
+    entriesText:
+      '"_ng_task_index":0,"_ng_rollout_index":0,"agent_ref":{"type":"responses_api_agents","name":"beta","weight":1.0,"10":"x"}',
   } satisfies RowKeys);
   assert.equal(materializedRowKeys('{"responses_create_params":{"input":"hi"}}'), undefined);
   assert.equal(materializedRowKeys('{"agent_ref": {"name":"a"},"_ng_task_index":0,"_ng_rollout_index":0}'), undefined);
@@ -67,7 +71,7 @@ test('usage is kept in the digest only when Python finds it truthy, and stripped
   assert.deepEqual(splicedRollout('{"response":{}}', keys), decoded('{"response":{}}', ROWS[0]!));
 });
 
-test('answers that report a failure, carry the row\'s keys, lack a response object or are in another form are left to decoding', () => {
+test("answers that report a failure, carry the row's keys, lack a response object or are in another form are left to decoding", () => {
   const keys = materializedRowKeys(ROWS[0]!)!;
   const left = [
     '{"response":{},"_ng_failure_class":"x"}',

@@ -14,7 +14,11 @@ test('every recorded reference case is reproduced', async () => {
   for (const c of cases) {
     const filePath = path.join(casesDir, c.file);
     const result = await validatePivotDataset(optionsFromArgs(filePath, c.args));
-    const actual = { exit_code: result.exitCode, stdout: withoutPath(result.stdout, filePath, c.file), stderr: withoutPath(result.stderr, filePath, c.file) };
+    const actual = {
+      exit_code: result.exitCode,
+      stdout: withoutPath(result.stdout, filePath, c.file),
+      stderr: withoutPath(result.stderr, filePath, c.file),
+    };
     const expected = { exit_code: c.exit_code, stdout: c.stdout, stderr: c.stderr };
     try {
       assert.deepEqual(actual, expected);
@@ -28,7 +32,12 @@ test('every recorded reference case is reproduced', async () => {
 
 const validRow = (agent: string, tool = 'get_weather') =>
   JSON.stringify({
-    responses_create_params: { input: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', name: tool }], tool_choice: 'auto', parallel_tool_calls: false },
+    responses_create_params: {
+      input: [{ role: 'user', content: 'hi' }],
+      tools: [{ type: 'function', name: tool }],
+      tool_choice: 'auto',
+      parallel_tool_calls: false,
+    },
     expected_action: { type: 'function_call', name: tool, arguments: '{"city": "Paris"}' },
     agent_ref: { type: 'responses_api_agents', name: agent },
   });
@@ -48,12 +57,21 @@ test('a CR or CRLF split across reads still counts as one line break', async () 
     // The filler row is padded with spaces (JSON whitespace) so its terminator straddles 1 MiB,
     // the size of each read; the line after it is the one that must be blamed.
     const chunk = 1 << 20;
-    for (const [terminator, offset] of [['\r\n', 1], ['\r', 1], ['\r\n', 2], ['\r', 0]] as const) {
+    for (const [terminator, offset] of [
+      ['\r\n', 1],
+      ['\r', 1],
+      ['\r\n', 2],
+      ['\r', 0],
+    ] as const) {
       const filler = row + ' '.repeat(chunk - offset - row.length);
       const file = path.join(dir, 'rows.jsonl');
       await writeFile(file, `${filler}${terminator}${row}${terminator}[]${terminator}`);
       const result = await validatePivotDataset({ path: file });
-      assert.equal(result.stderr, 'validation failed: line 3: row must be an object\n', JSON.stringify({ terminator, offset }));
+      assert.equal(
+        result.stderr,
+        'validation failed: line 3: row must be an object\n',
+        JSON.stringify({ terminator, offset }),
+      );
     }
   });
 });
@@ -135,7 +153,10 @@ test('the reference checks still come first when a Gym config is given', async (
 test('bytes that are not UTF-8 fail on their own line instead of crashing', async () => {
   await withTempDir(async (dir) => {
     const file = path.join(dir, 'rows.jsonl');
-    await writeFile(file, Buffer.concat([Buffer.from(validRow('a_agent') + '\n'), Buffer.from([0x22, 0xc3, 0x28, 0x22, 0x0a])]));
+    await writeFile(
+      file,
+      Buffer.concat([Buffer.from(validRow('a_agent') + '\n'), Buffer.from([0x22, 0xc3, 0x28, 0x22, 0x0a])]),
+    );
     const result = await validatePivotDataset({ path: file });
     assert.deepEqual(result, { exitCode: 1, stdout: '', stderr: 'validation failed: line 2: not valid UTF-8\n' });
   });

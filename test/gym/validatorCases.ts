@@ -21,9 +21,17 @@ export const cases = z.array(caseSchema).parse(JSON.parse(readFileSync(path.join
 
 /** The reference CLI's options as plain argv (`--opt value` or `--opt=value`), for the library API. */
 export function optionsFromArgs(filePath: string, args: readonly string[]): PivotValidatorOptions {
-  const options = { path: filePath, requireFields: [] as string[], requireAnyFields: [] as string[][], checkToolNames: true, agentRef: undefined as string | undefined };
+  const options = {
+    path: filePath,
+    requireFields: [] as string[],
+    requireAnyFields: [] as string[][],
+    checkToolNames: true,
+    agentRef: undefined as string | undefined,
+  };
   for (let i = 0; i < args.length; i++) {
-    const [flag, inline] = args[i].includes('=') ? [args[i].slice(0, args[i].indexOf('=')), args[i].slice(args[i].indexOf('=') + 1)] : [args[i], undefined];
+    const [flag, inline] = args[i].includes('=')
+      ? [args[i].slice(0, args[i].indexOf('=')), args[i].slice(args[i].indexOf('=') + 1)]
+      : [args[i], undefined];
     if (flag === '--no-check-tool-names') {
       options.checkToolNames = false;
       continue;

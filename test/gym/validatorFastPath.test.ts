@@ -18,11 +18,20 @@ import { random } from '../helpers/random';
 
 function rowOptions(options: PivotValidatorOptions): RowCheckOptions {
   const parsed = pivotValidatorOptionsSchema.parse(options);
-  return { agentRef: parsed.agentRef, requireFields: parsed.requireFields, requireAnyFields: parsed.requireAnyFields, checkToolNames: parsed.checkToolNames };
+  return {
+    agentRef: parsed.agentRef,
+    requireFields: parsed.requireFields,
+    requireAnyFields: parsed.requireAnyFields,
+    checkToolNames: parsed.checkToolNames,
+  };
 }
 
 /** What the exact path alone makes of a line. */
-function exactOutcome(bytes: Uint8Array, terminated: boolean, options: RowCheckOptions): LineOutcome | 'invalid utf-8' | 'rejected' {
+function exactOutcome(
+  bytes: Uint8Array,
+  terminated: boolean,
+  options: RowCheckOptions,
+): LineOutcome | 'invalid utf-8' | 'rejected' {
   const text = decodeLineBytes(bytes, terminated);
   if (text === undefined) return 'invalid utf-8';
   if (isBlank(text)) return 'blank';
@@ -53,7 +62,11 @@ function compareLines(file: string, options: RowCheckOptions): { accepted: numbe
       }
       accepted++;
       const bytes = line.buffer.subarray(line.start, line.end);
-      assert.deepEqual(fast, exactOutcome(bytes, line.terminated, options), `${path.basename(file)} line ${lineNumber}: ${bytes.toString().slice(0, 2000)}`);
+      assert.deepEqual(
+        fast,
+        exactOutcome(bytes, line.terminated, options),
+        `${path.basename(file)} line ${lineNumber}: ${bytes.toString().slice(0, 2000)}`,
+      );
     });
   } finally {
     jsonl.close();
@@ -76,9 +89,27 @@ test('on the recorded cases, every line the fast path takes is one the exact pat
 
 /** JSON texts on which CPython and JSON.parse part ways, or the checks have something to say. */
 const QUIRKY_VALUES = [
-  'NaN', '-Infinity', '1e400', '12345678901234567890123', '1.0', '-0', '0.1', 'null', 'true', '"auto"', '""', '[]', '{}',
-  '"\\ud800"', '"\\ud83d\\ude00"', '"\u00e9\u2028"', '{"2": 1, "10": 2}', '{"a": 1, "a": null}', '{"__proto__": 1}',
-  `${'['.repeat(2001)}${']'.repeat(2001)}`, `${'['.repeat(30)}${']'.repeat(30)}`,
+  'NaN',
+  '-Infinity',
+  '1e400',
+  '12345678901234567890123',
+  '1.0',
+  '-0',
+  '0.1',
+  'null',
+  'true',
+  '"auto"',
+  '""',
+  '[]',
+  '{}',
+  '"\\ud800"',
+  '"\\ud83d\\ude00"',
+  '"\u00e9\u2028"',
+  '{"2": 1, "10": 2}',
+  '{"a": 1, "a": null}',
+  '{"__proto__": 1}',
+  `${'['.repeat(2001)}${']'.repeat(2001)}`,
+  `${'['.repeat(30)}${']'.repeat(30)}`,
 ];
 
 function generatedRow(next: () => number): string {
@@ -89,12 +120,26 @@ function generatedRow(next: () => number): string {
   const tools = [
     `{"type": "function", "name": ${JSON.stringify(name)}}`,
     `{"type": "function", "function": {"name": ${JSON.stringify(pick(['book', 'get_weather']))}}}`,
-    maybe(0.3, `{"name": ""${maybe(0.5, `, "function": {"name": ${JSON.stringify(name)}}`)}}`, '{"type": "web_search"}'),
+    maybe(
+      0.3,
+      `{"name": ""${maybe(0.5, `, "function": {"name": ${JSON.stringify(name)}}`)}}`,
+      '{"type": "web_search"}',
+    ),
     // Escaped keys spell the same names: the scanner compares keys on the bytes when it can.
     maybe(0.3, `{"n\\u0061me": ${JSON.stringify(name)}, "description": "d"}`, `{"function": {"na\\u006de": "book"}}`),
     maybe(0.2, quirk(), '7'),
   ];
-  const args = pick(['{"city": "Paris"}', '{"x": NaN}', '{"a": 1, "a": 2}', '[1, 2]', '{', '', '12345678901234567890', quirk(), `${'['.repeat(2001)}1${']'.repeat(2001)}`]);
+  const args = pick([
+    '{"city": "Paris"}',
+    '{"x": NaN}',
+    '{"a": 1, "a": 2}',
+    '[1, 2]',
+    '{',
+    '',
+    '12345678901234567890',
+    quirk(),
+    `${'['.repeat(2001)}1${']'.repeat(2001)}`,
+  ]);
   const action = pick([
     `{"type": "function_call", "name": ${JSON.stringify(name)}, "arguments": ${JSON.stringify(args)}}`,
     `{"type": "function_call", "name": ${JSON.stringify(name)}, "arguments": ${JSON.stringify(args)}, "name": "book"}`,
@@ -113,7 +158,10 @@ function generatedRow(next: () => number): string {
   const members = [
     maybe(0.97, `"responses_create_params": {${params.join(', ')}}`),
     maybe(0.97, `"expected_action": ${action}`),
-    maybe(0.97, `"agent_ref": ${pick(['{"type": "responses_api_agents", "name": "a_agent"}', '{"type": "responses_api_agents", "name": "b_agent"}', '{"type": "responses_api_agents", "name": ""}', quirk()])}`),
+    maybe(
+      0.97,
+      `"agent_ref": ${pick(['{"type": "responses_api_agents", "name": "a_agent"}', '{"type": "responses_api_agents", "name": "b_agent"}', '{"type": "responses_api_agents", "name": ""}', quirk()])}`,
+    ),
     maybe(0.7, `"provenance": {"uuid": ${pick(['"u-1"', 'null', quirk()])}, "task": {"id": ${quirk()}}}`),
     maybe(0.2, `"agent_ref": {"type": "responses_api_agents", "name": "a_agent"}`),
     maybe(0.1, `"\\u0061gent_ref": {"type": "responses_api_agents", "name": "b_agent"}`),
@@ -133,10 +181,19 @@ async function withTempDir<T>(run: (dir: string) => Promise<T>): Promise<T> {
 
 const generatedOptions: PivotValidatorOptions[] = [
   { path: '' },
-  { path: '', agentRef: 'a_agent', requireFields: ['provenance.uuid'], requireAnyFields: [['provenance.task.id', 'x']] },
+  {
+    path: '',
+    agentRef: 'a_agent',
+    requireFields: ['provenance.uuid'],
+    requireAnyFields: [['provenance.task.id', 'x']],
+  },
   { path: '', checkToolNames: false, requireFields: ['provenance.task'] },
   // A required end that a longer required path then goes through, and the other way round.
-  { path: '', requireFields: ['provenance', 'provenance.task.id'], requireAnyFields: [['provenance.uuid.x', 'provenance.uuid']] },
+  {
+    path: '',
+    requireFields: ['provenance', 'provenance.task.id'],
+    requireAnyFields: [['provenance.uuid.x', 'provenance.uuid']],
+  },
 ];
 
 test('on generated rows, the fast path never accepts what the exact path rejects, nor summarises differently', async () => {
@@ -175,7 +232,10 @@ test('worker threads give what one thread gives: the first failure across batche
     for (const [name, lines] of Object.entries(variants)) {
       const file = path.join(dir, `${name}.jsonl`);
       const body = Buffer.from(lines.join('\r\n'));
-      await writeFile(file, name === 'bad_utf8_last_line' ? Buffer.concat([body.subarray(0, -1), Buffer.from([0xc3, 0x28])]) : body);
+      await writeFile(
+        file,
+        name === 'bad_utf8_last_line' ? Buffer.concat([body.subarray(0, -1), Buffer.from([0xc3, 0x28])]) : body,
+      );
       const one = await validatePivotDataset({ path: file, threads: 1 });
       const two = await validatePivotDataset({ path: file, threads: 2 });
       assert.deepEqual(two, one, name);

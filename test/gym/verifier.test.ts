@@ -63,7 +63,11 @@ test('reproduces NeMo Gym on every verifier vector', () => {
     failures.push(`${vector.id}: expected ${vector.reward} ${vector.category}, got ${outcome}`);
   }
   console.log(`verifier vectors: ${vectors.length - failures.length}/${vectors.length}`);
-  assert.equal(failures.length, 0, `${failures.length} vectors differ; first ones:\n${failures.slice(0, 10).join('\n')}`);
+  assert.equal(
+    failures.length,
+    0,
+    `${failures.length} vectors differ; first ones:\n${failures.slice(0, 10).join('\n')}`,
+  );
 });
 
 test('category sentences match the ones NeMo Gym reports', () => {
@@ -83,7 +87,7 @@ function verifyArgs(expectedArgs: string, actualArgs: string, config: ToolCallCo
   return verifyResponse(expected, { output: [call('f', actualArgs)] }, config);
 }
 
-test('shared verdicts are frozen, so no caller can change another response\'s reward', () => {
+test("shared verdicts are frozen, so no caller can change another response's reward", () => {
   const first = verifyArgs('{"a": 1}', '{"a": 2}');
   const second = verifyArgs('{"a": 1}', '{"a": 3}');
   assert.deepEqual(first, { reward: 0, category: 'ARGUMENT_VALUE_DIFFERENT' });
@@ -107,11 +111,19 @@ test('config defaults are NeMo Gym defaults and the threshold is required', () =
   // A complete config skips zod; an incomplete or invalid one still goes through it.
   const expected: ExpectedAction = { type: 'function_call', name: 'f', arguments: '1.0' };
   const output = [call('f', '1.4')];
-  const complete = toolCallComparatorConfigSchema.parse({ word_count_similarity_threshold: 0.5, floating_point_comparison_threshold: 0.5 });
+  const complete = toolCallComparatorConfigSchema.parse({
+    word_count_similarity_threshold: 0.5,
+    floating_point_comparison_threshold: 0.5,
+  });
   assert.equal(verifyResponse(expected, { output }, complete).reward, 1);
   assert.equal(verifyResponse(expected, { output }, { word_count_similarity_threshold: 0.5 }).reward, 0);
-  assert.throws(() => verifyResponse(expected, { output }, { ...complete, parallel_tool_call_reward_mode: 'x' as 'f1' }));
-  assert.equal(toolCallComparatorConfigSchema.safeParse({ ...baseConfig, parallel_tool_call_reward_mode: 'x' }).success, false);
+  assert.throws(() =>
+    verifyResponse(expected, { output }, { ...complete, parallel_tool_call_reward_mode: 'x' as 'f1' }),
+  );
+  assert.equal(
+    toolCallComparatorConfigSchema.safeParse({ ...baseConfig, parallel_tool_call_reward_mode: 'x' }).success,
+    false,
+  );
 });
 
 test('types follow Python: bool is an int, int and float differ', () => {
@@ -137,7 +149,10 @@ test('floats match strictly within the threshold', () => {
 test('dict keys are compared as sets, values in expected order', () => {
   assert.equal(verifyArgs('{"a": 1}', '{"a": 1, "b": 2}').category, 'ARGUMENT_OBJECT_KEYS_DIFFERENT');
   assert.equal(verifyArgs('{"toString": 1}', '{"a": 1}').category, 'ARGUMENT_OBJECT_KEYS_DIFFERENT');
-  assert.equal(verifyArgs('{"10": [1], "2": "x"}', '{"2": 1, "10": [1, 2]}').category, 'ARGUMENT_LIST_LENGTH_DIFFERENT');
+  assert.equal(
+    verifyArgs('{"10": [1], "2": "x"}', '{"2": 1, "10": [1, 2]}').category,
+    'ARGUMENT_LIST_LENGTH_DIFFERENT',
+  );
   assert.equal(verifyArgs('{"2": "x", "10": [1]}', '{"10": [1, 2], "2": 1}').category, 'ARGUMENT_VALUE_TYPE_DIFFERENT');
 });
 
@@ -188,7 +203,10 @@ test('extract: every function_call counts, other items never do', () => {
 test('message and call kinds', () => {
   const expectedMessage: ExpectedAction = { type: 'message', content: 'anything' };
   const anyText = { output: [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'no' }] }] };
-  assert.deepEqual(verifyResponse(expectedMessage, anyText, baseConfig), { reward: 1, category: 'EXPECTED_CHAT_MESSAGE_FOUND' });
+  assert.deepEqual(verifyResponse(expectedMessage, anyText, baseConfig), {
+    reward: 1,
+    category: 'EXPECTED_CHAT_MESSAGE_FOUND',
+  });
   assert.deepEqual(verifyResponse(expectedMessage, { output: [call('f', '{}')] }, baseConfig), {
     reward: 0,
     category: 'NO_EXPECTED_CHAT_MESSAGE',
@@ -196,10 +214,19 @@ test('message and call kinds', () => {
   const expectedCall: ExpectedAction = { type: 'function_call', name: 'f', arguments: '{}' };
   assert.equal(verifyResponse(expectedCall, anyText, baseConfig).category, 'NO_EXPECTED_TOOL_CALL');
   assert.equal(verifyResponse(expectedCall, { output: [] }, baseConfig).category, 'NO_ACTION_FOUND');
-  assert.equal(verifyResponse(expectedCall, { output: [call('F', 'not json')] }, baseConfig).category, 'UNEXPECTED_TOOL');
-  assert.equal(verifyResponse(expectedCall, { output: [call('f', 'not json')] }, baseConfig).category, 'ARGUMENTS_DECODE_ERROR');
+  assert.equal(
+    verifyResponse(expectedCall, { output: [call('F', 'not json')] }, baseConfig).category,
+    'UNEXPECTED_TOOL',
+  );
+  assert.equal(
+    verifyResponse(expectedCall, { output: [call('f', 'not json')] }, baseConfig).category,
+    'ARGUMENTS_DECODE_ERROR',
+  );
   const brokenRow: ExpectedAction = { type: 'function_call', name: 'f', arguments: '{' };
-  assert.throws(() => verifyResponse(brokenRow, { output: [call('f', '{}')] }, baseConfig), ExpectedArgumentsDecodeError);
+  assert.throws(
+    () => verifyResponse(brokenRow, { output: [call('f', '{}')] }, baseConfig),
+    ExpectedArgumentsDecodeError,
+  );
   assert.equal(verifyResponse(brokenRow, { output: [call('g', '{}')] }, baseConfig).category, 'UNEXPECTED_TOOL');
 });
 
@@ -210,16 +237,23 @@ function batch(...args: string[]): ExpectedAction {
 test('batches: reward modes and the count gate', () => {
   const parallel = { ...baseConfig, parallel_tool_call_rewarding: true, allow_subset: true, allow_superset: true };
   const output = ['1', '2', '3', '"junk a"', '"junk b"'].map((a) => call('f', a));
-  assert.deepEqual(verifyResponse(batch('1', '2', '3'), { output }, { ...parallel, parallel_tool_call_reward_mode: 'f1' }), {
-    reward: 0.75,
-    category: 'FUNCTION_CALL_BATCH_LENGTH_DIFFERENT',
-  });
+  assert.deepEqual(
+    verifyResponse(batch('1', '2', '3'), { output }, { ...parallel, parallel_tool_call_reward_mode: 'f1' }),
+    {
+      reward: 0.75,
+      category: 'FUNCTION_CALL_BATCH_LENGTH_DIFFERENT',
+    },
+  );
   assert.deepEqual(verifyResponse(batch('1', '2', '3'), { output: [call('f', '2')] }, parallel), {
     reward: 1,
     category: 'EXPECTED_TOOL_CALL_BATCH',
   });
   assert.deepEqual(
-    verifyResponse(batch('1', '2'), { output: [call('f', '1'), call('f', '5')] }, { ...parallel, parallel_tool_call_reward_mode: 'fractional' }),
+    verifyResponse(
+      batch('1', '2'),
+      { output: [call('f', '1'), call('f', '5')] },
+      { ...parallel, parallel_tool_call_reward_mode: 'fractional' },
+    ),
     { reward: 0.5, category: 'ARGUMENT_VALUE_DIFFERENT' },
   );
   const strict = { ...baseConfig, parallel_tool_call_rewarding: true };

@@ -12,7 +12,9 @@ export function checksums(dir: string, withMtime = true): Record<string, string>
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = path.join(d, e.name);
       if (e.isDirectory()) walk(p);
-      else out[path.relative(dir, p)] = `${createHash('sha256').update(readFileSync(p)).digest('hex')}${withMtime ? ` ${statSync(p).mtimeMs}` : ''}`;
+      else
+        out[path.relative(dir, p)] =
+          `${createHash('sha256').update(readFileSync(p)).digest('hex')}${withMtime ? ` ${statSync(p).mtimeMs}` : ''}`;
     }
   };
   walk(dir);

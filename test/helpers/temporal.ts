@@ -23,7 +23,10 @@ export interface WorkerTestEnv {
  * PIVOT_MINER_* variables (base dir, artifacts root) when it is created; `workerEnv` is also set in
  * this process for the life of the worker (in-process embedded servers read it) and put back by stop().
  */
-export async function startWorkerTestEnv(taskQueue: string, workerEnv: Record<string, string | undefined> = {}): Promise<WorkerTestEnv> {
+export async function startWorkerTestEnv(
+  taskQueue: string,
+  workerEnv: Record<string, string | undefined> = {},
+): Promise<WorkerTestEnv> {
   const saved = Object.fromEntries(Object.keys(workerEnv).map((k) => [k, process.env[k]]));
   const apply = (vars: Record<string, string | undefined>) => {
     for (const [k, v] of Object.entries(vars)) {
@@ -52,7 +55,10 @@ export async function startWorkerTestEnv(taskQueue: string, workerEnv: Record<st
  * The whole pipeline on a config file (relative to the worker's base dir), started as a user's
  * `temporal workflow start --type pivotMiningWorkflow` starts it; resolves to the run's result.
  */
-export function runPivotMining(client: Client, opts: { taskQueue: string; configPath: string; runId: string; workflowId?: string }): Promise<PivotMiningResult> {
+export function runPivotMining(
+  client: Client,
+  opts: { taskQueue: string; configPath: string; runId: string; workflowId?: string },
+): Promise<PivotMiningResult> {
   return client.workflow.execute('pivotMiningWorkflow', {
     taskQueue: opts.taskQueue,
     workflowId: opts.workflowId ?? opts.runId,

@@ -99,7 +99,11 @@ async function collectBoth(): Promise<void> {
   assert.equal(run.code, 0, run.output.slice(-3000));
   bodies.theirs = posted.splice(0).sort();
 
-  const plan = collectPlan(dir, { head_url: head.url }, { agent_name: AGENT, num_repeats: 2, seed_per_repeat: true, chunk_size: 3 });
+  const plan = collectPlan(
+    dir,
+    { head_url: head.url },
+    { agent_name: AGENT, num_repeats: 2, seed_per_repeat: true, chunk_size: 3 },
+  );
   await runChunks(plan, (await materialize(plan)).chunks);
   await merge(plan);
   ours = outPrefixOf(plan);

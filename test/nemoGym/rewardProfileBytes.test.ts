@@ -41,12 +41,19 @@ for (const [name, lines] of Object.entries(cases)) {
     const install = ensureNemoGym();
     const materializedPath = path.join(dir, `${name}_materialized_inputs.jsonl`);
     writeFileSync(materializedPath, `${materialized.join('\n')}\n`);
-    for (const who of ['ours', 'theirs']) writeFileSync(path.join(dir, `${name}_${who}.jsonl`), `${lines.join('\n')}\n`);
-    await writeRewardProfile({ materializedInputsPath: materializedPath, rolloutsPath: path.join(dir, `${name}_ours.jsonl`) });
+    for (const who of ['ours', 'theirs'])
+      writeFileSync(path.join(dir, `${name}_${who}.jsonl`), `${lines.join('\n')}\n`);
+    await writeRewardProfile({
+      materializedInputsPath: materializedPath,
+      rolloutsPath: path.join(dir, `${name}_ours.jsonl`),
+    });
     const run = await runNemoGymCommand(
       install,
       'ng_reward_profile',
-      [`+materialized_inputs_jsonl_fpath=${materializedPath}`, `+rollouts_jsonl_fpath=${path.join(dir, `${name}_theirs.jsonl`)}`],
+      [
+        `+materialized_inputs_jsonl_fpath=${materializedPath}`,
+        `+rollouts_jsonl_fpath=${path.join(dir, `${name}_theirs.jsonl`)}`,
+      ],
       dir,
     );
     assert.equal(run.code, 0, run.output.slice(-2000));

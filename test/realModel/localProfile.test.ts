@@ -52,7 +52,13 @@ before(async () => {
     perType.set(type, (perType.get(type) ?? 0) + 1);
     candidates.push(value as Record<string, unknown>);
   }
-  const records = candidates.map((value, i) => ({ value, line: i + 1, byteOffset: 0, byteLength: 0, text: JSON.stringify(value) }));
+  const records = candidates.map((value, i) => ({
+    value,
+    line: i + 1,
+    byteOffset: 0,
+    byteLength: 0,
+    text: JSON.stringify(value),
+  }));
   const options = materializeOptionsSchema.parse({
     agent_name: 'real_model_pivot_agent',
     num_repeats: K,
@@ -102,10 +108,18 @@ function action(sample: Sample): unknown[] {
 
 for (const api of ['responses', 'chat_completions'] as const) {
   test(`local profiling through ${api === 'responses' ? '/v1/responses' : '/v1/chat/completions'}: K real samples per pivot, verified and profiled`, async () => {
-    assert.equal(candidates.length, 2 * PIVOTS_PER_TYPE, `function-call and message pivots in ${ENVIRONMENTS.join(', ')}`);
+    assert.equal(
+      candidates.length,
+      2 * PIVOTS_PER_TYPE,
+      `function-call and message pivots in ${ENVIRONMENTS.join(', ')}`,
+    );
     const run = executor(api);
     const started = Date.now();
-    const samples = (await Promise.all(materialized.map(async (row) => writtenResult(await run.run(materializedInput(row), AbortSignal.timeout(600_000)))))) as Sample[];
+    const samples = (await Promise.all(
+      materialized.map(async (row) =>
+        writtenResult(await run.run(materializedInput(row), AbortSignal.timeout(600_000))),
+      ),
+    )) as Sample[];
     const seconds = (Date.now() - started) / 1000;
 
     // Every sample is a generation of the model, scored by the verifier against the pivot's action.
@@ -139,8 +153,14 @@ for (const api of ['responses', 'chat_completions'] as const) {
     }
     // Per-repeat seeds make K different draws, not K copies of one.
     const distinct = new Set(samples.map((s) => JSON.stringify(action(s))));
-    assert.ok(distinct.size > candidates.length, `${distinct.size} distinct actions over ${candidates.length} pivots x K=${K}`);
-    const firstProfileRow = JSON.parse((await readFile(profile.rewardProfilingPath, 'utf8')).split('\n')[0]!) as Record<string, unknown>;
+    assert.ok(
+      distinct.size > candidates.length,
+      `${distinct.size} distinct actions over ${candidates.length} pivots x K=${K}`,
+    );
+    const firstProfileRow = JSON.parse((await readFile(profile.rewardProfilingPath, 'utf8')).split('\n')[0]!) as Record<
+      string,
+      unknown
+    >;
     assert.equal(firstProfileRow.num_rollouts, K);
     const rates = [...histogram]
       .sort(([a], [b]) => a - b)
@@ -163,7 +183,10 @@ function withoutPromptCache(row: MaterializedRow): MaterializedRow {
   const params = row.responses_create_params;
   const metadata = params.metadata as Record<string, string>;
   const extraBody = { ...(JSON.parse(metadata.extra_body!) as Record<string, unknown>), cache_prompt: false };
-  return { ...row, responses_create_params: { ...params, metadata: { ...metadata, extra_body: JSON.stringify(extraBody) } } };
+  return {
+    ...row,
+    responses_create_params: { ...params, metadata: { ...metadata, extra_body: JSON.stringify(extraBody) } },
+  };
 }
 
 for (const api of ['responses', 'chat_completions'] as const) {

@@ -12,16 +12,24 @@ import { fixturesDir } from '../fixtures';
 // since the build is refused, and package.json and the lock agree as `npm ci` requires.
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const { runWithCodeCache } = require('../../bin/codeCache.js') as { runWithCodeCache(bundle: string, cache: string): unknown };
+const { runWithCodeCache } = require('../../bin/codeCache.js') as {
+  runWithCodeCache(bundle: string, cache: string): unknown;
+};
 const validRows = path.join(fixturesDir, 'validator', '001_valid_function_call_rows.jsonl');
 
 function cli(args: string[]) {
-  const { status, stdout, stderr } = spawnSync(process.execPath, ['bin/pivot-miner.js', ...args], { cwd: repoRoot, encoding: 'utf8' });
+  const { status, stdout, stderr } = spawnSync(process.execPath, ['bin/pivot-miner.js', ...args], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+  });
   return { status, stdout, stderr };
 }
 
 /** The source files a bundle holds, from the path comment esbuild writes above each one. */
-const bundledSources = (file: string) => [...readFileSync(file, 'utf8').matchAll(/^\/\/ ((?:gym|scripts|node_modules)\/\S+)$/gm)].map((match) => match[1] as string);
+const bundledSources = (file: string) =>
+  [...readFileSync(file, 'utf8').matchAll(/^\/\/ ((?:gym|scripts|node_modules)\/\S+)$/gm)].map(
+    (match) => match[1] as string,
+  );
 
 test('dist/ was built from this checkout', () => {
   assert.equal(staleness(), undefined);
@@ -30,16 +38,25 @@ test('dist/ was built from this checkout', () => {
 test('the validator threads run the row checks alone; what starts them holds no dependency; the command holds its own', () => {
   const worker = bundledSources(built('validatorWorker.js'));
   assert.ok(worker.includes('gym/validator/fastRows.ts'), worker.join(', '));
-  assert.deepEqual(worker.filter((source) => !source.startsWith('gym/')), []);
+  assert.deepEqual(
+    worker.filter((source) => !source.startsWith('gym/')),
+    [],
+  );
   const early = bundledSources(built('validateEarly.js'));
   assert.ok(early.includes('scripts/commands/validateEarly.ts'), early.join(', '));
-  assert.deepEqual(early.filter((source) => source.startsWith('node_modules/')), []);
+  assert.deepEqual(
+    early.filter((source) => source.startsWith('node_modules/')),
+    [],
+  );
   assert.ok(bundledSources(built('validate.js')).some((source) => source.startsWith('node_modules/zod/')));
 });
 
 test('the CLI bundle leaves packages to node_modules and holds every layer of ours', () => {
   const sources = bundledSources(built('cli.js'));
-  assert.deepEqual(sources.filter((source) => source.startsWith('node_modules/')), []);
+  assert.deepEqual(
+    sources.filter((source) => source.startsWith('node_modules/')),
+    [],
+  );
   assert.ok(sources.includes('scripts/cli.ts') && sources.some((source) => source.startsWith('gym/')));
 });
 
@@ -84,7 +101,10 @@ test('a checkout edited since its build is refused, naming the file and `npm run
   try {
     const refused = cli(['--help']);
     assert.equal(refused.status, 1);
-    assert.match(refused.stderr, new RegExp(`gym/buildProbe${process.pid}\\.ts was added since the last build; run \`npm run build\``));
+    assert.match(
+      refused.stderr,
+      new RegExp(`gym/buildProbe${process.pid}\\.ts was added since the last build; run \`npm run build\``),
+    );
   } finally {
     rmSync(probe);
   }

@@ -23,13 +23,29 @@ after(async () => {
 });
 
 const verifyResponses = [
-  { _ng_task_index: 0, _ng_rollout_index: 0, reward: 1.0, answer_correct: true, response: { usage: { input_tokens: 10 } } },
-  { _ng_task_index: 0, _ng_rollout_index: 1, reward: 0.0, answer_correct: false, response: { usage: { input_tokens: 12 } } },
+  {
+    _ng_task_index: 0,
+    _ng_rollout_index: 0,
+    reward: 1.0,
+    answer_correct: true,
+    response: { usage: { input_tokens: 10 } },
+  },
+  {
+    _ng_task_index: 0,
+    _ng_rollout_index: 1,
+    reward: 0.0,
+    answer_correct: false,
+    response: { usage: { input_tokens: 12 } },
+  },
   { _ng_task_index: 1, _ng_rollout_index: 0, reward: 1.0, answer_correct: true },
 ];
 
 async function post(url: string, path: string, body: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(new URL(path, url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(new URL(path, url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, json: await res.json() };
 }
 
@@ -49,7 +65,11 @@ test('the agent proxies /aggregate_metrics to its resources server', async () =>
 });
 
 test('empty and malformed requests', async () => {
-  assert.deepEqual((await post(agent.url, '/aggregate_metrics', { verify_responses: [] })).json, { group_level_metrics: [], agent_metrics: {}, key_metrics: {} });
+  assert.deepEqual((await post(agent.url, '/aggregate_metrics', { verify_responses: [] })).json, {
+    group_level_metrics: [],
+    agent_metrics: {},
+    key_metrics: {},
+  });
   assert.equal((await post(agent.url, '/aggregate_metrics', { responses: [] })).status, 422);
   assert.equal((await post(resources.url, '/aggregate_metrics', { verify_responses: [1] })).status, 422);
 });

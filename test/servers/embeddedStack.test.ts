@@ -9,7 +9,13 @@ import { EMBEDDED_AGENT_NAME, startEmbeddedStack, type EmbeddedStack } from '../
 const demoRows = readFileSync(path.resolve(__dirname, '../../configs/demo_tasks.jsonl'), 'utf8')
   .trim()
   .split('\n')
-  .map((line) => JSON.parse(line) as Record<string, unknown> & { task_id: string; responses_create_params: Record<string, unknown> });
+  .map(
+    (line) =>
+      JSON.parse(line) as Record<string, unknown> & {
+        task_id: string;
+        responses_create_params: Record<string, unknown>;
+      },
+  );
 
 const withSeed = (row: (typeof demoRows)[number], seed: number) => ({
   ...row,
@@ -18,7 +24,11 @@ const withSeed = (row: (typeof demoRows)[number], seed: number) => ({
 });
 
 async function post(url: string, body: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
   return { status: res.status, json: await res.json() };
 }
 
@@ -107,15 +117,39 @@ test('resources server runs tools deterministically and reports domain errors as
 
 test('/verify scores right and wrong trajectories from the row ground truth', async () => {
   const row = demoRows.find((r) => r.task_id === 'weather_paris')!;
-  const call = { type: 'function_call', call_id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}', status: 'completed' };
-  const out = { type: 'function_call_output', call_id: 'c1', output: '{"city":"Paris","temperature_c":18,"condition":"cloudy"}' };
-  const answer = (text: string) => ({ type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] });
-  const good = await post(`${stack.urls.resources}/verify`, { ...row, response: { output: [call, out, answer('It is cloudy in Paris.')] } });
+  const call = {
+    type: 'function_call',
+    call_id: 'c1',
+    name: 'get_weather',
+    arguments: '{"city":"Paris"}',
+    status: 'completed',
+  };
+  const out = {
+    type: 'function_call_output',
+    call_id: 'c1',
+    output: '{"city":"Paris","temperature_c":18,"condition":"cloudy"}',
+  };
+  const answer = (text: string) => ({
+    type: 'message',
+    role: 'assistant',
+    status: 'completed',
+    content: [{ type: 'output_text', text, annotations: [] }],
+  });
+  const good = await post(`${stack.urls.resources}/verify`, {
+    ...row,
+    response: { output: [call, out, answer('It is cloudy in Paris.')] },
+  });
   assert.equal(good.json.reward, 1.0);
   assert.equal(good.json.task_id, 'weather_paris');
-  const wrongAnswer = await post(`${stack.urls.resources}/verify`, { ...row, response: { output: [call, out, answer('It is sunny in Paris.')] } });
+  const wrongAnswer = await post(`${stack.urls.resources}/verify`, {
+    ...row,
+    response: { output: [call, out, answer('It is sunny in Paris.')] },
+  });
   assert.equal(wrongAnswer.json.reward, 0.0);
-  const noCall = await post(`${stack.urls.resources}/verify`, { ...row, response: { output: [answer('It is cloudy in Paris.')] } });
+  const noCall = await post(`${stack.urls.resources}/verify`, {
+    ...row,
+    response: { output: [answer('It is cloudy in Paris.')] },
+  });
   assert.equal(noCall.json.reward, 0.0);
   assert.equal(noCall.json.tool_calls_correct, false);
 });
@@ -134,7 +168,10 @@ test('GET /global_config_dict_yaml maps server names to host and port', async ()
 });
 
 test('POST /run returns the verified rollout with the whole trajectory, deterministically', async () => {
-  const row = withSeed(demoRows.find((r) => r.task_id === 'landmark_temperature_eiffel_f')!, 0);
+  const row = withSeed(
+    demoRows.find((r) => r.task_id === 'landmark_temperature_eiffel_f')!,
+    0,
+  );
   const first = await post(`${stack.urls.agent}/run`, row);
   assert.equal(first.status, 200);
   assert.equal(first.json.task_id, row.task_id);
@@ -155,7 +192,11 @@ test('different simulator seeds give different rollouts', async () => {
 });
 
 test('an unreachable model server is a 502 from the agent', async () => {
-  const agent = await startAgentServer({ modelUrl: 'http://127.0.0.1:9', resourcesUrl: stack.urls.resources, requestTimeoutMs: 2000 });
+  const agent = await startAgentServer({
+    modelUrl: 'http://127.0.0.1:9',
+    resourcesUrl: stack.urls.resources,
+    requestTimeoutMs: 2000,
+  });
   try {
     const res = await post(`${agent.url}/run`, withSeed(demoRows[0], 0));
     assert.equal(res.status, 502);
@@ -168,7 +209,11 @@ test('an unreachable model server is a 502 from the agent', async () => {
 test('per-task success over seeds 0..3 spans all-fail, mixed and all-pass', async () => {
   const table = await Promise.all(
     demoRows.map(async (row) => {
-      const rewards = await Promise.all([0, 1, 2, 3].map(async (seed) => (await post(`${stack.urls.agent}/run`, withSeed(row, seed))).json.reward as number));
+      const rewards = await Promise.all(
+        [0, 1, 2, 3].map(
+          async (seed) => (await post(`${stack.urls.agent}/run`, withSeed(row, seed))).json.reward as number,
+        ),
+      );
       return { task: row.task_id, successes: rewards.filter((r) => r === 1).length };
     }),
   );

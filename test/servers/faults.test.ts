@@ -19,7 +19,11 @@ async function classOf(url: string, body: unknown, timeoutMs = 2_000): Promise<s
 }
 
 test('every fault kind reaches the client as its failure class, then the request succeeds', async () => {
-  const upstream = await listenJson({ host: '127.0.0.1', port: 0, handler: (r) => ({ body: { echo: r.body, pad: 'x'.repeat(64) } }) });
+  const upstream = await listenJson({
+    host: '127.0.0.1',
+    port: 0,
+    handler: (r) => ({ body: { echo: r.body, pad: 'x'.repeat(64) } }),
+  });
   const kinds: FaultKind[] = ['http_5xx', 'http_429', 'hang', 'torn_json', 'reset', 'slow'];
   const faults = serverFaultsSchema.parse({
     hang_ms: 10_000,
@@ -56,11 +60,17 @@ test('every fault kind reaches the client as its failure class, then the request
 
 test('a rule without `times` always fails; 429 and 503 carry Retry-After when configured', async () => {
   const upstream = await listenJson({ host: '127.0.0.1', port: 0, handler: () => ({ body: { ok: true } }) });
-  const faults = serverFaultsSchema.parse({ retry_after_s: 2, rules: [{ match: { _ng_task_index: 3, _ng_rollout_index: 1 } }] });
+  const faults = serverFaultsSchema.parse({
+    retry_after_s: 2,
+    rules: [{ match: { _ng_task_index: 3, _ng_rollout_index: 1 } }],
+  });
   const front = await startFaultFront({ server: 'agent', upstreamUrl: upstream.url, faults, seed: 1 });
   try {
     for (let i = 0; i < 4; i++) {
-      const res = await fetch(`${front.url}/run`, { method: 'POST', body: JSON.stringify({ _ng_task_index: 3, _ng_rollout_index: 1 }) });
+      const res = await fetch(`${front.url}/run`, {
+        method: 'POST',
+        body: JSON.stringify({ _ng_task_index: 3, _ng_rollout_index: 1 }),
+      });
       assert.equal(res.status, 503);
       assert.equal(res.headers.get('retry-after'), '2');
       await res.arrayBuffer();
@@ -96,5 +106,8 @@ test('random faults are seeded and capped per request key', () => {
 test('5xx bursts fail a run of consecutive requests', () => {
   const plan = new FaultPlan('agent', serverFaultsSchema.parse({ burst_5xx: { every: 10, length: 3 } }), 0);
   const kinds = Array.from({ length: 20 }, (_, i) => plan.decide(`k${i}`, {})?.kind ?? '-');
-  assert.deepEqual(kinds.map((k, i) => (k === 'http_5xx' ? i : -1)).filter((i) => i >= 0), [7, 8, 9, 17, 18, 19]);
+  assert.deepEqual(
+    kinds.map((k, i) => (k === 'http_5xx' ? i : -1)).filter((i) => i >= 0),
+    [7, 8, 9, 17, 18, 19],
+  );
 });

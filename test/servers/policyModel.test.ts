@@ -22,7 +22,11 @@ before(async () => {
 after(async () => server.close());
 
 async function post(route: string, body: unknown): Promise<{ status: number; json: Item }> {
-  const res = await fetch(`${server.url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${server.url}${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, json: (await res.json()) as Item };
 }
 
@@ -64,13 +68,27 @@ test('the chat route, reached the way the executor reaches engines, decides as /
     if (turn === 1) break;
     const call = viaResponses.json.output.find((i: Item) => i.type === 'function_call');
     assert.ok(call, 'the simulated policy calls a tool first');
-    params = { ...params, input: [...params.input, ...viaResponses.json.output, { type: 'function_call_output', call_id: call.call_id, output: '{"city": "Paris"}' }] };
+    params = {
+      ...params,
+      input: [
+        ...params.input,
+        ...viaResponses.json.output,
+        { type: 'function_call_output', call_id: call.call_id, output: '{"city": "Paris"}' },
+      ],
+    };
   }
 });
 
 test('a chat request the conversion cannot read is a 422 naming the message', async () => {
   const res = await post('/v1/chat/completions', {
-    messages: [{ role: 'user', content: 'hi' }, { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{}' } }] }],
+    messages: [
+      { role: 'user', content: 'hi' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{}' } }],
+      },
+    ],
   });
   assert.equal(res.status, 422);
   assert.match(res.json.error, /message 1: tool call 0 has no id/);

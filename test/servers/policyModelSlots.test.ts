@@ -11,7 +11,11 @@ async function timeConcurrentCalls(options: { slots: number }, calls: number): P
     const started = performance.now();
     const answers = await Promise.all(
       Array.from({ length: calls }, (_, i) =>
-        fetch(`${server.url}/v1/responses`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ input: `hello ${i}`, seed: i }) }),
+        fetch(`${server.url}/v1/responses`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ input: `hello ${i}`, seed: i }),
+        }),
       ),
     );
     assert.ok(answers.every((res) => res.status === 200));

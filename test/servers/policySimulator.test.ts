@@ -13,7 +13,11 @@ const demoRows = readFileSync(path.resolve(__dirname, '../../configs/demo_tasks.
   .map((line) => JSON.parse(line) as Item);
 const SIM_SEED = 7;
 
-const seeded = (params: Item, seed: number): Item & { input: Item[] } => ({ input: params.input, ...params, metadata: { extra_body: JSON.stringify({ seed }) } });
+const seeded = (params: Item, seed: number): Item & { input: Item[] } => ({
+  input: params.input,
+  ...params,
+  metadata: { extra_body: JSON.stringify({ seed }) },
+});
 
 // The agent loop without HTTP, so the statistics below stay fast.
 function rollout(row: Item, seed: number): { reward: number; output: Item[]; params: Item } {
@@ -36,7 +40,11 @@ function rollout(row: Item, seed: number): { reward: number; output: Item[]; par
 
 const sameAction = (expected: Item, actual: Item): boolean =>
   expected.type === 'function_call'
-    ? actual.type === 'function_call' && toolCallMatches({ name: expected.name, arguments: JSON.parse(expected.arguments) }, { name: actual.name, arguments: JSON.parse(actual.arguments) })
+    ? actual.type === 'function_call' &&
+      toolCallMatches(
+        { name: expected.name, arguments: JSON.parse(expected.arguments) },
+        { name: actual.name, arguments: JSON.parse(actual.arguments) },
+      )
     : actual.type === 'message' && actual.content[0].text === expected.content[0].text;
 
 test('same request and seeds give byte-identical responses; another seed changes them', () => {
@@ -53,7 +61,10 @@ test('the response is labelled as simulated and shaped like a Responses object',
   assert.equal(r.object, 'response');
   assert.equal(r.model, 'pivot-miner-simulated-policy');
   assert.deepEqual(r.metadata, { simulator: 'pivot-miner seeded policy simulator' });
-  assert.deepEqual(r.output.map((i: Item) => i.type), ['reasoning', 'function_call']);
+  assert.deepEqual(
+    r.output.map((i: Item) => i.type),
+    ['reasoning', 'function_call'],
+  );
   assert.equal(r.usage.total_tokens, r.usage.input_tokens + r.usage.output_tokens);
 });
 
@@ -68,7 +79,10 @@ test('a training step in the model name raises skills', () => {
   assert.equal(trainingStep('sim-policy'), 0);
   assert.equal(skillAt(0.5, 0), 0.5);
   assert.ok(skillAt(0.5, 2) > 0.8);
-  assert.equal(simulateResponse({ input: 'hi', model: 'sim-policy@step-2' }, { seed: 0 }).model, 'pivot-miner-simulated-policy@step-2');
+  assert.equal(
+    simulateResponse({ input: 'hi', model: 'sim-policy@step-2' }, { seed: 0 }).model,
+    'pivot-miner-simulated-policy@step-2',
+  );
 });
 
 test('an unknown request gets a polite final message', () => {
@@ -87,8 +101,15 @@ test('local profiling of successful trajectories spans all-pass, mixed and all-f
       const prefix = success.output.slice(0, i - 1);
       let pass = 0;
       for (let seed = 0; seed < 8; seed++) {
-        const params = { ...seeded(success.params, seed), input: [...success.params.input, ...prefix], tool_choice: 'auto', parallel_tool_calls: false };
-        const action = (simulateResponse(params, { seed: SIM_SEED }).output as Item[]).find((o) => o.type !== 'reasoning')!;
+        const params = {
+          ...seeded(success.params, seed),
+          input: [...success.params.input, ...prefix],
+          tool_choice: 'auto',
+          parallel_tool_calls: false,
+        };
+        const action = (simulateResponse(params, { seed: SIM_SEED }).output as Item[]).find(
+          (o) => o.type !== 'reasoning',
+        )!;
         if (sameAction(item, action)) pass++;
       }
       passCounts.push(pass);
@@ -96,5 +117,8 @@ test('local profiling of successful trajectories spans all-pass, mixed and all-f
   }
   assert.ok(passCounts.includes(8), 'some pivot is all-pass');
   assert.ok(passCounts.includes(0), 'some pivot is all-fail');
-  assert.ok(passCounts.some((p) => p > 0 && p < 8), 'some pivot is mixed');
+  assert.ok(
+    passCounts.some((p) => p > 0 && p < 8),
+    'some pivot is mixed',
+  );
 });

@@ -29,16 +29,40 @@ test('demo rows are NeMo Gym task rows whose ground truth matches the environmen
 });
 
 test('tools are deterministic and validate their arguments', () => {
-  assert.deepEqual(callTool('convert_currency', { amount: 100, from_currency: 'USD', to_currency: 'eur' }), { amount: 92, currency: 'EUR' });
-  assert.deepEqual(callTool('get_flight_price', { origin: 'Paris', destination: 'Rome' }), callTool('get_flight_price', { origin: 'paris', destination: 'rome' }));
+  assert.deepEqual(callTool('convert_currency', { amount: 100, from_currency: 'USD', to_currency: 'eur' }), {
+    amount: 92,
+    currency: 'EUR',
+  });
+  assert.deepEqual(
+    callTool('get_flight_price', { origin: 'Paris', destination: 'Rome' }),
+    callTool('get_flight_price', { origin: 'paris', destination: 'rome' }),
+  );
   assert.match(String(callTool('get_weather', { town: 'Paris' }).error), /invalid arguments/);
-  assert.match(String(callTool('convert_currency', { amount: 1, from_currency: 'USD', to_currency: 'YEN' }).error), /unknown currency/);
+  assert.match(
+    String(callTool('convert_currency', { amount: 1, from_currency: 'USD', to_currency: 'YEN' }).error),
+    /unknown currency/,
+  );
 });
 
 test('call and answer matching', () => {
-  assert.ok(toolCallMatches({ name: 'get_weather', arguments: { city: 'Paris' } }, { name: 'get_weather', arguments: { city: ' paris' } }));
-  assert.ok(!toolCallMatches({ name: 'get_weather', arguments: { city: 'Paris' } }, { name: 'get_weather', arguments: { city: 'Paris', x: 1 } }));
-  assert.ok(toolCallMatches({ name: 'convert_currency', arguments: { amount: 1.005 } }, { name: 'convert_currency', arguments: { amount: 1.01 } }));
+  assert.ok(
+    toolCallMatches(
+      { name: 'get_weather', arguments: { city: 'Paris' } },
+      { name: 'get_weather', arguments: { city: ' paris' } },
+    ),
+  );
+  assert.ok(
+    !toolCallMatches(
+      { name: 'get_weather', arguments: { city: 'Paris' } },
+      { name: 'get_weather', arguments: { city: 'Paris', x: 1 } },
+    ),
+  );
+  assert.ok(
+    toolCallMatches(
+      { name: 'convert_currency', arguments: { amount: 1.005 } },
+      { name: 'convert_currency', arguments: { amount: 1.01 } },
+    ),
+  );
   assert.ok(answerMatches('291.15', 'It is 291.15 Kelvin.'));
   assert.ok(!answerMatches('291.15', 'It is 291 Kelvin.'));
   assert.ok(answerMatches('1234.5', 'It costs 1,234.50 EUR.'));

@@ -55,10 +55,13 @@ test('loads tool_call_comparator_config from every NeMo Gym fixture config', () 
     word_count_similarity_threshold: 0.1,
     ...defaults,
   });
-  assert.deepEqual(loadVerifierConfigFromGymYaml(readYaml('swe_pivot_single_step_tool_use_with_argument_comparison.yaml')), {
-    word_count_similarity_threshold: 0,
-    ...defaults,
-  });
+  assert.deepEqual(
+    loadVerifierConfigFromGymYaml(readYaml('swe_pivot_single_step_tool_use_with_argument_comparison.yaml')),
+    {
+      word_count_similarity_threshold: 0,
+      ...defaults,
+    },
+  );
   assert.deepEqual(
     loadVerifierConfigFromGymYaml(readYaml('parallel_tool_calls_single_step_tool_use_with_argument_comparison.yaml')),
     {
@@ -76,7 +79,10 @@ test('loads tool_call_comparator_config from every NeMo Gym fixture config', () 
 
 test('config loading names what is wrong', () => {
   const both = `${readYaml('single_step_tool_use_with_argument_comparison.yaml')}\n${readYaml('swe_pivot_single_step_tool_use_with_argument_comparison.yaml')}`;
-  assert.throws(() => loadVerifierConfigFromGymYaml(both), /several: .*single_step_tool_use_with_argument_comparison_resources_server/);
+  assert.throws(
+    () => loadVerifierConfigFromGymYaml(both),
+    /several: .*single_step_tool_use_with_argument_comparison_resources_server/,
+  );
   assert.equal(
     loadVerifierConfigFromGymYaml(both, 'swe_pivot_single_step_tool_use_with_argument_comparison_resources_server')
       .word_count_similarity_threshold,
@@ -87,7 +93,10 @@ test('config loading names what is wrong', () => {
     'word_count_similarity_threshold: 0.1',
     'floating_point_comparison_threshold: 0.1',
   );
-  assert.throws(() => loadVerifierConfigFromGymYaml(broken), /tool_call_comparator_config: word_count_similarity_threshold/);
+  assert.throws(
+    () => loadVerifierConfigFromGymYaml(broken),
+    /tool_call_comparator_config: word_count_similarity_threshold/,
+  );
   assert.throws(() => loadVerifierConfigFromGymYaml('a: 1'), /found none/);
 });
 
@@ -111,7 +120,13 @@ test('POST /verify reproduces the rewards and categories of the NeMo Gym example
     };
     const { status, json } = await post(`${main.url}/verify`, body);
     assert.equal(status, 200);
-    assert.deepEqual(Object.keys(json), ['responses_create_params', 'response', 'reward', 'expected_action', 'category']);
+    assert.deepEqual(Object.keys(json), [
+      'responses_create_params',
+      'response',
+      'reward',
+      'expected_action',
+      'category',
+    ]);
     assert.equal(json.reward, rollout.reward);
     assert.equal(json.category, rollout.category);
     assert.deepEqual(json.expected_action, rollout.expected_action);
@@ -184,7 +199,10 @@ test('bad bodies get 422 naming the problem, and the server keeps serving', asyn
   assert.equal(noAction.status, 422);
   assert.deepEqual(noAction.json.detail[0].loc, ['body', 'expected_action']);
 
-  const badItem = await post(`${main.url}/verify`, { ...good, response: { output: [{ type: 'function_call', name: 'f' }] } });
+  const badItem = await post(`${main.url}/verify`, {
+    ...good,
+    response: { output: [{ type: 'function_call', name: 'f' }] },
+  });
   assert.equal(badItem.status, 422);
   assert.deepEqual(badItem.json.detail[0].loc, ['body', 'response', 'output', 0, 'arguments']);
 
@@ -192,7 +210,10 @@ test('bad bodies get 422 naming the problem, and the server keeps serving', asyn
   assert.equal(badKind.status, 422);
   assert.deepEqual(badKind.json.detail[0].loc, ['body', 'expected_action', 'type']);
 
-  const brokenRow = await post(`${main.url}/verify`, { ...good, expected_action: { ...good.expected_action, arguments: '{' } });
+  const brokenRow = await post(`${main.url}/verify`, {
+    ...good,
+    expected_action: { ...good.expected_action, arguments: '{' },
+  });
   assert.equal(brokenRow.status, 422);
   assert.match(brokenRow.json.detail[0].msg, /expected_action arguments of tool "f"/);
 

@@ -12,7 +12,8 @@ let dir: string;
 const saved = { ...process.env };
 
 function setEnv(vars: Record<string, string>): void {
-  for (const key of Object.keys(process.env)) if (key.startsWith('TEMPORAL_') && key !== 'TEMPORAL_BIN') delete process.env[key];
+  for (const key of Object.keys(process.env))
+    if (key.startsWith('TEMPORAL_') && key !== 'TEMPORAL_BIN') delete process.env[key];
   // A config file with an empty default profile, so a developer's ~/.config/temporalio/temporal.toml cannot leak in.
   process.env.TEMPORAL_CONFIG_FILE = path.join(dir, 'empty.toml');
   Object.assign(process.env, vars);
@@ -69,7 +70,11 @@ test('defaults: a local dev server, namespace default, no TLS', () => {
 });
 
 test('TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE and TEMPORAL_API_KEY; an API key turns TLS on', () => {
-  setEnv({ TEMPORAL_ADDRESS: 'my-ns.a1b2c.tmprl.cloud:7233', TEMPORAL_NAMESPACE: 'my-ns.a1b2c', TEMPORAL_API_KEY: 'env-api-key' });
+  setEnv({
+    TEMPORAL_ADDRESS: 'my-ns.a1b2c.tmprl.cloud:7233',
+    TEMPORAL_NAMESPACE: 'my-ns.a1b2c',
+    TEMPORAL_API_KEY: 'env-api-key',
+  });
   const target = temporalTarget();
   assert.equal(target.address, 'my-ns.a1b2c.tmprl.cloud:7233');
   assert.equal(target.namespace, 'my-ns.a1b2c');
@@ -120,7 +125,12 @@ test('a TOML profile with an mTLS table', () => {
 });
 
 test('variables override the profile they are combined with', () => {
-  setEnv({ TEMPORAL_CONFIG_FILE: path.join(dir, 'temporal.toml'), TEMPORAL_PROFILE: 'cloud', TEMPORAL_NAMESPACE: 'other-ns', TEMPORAL_API_KEY: 'rotated' });
+  setEnv({
+    TEMPORAL_CONFIG_FILE: path.join(dir, 'temporal.toml'),
+    TEMPORAL_PROFILE: 'cloud',
+    TEMPORAL_NAMESPACE: 'other-ns',
+    TEMPORAL_API_KEY: 'rotated',
+  });
   const target = temporalTarget();
   assert.equal(target.address, 'my-ns.a1b2c.tmprl.cloud:7233');
   assert.equal(target.namespace, 'other-ns');

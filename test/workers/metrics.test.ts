@@ -34,9 +34,15 @@ describe('metricsBindAddress', () => {
   test('refuses what the exporter cannot bind, naming the setting', () => {
     assert.throws(() => metricsBindAddress({ metricsPort: 'http' }, {}), /--metrics-port: http is not a port/);
     assert.throws(() => metricsBindAddress({ metricsPort: '70000' }, {}), /--metrics-port/);
-    assert.throws(() => metricsBindAddress({ metricsPort: '9464', metricsHost: 'localhost' }, {}), /--metrics-host: localhost is not an IP address/);
+    assert.throws(
+      () => metricsBindAddress({ metricsPort: '9464', metricsHost: 'localhost' }, {}),
+      /--metrics-host: localhost is not an IP address/,
+    );
     assert.throws(() => metricsBindAddress({ metricsHost: '0.0.0.0' }, {}), /--metrics-host needs --metrics-port/);
-    assert.throws(() => metricsBindAddress({}, { [METRICS_ADDRESS_ENV]: '9464' }), new RegExp(`${METRICS_ADDRESS_ENV}: 9464: expected ip:port`));
+    assert.throws(
+      () => metricsBindAddress({}, { [METRICS_ADDRESS_ENV]: '9464' }),
+      new RegExp(`${METRICS_ADDRESS_ENV}: 9464: expected ip:port`),
+    );
     assert.throws(() => metricsBindAddress({}, { [METRICS_ADDRESS_ENV]: 'localhost:9464' }), /not an IP address/);
   });
 });
@@ -94,15 +100,29 @@ interface WorkerProcess {
 
 function startWorker(taskQueue: string, args: string[], extraEnv: Record<string, string> = {}): WorkerProcess {
   // SDK logs at INFO: the test waits for the worker's "state: 'RUNNING'" line.
-  const childEnv: NodeJS.ProcessEnv = workerProcessEnv({ ...process.env, [LOG_LEVEL_ENV]: 'INFO', TEMPORAL_ADDRESS: env.address, PIVOT_MINER_TASK_QUEUE: taskQueue, PIVOT_MINER_BASE_DIR: baseDir, PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts'), ...extraEnv });
+  const childEnv: NodeJS.ProcessEnv = workerProcessEnv({
+    ...process.env,
+    [LOG_LEVEL_ENV]: 'INFO',
+    TEMPORAL_ADDRESS: env.address,
+    PIVOT_MINER_TASK_QUEUE: taskQueue,
+    PIVOT_MINER_BASE_DIR: baseDir,
+    PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts'),
+    ...extraEnv,
+  });
   if (!(METRICS_ADDRESS_ENV in extraEnv)) delete childEnv[METRICS_ADDRESS_ENV];
   // With the heap flags and environment, as our launchers start a worker: one process, whose sockets the test reads.
-  const child = spawn(process.execPath, [...workerHeapArgs(childEnv), path.join(repoRoot, 'bin/pivot-miner.js'), 'worker', ...args], { cwd: repoRoot, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [...workerHeapArgs(childEnv), path.join(repoRoot, 'bin/pivot-miner.js'), 'worker', ...args],
+    { cwd: repoRoot, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   workers.add(child);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => (workers.delete(child), resolve(code))));
+  const exited = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => (workers.delete(child), resolve(code))),
+  );
   return { child, output: () => output, exited };
 }
 
@@ -141,7 +161,9 @@ function parseExposition(text: string): Sample[] {
     if (line === '' || line.startsWith('#')) continue;
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
     assert.ok(match, `not a Prometheus sample line: ${line}`);
-    const labels = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
+    const labels = Object.fromEntries(
+      [...(match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
+    );
     samples.push({ name: match[1] ?? '', labels, value: Number(match[3]) });
   }
   return samples;
@@ -158,15 +180,22 @@ async function scrapeWhenPolling(address: string, taskQueue: string, worker: Wor
   const deadline = Date.now() + 90_000;
   for (;;) {
     if (worker.child.exitCode !== null) assert.fail(`worker exited: ${worker.output()}`);
-    const samples = await scrape(address).then((s) => s.samples, () => []);
-    if (samples.some((s) => s.name === 'temporal_num_pollers' && s.labels.task_queue === taskQueue && s.value > 0)) return samples;
-    if (Date.now() > deadline) assert.fail(`no temporal_num_pollers for ${taskQueue} on ${address}; worker output:\n${worker.output()}`);
+    const samples = await scrape(address).then(
+      (s) => s.samples,
+      () => [],
+    );
+    if (samples.some((s) => s.name === 'temporal_num_pollers' && s.labels.task_queue === taskQueue && s.value > 0))
+      return samples;
+    if (Date.now() > deadline)
+      assert.fail(`no temporal_num_pollers for ${taskQueue} on ${address}; worker output:\n${worker.output()}`);
     await sleep(500);
   }
 }
 
 const sum = (samples: Sample[], name: string, labels: Record<string, string>) =>
-  samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((n, s) => n + s.value, 0);
+  samples
+    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    .reduce((n, s) => n + s.value, 0);
 
 /** Scrapes every 200 ms until `done` settles: the highest value each endpoint's in-flight gauge showed. */
 async function inFlightPeaksUntil(address: string, done: Promise<unknown>): Promise<Map<string, number>> {
@@ -175,7 +204,8 @@ async function inFlightPeaksUntil(address: string, done: Promise<unknown>): Prom
   void done.finally(() => (settled = true)).catch(() => undefined);
   while (!settled) {
     for (const s of (await scrape(address)).samples) {
-      if (s.name === 'pivot_miner_requests_in_flight') peaks.set(s.labels.endpoint ?? '', Math.max(peaks.get(s.labels.endpoint ?? '') ?? 0, s.value));
+      if (s.name === 'pivot_miner_requests_in_flight')
+        peaks.set(s.labels.endpoint ?? '', Math.max(peaks.get(s.labels.endpoint ?? '') ?? 0, s.value));
     }
     await sleep(200);
   }
@@ -185,96 +215,140 @@ async function inFlightPeaksUntil(address: string, done: Promise<unknown>): Prom
 /** Failure-sidecar lines per failure class. */
 function sidecarClasses(file: string): Record<string, number> {
   const classes: Record<string, number> = {};
-  for (const line of readJsonlSync<{ failure_class: string }>(file)) classes[line.failure_class] = (classes[line.failure_class] ?? 0) + 1;
+  for (const line of readJsonlSync<{ failure_class: string }>(file))
+    classes[line.failure_class] = (classes[line.failure_class] ?? 0) + 1;
   return classes;
 }
 
 function metricClasses(samples: Sample[], stage: string): Record<string, number> {
   const classes: Record<string, number> = {};
   for (const s of samples) {
-    if (s.name === 'pivot_miner_attempts_failed' && s.labels.stage === stage && s.value > 0) classes[s.labels.class ?? ''] = (classes[s.labels.class ?? ''] ?? 0) + s.value;
+    if (s.name === 'pivot_miner_attempts_failed' && s.labels.stage === stage && s.value > 0)
+      classes[s.labels.class ?? ''] = (classes[s.labels.class ?? ''] ?? 0) + s.value;
   }
   return classes;
 }
 
-test('--metrics-port: temporal_* worker metrics, and pipeline metrics that match the run', { timeout: 300_000 }, async () => {
-  const port = await freePort();
-  const address = `127.0.0.1:${port}`;
-  const worker = startWorker('q-metrics-flag', ['--metrics-port', String(port)]);
-  const polling = await scrapeWhenPolling(address, 'q-metrics-flag', worker);
-  assert.deepEqual(listeningPorts(worker.child.pid ?? -1), [port]);
-  assert.ok(polling.some((s) => s.name === 'temporal_worker_task_slots_available' && s.labels.task_queue === 'q-metrics-flag'));
-  assert.match(worker.output(), new RegExp(`Prometheus metrics on http://${address}/metrics`));
+test(
+  '--metrics-port: temporal_* worker metrics, and pipeline metrics that match the run',
+  { timeout: 300_000 },
+  async () => {
+    const port = await freePort();
+    const address = `127.0.0.1:${port}`;
+    const worker = startWorker('q-metrics-flag', ['--metrics-port', String(port)]);
+    const polling = await scrapeWhenPolling(address, 'q-metrics-flag', worker);
+    assert.deepEqual(listeningPorts(worker.child.pid ?? -1), [port]);
+    assert.ok(
+      polling.some(
+        (s) => s.name === 'temporal_worker_task_slots_available' && s.labels.task_queue === 'q-metrics-flag',
+      ),
+    );
+    assert.match(worker.output(), new RegExp(`Prometheus metrics on http://${address}/metrics`));
 
-  const run = runPivotMining(env.client, { taskQueue: 'q-metrics-flag', configPath: 'metrics.yaml', runId: 'metrics-flag' });
-  const peaks = await inFlightPeaksUntil(address, run);
-  const result = await run.catch((err: unknown) => assert.fail(`demo run failed: ${String((err as { cause?: { cause?: unknown } }).cause?.cause ?? err)}`));
+    const run = runPivotMining(env.client, {
+      taskQueue: 'q-metrics-flag',
+      configPath: 'metrics.yaml',
+      runId: 'metrics-flag',
+    });
+    const peaks = await inFlightPeaksUntil(address, run);
+    const result = await run.catch((err: unknown) =>
+      assert.fail(`demo run failed: ${String((err as { cause?: { cause?: unknown } }).cause?.cause ?? err)}`),
+    );
 
-  // Requests in flight: seen while the run sent them, labelled without anything a URL could hide.
-  for (const endpoint of peaks.keys()) assert.match(endpoint, /^http:\/\/127\.0\.0\.1:\d+\/[\w/]+$/);
-  const peakOf = (path: RegExp) => Math.max(0, ...[...peaks].filter(([endpoint]) => path.test(endpoint)).map(([, peak]) => peak));
-  assert.ok(peakOf(/\/run$/) > 0, `agent /run never seen in flight: ${JSON.stringify([...peaks])}`);
-  assert.ok(peakOf(/\/v1\/(responses|chat\/completions)$/) > 0, `model never seen in flight: ${JSON.stringify([...peaks])}`);
-  let samples = (await scrape(address)).samples;
-  for (const deadline = Date.now() + 10_000; samples.some((s) => s.name === 'pivot_miner_requests_in_flight' && s.value !== 0); ) {
-    if (Date.now() > deadline) assert.fail('requests still in flight after the run');
-    await sleep(250);
-    samples = (await scrape(address)).samples;
-  }
-
-  assert.ok(sum(samples, 'temporal_activity_execution_latency_count', { task_queue: 'q-metrics-flag', activity_type: 'runChunk' }) > 0);
-  assert.ok(result.counts.rollouts > 0 && result.counts.local_profile_rollouts > 0);
-  assert.equal(sum(samples, 'pivot_miner_rollouts_completed', { stage: 'collect' }), result.counts.rollouts);
-  assert.equal(sum(samples, 'pivot_miner_rollouts_completed', { stage: 'local_profile' }), result.counts.local_profile_rollouts);
-  assert.equal(sum(samples, 'pivot_miner_rollouts_failed', { stage: 'collect' }), result.counts.rollout_failures);
-  assert.equal(sum(samples, 'pivot_miner_rollouts_failed', { stage: 'local_profile' }), result.counts.local_profile_failures);
-
-  // Failed attempts by class: one per line of each stage's failures sidecar.
-  const collectFailures = sidecarClasses(path.join(result.runDir, 'rollouts_failures.jsonl'));
-  const localProfileFailures = sidecarClasses(path.join(result.runDir, 'local_profile_failures.jsonl'));
-  assert.ok((collectFailures.http_5xx ?? 0) > 0 && (localProfileFailures.http_429 ?? 0) > 0, JSON.stringify({ collectFailures, localProfileFailures }));
-  assert.deepEqual(metricClasses(samples, 'collect'), collectFailures);
-  assert.deepEqual(metricClasses(samples, 'local_profile'), localProfileFailures);
-
-  // One duration per chunk, in milliseconds.
-  const chunks = {
-    collect: Math.ceil((result.counts.rollouts + result.counts.rollout_failures) / COLLECT_CHUNK_SIZE),
-    local_profile: Math.ceil((result.counts.local_profile_rollouts + result.counts.local_profile_failures) / LOCAL_PROFILE_CHUNK_SIZE),
-  };
-  for (const [stage, count] of Object.entries(chunks)) {
-    assert.equal(sum(samples, 'pivot_miner_chunk_duration_count', { stage }), count, stage);
-    assert.equal(sum(samples, 'pivot_miner_chunk_duration_bucket', { stage, le: '+Inf' }), count, stage);
-  }
-  // Every collect chunk holds slow answers (1.5 s) and retried 503s, so none takes under a second.
-  assert.equal(sum(samples, 'pivot_miner_chunk_duration_bucket', { stage: 'collect', le: '1000' }), 0);
-  assert.ok(sum(samples, 'pivot_miner_chunk_duration_sum', { stage: 'collect' }) >= 1500 * chunks.collect);
-});
-
-test(`${METRICS_ADDRESS_ENV} turns metrics on; without it nothing listens; a taken port stops the worker`, { timeout: 180_000 }, async () => {
-  const [envPort, takenPort] = [await freePort(), await freePort()];
-  const blocker: Server = await new Promise((resolve) => {
-    const server = createServer().listen(takenPort, '127.0.0.1', () => resolve(server));
-  });
-  try {
-    const viaEnv = startWorker('q-metrics-env', [], { [METRICS_ADDRESS_ENV]: `127.0.0.1:${envPort}` });
-    const off = startWorker('q-metrics-off', []);
-    const clash = startWorker('q-metrics-clash', ['--metrics-port', String(takenPort)]);
-
-    const samples = await scrapeWhenPolling(`127.0.0.1:${envPort}`, 'q-metrics-env', viaEnv);
-    assert.ok(samples.some((s) => s.name.startsWith('temporal_')));
-    assert.deepEqual(listeningPorts(viaEnv.child.pid ?? -1), [envPort]);
-
-    const deadline = Date.now() + 90_000;
-    while (!/state: 'RUNNING'/.test(off.output())) {
-      if (off.child.exitCode !== null || Date.now() > deadline) assert.fail(`worker without metrics did not start:\n${off.output()}`);
-      await sleep(500);
+    // Requests in flight: seen while the run sent them, labelled without anything a URL could hide.
+    for (const endpoint of peaks.keys()) assert.match(endpoint, /^http:\/\/127\.0\.0\.1:\d+\/[\w/]+$/);
+    const peakOf = (path: RegExp) =>
+      Math.max(0, ...[...peaks].filter(([endpoint]) => path.test(endpoint)).map(([, peak]) => peak));
+    assert.ok(peakOf(/\/run$/) > 0, `agent /run never seen in flight: ${JSON.stringify([...peaks])}`);
+    assert.ok(
+      peakOf(/\/v1\/(responses|chat\/completions)$/) > 0,
+      `model never seen in flight: ${JSON.stringify([...peaks])}`,
+    );
+    let samples = (await scrape(address)).samples;
+    for (
+      const deadline = Date.now() + 10_000;
+      samples.some((s) => s.name === 'pivot_miner_requests_in_flight' && s.value !== 0);
+    ) {
+      if (Date.now() > deadline) assert.fail('requests still in flight after the run');
+      await sleep(250);
+      samples = (await scrape(address)).samples;
     }
-    assert.deepEqual(listeningPorts(off.child.pid ?? -1), []);
-    assert.doesNotMatch(off.output(), /Prometheus metrics/);
 
-    assert.notEqual(await clash.exited, 0);
-    assert.match(clash.output(), /Address already in use/);
-  } finally {
-    blocker.close();
-  }
-});
+    assert.ok(
+      sum(samples, 'temporal_activity_execution_latency_count', {
+        task_queue: 'q-metrics-flag',
+        activity_type: 'runChunk',
+      }) > 0,
+    );
+    assert.ok(result.counts.rollouts > 0 && result.counts.local_profile_rollouts > 0);
+    assert.equal(sum(samples, 'pivot_miner_rollouts_completed', { stage: 'collect' }), result.counts.rollouts);
+    assert.equal(
+      sum(samples, 'pivot_miner_rollouts_completed', { stage: 'local_profile' }),
+      result.counts.local_profile_rollouts,
+    );
+    assert.equal(sum(samples, 'pivot_miner_rollouts_failed', { stage: 'collect' }), result.counts.rollout_failures);
+    assert.equal(
+      sum(samples, 'pivot_miner_rollouts_failed', { stage: 'local_profile' }),
+      result.counts.local_profile_failures,
+    );
+
+    // Failed attempts by class: one per line of each stage's failures sidecar.
+    const collectFailures = sidecarClasses(path.join(result.runDir, 'rollouts_failures.jsonl'));
+    const localProfileFailures = sidecarClasses(path.join(result.runDir, 'local_profile_failures.jsonl'));
+    assert.ok(
+      (collectFailures.http_5xx ?? 0) > 0 && (localProfileFailures.http_429 ?? 0) > 0,
+      JSON.stringify({ collectFailures, localProfileFailures }),
+    );
+    assert.deepEqual(metricClasses(samples, 'collect'), collectFailures);
+    assert.deepEqual(metricClasses(samples, 'local_profile'), localProfileFailures);
+
+    // One duration per chunk, in milliseconds.
+    const chunks = {
+      collect: Math.ceil((result.counts.rollouts + result.counts.rollout_failures) / COLLECT_CHUNK_SIZE),
+      local_profile: Math.ceil(
+        (result.counts.local_profile_rollouts + result.counts.local_profile_failures) / LOCAL_PROFILE_CHUNK_SIZE,
+      ),
+    };
+    for (const [stage, count] of Object.entries(chunks)) {
+      assert.equal(sum(samples, 'pivot_miner_chunk_duration_count', { stage }), count, stage);
+      assert.equal(sum(samples, 'pivot_miner_chunk_duration_bucket', { stage, le: '+Inf' }), count, stage);
+    }
+    // Every collect chunk holds slow answers (1.5 s) and retried 503s, so none takes under a second.
+    assert.equal(sum(samples, 'pivot_miner_chunk_duration_bucket', { stage: 'collect', le: '1000' }), 0);
+    assert.ok(sum(samples, 'pivot_miner_chunk_duration_sum', { stage: 'collect' }) >= 1500 * chunks.collect);
+  },
+);
+
+test(
+  `${METRICS_ADDRESS_ENV} turns metrics on; without it nothing listens; a taken port stops the worker`,
+  { timeout: 180_000 },
+  async () => {
+    const [envPort, takenPort] = [await freePort(), await freePort()];
+    const blocker: Server = await new Promise((resolve) => {
+      const server = createServer().listen(takenPort, '127.0.0.1', () => resolve(server));
+    });
+    try {
+      const viaEnv = startWorker('q-metrics-env', [], { [METRICS_ADDRESS_ENV]: `127.0.0.1:${envPort}` });
+      const off = startWorker('q-metrics-off', []);
+      const clash = startWorker('q-metrics-clash', ['--metrics-port', String(takenPort)]);
+
+      const samples = await scrapeWhenPolling(`127.0.0.1:${envPort}`, 'q-metrics-env', viaEnv);
+      assert.ok(samples.some((s) => s.name.startsWith('temporal_')));
+      assert.deepEqual(listeningPorts(viaEnv.child.pid ?? -1), [envPort]);
+
+      const deadline = Date.now() + 90_000;
+      while (!/state: 'RUNNING'/.test(off.output())) {
+        if (off.child.exitCode !== null || Date.now() > deadline)
+          assert.fail(`worker without metrics did not start:\n${off.output()}`);
+        await sleep(500);
+      }
+      assert.deepEqual(listeningPorts(off.child.pid ?? -1), []);
+      assert.doesNotMatch(off.output(), /Prometheus metrics/);
+
+      assert.notEqual(await clash.exited, 0);
+      assert.match(clash.output(), /Address already in use/);
+    } finally {
+      blocker.close();
+    }
+  },
+);

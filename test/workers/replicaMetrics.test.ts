@@ -25,7 +25,10 @@ function recordingMeter() {
 }
 
 test('per-replica series carry endpoint and replica labels; counters add what happened since the last sample', async () => {
-  const pool = new ReplicaPool(['http://10.0.0.1:8000', 'http://10.0.0.2:8000'], 4, { initialMs: 60_000, maxMs: 60_000 });
+  const pool = new ReplicaPool(['http://10.0.0.1:8000', 'http://10.0.0.2:8000'], 4, {
+    initialMs: 60_000,
+    maxMs: 60_000,
+  });
   const { meter, recorded } = recordingMeter();
   const sample = replicaMetricsSampler(meter, () => pool.stats());
 
@@ -45,18 +48,25 @@ test('per-replica series carry endpoint and replica labels; counters add what ha
     { name: 'pivot_miner_replica_benched', value: 1, tags: zero },
     { name: 'pivot_miner_replica_benched', value: 0, tags: one },
   ]);
-  assert.deepEqual(byName('pivot_miner_replica_requests_in_flight').map((r) => r.tags), [zero, one]);
+  assert.deepEqual(
+    byName('pivot_miner_replica_requests_in_flight').map((r) => r.tags),
+    [zero, one],
+  );
   assert.deepEqual(byName('pivot_miner_replica_requests'), [
     { name: 'pivot_miner_replica_requests', value: 1, tags: zero },
     { name: 'pivot_miner_replica_requests', value: 1, tags: one },
   ]);
-  assert.deepEqual(byName('pivot_miner_replica_failures'), [{ name: 'pivot_miner_replica_failures', value: 1, tags: { ...zero, class: 'connection' } }]);
+  assert.deepEqual(byName('pivot_miner_replica_failures'), [
+    { name: 'pivot_miner_replica_failures', value: 1, tags: { ...zero, class: 'connection' } },
+  ]);
 
   // Two more answered by replica 1 (0 is benched): the next sample adds 2 there and nothing else.
   recorded.length = 0;
   await pool.run(async () => 'ok');
   await pool.run(async () => 'ok');
   sample();
-  assert.deepEqual(byName('pivot_miner_replica_requests'), [{ name: 'pivot_miner_replica_requests', value: 2, tags: one }]);
+  assert.deepEqual(byName('pivot_miner_replica_requests'), [
+    { name: 'pivot_miner_replica_requests', value: 2, tags: one },
+  ]);
   assert.deepEqual(byName('pivot_miner_replica_failures'), []);
 });

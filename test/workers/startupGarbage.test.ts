@@ -4,7 +4,10 @@ import vm from 'node:vm';
 import { collectStartupGarbage } from '../../workers/startupGarbage';
 
 test('collectStartupGarbage frees unreachable start-up objects and leaves no gc() behind', () => {
-  let garbage: Array<{ i: number; s: string }> | undefined = Array.from({ length: 300_000 }, (_, i) => ({ i, s: `row ${i}`.padEnd(48, '.') }));
+  let garbage: Array<{ i: number; s: string }> | undefined = Array.from({ length: 300_000 }, (_, i) => ({
+    i,
+    s: `row ${i}`.padEnd(48, '.'),
+  }));
   assert.equal(garbage.length, 300_000);
   garbage = undefined;
   const before = process.memoryUsage().heapUsed;

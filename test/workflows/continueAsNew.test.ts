@@ -73,33 +73,50 @@ async function collect(runName: string, continueAsNewAfterEvents?: number) {
     continueAsNewAfterEvents,
   };
   const workflowId = `continue-as-new-${runName}`;
-  const handle = await env.client.workflow.start('collectRolloutsWorkflow', { taskQueue: TASK_QUEUE, workflowId, args: [input] });
+  const handle = await env.client.workflow.start('collectRolloutsWorkflow', {
+    taskQueue: TASK_QUEUE,
+    workflowId,
+    args: [input],
+  });
   const result = (await handle.result()) as CollectStageResult;
   return { result, eventsPerRun: await historyEventsPerRun(env.client, workflowId, handle.firstExecutionRunId) };
 }
 
-test('a collect stage continued as new keeps every run under the bound and merges the same rollouts', { timeout: 600_000 }, async () => {
-  const chained = await collect('chained', HISTORY_LIMIT);
-  const single = await collect('single');
+test(
+  'a collect stage continued as new keeps every run under the bound and merges the same rollouts',
+  { timeout: 600_000 },
+  async () => {
+    const chained = await collect('chained', HISTORY_LIMIT);
+    const single = await collect('single');
 
-  assert.equal(single.eventsPerRun.length, 1);
-  assert.ok(chained.result.materialize.chunks >= 20, `expected many chunks, got ${chained.result.materialize.chunks}`);
-  assert.ok(chained.eventsPerRun.length >= 3, `expected several runs, got ${chained.eventsPerRun.join(', ')}`);
-  for (const events of chained.eventsPerRun) {
-    assert.ok(events <= HISTORY_BOUND, `a run has ${events} history events, more than ${HISTORY_BOUND} (runs: ${chained.eventsPerRun.join(', ')})`);
-  }
-  // Without the threshold, one run holds all chunks; the chain splits those events over its runs.
-  assert.ok(single.eventsPerRun[0]! > HISTORY_BOUND);
+    assert.equal(single.eventsPerRun.length, 1);
+    assert.ok(
+      chained.result.materialize.chunks >= 20,
+      `expected many chunks, got ${chained.result.materialize.chunks}`,
+    );
+    assert.ok(chained.eventsPerRun.length >= 3, `expected several runs, got ${chained.eventsPerRun.join(', ')}`);
+    for (const events of chained.eventsPerRun) {
+      assert.ok(
+        events <= HISTORY_BOUND,
+        `a run has ${events} history events, more than ${HISTORY_BOUND} (runs: ${chained.eventsPerRun.join(', ')})`,
+      );
+    }
+    // Without the threshold, one run holds all chunks; the chain splits those events over its runs.
+    assert.ok(single.eventsPerRun[0]! > HISTORY_BOUND);
 
-  assert.equal(chained.result.merge.completed, single.result.merge.completed);
-  assert.equal(chained.result.merge.completed, chained.result.materialize.rows);
-  assert.deepEqual(
-    { ...chained.result.profile, rewardProfilingPath: '', agentMetricsPath: '' },
-    { ...single.result.profile, rewardProfilingPath: '', agentMetricsPath: '' },
-  );
-  assert.equal(readFileSync(chained.result.merge.rolloutsPath, 'utf8'), readFileSync(single.result.merge.rolloutsPath, 'utf8'));
-  assert.equal(
-    readFileSync(chained.result.profile.rewardProfilingPath, 'utf8'),
-    readFileSync(single.result.profile.rewardProfilingPath, 'utf8'),
-  );
-});
+    assert.equal(chained.result.merge.completed, single.result.merge.completed);
+    assert.equal(chained.result.merge.completed, chained.result.materialize.rows);
+    assert.deepEqual(
+      { ...chained.result.profile, rewardProfilingPath: '', agentMetricsPath: '' },
+      { ...single.result.profile, rewardProfilingPath: '', agentMetricsPath: '' },
+    );
+    assert.equal(
+      readFileSync(chained.result.merge.rolloutsPath, 'utf8'),
+      readFileSync(single.result.merge.rolloutsPath, 'utf8'),
+    );
+    assert.equal(
+      readFileSync(chained.result.profile.rewardProfilingPath, 'utf8'),
+      readFileSync(single.result.profile.rewardProfilingPath, 'utf8'),
+    );
+  },
+);

@@ -35,7 +35,10 @@ test('chunks finishing out of order are merged in order, one merge at a time', a
   frontier.chunkFinished(3);
   assert.equal(r.running(), 1, 'a second merge waits for the first');
   await r.releaseAll();
-  assert.deepEqual(r.calls, [[0, 2], [2, 4]]);
+  assert.deepEqual(r.calls, [
+    [0, 2],
+    [2, 4],
+  ]);
   const drained = frontier.drain();
   await r.releaseAll();
   assert.deepEqual(await drained, { ...NOTHING_MERGED, chunks: 4, completed: 4 });

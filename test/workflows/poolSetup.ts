@@ -23,7 +23,10 @@ export interface PoolTestContext {
   close: () => Promise<void>;
 }
 
-export async function setupPoolTest(taskQueue: string, splits: Record<string, (taskIndex: number) => boolean>): Promise<PoolTestContext> {
+export async function setupPoolTest(
+  taskQueue: string,
+  splits: Record<string, (taskIndex: number) => boolean>,
+): Promise<PoolTestContext> {
   const baseDir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-pool-'));
   mkdirSync(path.join(baseDir, 'configs'));
   copyFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl'), path.join(baseDir, 'configs/demo_tasks.jsonl'));
@@ -45,17 +48,37 @@ export async function setupPoolTest(taskQueue: string, splits: Record<string, (t
   try {
     const runDir = path.join(baseDir, 'collected');
     mkdirSync(runDir);
-    const plan = { runId: 'collected', runDir, baseDir, config: await loadPipelineConfig(path.join(baseDir, configPath)) };
+    const plan = {
+      runId: 'collected',
+      runDir,
+      baseDir,
+      config: await loadPipelineConfig(path.join(baseDir, configPath)),
+    };
     const collected = (await env.client.workflow.execute('collectRolloutsWorkflow', {
       taskQueue,
       workflowId: 'collect-sources',
-      args: [{ plan, stage: 'collect', inputPath: plan.config.collect.input_jsonl, outPrefix: path.join(runDir, 'rollouts') }],
+      args: [
+        {
+          plan,
+          stage: 'collect',
+          inputPath: plan.config.collect.input_jsonl,
+          outPrefix: path.join(runDir, 'rollouts'),
+        },
+      ],
     })) as CollectStageResult;
-    const lines = readFileSync(collected.merge.rolloutsPath, 'utf8').split('\n').filter((l) => l.trim() !== '');
+    const lines = readFileSync(collected.merge.rolloutsPath, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
     const rolloutFiles: Record<string, string> = {};
     for (const [name, keep] of Object.entries(splits)) {
       const file = path.join(runDir, name);
-      writeFileSync(file, lines.filter((l) => keep((JSON.parse(l) as { _ng_task_index: number })._ng_task_index)).map((l) => `${l}\n`).join(''));
+      writeFileSync(
+        file,
+        lines
+          .filter((l) => keep((JSON.parse(l) as { _ng_task_index: number })._ng_task_index))
+          .map((l) => `${l}\n`)
+          .join(''),
+      );
       rolloutFiles[name] = file;
     }
     return { env, taskQueue, baseDir, configPath, rolloutFiles, close };

@@ -22,7 +22,10 @@ export async function nemoGymPython(): Promise<string> {
 
 /** NeMo Gym's `validate_pivot_dataset.py`, taken from the 0.4.0 sdist through pip and cached. */
 export async function referenceValidatorScript(python: string): Promise<string> {
-  const { stdout } = await run('bash', ['-c', `source ${JSON.stringify(path.join(repoRoot, 'scripts/lib/cacheDir.sh'))} && echo "$PIVOT_MINER_CACHE"`]);
+  const { stdout } = await run('bash', [
+    '-c',
+    `source ${JSON.stringify(path.join(repoRoot, 'scripts/lib/cacheDir.sh'))} && echo "$PIVOT_MINER_CACHE"`,
+  ]);
   const dir = path.join(stdout.trim(), `nemo-gym-${NEMO_GYM_VERSION}-sdist`);
   const script = path.join(dir, VALIDATOR_IN_SDIST);
   if (existsSync(script)) return script;
@@ -30,24 +33,49 @@ export async function referenceValidatorScript(python: string): Promise<string> 
   const tarball = path.join(dir, `nemo_gym-${NEMO_GYM_VERSION}.tar.gz`);
   if (!existsSync(tarball)) {
     // --python-version lets pip fetch the sdist without building its metadata (minutes otherwise).
-    await run(python, ['-m', 'pip', 'download', `nemo-gym==${NEMO_GYM_VERSION}`, '--no-deps', '--no-binary', ':all:',
-      '--only-binary', ':none:', '--python-version', '3.12', '--quiet', '-d', dir], { maxBuffer: 1 << 24 });
+    await run(
+      python,
+      [
+        '-m',
+        'pip',
+        'download',
+        `nemo-gym==${NEMO_GYM_VERSION}`,
+        '--no-deps',
+        '--no-binary',
+        ':all:',
+        '--only-binary',
+        ':none:',
+        '--python-version',
+        '3.12',
+        '--quiet',
+        '-d',
+        dir,
+      ],
+      { maxBuffer: 1 << 24 },
+    );
   }
   await run('tar', ['-xzf', tarball, '-C', dir, VALIDATOR_IN_SDIST]);
   return script;
 }
 
-export const anchorResultSchema = z.object({
-  cases: z.number().int(),
-  /** Per timed pass: items per wall-clock second, and per second of the process's CPU time. */
-  rates: z.array(z.number()),
-  cpu_rates: z.array(z.number()),
-  median: z.number(),
-}).loose();
+export const anchorResultSchema = z
+  .object({
+    cases: z.number().int(),
+    /** Per timed pass: items per wall-clock second, and per second of the process's CPU time. */
+    rates: z.array(z.number()),
+    cpu_rates: z.array(z.number()),
+    median: z.number(),
+  })
+  .loose();
 export type AnchorResult = z.infer<typeof anchorResultSchema>;
 
 /** Runs a timing script from this folder; it prints one JSON line with its per-pass rates. */
-export async function runPythonAnchor(python: string, script: string, args: string[], cwd?: string): Promise<AnchorResult> {
+export async function runPythonAnchor(
+  python: string,
+  script: string,
+  args: string[],
+  cwd?: string,
+): Promise<AnchorResult> {
   const { stdout } = await run(python, [path.join(__dirname, script), ...args], { cwd, maxBuffer: 1 << 24 });
   const lines = stdout.trim().split('\n');
   return anchorResultSchema.parse(JSON.parse(lines[lines.length - 1] ?? ''));

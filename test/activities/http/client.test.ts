@@ -51,10 +51,17 @@ function assertClass(err: RequestFailure, failureClass: FailureClass, retryable:
 
 const opts = { timeoutMs: 5000 };
 
-test('a 200 answer is parsed, with the caller\'s parser when given, and the body arrives as sent', async () => {
-  const url = route('/echo', (req, body, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ body, type: req.headers['content-type'] })));
+test("a 200 answer is parsed, with the caller's parser when given, and the body arrives as sent", async () => {
+  const url = route('/echo', (req, body, res) =>
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ body, type: req.headers['content-type'] })),
+  );
   assert.deepEqual(await postJsonText(url, '{"a":1.0}', opts), { body: '{"a":1.0}', type: 'application/json' });
-  assert.equal(await postJsonText(url, '{}', { ...opts, parse: (t) => t.length }), JSON.stringify({ body: '{}', type: 'application/json' }).length);
+  assert.equal(
+    await postJsonText(url, '{}', { ...opts, parse: (t) => t.length }),
+    JSON.stringify({ body: '{}', type: 'application/json' }).length,
+  );
 });
 
 test('a body arriving in many pieces, with characters split between them, reads whole; a byte-order mark is dropped', async () => {
@@ -110,7 +117,7 @@ test('no answer within the timeout, before the headers or during the body, is a 
   assertClass(await failure(postJsonText(stalled, '{}', { timeoutMs: 300 })), 'timeout', true);
 });
 
-test('the caller\'s abort cancels a request in flight, and one aborted before it starts', async () => {
+test("the caller's abort cancels a request in flight, and one aborted before it starts", async () => {
   const silent = route('/held', () => undefined);
   const controller = new AbortController();
   const pending = postJsonText(silent, '{}', { ...opts, signal: controller.signal });

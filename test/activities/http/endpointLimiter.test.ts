@@ -26,7 +26,13 @@ test('waiting requests are served by rank, and in arrival order within a rank', 
   const started: string[] = [];
   const first = heldTask('first', started);
   const running = [limiter.run(first.task, 5)];
-  const queued: Array<[string, number]> = [['late-3', 3], ['early-1a', 1], ['mid-2', 2], ['early-1b', 1], ['late-3b', 3]];
+  const queued: Array<[string, number]> = [
+    ['late-3', 3],
+    ['early-1a', 1],
+    ['mid-2', 2],
+    ['early-1b', 1],
+    ['late-3b', 3],
+  ];
   for (const [name, rank] of queued) running.push(limiter.run(async () => (started.push(name), name), rank));
   await settle();
   assert.deepEqual(started, ['first']);

@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 // it held at once, and can hold requests, answer late, fail with a status, hang, or go away and come
 // back on the same port.
 
-export type EngineMode = { kind: 'answer'; delayMs?: number } | { kind: 'hold' } | { kind: 'status'; status: number } | { kind: 'hang' };
+export type EngineMode =
+  { kind: 'answer'; delayMs?: number } | { kind: 'hold' } | { kind: 'status'; status: number } | { kind: 'hang' };
 
 export interface FakeEngine {
   readonly url: string;

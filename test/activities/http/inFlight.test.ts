@@ -4,7 +4,12 @@ import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, test } from 'node:test';
 import { closePools, postJson, RequestFailure } from '../../../activities/http/client';
-import { countRequestsInFlight, endpointLabel, inFlightCount, requestsInFlight } from '../../../activities/http/inFlight';
+import {
+  countRequestsInFlight,
+  endpointLabel,
+  inFlightCount,
+  requestsInFlight,
+} from '../../../activities/http/inFlight';
 
 // The worker's requests-in-flight gauge reads these counts; a label is scraped by whoever can
 // reach the metrics port, so it must never carry what a URL may hide a key in.
@@ -30,8 +35,14 @@ after(async () => {
 const inFlightNow = () => Object.fromEntries([...requestsInFlight()].map((e) => [e.endpoint, e.count]));
 
 test('labels are scheme://host:port/path, without credentials, query or fragment', () => {
-  assert.equal(endpointLabel('http://user:s3cret@10.0.0.5:8000/v1/responses?api_key=s3cret#x'), 'http://10.0.0.5:8000/v1/responses');
-  assert.equal(endpointLabel('https://models.example.com/v1/chat/completions'), 'https://models.example.com:443/v1/chat/completions');
+  assert.equal(
+    endpointLabel('http://user:s3cret@10.0.0.5:8000/v1/responses?api_key=s3cret#x'),
+    'http://10.0.0.5:8000/v1/responses',
+  );
+  assert.equal(
+    endpointLabel('https://models.example.com/v1/chat/completions'),
+    'https://models.example.com:443/v1/chat/completions',
+  );
   assert.equal(endpointLabel('http://[::1]/run'), 'http://[::1]:80/run');
 });
 
@@ -47,7 +58,11 @@ test('nothing is counted until a worker turns counting on', async () => {
 
 test('counts requests while they are in flight, per endpoint, and releases them however they end', async () => {
   countRequestsInFlight();
-  const ok = [postJson(`${base}/run?token=a`, {}, { timeoutMs: 5_000 }), postJson(`${base}/run?token=b`, {}, { timeoutMs: 5_000 }), postJson(`${base}/v1/responses`, {}, { timeoutMs: 5_000 })];
+  const ok = [
+    postJson(`${base}/run?token=a`, {}, { timeoutMs: 5_000 }),
+    postJson(`${base}/run?token=b`, {}, { timeoutMs: 5_000 }),
+    postJson(`${base}/v1/responses`, {}, { timeoutMs: 5_000 }),
+  ];
   while (held.length < 3) await sleep(5);
   assert.deepEqual(inFlightNow(), { [`${base}/run`]: 2, [`${base}/v1/responses`]: 1 });
 

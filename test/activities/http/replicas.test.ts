@@ -31,7 +31,10 @@ interface Answer {
 function endpointOver([a, b]: [FakeEngine, FakeEngine], cap: number, bench = { initialMs: 150, maxMs: 600 }) {
   const endpoint = modelEndpoint([a.url, b.url], PATH, cap, bench);
   const send = (id: string, opts: { rank?: number; affinity?: string; timeoutMs?: number } = {}) =>
-    endpoint.run((url) => postJson(url, { id }, { timeoutMs: opts.timeoutMs ?? 5_000, connections: cap }) as Promise<Answer>, opts);
+    endpoint.run(
+      (url) => postJson(url, { id }, { timeoutMs: opts.timeoutMs ?? 5_000, connections: cap }) as Promise<Answer>,
+      opts,
+    );
   return { endpoint, send };
 }
 
@@ -50,7 +53,7 @@ async function until(what: string, done: () => boolean, timeoutMs = 5_000): Prom
   }
 }
 
-test('requests spread by least outstanding, never past a replica\'s cap, oldest rank first across replicas', async () => {
+test("requests spread by least outstanding, never past a replica's cap, oldest rank first across replicas", async () => {
   const [a, b] = await twoEngines();
   a.mode = b.mode = { kind: 'hold' };
   const { send } = endpointOver([a, b], 3);
@@ -99,18 +102,24 @@ test('a session stays on its replica while it is up, even with the other one idl
   const turn2 = send('s-2', { affinity: 'session' });
   other.releaseAll();
   await sleep(30);
-  assert.equal(other.received.some((r) => r.id === 's-2'), false, 'the session waits for its own replica');
+  assert.equal(
+    other.received.some((r) => r.id === 's-2'),
+    false,
+    'the session waits for its own replica',
+  );
   other.mode = { kind: 'answer' };
   assert.equal((await send('free')).engine, other === a ? 'a' : 'b', 'the other replica had a free slot all along');
   home.mode = { kind: 'answer' };
   home.releaseAll();
   assert.equal((await turn2).engine, home === a ? 'a' : 'b');
   await Promise.all(busy);
-  for (let turn = 3; turn <= 5; turn++) assert.equal((await send(`s-${turn}`, { affinity: 'session' })).engine, home === a ? 'a' : 'b');
+  for (let turn = 3; turn <= 5; turn++)
+    assert.equal((await send(`s-${turn}`, { affinity: 'session' })).engine, home === a ? 'a' : 'b');
 
   // Its replica gone: the next turn moves, and later turns stay where it moved to.
   await home.cutOff();
-  for (let turn = 6; turn <= 8; turn++) assert.equal((await send(`s-${turn}`, { affinity: 'session' })).engine, other === a ? 'a' : 'b');
+  for (let turn = 6; turn <= 8; turn++)
+    assert.equal((await send(`s-${turn}`, { affinity: 'session' })).engine, other === a ? 'a' : 'b');
   await home.restore();
 });
 
@@ -122,7 +131,11 @@ test('a replica cut off mid-run: its share moves to the other, no rollout is los
   const failedAttempts: string[] = [];
   // One attempt per rollout: any failure the replicas do not absorb loses the rollout.
   const rollout = (id: string) =>
-    withRetries(() => send(id, { affinity: id }), { maxAttempts: 1 }, async ({ failure }) => void failedAttempts.push(`${id}: ${failure.message}`));
+    withRetries(
+      () => send(id, { affinity: id }),
+      { maxAttempts: 1 },
+      async ({ failure }) => void failedAttempts.push(`${id}: ${failure.message}`),
+    );
 
   const results = Array.from({ length: 300 }, (_, i) => rollout(`r${i}`));
   await until('both replicas served a share', () => a.received.length > 30 && b.received.length > 30);
@@ -133,7 +146,10 @@ test('a replica cut off mid-run: its share moves to the other, no rollout is los
   const served = outcomes.map((o) => (o.ok ? o.value.id : ''));
   assert.deepEqual(new Set(served).size, 300);
   const afterCut = outcomes.slice(-100).map((o) => (o.ok ? o.value.engine : ''));
-  assert.ok(afterCut.every((e) => e === 'b'), 'the last rollouts all went to the replica still up');
+  assert.ok(
+    afterCut.every((e) => e === 'b'),
+    'the last rollouts all went to the replica still up',
+  );
   const cut = statsOf(a);
   assert.equal(cut.benched, true);
   assert.ok((cut.failures.get('connection') ?? 0) > 0);
@@ -152,7 +168,7 @@ test('a replica cut off mid-run: its share moves to the other, no rollout is los
   assert.ok(spread.filter((x) => x.engine === 'a').length >= 10, 'the returned replica takes its share again');
 });
 
-test('5xx and a hanging replica are benched too; a 4xx is the request\'s own failure and is not moved', async () => {
+test("5xx and a hanging replica are benched too; a 4xx is the request's own failure and is not moved", async () => {
   const pair = await twoEngines();
   const [a, b] = pair;
   const { send } = endpointOver(pair, 4);
@@ -174,7 +190,11 @@ test('5xx and a hanging replica are benched too; a 4xx is the request\'s own fai
   b.mode = { kind: 'status', status: 400 };
   const refused = await send('bad').catch((err: unknown) => err);
   assert.ok(refused instanceof RequestFailure && refused.failureClass === 'http_4xx');
-  assert.equal(a.received.filter((r) => r.id === 'bad').length + b.received.filter((r) => r.id === 'bad').length, 1, 'a 4xx is not tried on the other replica');
+  assert.equal(
+    a.received.filter((r) => r.id === 'bad').length + b.received.filter((r) => r.id === 'bad').length,
+    1,
+    'a 4xx is not tried on the other replica',
+  );
 });
 
 test('a single URL keeps the plain per-endpoint limiter: no replica pool, no failover', async () => {
@@ -182,7 +202,12 @@ test('a single URL keeps the plain per-endpoint limiter: no replica pool, no fai
   const endpoint = modelEndpoint(a.url, PATH, 2);
   assert.deepEqual(endpoint.urls, [`${a.url}${PATH}`]);
   a.mode = { kind: 'status', status: 503 };
-  const failed = await endpoint.run((url) => postJson(url, { id: 'one' }, { timeoutMs: 5_000 })).catch((err: unknown) => err);
+  const failed = await endpoint
+    .run((url) => postJson(url, { id: 'one' }, { timeoutMs: 5_000 }))
+    .catch((err: unknown) => err);
   assert.ok(failed instanceof RequestFailure && failed.failureClass === 'http_5xx');
-  assert.equal(replicaStats().some((s) => s.endpoint === new URL(a.url).origin), false);
+  assert.equal(
+    replicaStats().some((s) => s.endpoint === new URL(a.url).origin),
+    false,
+  );
 });

@@ -27,7 +27,13 @@ test('a TypeError (a bug) propagates and is never a failure row', async () => {
 test('a non-retryable verdict (ConfigError) propagates too', async () => {
   const recorded: FailedAttempt[] = [];
   await assert.rejects(
-    withRetries(async () => { throw new ConfigError('agent_ref.name "x" is no longer served'); }, fast, async (f) => void recorded.push(f)),
+    withRetries(
+      async () => {
+        throw new ConfigError('agent_ref.name "x" is no longer served');
+      },
+      fast,
+      async (f) => void recorded.push(f),
+    ),
     ConfigError,
   );
   assert.equal(recorded.length, 0);
@@ -52,7 +58,9 @@ test('HTTP failures become one row per attempt and are retried up to the limit',
 test('a non-retryable HTTP failure is one row and gives up', async () => {
   const recorded: string[] = [];
   const outcome = await withRetries(
-    async () => { throw new RequestFailure('http_4xx', 'answered 422', false); },
+    async () => {
+      throw new RequestFailure('http_4xx', 'answered 422', false);
+    },
     fast,
     async ({ attempt, failure }) => void recorded.push(`${attempt} ${failure.failureClass}`),
   );

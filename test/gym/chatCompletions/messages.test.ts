@@ -21,7 +21,8 @@ const plain = (v: unknown) => JSON.parse(JSON.stringify(v));
 // An assistant message without calls has no `tool_calls` key, as in NeMo Gym after
 // NVIDIA-NeMo/Gym#2515 (OpenAI refuses `tool_calls: []`). NeMo Gym 0.4.0 sent the empty list: the
 // copy of the round-trip data in its 0.4.0 wheel has it, and that key is the one difference from it.
-const withEmptyToolCalls = (messages: Item[]) => messages.map((m) => (m.role === 'assistant' && !m.tool_calls ? { ...m, tool_calls: [] } : m));
+const withEmptyToolCalls = (messages: Item[]) =>
+  messages.map((m) => (m.role === 'assistant' && !m.tool_calls ? { ...m, tool_calls: [] } : m));
 
 test('NeMo Gym round-trip fixture: Responses items → chat messages with <think> reasoning', () => {
   const data = JSON.parse(readFileSync(path.join(chatDir, 'gym_vllm_round_trip_test_data.json'), 'utf8'));
@@ -47,7 +48,11 @@ test('no assistant message carries an empty tool_calls list (NVIDIA-NeMo/Gym#251
     { content: 'hi', role: 'user' },
     { role: 'assistant', content: 'Hello.' },
     { content: 'call f', role: 'user' },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', function: { arguments: '{}', name: 'f' }, type: 'function' }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', function: { arguments: '{}', name: 'f' }, type: 'function' }],
+    },
   ]);
   assert.equal(JSON.stringify(messages).includes('"tool_calls":[]'), false);
   assert.deepEqual(plain(responsesOutputToChatMessage([])), { role: 'assistant', content: null });
@@ -66,12 +71,23 @@ test('derived chat fixtures: every rollout groups into the same messages, reason
   let thinkTurns = 0;
   for (const file of files) {
     const env = file.replace(/\.jsonl$/, '');
-    const rollouts = readFileSync(path.join(fixturesDir, 'gym', env, 'example_rollouts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    const derived = readFileSync(path.join(chatDir, file), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const rollouts = readFileSync(path.join(fixturesDir, 'gym', env, 'example_rollouts.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    const derived = readFileSync(path.join(chatDir, file), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     rollouts.forEach((rollout, i) => {
-      const messages = responsesItemsToChatMessages([...rollout.responses_create_params.input, ...rollout.response.output]);
+      const messages = responsesItemsToChatMessages([
+        ...rollout.responses_create_params.input,
+        ...rollout.response.output,
+      ]);
       const expected = derived[i].messages.map(asThink);
-      thinkTurns += expected.filter((m: Item) => typeof m.content === 'string' && m.content.startsWith('<think>')).length;
+      thinkTurns += expected.filter(
+        (m: Item) => typeof m.content === 'string' && m.content.startsWith('<think>'),
+      ).length;
       assert.deepEqual(plain(messages), expected, `${file} line ${i + 1}`);
     });
   }
@@ -80,18 +96,43 @@ test('derived chat fixtures: every rollout groups into the same messages, reason
 
 test('Responses → chat keeps item order inside a turn, one <think> per summary, empty summaries dropped', () => {
   const messages = responsesItemsToChatMessages([
-    { role: 'user', content: [{ type: 'input_text', text: 'a' }, { type: 'input_text', text: 'b' }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'input_text', text: 'a' },
+        { type: 'input_text', text: 'b' },
+      ],
+    },
     { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Sure.', annotations: [] }] },
-    { type: 'reasoning', summary: [{ type: 'summary_text', text: 'one' }, { type: 'summary_text', text: '' }, { type: 'summary_text', text: 'two' }] },
+    {
+      type: 'reasoning',
+      summary: [
+        { type: 'summary_text', text: 'one' },
+        { type: 'summary_text', text: '' },
+        { type: 'summary_text', text: 'two' },
+      ],
+    },
     { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
     { type: 'function_call_output', call_id: 'c1', output: 'ok' },
   ]);
   assert.deepEqual(plain(messages), [
-    { role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] },
-    { role: 'assistant', content: 'Sure.<think>one</think><think>two</think>', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'a' },
+        { type: 'text', text: 'b' },
+      ],
+    },
+    {
+      role: 'assistant',
+      content: 'Sure.<think>one</think><think>two</think>',
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+    },
     { role: 'tool', content: 'ok', tool_call_id: 'c1' },
   ]);
-  assert.deepEqual(plain(responsesItemsToChatMessages('hi')), [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }]);
+  assert.deepEqual(plain(responsesItemsToChatMessages('hi')), [
+    { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+  ]);
   assert.throws(() => responsesItemsToChatMessages([{ type: 'web_search_call', id: 'w' }]), ChatConversionError);
 });
 
@@ -102,17 +143,50 @@ test('the reasoning-parser form: first <think> block to reasoning_content and re
     reasoning_content: 'a',
     reasoning: 'a',
   });
-  assert.deepEqual(withParsedReasoning({ role: 'assistant', content: null, tool_calls: [] }), { role: 'assistant', content: null, tool_calls: [] });
-  assert.deepEqual(withParsedReasoning({ role: 'user', content: '<think>kept</think>' }), { role: 'user', content: '<think>kept</think>' });
+  assert.deepEqual(withParsedReasoning({ role: 'assistant', content: null, tool_calls: [] }), {
+    role: 'assistant',
+    content: null,
+    tool_calls: [],
+  });
+  assert.deepEqual(withParsedReasoning({ role: 'user', content: '<think>kept</think>' }), {
+    role: 'user',
+    content: '<think>kept</think>',
+  });
 });
 
 // Each case was run through NeMo Gym 0.4.0 (vllm_model `chat_completions` wrapping the reasoning field,
 // then `postprocess_assistant_message_dict`); `expected` is what it returned, ids left out.
 const ASSISTANT_CASES: Array<{ name: string; message: Item; reasoning: string[] | null; text: string | null }> = [
-  { name: '<think> blocks in the middle of the content', message: { role: 'assistant', content: 'Checking <think>b</think> now<think>c</think>' }, reasoning: ['b', 'c'], text: 'Checking  now' },
-  { name: 'reasoning_content and a <think> block', message: { role: 'assistant', reasoning_content: 'a', content: '<think>b</think>x' }, reasoning: ['a', 'b'], text: 'x' },
-  { name: 'vLLM ≥ 0.16 sends the same text as reasoning_content and reasoning', message: { role: 'assistant', reasoning_content: 'a', reasoning: 'a', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] }, reasoning: ['a'], text: null },
-  { name: 'an empty <think> block', message: { role: 'assistant', content: '<think></think>' }, reasoning: [''], text: null },
+  {
+    name: '<think> blocks in the middle of the content',
+    message: { role: 'assistant', content: 'Checking <think>b</think> now<think>c</think>' },
+    reasoning: ['b', 'c'],
+    text: 'Checking  now',
+  },
+  {
+    name: 'reasoning_content and a <think> block',
+    message: { role: 'assistant', reasoning_content: 'a', content: '<think>b</think>x' },
+    reasoning: ['a', 'b'],
+    text: 'x',
+  },
+  {
+    name: 'vLLM ≥ 0.16 sends the same text as reasoning_content and reasoning',
+    message: {
+      role: 'assistant',
+      reasoning_content: 'a',
+      reasoning: 'a',
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }],
+    },
+    reasoning: ['a'],
+    text: null,
+  },
+  {
+    name: 'an empty <think> block',
+    message: { role: 'assistant', content: '<think></think>' },
+    reasoning: [''],
+    text: null,
+  },
   { name: 'no reasoning at all', message: { role: 'assistant', content: 'plain' }, reasoning: null, text: 'plain' },
 ];
 
@@ -125,19 +199,28 @@ test('one assistant message reads the same in the converter, the executor and Ne
   for (const { name, message, reasoning, text } of ASSISTANT_CASES) {
     const converter = chatMessagesToItems([message], 'seed');
     assert.ok(Array.isArray(converter), name);
-    const executor = chatCompletionToResponse({ id: 'x', choices: [{ index: 0, message, finish_reason: 'stop' }] }).output as Item[];
+    const executor = chatCompletionToResponse({ id: 'x', choices: [{ index: 0, message, finish_reason: 'stop' }] })
+      .output as Item[];
     assert.deepEqual(readingOf(converter), { reasoning, text }, `converter: ${name}`);
     assert.deepEqual(readingOf(executor), { reasoning, text }, `executor: ${name}`);
     const callIds = (items: Item[]) => items.filter((i) => i.type === 'function_call').map((i) => [i.id, i.call_id]);
     assert.deepEqual(callIds(converter), callIds(executor), name);
-    assert.ok(executor.every((i) => !(i.type === 'reasoning' && 'status' in i)), 'reasoning items carry no status, as in NeMo Gym');
+    assert.ok(
+      executor.every((i) => !(i.type === 'reasoning' && 'status' in i)),
+      'reasoning items carry no status, as in NeMo Gym',
+    );
   }
 });
 
 test('one model turn ⇄ one assistant message in the engine form', () => {
   const turn = [
     { type: 'reasoning', summary: [{ type: 'summary_text', text: 'think' }] },
-    { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Checking.', annotations: [] }] },
+    {
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: 'Checking.', annotations: [] }],
+    },
     { type: 'function_call', id: 'c9', call_id: 'c9', name: 'f', arguments: '{}', status: 'completed' },
   ];
   const message = responsesOutputToChatMessage(turn);
@@ -156,7 +239,11 @@ test('chat messages → Responses items: generated ids, tool outputs, and errors
   const items = chatMessagesToResponsesItems(
     [
       { role: 'user', content: 'hi' },
-      { role: 'assistant', content: '<think>r</think>ok', tool_calls: [{ type: 'function', function: { name: 'f', arguments: { a: 1 } } }] },
+      {
+        role: 'assistant',
+        content: '<think>r</think>ok',
+        tool_calls: [{ type: 'function', function: { name: 'f', arguments: { a: 1 } } }],
+      },
       { role: 'tool', tool_call_id: 'call0_1', content: 'done' },
     ],
     ids,
@@ -164,11 +251,24 @@ test('chat messages → Responses items: generated ids, tool outputs, and errors
   assert.deepEqual(plain(items), [
     { content: 'hi', role: 'user', type: 'message' },
     { id: 'rs_1', summary: [{ text: 'r', type: 'summary_text' }], type: 'reasoning' },
-    { id: 'msg_1', content: [{ annotations: [], text: 'ok', type: 'output_text' }], role: 'assistant', status: 'completed', type: 'message' },
+    {
+      id: 'msg_1',
+      content: [{ annotations: [], text: 'ok', type: 'output_text' }],
+      role: 'assistant',
+      status: 'completed',
+      type: 'message',
+    },
     { arguments: '{"a":1}', call_id: 'call0_1', name: 'f', type: 'function_call', id: 'call0_1', status: 'completed' },
     { call_id: 'call0_1', output: 'done', type: 'function_call_output', status: 'completed' },
   ]);
-  assert.throws(() => chatMessagesToResponsesItems([{ role: 'user', content: 'x' }, { role: 'assistant', tool_calls: [{ function: { name: 'f' } }] }]), /message 1: tool call 0 has no id/);
+  assert.throws(
+    () =>
+      chatMessagesToResponsesItems([
+        { role: 'user', content: 'x' },
+        { role: 'assistant', tool_calls: [{ function: { name: 'f' } }] },
+      ]),
+    /message 1: tool call 0 has no id/,
+  );
   assert.throws(() => chatMessagesToResponsesItems([{ content: 'x' }]), /message 0 has no role/);
 });
 
@@ -176,14 +276,21 @@ test('chat-shaped history in a Responses input: inline tool_calls join the turn,
   const messages = plain(
     responsesItemsToChatMessages([
       { role: 'user', content: 'weather?' },
-      { role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+      {
+        role: 'assistant',
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }],
+      },
       { role: 'tool', tool_call_id: 'c1', content: 'rain' },
       { role: 'assistant', content: 'It rains.', tool_calls: null },
     ]),
   );
   assert.deepEqual(messages, [
     { content: 'weather?', role: 'user' },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', function: { arguments: '{"city":"Oslo"}', name: 'get_weather' }, type: 'function' }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', function: { arguments: '{"city":"Oslo"}', name: 'get_weather' }, type: 'function' }],
+    },
     { role: 'tool', content: 'rain', tool_call_id: 'c1' },
     { role: 'assistant', content: 'It rains.' },
   ]);
@@ -197,6 +304,12 @@ test('chat-shaped history in a Responses input: inline tool_calls join the turn,
     ]),
   );
   assert.deepEqual(items, messages);
-  assert.throws(() => responsesItemsToChatMessages([{ role: 'assistant', tool_calls: [{ function: { name: 'f' } }] }]), /input item 0: tool call 0 needs an id and a function/);
-  assert.throws(() => responsesItemsToChatMessages([{ role: 'assistant', tool_calls: 'f' }]), /tool_calls is not a list/);
+  assert.throws(
+    () => responsesItemsToChatMessages([{ role: 'assistant', tool_calls: [{ function: { name: 'f' } }] }]),
+    /input item 0: tool call 0 needs an id and a function/,
+  );
+  assert.throws(
+    () => responsesItemsToChatMessages([{ role: 'assistant', tool_calls: 'f' }]),
+    /tool_calls is not a list/,
+  );
 });

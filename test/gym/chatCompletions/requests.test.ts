@@ -17,7 +17,13 @@ type Item = Record<string, any>;
 /** An engine request body as plain JSON, to compare structure (bytes are compared against NeMo Gym below). */
 const plain = (body: unknown): Item => JSON.parse(orjsonDumps(body));
 
-const tool = { type: 'function', name: 'f', description: 'd', parameters: { type: 'object', properties: {} }, strict: true };
+const tool = {
+  type: 'function',
+  name: 'f',
+  description: 'd',
+  parameters: { type: 'object', properties: {} },
+  strict: true,
+};
 
 // The request below went through NeMo Gym 0.4.0's vllm_model (ResponsesConverter, then
 // `_preprocess_chat_completion_create_params` with its default config); `expected` is the body it
@@ -27,8 +33,21 @@ test('a Responses request reaches a chat engine as NeMo Gym vllm_model sends it'
     model: 'policy',
     input: [
       { role: 'user', content: 'hi' },
-      { type: 'reasoning', id: 'rs', summary: [{ type: 'summary_text', text: 'one' }, { type: 'summary_text', text: 'two' }] },
-      { type: 'message', id: 'msg', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Sure.', annotations: [] }] },
+      {
+        type: 'reasoning',
+        id: 'rs',
+        summary: [
+          { type: 'summary_text', text: 'one' },
+          { type: 'summary_text', text: 'two' },
+        ],
+      },
+      {
+        type: 'message',
+        id: 'msg',
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: 'Sure.', annotations: [] }],
+      },
       { type: 'function_call', id: 'c1', call_id: 'c1', name: 'f', arguments: '{}', status: 'completed' },
       { type: 'function_call_output', call_id: 'c1', output: 'ok' },
     ],
@@ -58,7 +77,9 @@ test('a Responses request reaches a chat engine as NeMo Gym vllm_model sends it'
     parallel_tool_calls: false,
     temperature: 0.5,
     tool_choice: 'auto',
-    tools: [{ function: { name: 'f', description: 'd', parameters: { type: 'object', properties: {} } }, type: 'function' }],
+    tools: [
+      { function: { name: 'f', description: 'd', parameters: { type: 'object', properties: {} } }, type: 'function' },
+    ],
     model: 'policy',
     chat_template_kwargs: { enable_thinking: false },
   };
@@ -66,12 +87,24 @@ test('a Responses request reaches a chat engine as NeMo Gym vllm_model sends it'
 });
 
 test('request fields win over extra_body, and malformed metadata is refused', () => {
-  const body = plain(responsesRequestToChat({ input: 'x', temperature: 0.2, metadata: { extra_body: '{"temperature": 1.5, "seed": 0}' } }));
+  const body = plain(
+    responsesRequestToChat({
+      input: 'x',
+      temperature: 0.2,
+      metadata: { extra_body: '{"temperature": 1.5, "seed": 0}' },
+    }),
+  );
   assert.equal(body.temperature, 0.2);
   assert.equal(body.seed, 0);
   assert.equal('chat_template_kwargs' in body, false);
-  assert.throws(() => responsesRequestToChat({ input: 'x', metadata: { extra_body: '{"seed":' } }), ChatConversionError);
-  assert.throws(() => responsesRequestToChat({ input: 'x', metadata: { chat_template_kwargs: '[1]' } }), /chat_template_kwargs must be a JSON object/);
+  assert.throws(
+    () => responsesRequestToChat({ input: 'x', metadata: { extra_body: '{"seed":' } }),
+    ChatConversionError,
+  );
+  assert.throws(
+    () => responsesRequestToChat({ input: 'x', metadata: { chat_template_kwargs: '[1]' } }),
+    /chat_template_kwargs must be a JSON object/,
+  );
 });
 
 test('without tools there is no tool_choice or parallel_tool_calls (vLLM answers 400 otherwise)', () => {
@@ -81,7 +114,9 @@ test('without tools there is no tool_choice or parallel_tool_calls (vLLM answers
     assert.equal('parallel_tool_calls' in body, false);
     assert.equal('tools' in body, false);
   }
-  const named = plain(responsesRequestToChat({ input: 'x', tools: [tool], tool_choice: { type: 'function', name: 'f' } }));
+  const named = plain(
+    responsesRequestToChat({ input: 'x', tools: [tool], tool_choice: { type: 'function', name: 'f' } }),
+  );
   assert.deepEqual(named.tool_choice, { type: 'function', function: { name: 'f' } });
 });
 
@@ -119,7 +154,13 @@ test('Response → chat completion for the policy server, and its chat requests 
   assert.equal(completion.id, 'chatcmpl-abc');
   const choice = (completion.choices as Item[])[0];
   assert.equal(choice.finish_reason, 'tool_calls');
-  assert.deepEqual(choice.message, { role: 'assistant', content: '', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }], reasoning_content: 'r', reasoning: 'r' });
+  assert.deepEqual(choice.message, {
+    role: 'assistant',
+    content: '',
+    tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }],
+    reasoning_content: 'r',
+    reasoning: 'r',
+  });
   assert.deepEqual(completion.usage, { prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 });
   assert.deepEqual(chatCompletionToResponse(completion).output, [
     { summary: [{ text: 'r', type: 'summary_text' }], type: 'reasoning' },
@@ -132,11 +173,17 @@ test('Response → chat completion for the policy server, and its chat requests 
     max_tokens: 9,
     tool_choice: { type: 'function', function: { name: 'f' } },
     tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
-    messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'go' }],
+    messages: [
+      { role: 'system', content: 'be brief' },
+      { role: 'user', content: 'go' },
+    ],
   });
   assert.deepEqual(request, {
     model: 'm',
-    input: [{ content: 'be brief', role: 'system', type: 'message' }, { content: 'go', role: 'user', type: 'message' }],
+    input: [
+      { content: 'be brief', role: 'system', type: 'message' },
+      { content: 'go', role: 'user', type: 'message' },
+    ],
     tools: [{ type: 'function', name: 'f', parameters: { type: 'object' } }],
     tool_choice: { type: 'function', name: 'f' },
     max_output_tokens: 9,
@@ -144,14 +191,27 @@ test('Response → chat completion for the policy server, and its chat requests 
   });
 });
 
-test('responsesEngineRequest keeps the row\'s kinds, makes float fields floats, and unpacks extra_body on request', () => {
-  const { plain: request, kinded } = parseKinded('{"model":"m","input":"hi","temperature":1,"top_p":1.0,"max_output_tokens":8,"metadata":{"extra_body":"{\\"seed\\": 3, \\"temperature\\": 0.5, \\"min_p\\": 0.0}"}}');
-  assert.equal(orjsonDumps(responsesEngineRequest(kinded as JsonDict)), '{"model":"m","input":"hi","temperature":1.0,"top_p":1.0,"max_output_tokens":8,"metadata":{"extra_body":"{\\"seed\\": 3, \\"temperature\\": 0.5, \\"min_p\\": 0.0}"}}');
+test("responsesEngineRequest keeps the row's kinds, makes float fields floats, and unpacks extra_body on request", () => {
+  const { plain: request, kinded } = parseKinded(
+    '{"model":"m","input":"hi","temperature":1,"top_p":1.0,"max_output_tokens":8,"metadata":{"extra_body":"{\\"seed\\": 3, \\"temperature\\": 0.5, \\"min_p\\": 0.0}"}}',
+  );
+  assert.equal(
+    orjsonDumps(responsesEngineRequest(kinded as JsonDict)),
+    '{"model":"m","input":"hi","temperature":1.0,"top_p":1.0,"max_output_tokens":8,"metadata":{"extra_body":"{\\"seed\\": 3, \\"temperature\\": 0.5, \\"min_p\\": 0.0}"}}',
+  );
   const unpacked = orjsonDumps(responsesEngineRequest(kinded as JsonDict, { unpackExtraBody: true }));
   assert.match(unpacked, /^\{"seed":3,"temperature":1\.0,"min_p":0\.0,"model":"m",/);
-  assert.deepEqual(plain(responsesEngineRequest(request as Item, { unpackExtraBody: true })), { seed: 3, min_p: 0, ...(request as Item), temperature: 1 });
+  assert.deepEqual(plain(responsesEngineRequest(request as Item, { unpackExtraBody: true })), {
+    seed: 3,
+    min_p: 0,
+    ...(request as Item),
+    temperature: 1,
+  });
   assert.deepEqual(plain(responsesEngineRequest({ input: 'hi' }, { unpackExtraBody: true })), { input: 'hi' });
-  assert.throws(() => responsesEngineRequest({ input: 'hi', metadata: { extra_body: 'not json' } }, { unpackExtraBody: true }), /extra_body/);
+  assert.throws(
+    () => responsesEngineRequest({ input: 'hi', metadata: { extra_body: 'not json' } }, { unpackExtraBody: true }),
+    /extra_body/,
+  );
 });
 
 // NeMo Gym 0.4.0's own vllm_model, run in its venv: its `responses` route with the engine client
@@ -184,8 +244,9 @@ for line in sys.stdin.buffer.read().splitlines():
         sys.stdout.buffer.write(recorded.args[0] + b"\\n")
 `;
 
-test('chat engine requests are byte-identical to what NeMo Gym 0.4.0\'s vllm_model posts', async () => {
-  const schemaTool = '{"type":"function","name":"convert","description":"d","parameters":{"type":"object","properties":{"v":{"type":"number","minimum":1.0,"maximum":10,"multipleOf":0.5}}},"strict":true}';
+test("chat engine requests are byte-identical to what NeMo Gym 0.4.0's vllm_model posts", async () => {
+  const schemaTool =
+    '{"type":"function","name":"convert","description":"d","parameters":{"type":"object","properties":{"v":{"type":"number","minimum":1.0,"maximum":10,"multipleOf":0.5}}},"strict":true}';
   const lines = [
     `{"model":"engine-model","input":[{"role":"user","content":"hi"}],"temperature":1,"top_p":0.5,"max_output_tokens":64,"tools":[${schemaTool}],"tool_choice":"auto","parallel_tool_calls":false,"metadata":{"extra_body":"{\\"seed\\": 3, \\"repetition_penalty\\": 1.0, \\"n\\": 12345678901234567890}"}}`,
     `{"model":"engine-model","input":[{"role":"user","content":"go"},{"type":"function_call","call_id":"c1","name":"convert","arguments":"{\\"v\\": 2.0}"},{"type":"function_call_output","call_id":"c1","output":"4.0"}],"temperature":0.0,"top_p":1.0,"tools":[${schemaTool}],"tool_choice":"required","metadata":{"chat_template_kwargs":"{\\"enable_thinking\\": false}","extra_body":"{\\"temperature\\": 2.5, \\"top_k\\": 20}"}}`,
@@ -196,7 +257,11 @@ test('chat engine requests are byte-identical to what NeMo Gym 0.4.0\'s vllm_mod
   assert.equal(expected.length, lines.length);
   lines.forEach((line, i) => {
     const { plain: request, kinded } = parseKinded(line);
-    assert.equal(orjsonDumps(responsesRequestToChat(request as Item, kinded as JsonDict)), expected[i], `request ${i + 1}`);
+    assert.equal(
+      orjsonDumps(responsesRequestToChat(request as Item, kinded as JsonDict)),
+      expected[i],
+      `request ${i + 1}`,
+    );
   });
 });
 

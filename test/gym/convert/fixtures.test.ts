@@ -13,7 +13,8 @@ const ENVIRONMENTS = fixtureEnvironments(gymDir);
 
 test('every NeMo Gym fixture environment is covered', () => {
   assert.ok(ENVIRONMENTS.length >= 8, `found ${ENVIRONMENTS.join(', ')}`);
-  for (const env of ENVIRONMENTS) assert.ok(existsSync(path.join(gymDir, 'chat', `${env}.jsonl`)), `chat form of ${env}`);
+  for (const env of ENVIRONMENTS)
+    assert.ok(existsSync(path.join(gymDir, 'chat', `${env}.jsonl`)), `chat form of ${env}`);
 });
 
 interface SummaryRollout {
@@ -26,7 +27,12 @@ interface SummaryRollout {
 
 async function convert(file: string) {
   const outDir = tempDir();
-  const summary = await convertToCandidates({ inputs: [file], outDir, agent_name: 'pivot_agent', min_source_reward: 1.0 });
+  const summary = await convertToCandidates({
+    inputs: [file],
+    outDir,
+    agent_name: 'pivot_agent',
+    min_source_reward: 1.0,
+  });
   return { summary, candidates: readJsonl(summary.candidatesPath), skipped: readJsonl(summary.skippedPath) };
 }
 
@@ -40,7 +46,10 @@ function sourceItems(row: Record<string, any>): Record<string, unknown>[] {
     .filter((item: any) => item.type !== 'reasoning')
     .map((item: any) => {
       const copy = Object.fromEntries(Object.entries(item).filter(([, v]) => v !== null)) as Record<string, any>;
-      if (Array.isArray(copy.content)) copy.content = copy.content.map((p: any) => Object.fromEntries(Object.entries(p).filter(([, v]) => v !== null)));
+      if (Array.isArray(copy.content))
+        copy.content = copy.content.map((p: any) =>
+          Object.fromEntries(Object.entries(p).filter(([, v]) => v !== null)),
+        );
       return copy;
     });
 }
@@ -55,7 +64,9 @@ function comparable(candidate: Record<string, any>): string {
 
 for (const env of ENVIRONMENTS) {
   test(`${env}: rollouts and their chat form give the summary's decision points and the same candidates`, async () => {
-    const summary = JSON.parse(readFileSync(path.join(gymDir, env, 'summary.json'), 'utf8')) as { rollouts: SummaryRollout[] };
+    const summary = JSON.parse(readFileSync(path.join(gymDir, env, 'summary.json'), 'utf8')) as {
+      rollouts: SummaryRollout[];
+    };
     const rolloutsFile = path.join(gymDir, env, 'example_rollouts.jsonl');
     const chatFile = path.join(gymDir, 'chat', `${env}.jsonl`);
     const rows = readJsonl(rolloutsFile);
@@ -111,19 +122,30 @@ for (const env of ENVIRONMENTS) {
     }
 
     const chatKeys = new Set(chat.candidates.map(comparable));
-    for (const candidate of gym.candidates) assert.ok(chatKeys.has(comparable(candidate)), `chat form lacks gym pivot ${candidate.provenance.uuid}`);
+    for (const candidate of gym.candidates)
+      assert.ok(chatKeys.has(comparable(candidate)), `chat form lacks gym pivot ${candidate.provenance.uuid}`);
     const extraChat = chat.candidates.length - gym.candidates.length;
-    assert.equal(extraChat, positive.reduce((n, r) => n + r.input.decision_points, 0), 'chat adds exactly the input turns');
+    assert.equal(
+      extraChat,
+      positive.reduce((n, r) => n + r.input.decision_points, 0),
+      'chat adds exactly the input turns',
+    );
 
     for (const result of [gym, chat]) {
       for (const candidate of result.candidates) {
         pivotCandidateSchema.parse(candidate);
         const params = candidate.responses_create_params;
-        assert.ok(Object.values(params).every((v) => v !== null), 'no null-valued request field');
+        assert.ok(
+          Object.values(params).every((v) => v !== null),
+          'no null-valued request field',
+        );
         assert.equal(params.tool_choice, 'auto');
         assert.equal(params.parallel_tool_calls, false);
         assert.deepEqual(candidate.agent_ref, { type: 'responses_api_agents', name: 'pivot_agent' });
-        assert.match(candidate.provenance.uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+        assert.match(
+          candidate.provenance.uuid,
+          /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+        );
       }
       for (const skip of result.skipped) skipAuditRowSchema.parse(skip);
       const validation = await validatePivotDataset({ path: result.summary.candidatesPath, agentRef: 'pivot_agent' });

@@ -8,7 +8,12 @@ import path from 'node:path';
  */
 export function fixtureEnvironments(gymDir: string): string[] {
   return readdirSync(gymDir, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && existsSync(path.join(gymDir, e.name, 'summary.json')) && existsSync(path.join(gymDir, e.name, 'example_rollouts.jsonl')))
+    .filter(
+      (e) =>
+        e.isDirectory() &&
+        existsSync(path.join(gymDir, e.name, 'summary.json')) &&
+        existsSync(path.join(gymDir, e.name, 'example_rollouts.jsonl')),
+    )
     .map((e) => e.name)
     .sort();
 }
@@ -61,7 +66,12 @@ export function output(callId: string, text = 'ok'): Record<string, unknown> {
 }
 
 export function say(text: string): Record<string, unknown> {
-  return { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] };
+  return {
+    type: 'message',
+    role: 'assistant',
+    status: 'completed',
+    content: [{ type: 'output_text', text, annotations: [] }],
+  };
 }
 
 export function think(text: string): Record<string, unknown> {
@@ -73,8 +83,10 @@ export function think(text: string): Record<string, unknown> {
  * structure exist only in the Responses form, and reasoning is dropped from inputs by default.
  */
 export function project(item: Record<string, any>): Record<string, unknown> | null {
-  if (item.type === 'function_call') return { type: 'function_call', name: item.name, arguments: item.arguments, call_id: item.call_id };
-  if (item.type === 'function_call_output') return { type: 'function_call_output', call_id: item.call_id, output: item.output };
+  if (item.type === 'function_call')
+    return { type: 'function_call', name: item.name, arguments: item.arguments, call_id: item.call_id };
+  if (item.type === 'function_call_output')
+    return { type: 'function_call_output', call_id: item.call_id, output: item.output };
   if (item.type === 'reasoning') return null;
   const text = typeof item.content === 'string' ? item.content : (item.content ?? []).map((p: any) => p.text).join('');
   if (item.role === 'assistant' && text === '') return null;
@@ -93,7 +105,8 @@ export function projectChat(messages: Record<string, any>[]): Record<string, unk
       out.push({ type: 'function_call_output', call_id: m.tool_call_id, output: m.content });
     } else if (m.role === 'assistant') {
       if (m.content) out.push({ type: 'message', role: 'assistant', text: m.content });
-      for (const c of m.tool_calls ?? []) out.push({ type: 'function_call', name: c.function.name, arguments: c.function.arguments, call_id: c.id });
+      for (const c of m.tool_calls ?? [])
+        out.push({ type: 'function_call', name: c.function.name, arguments: c.function.arguments, call_id: c.id });
     } else {
       out.push({ type: 'message', role: m.role, text: m.content });
     }

@@ -7,37 +7,67 @@ import { call, output, readJsonl, rollout, say, think, tempDir, tool, writeJsonl
 async function run(rows: unknown[], options: Partial<ConvertOptions> = {}) {
   const dir = tempDir();
   const file = writeJsonl(path.join(dir, 'rollouts.jsonl'), rows);
-  const summary = await convertToCandidates({ inputs: [file], outDir: path.join(dir, 'out'), agent_name: 'agent', ...options });
-  return { counts: summary.counts, candidates: readJsonl(summary.candidatesPath), skipped: readJsonl(summary.skippedPath) };
+  const summary = await convertToCandidates({
+    inputs: [file],
+    outDir: path.join(dir, 'out'),
+    agent_name: 'agent',
+    ...options,
+  });
+  return {
+    counts: summary.counts,
+    candidates: readJsonl(summary.candidatesPath),
+    skipped: readJsonl(summary.skippedPath),
+  };
 }
 
 const user = { role: 'user', content: 'hi', type: 'message' };
 
 test('an output of cumulative transitions is read as its last transition', async () => {
   const full = [user, call('lookup', 'c1'), output('c1'), say('done')];
-  const row = rollout([full.slice(0, 2), full.slice(0, 3), full], { responses_create_params: { input: [], tools: [] }, response: { output: [full.slice(0, 2), full], tools: [tool('lookup')] } });
+  const row = rollout([full.slice(0, 2), full.slice(0, 3), full], {
+    responses_create_params: { input: [], tools: [] },
+    response: { output: [full.slice(0, 2), full], tools: [tool('lookup')] },
+  });
   const { candidates, counts } = await run([row]);
   assert.equal(counts.decision_points, 2);
-  assert.deepEqual(candidates.map((c) => c.expected_action.type), ['function_call', 'message']);
-  assert.deepEqual(candidates[1].responses_create_params.input.map((i: any) => i.type), ['message', 'function_call', 'function_call_output']);
+  assert.deepEqual(
+    candidates.map((c) => c.expected_action.type),
+    ['function_call', 'message'],
+  );
+  assert.deepEqual(
+    candidates[1].responses_create_params.input.map((i: any) => i.type),
+    ['message', 'function_call', 'function_call_output'],
+  );
 });
 
 test('a string input is one user message', async () => {
-  const { candidates } = await run([rollout([say('hello')], { responses_create_params: { input: 'what now?', tools: [] } })]);
-  assert.deepEqual(candidates[0].responses_create_params.input, [{ content: 'what now?', role: 'user', type: 'message' }]);
+  const { candidates } = await run([
+    rollout([say('hello')], { responses_create_params: { input: 'what now?', tools: [] } }),
+  ]);
+  assert.deepEqual(candidates[0].responses_create_params.input, [
+    { content: 'what now?', role: 'user', type: 'message' },
+  ]);
 });
 
 test('tools declared only on the response are the tools the model saw', async () => {
-  const row = rollout([call('lookup', 'c1')], { responses_create_params: { input: [user], tools: [] }, response: { output: [call('lookup', 'c1')], tools: [tool('lookup')] } });
+  const row = rollout([call('lookup', 'c1')], {
+    responses_create_params: { input: [user], tools: [] },
+    response: { output: [call('lookup', 'c1')], tools: [tool('lookup')] },
+  });
   const { candidates } = await run([row]);
   assert.deepEqual(candidates[0].responses_create_params.tools, [tool('lookup')]);
   assert.equal(candidates[0].expected_action.name, 'lookup');
 });
 
 test('with no tools at all a call is not in the schema, but a message pivot stands', async () => {
-  const row = rollout([call('lookup', 'c1'), output('c1'), say('answer')], { responses_create_params: { input: [user], tools: [] } });
+  const row = rollout([call('lookup', 'c1'), output('c1'), say('answer')], {
+    responses_create_params: { input: [user], tools: [] },
+  });
   const { candidates, skipped } = await run([row]);
-  assert.deepEqual(skipped.map((s) => s.reason), ['tool_not_in_schema']);
+  assert.deepEqual(
+    skipped.map((s) => s.reason),
+    ['tool_not_in_schema'],
+  );
   assert.deepEqual(candidates[0].responses_create_params.tools, []);
   assert.deepEqual(candidates[0].expected_action, { type: 'message', content: 'answer' });
 });
@@ -45,13 +75,29 @@ test('with no tools at all a call is not in the schema, but a message pivot stan
 test('reasoning logged after the call it motivated stays in that turn and is dropped from inputs by default', async () => {
   const plain = await run([rollout([call('lookup', 'c1'), think('why'), output('c1'), say('done')])]);
   assert.equal(plain.counts.decision_points, 2);
-  assert.deepEqual(plain.candidates[1].responses_create_params.input.map((i: any) => i.type), ['message', 'function_call', 'function_call_output']);
+  assert.deepEqual(
+    plain.candidates[1].responses_create_params.input.map((i: any) => i.type),
+    ['message', 'function_call', 'function_call_output'],
+  );
 
-  const kept = await run([rollout([call('lookup', 'c1'), think('why'), output('c1'), say('done')])], { keep_reasoning: true });
-  assert.deepEqual(kept.candidates[1].responses_create_params.input.map((i: any) => i.type), ['message', 'reasoning', 'function_call', 'function_call_output']);
+  const kept = await run([rollout([call('lookup', 'c1'), think('why'), output('c1'), say('done')])], {
+    keep_reasoning: true,
+  });
+  assert.deepEqual(
+    kept.candidates[1].responses_create_params.input.map((i: any) => i.type),
+    ['message', 'reasoning', 'function_call', 'function_call_output'],
+  );
 
   // A turn of reasoning alone is no decision point.
-  const reasoningOnly = await run([rollout([call('lookup', 'c1'), output('c1'), think('alone'), { role: 'user', content: 'go', type: 'message' }, say('done')])]);
+  const reasoningOnly = await run([
+    rollout([
+      call('lookup', 'c1'),
+      output('c1'),
+      think('alone'),
+      { role: 'user', content: 'go', type: 'message' },
+      say('done'),
+    ]),
+  ]);
   assert.equal(reasoningOnly.counts.decision_points, 2);
   assert.equal(reasoningOnly.counts.candidates, 2);
 });
@@ -59,7 +105,11 @@ test('reasoning logged after the call it motivated stays in that turn and is dro
 test('null-valued fields of input items are left out', async () => {
   const out = { ...output('c1'), id: null, status: null };
   const { candidates } = await run([rollout([call('lookup', 'c1'), out, say('done')])]);
-  assert.deepEqual(candidates[1].responses_create_params.input[2], { type: 'function_call_output', call_id: 'c1', output: 'ok' });
+  assert.deepEqual(candidates[1].responses_create_params.input[2], {
+    type: 'function_call_output',
+    call_id: 'c1',
+    output: 'ok',
+  });
 });
 
 test('text beside one call is a function_call pivot, as the verifier reads the turn', async () => {
@@ -85,7 +135,10 @@ test('a response with an error is not a clean source', async () => {
 });
 
 test('a row that fits the file but not a trajectory is audited, not fatal', async () => {
-  const { counts, skipped, candidates } = await run([rollout([say('fine')]), rollout([], { response: { output: 'oops' } })]);
+  const { counts, skipped, candidates } = await run([
+    rollout([say('fine')]),
+    rollout([], { response: { output: 'oops' } }),
+  ]);
   assert.equal(candidates.length, 1);
   assert.equal(counts.by_skip_reason.malformed_trajectory, 1);
   assert.equal(skipped[0].reason, 'malformed_trajectory');
@@ -99,12 +152,18 @@ test('bad input names the file, the line and what was seen', async () => {
   writeJsonl(file, [rollout([say('ok')])]);
   const { appendFileSync } = await import('node:fs');
   appendFileSync(file, '{"responses_create_params": \n');
-  await assert.rejects(convertToCandidates({ inputs: [file], outDir: path.join(dir, 'o'), agent_name: 'a' }), (err: Error) => {
-    assert.match(err.message, new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2: invalid JSON`));
-    return true;
-  });
+  await assert.rejects(
+    convertToCandidates({ inputs: [file], outDir: path.join(dir, 'o'), agent_name: 'a' }),
+    (err: Error) => {
+      assert.match(err.message, new RegExp(`${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:2: invalid JSON`));
+      return true;
+    },
+  );
   const other = writeJsonl(path.join(dir, 'other.jsonl'), [{ prompt: 'x', completion: 'y' }]);
-  await assert.rejects(convertToCandidates({ inputs: [other], outDir: path.join(dir, 'o'), agent_name: 'a' }), /other\.jsonl:1: no source format fits this row: saw an object with keys \[prompt, completion\]/);
+  await assert.rejects(
+    convertToCandidates({ inputs: [other], outDir: path.join(dir, 'o'), agent_name: 'a' }),
+    /other\.jsonl:1: no source format fits this row: saw an object with keys \[prompt, completion\]/,
+  );
 });
 
 test('skip reasons: several calls, bad JSON arguments, unknown tool, unsupported item, empty action, unmatched call id', async () => {
@@ -132,19 +191,27 @@ test('skip reasons: several calls, bad JSON arguments, unknown tool, unsupported
     ],
   );
   // Line 7's first turn is fine; line 8 is one turn (call then text), a function_call pivot.
-  assert.deepEqual(candidates.map((c) => c.provenance.source_line), [7, 8]);
+  assert.deepEqual(
+    candidates.map((c) => c.provenance.source_line),
+    [7, 8],
+  );
   assert.equal(counts.skipped, 7);
   assert.equal(counts.candidates + counts.skipped, counts.decision_points);
 });
 
 test('a later turn after an unanswered call is rejected for its unmatched call id', async () => {
-  const { skipped } = await run([rollout([call('lookup', 'a'), { role: 'user', content: 'go on', type: 'message' }, say('done')])]);
+  const { skipped } = await run([
+    rollout([call('lookup', 'a'), { role: 'user', content: 'go on', type: 'message' }, say('done')]),
+  ]);
   assert.equal(skipped[0].reason, 'unmatched_call_id');
   assert.match(skipped[0].detail, /"a" has no function_call_output/);
 });
 
 test('batch pivots turn several calls into one function_call_batch', async () => {
-  const { candidates, counts } = await run([rollout([call('lookup', 'a', '{"x":1}'), call('lookup', 'b', '{"x":2}')])], { batch_pivots: true });
+  const { candidates, counts } = await run(
+    [rollout([call('lookup', 'a', '{"x":1}'), call('lookup', 'b', '{"x":2}')])],
+    { batch_pivots: true },
+  );
   assert.equal(counts.by_action_type.function_call_batch, 1);
   assert.deepEqual(candidates[0].expected_action, {
     type: 'function_call_batch',
@@ -157,7 +224,19 @@ test('batch pivots turn several calls into one function_call_batch', async () =>
 });
 
 test('a message-list trajectory that opens with the assistant has no input for its first turn', async () => {
-  const { skipped, candidates } = await run([{ messages: [{ role: 'assistant', content: 'hello' }, { role: 'user', content: 'hi' }, { role: 'assistant', content: 'bye' }], reward: 1 }]);
-  assert.deepEqual(skipped.map((s) => s.reason), ['empty_input']);
+  const { skipped, candidates } = await run([
+    {
+      messages: [
+        { role: 'assistant', content: 'hello' },
+        { role: 'user', content: 'hi' },
+        { role: 'assistant', content: 'bye' },
+      ],
+      reward: 1,
+    },
+  ]);
+  assert.deepEqual(
+    skipped.map((s) => s.reason),
+    ['empty_input'],
+  );
   assert.equal(candidates.length, 1);
 });

@@ -16,7 +16,12 @@ test('candidates and skip-audit provenance write source_reward as the float NeMo
   const rewards = [...readFileSync(input, 'utf8').matchAll(/"reward": (\S+?)[,}]/g)].map((m) => m[1]);
   assert.deepEqual([...new Set(rewards)].sort(), ['0.0', '1.0'], 'the fixture has integral float rewards');
 
-  const summary = await convertToCandidates({ inputs: [input], outDir, agent_name: 'pivot_agent', min_source_reward: 0 });
+  const summary = await convertToCandidates({
+    inputs: [input],
+    outDir,
+    agent_name: 'pivot_agent',
+    min_source_reward: 0,
+  });
   for (const file of [summary.candidatesPath, summary.skippedPath]) {
     const written = [...readFileSync(file, 'utf8').matchAll(/"source_reward":([^,}]+)/g)].map((m) => m[1]);
     assert.ok(written.length > 0, file);

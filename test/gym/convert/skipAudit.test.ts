@@ -75,22 +75,36 @@ for (const env of fixtureEnvironments(gymDir)) {
     const fromCopy = duplicates.filter((d) => d.provenance.source_file === copy);
     assert.equal(fromCopy.length, alone.gym.candidates.length, 'each pivot of the copy is audited as a duplicate');
     const byUuid = new Map(merged.candidates.map((c) => [c.provenance.uuid, c]));
-    const convertedAlone = new Map([alone.gym, alone.copy, alone.chat].flatMap((r) => r.candidates.map((c) => [decisionPoint(c.provenance), c])));
+    const convertedAlone = new Map(
+      [alone.gym, alone.copy, alone.chat].flatMap((r) => r.candidates.map((c) => [decisionPoint(c.provenance), c])),
+    );
     for (const line of duplicates) {
       const kept = byUuid.get(line.duplicate_of)!;
       const dropped = convertedAlone.get(decisionPoint(line.provenance));
       assert.ok(dropped, `${decisionPoint(line.provenance)} is a pivot when its file is converted alone`);
       assert.equal(pivotKey(dropped), pivotKey(kept), 'the named pivot has the same identity');
-      assert.deepEqual(Object.keys(line.provenance).sort(), Object.keys(kept.provenance).filter((k) => k !== 'uuid').sort(), 'same provenance fields as the other lines');
+      assert.deepEqual(
+        Object.keys(line.provenance).sort(),
+        Object.keys(kept.provenance)
+          .filter((k) => k !== 'uuid')
+          .sort(),
+        'same provenance fields as the other lines',
+      );
     }
     for (const line of fromCopy) {
       const kept = byUuid.get(line.duplicate_of)!;
       assert.equal(kept.provenance.source_file, rollouts, 'the first occurrence is the one kept');
-      assert.deepEqual([kept.provenance.source_line, kept.provenance.pivot_index], [line.provenance.source_line, line.provenance.pivot_index]);
+      assert.deepEqual(
+        [kept.provenance.source_line, kept.provenance.pivot_index],
+        [line.provenance.source_line, line.provenance.pivot_index],
+      );
     }
     // Publish reports duplicates as their own stage, so its skip reasons leave them out.
     const reasons = await readSkipReasons(merged.summary.skippedPath);
-    assert.equal([...reasons.values()].reduce((a, b) => a + b, 0), merged.summary.counts.skipped);
+    assert.equal(
+      [...reasons.values()].reduce((a, b) => a + b, 0),
+      merged.summary.counts.skipped,
+    );
     assert.equal(reasons.has(DUPLICATE_REASON), false);
   });
 }
@@ -99,7 +113,11 @@ for (const env of fixtureEnvironments(gymDir)) {
 function reversedKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reversedKeys);
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversedKeys(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([k, v]) => [k, reversedKeys(v)]),
+  );
 }
 
 test('a pivot whose source serializes keys in another order is a duplicate of the kept one', async () => {
@@ -113,11 +131,20 @@ test('a pivot whose source serializes keys in another order is a duplicate of th
   assert.equal(result.summary.counts.deduped, 2, 'both decision points of the second rollout');
   const [kept] = result.candidates;
   const duplicates = result.audit.filter((a) => a.reason === DUPLICATE_REASON);
-  assert.deepEqual(duplicates.map((d) => d.provenance.rollout_index), [1, 1]);
+  assert.deepEqual(
+    duplicates.map((d) => d.provenance.rollout_index),
+    [1, 1],
+  );
   assert.equal(duplicates[0]!.duplicate_of, kept!.provenance.uuid);
   // Converted alone, the second rollout's rows are written in another key order, yet the pool (which
   // compares written rows) sees the same pivots.
   const alone = await convert([writeJsonl(path.join(tempDir(), 'rollouts.jsonl'), [second])]);
-  assert.notDeepEqual(alone.candidates.map((c) => JSON.stringify(c.responses_create_params)), result.candidates.slice(0, 2).map((c) => JSON.stringify(c.responses_create_params)));
-  assert.deepEqual(alone.candidates.map((c) => pivotKey(c)), result.candidates.slice(0, 2).map((c) => pivotKey(c)));
+  assert.notDeepEqual(
+    alone.candidates.map((c) => JSON.stringify(c.responses_create_params)),
+    result.candidates.slice(0, 2).map((c) => JSON.stringify(c.responses_create_params)),
+  );
+  assert.deepEqual(
+    alone.candidates.map((c) => pivotKey(c)),
+    result.candidates.slice(0, 2).map((c) => pivotKey(c)),
+  );
 });

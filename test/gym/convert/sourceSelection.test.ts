@@ -11,8 +11,16 @@ function keyed(task: number, rolloutIndex: number, reward: number, text: string)
 async function run(rows: unknown[], options: Partial<ConvertOptions> = {}, profile?: unknown[]) {
   const dir = tempDir();
   const file = writeJsonl(path.join(dir, 'rollouts.jsonl'), rows);
-  const rewardProfilePath = profile ? writeJsonl(path.join(dir, 'rollouts_reward_profiling.jsonl'), profile) : undefined;
-  const summary = await convertToCandidates({ inputs: [file], outDir: path.join(dir, 'out'), agent_name: 'agent', rewardProfilePath, ...options });
+  const rewardProfilePath = profile
+    ? writeJsonl(path.join(dir, 'rollouts_reward_profiling.jsonl'), profile)
+    : undefined;
+  const summary = await convertToCandidates({
+    inputs: [file],
+    outDir: path.join(dir, 'out'),
+    agent_name: 'agent',
+    rewardProfilePath,
+    ...options,
+  });
   return { counts: summary.counts, candidates: readJsonl(summary.candidatesPath) };
 }
 
@@ -24,7 +32,14 @@ test('prefer_mixed ranks tasks whose rollout group has mixed rewards first', asy
   const { candidates, counts } = await run(rows);
   assert.deepEqual(texts(candidates), ['d', 'a', 'b']);
   assert.equal(counts.positive_trajectories, 3);
-  assert.deepEqual(candidates.map((c) => [c.provenance.task_index, c.provenance.rollout_index, c.provenance.source_reward]), [[1, 1, 1], [0, 0, 1], [0, 1, 1]]);
+  assert.deepEqual(
+    candidates.map((c) => [c.provenance.task_index, c.provenance.rollout_index, c.provenance.source_reward]),
+    [
+      [1, 1, 1],
+      [0, 0, 1],
+      [0, 1, 1],
+    ],
+  );
 });
 
 test('require_mixed keeps only mixed tasks; off keeps input order', async () => {
@@ -44,7 +59,10 @@ test('a reward profile decides which tasks are mixed', async () => {
   assert.deepEqual(texts(candidates), ['a', 'b', 'd']);
   const required = await run(rows, { source_preference: 'require_mixed' }, profile);
   assert.deepEqual(texts(required.candidates), ['a', 'b']);
-  await assert.rejects(run(rows, {}, [{ 'mean/reward': 1 }]), /rollouts_reward_profiling\.jsonl:1: not a reward profile row: _ng_task_index/);
+  await assert.rejects(
+    run(rows, {}, [{ 'mean/reward': 1 }]),
+    /rollouts_reward_profiling\.jsonl:1: not a reward profile row: _ng_task_index/,
+  );
 });
 
 test('the minimum source reward is configurable', async () => {
@@ -54,18 +72,39 @@ test('the minimum source reward is configurable', async () => {
 });
 
 test('identical pivots are kept once, with the provenance of the first', async () => {
-  const { candidates, counts } = await run([keyed(0, 0, 1, 'same'), keyed(0, 1, 1, 'same'), keyed(0, 2, 1, 'other')], { source_preference: 'off' });
+  const { candidates, counts } = await run([keyed(0, 0, 1, 'same'), keyed(0, 1, 1, 'same'), keyed(0, 2, 1, 'other')], {
+    source_preference: 'off',
+  });
   assert.equal(counts.deduped, 1);
-  assert.deepEqual(candidates.map((c) => [c.expected_action.content, c.provenance.rollout_index]), [['same', 0], ['other', 2]]);
+  assert.deepEqual(
+    candidates.map((c) => [c.expected_action.content, c.provenance.rollout_index]),
+    [
+      ['same', 0],
+      ['other', 2],
+    ],
+  );
 });
 
 test('rows without keys get task indices in line order and rollout indices within the task', async () => {
-  const { candidates } = await run([rollout([say('x')]), rollout([say('y')], { task_idx: 0 }), rollout([say('z')], { task_idx: 0 })], { source_preference: 'off' });
-  assert.deepEqual(candidates.map((c) => [c.provenance.task_index, c.provenance.rollout_index]), [[0, 0], [0, 1], [0, 2]]);
+  const { candidates } = await run(
+    [rollout([say('x')]), rollout([say('y')], { task_idx: 0 }), rollout([say('z')], { task_idx: 0 })],
+    { source_preference: 'off' },
+  );
+  assert.deepEqual(
+    candidates.map((c) => [c.provenance.task_index, c.provenance.rollout_index]),
+    [
+      [0, 0],
+      [0, 1],
+      [0, 2],
+    ],
+  );
 });
 
 test('options are checked against the schema', async () => {
-  await assert.rejects(run(rows, { source_preference: 'sometimes' as never }), /invalid convert options: source_preference/);
+  await assert.rejects(
+    run(rows, { source_preference: 'sometimes' as never }),
+    /invalid convert options: source_preference/,
+  );
   await assert.rejects(run(rows, { source_format: 'tool_messages' }), /field_mapping/);
   await assert.rejects(run(rows, { agent_name: '' }), /agent_name/);
 });

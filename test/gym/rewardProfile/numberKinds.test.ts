@@ -22,10 +22,17 @@ function decodedKinds(dict: PyValue | undefined): Map<string, string> {
 function assertSameAsDecoded(line: string): void {
   const value = loadsPythonJson(line);
   const response = isPyDict(value) ? value.get('response') : undefined;
-  const expected = { top: decodedKinds(value), usage: decodedKinds(isPyDict(response) ? response.get('usage') : undefined) };
+  const expected = {
+    top: decodedKinds(value),
+    usage: decodedKinds(isPyDict(response) ? response.get('usage') : undefined),
+  };
   const actual = lineKinds(line);
   const sorted = (m: Map<string, string>) => [...m].sort(([a], [b]) => (a < b ? -1 : 1));
-  assert.deepEqual({ top: sorted(actual.top), usage: sorted(actual.usage) }, { top: sorted(expected.top), usage: sorted(expected.usage) }, line.slice(0, 200));
+  assert.deepEqual(
+    { top: sorted(actual.top), usage: sorted(actual.usage) },
+    { top: sorted(expected.top), usage: sorted(expected.usage) },
+    line.slice(0, 200),
+  );
 }
 
 test('kinds of top-level and usage numbers, whatever surrounds them', () => {
@@ -42,7 +49,9 @@ test('kinds of top-level and usage numbers, whatever surrounds them', () => {
 
 test('kinds of real rollouts equal the decoded ones', () => {
   const file = path.join(fixturesDir, 'gym/workplace_assistant/example_rollouts.jsonl');
-  const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim());
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim());
   assert.ok(lines.length >= 5);
   for (const line of lines) assertSameAsDecoded(line);
   assert.ok(lineKinds(lines[0]!).usage.size > 0, 'the fixture has usage numbers');

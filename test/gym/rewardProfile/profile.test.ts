@@ -35,7 +35,12 @@ interface ProfileCase {
   compare:
     | { mode: 'raises'; match_regex: string }
     | { mode: 'no_error_only' }
-    | { mode?: undefined; group_level: LevelCompare; agent_level: LevelCompare; completion_summary?: { mode: 'exact' } };
+    | {
+        mode?: undefined;
+        group_level: LevelCompare;
+        agent_level: LevelCompare;
+        completion_summary?: { mode: 'exact' };
+      };
 }
 
 /** Python `==` on JSON values: dicts ignore key order, and True == 1, False == 0, 1 == 1.0. */
@@ -54,7 +59,10 @@ function pyEqual(a: unknown, b: unknown): boolean {
 }
 
 function assertPyEqual(actual: unknown, expected: unknown, label: string): void {
-  assert.ok(pyEqual(actual, expected), `${label}\nactual:   ${JSON.stringify(actual)}\nexpected: ${JSON.stringify(expected)}`);
+  assert.ok(
+    pyEqual(actual, expected),
+    `${label}\nactual:   ${JSON.stringify(actual)}\nexpected: ${JSON.stringify(expected)}`,
+  );
 }
 
 function checkLevel(actual: Row[], expected: Row[] | null, how: LevelCompare, label: string): void {
@@ -62,8 +70,17 @@ function checkLevel(actual: Row[], expected: Row[] | null, how: LevelCompare, la
   if (how.mode === 'exact_after_clean') {
     // Upstream nulls its W&B histograms before comparing; they are never built here (nothing writes them).
     const clean = (rows: Row[]) =>
-      rows.map((row) => Object.fromEntries(Object.entries(row).filter(([k]) => !how.drop_keys.includes(k) && !k.startsWith(how.null_out_keys_with_prefix))));
-    assert.ok(actual.every((row) => !Object.keys(row).some((k) => k.startsWith(how.null_out_keys_with_prefix))), `${label}: histograms built`);
+      rows.map((row) =>
+        Object.fromEntries(
+          Object.entries(row).filter(
+            ([k]) => !how.drop_keys.includes(k) && !k.startsWith(how.null_out_keys_with_prefix),
+          ),
+        ),
+      );
+    assert.ok(
+      actual.every((row) => !Object.keys(row).some((k) => k.startsWith(how.null_out_keys_with_prefix))),
+      `${label}: histograms built`,
+    );
     assertPyEqual(clean(actual), clean(expected), label);
     return;
   }
@@ -130,8 +147,14 @@ test('error messages are NeMo Gym wording, with keys as sorted Python tuples', a
   const row = (t: number, r: number): Row => ({ _ng_task_index: t, _ng_rollout_index: r, agent_ref: { name: 'a' } });
   const result = (t: number, r: number): Row => ({ _ng_task_index: t, _ng_rollout_index: r, response: {}, reward: 1 });
   const rows = Array.from({ length: 12 }, (_, i) => row(12 - i, 0));
-  assert.throws(() => profileFromData(rows, [], false), /Missing rollout results for 12 materialized input rows\. Missing rollout keys: \[\(1, 0\), \(2, 0\), .*\(10, 0\)\]\.\n/);
-  assert.throws(() => profileFromData([row(0, 0), row(0, 0)], [], true), new RewardProfileError('Duplicate materialized input row for rollout key (0, 0)'));
+  assert.throws(
+    () => profileFromData(rows, [], false),
+    /Missing rollout results for 12 materialized input rows\. Missing rollout keys: \[\(1, 0\), \(2, 0\), .*\(10, 0\)\]\.\n/,
+  );
+  assert.throws(
+    () => profileFromData([row(0, 0), row(0, 0)], [], true),
+    new RewardProfileError('Duplicate materialized input row for rollout key (0, 0)'),
+  );
   assert.throws(
     () => profileFromData([row(0, 0)], [result(0, 0), result(0, 0)], true),
     new RewardProfileError('Duplicate result row for rollout key (0, 0)'),
@@ -141,21 +164,48 @@ test('error messages are NeMo Gym wording, with keys as sorted Python tuples', a
 });
 
 test('group rows follow upstream key order and rollout_infos precedence', () => {
-  const rows = [0, 1, 2].map((r) => ({ _ng_task_index: 3, _ng_rollout_index: r, responses_create_params: { input: [] }, agent_ref: { name: 'b' } }));
+  const rows = [0, 1, 2].map((r) => ({
+    _ng_task_index: 3,
+    _ng_rollout_index: r,
+    responses_create_params: { input: [] },
+    agent_ref: { name: 'b' },
+  }));
   const results = [
-    { _ng_task_index: 3, _ng_rollout_index: 2, response: { usage: { total_tokens: 9, ok: 5 } }, reward: 1, ok: true, note: 'x' },
+    {
+      _ng_task_index: 3,
+      _ng_rollout_index: 2,
+      response: { usage: { total_tokens: 9, ok: 5 } },
+      reward: 1,
+      ok: true,
+      note: 'x',
+    },
     { _ng_task_index: 3, _ng_rollout_index: 0, response: { usage: { total_tokens: 5, ok: 7 } }, reward: 0, ok: false },
   ];
   const { groupLevel, agentLevel } = profileFromData(rows, results, true);
   const g = groupLevel[0]!;
   assert.deepEqual(Object.keys(g), [
     '_ng_task_index',
-    'mean/reward', 'mean/ok', 'mean/total_tokens',
-    'max/reward', 'max/ok', 'max/total_tokens',
-    'min/reward', 'min/ok', 'min/total_tokens',
-    'median/reward', 'median/ok', 'median/total_tokens',
-    'std/reward', 'std/ok', 'std/total_tokens',
-    'sample', 'num_rollouts', 'expected_num_rollouts', 'missing_num_rollouts', 'reward_profile_completion_pct', 'rollout_infos',
+    'mean/reward',
+    'mean/ok',
+    'mean/total_tokens',
+    'max/reward',
+    'max/ok',
+    'max/total_tokens',
+    'min/reward',
+    'min/ok',
+    'min/total_tokens',
+    'median/reward',
+    'median/ok',
+    'median/total_tokens',
+    'std/reward',
+    'std/ok',
+    'std/total_tokens',
+    'sample',
+    'num_rollouts',
+    'expected_num_rollouts',
+    'missing_num_rollouts',
+    'reward_profile_completion_pct',
+    'rollout_infos',
   ]);
   // Stats: usage wins over the top-level `ok` (7 and 5); rollout_infos: top-level wins (0 and 1).
   assert.equal(g['mean/ok'], 6);
@@ -183,7 +233,10 @@ test('agents are grouped and sorted by name; a column missing from one rollout k
     { _ng_task_index: 1, _ng_rollout_index: 1, response: {}, reward: 0 },
   ];
   const { groupLevel, agentLevel } = profileFromData(rows, results, false);
-  assert.deepEqual(agentLevel.map((a) => a.agent_ref), [{ name: 'alpha' }, { name: 'zeta' }]);
+  assert.deepEqual(
+    agentLevel.map((a) => a.agent_ref),
+    [{ name: 'alpha' }, { name: 'zeta' }],
+  );
   const task1 = groupLevel[1]!;
   assert.equal(task1['std/reward'], Math.SQRT1_2);
   assert.equal(task1['mean/extra'], 3);
@@ -192,4 +245,3 @@ test('agents are grouped and sorted by name; a column missing from one rollout k
   assert.equal(groupLevel[0]!['std/reward'], 0);
   assert.ok(!('mean/extra' in groupLevel[0]!));
 });
-

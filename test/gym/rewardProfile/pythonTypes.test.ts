@@ -22,13 +22,27 @@ function fixtureLines(): string[] {
   return readdirSync(gym)
     .map((name) => path.join(gym, name, 'example.jsonl'))
     .filter((file) => existsSync(file))
-    .flatMap((file) => readFileSync(file, 'utf8').split('\n').filter((line) => line.trim() !== ''));
+    .flatMap((file) =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((line) => line.trim() !== ''),
+    );
 }
 
 async function checkCuts(lines: string[], seedPerRepeat: boolean): Promise<number> {
-  const records: JsonlRecord[] = lines.map((text, i) => ({ value: JSON.parse(text) as unknown, line: i + 1, byteOffset: 0, byteLength: 0, text }));
+  const records: JsonlRecord[] = lines.map((text, i) => ({
+    value: JSON.parse(text) as unknown,
+    line: i + 1,
+    byteOffset: 0,
+    byteLength: 0,
+    text,
+  }));
   let checked = 0;
-  for await (const { value } of materializeRecords(records, { agent_name: 'a', num_repeats: 2, seed_per_repeat: seedPerRepeat, responses_create_params: {} }, 'x.jsonl')) {
+  for await (const { value } of materializeRecords(
+    records,
+    { agent_name: 'a', num_repeats: 2, seed_per_repeat: seedPerRepeat, responses_create_params: {} },
+    'x.jsonl',
+  )) {
     const line = jsonLine(value).trimEnd();
     const cut = canonicalSample(line);
     assert.ok(cut, line.slice(-80));

@@ -9,10 +9,15 @@ test('stats reproduce numpy/pandas to the last bit', () => {
   assert.equal(pairwiseSum(a), 4487.99);
   const b = Array.from({ length: 19 }, (_, i) => (i % 3 === 0 ? undefined : 0.1 * (i + 1) + 0.01));
   const rows = b.map((_, i) => ({ _ng_task_index: 0, _ng_rollout_index: i, agent_ref: { name: 'a' } }));
-  const results = b.map((v, i) => ({ _ng_task_index: 0, _ng_rollout_index: i, response: {}, ...(v === undefined ? {} : { v }), reward: 1 }));
+  const results = b.map((v, i) => ({
+    _ng_task_index: 0,
+    _ng_rollout_index: i,
+    response: {},
+    ...(v === undefined ? {} : { v }),
+    reward: 1,
+  }));
   const g = profileFromData(rows, results, false).groupLevel[0]!;
   assert.equal(g['mean/v'], 1.0100000000000002);
   assert.equal(g['std/v'], 0.5376717484589544);
   assert.equal(g['median/v'], 1.01);
 });
-

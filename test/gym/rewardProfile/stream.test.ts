@@ -33,7 +33,9 @@ function generatedRun(seed: number): Run & { partial: boolean } {
     const agent = pick(agents);
     const repeats = 1 + Math.floor(next() * 4);
     for (let rollout = 0; rollout < repeats; rollout++) {
-      inputs.push(`{"responses_create_params":{"input":"q${task}","temperature":1.0},"agent_ref":{"name":"${agent}"},"_ng_task_index":${task},"_ng_rollout_index":${rollout}}`);
+      inputs.push(
+        `{"responses_create_params":{"input":"q${task}","temperature":1.0},"agent_ref":{"name":"${agent}"},"_ng_task_index":${task},"_ng_rollout_index":${rollout}}`,
+      );
       if (partial && next() < 0.3) continue;
       const reward = next() < 0.5 ? 1 : 0;
       const fields = [
@@ -42,8 +44,13 @@ function generatedRun(seed: number): Run & { partial: boolean } {
         next() < 0.7 ? `"score":${pick(['0.25', '3', '1e-3', '7.5'])}` : '',
         `"input_tokens":${Math.floor(next() * 500)}`,
       ].filter((f) => f !== '');
-      const usage = next() < 0.8 ? `{"input_tokens":${Math.floor(next() * 900)},"output_tokens":${pick(['12', '40.0', '7'])}}` : 'null';
-      rollouts.push(`{"responses_create_params":{"input":"q${task}"},"response":{"output":[],"usage":${usage}},${fields.join(',')},"agent_ref":{"name":"${agent}"},"_ng_task_index":${task},"_ng_rollout_index":${rollout}}`);
+      const usage =
+        next() < 0.8
+          ? `{"input_tokens":${Math.floor(next() * 900)},"output_tokens":${pick(['12', '40.0', '7'])}}`
+          : 'null';
+      rollouts.push(
+        `{"responses_create_params":{"input":"q${task}"},"response":{"output":[],"usage":${usage}},${fields.join(',')},"agent_ref":{"name":"${agent}"},"_ng_task_index":${task},"_ng_rollout_index":${rollout}}`,
+      );
     }
   }
   return { inputs, rollouts, partial };
@@ -68,7 +75,11 @@ async function profiled(run: Run, partial: boolean): Promise<string[]> {
   writeFileSync(rolloutsPath, run.rollouts.map((l) => `${l}\n`).join(''));
   try {
     const out = await writeRewardProfile({ materializedInputsPath, rolloutsPath, allowPartialRollouts: partial });
-    return [readFileSync(out.rewardProfilingPath, 'utf8'), readFileSync(out.agentMetricsPath, 'utf8'), JSON.stringify(out.summary)];
+    return [
+      readFileSync(out.rewardProfilingPath, 'utf8'),
+      readFileSync(out.agentMetricsPath, 'utf8'),
+      JSON.stringify(out.summary),
+    ];
   } catch (err) {
     return [`error: ${(err as Error).message}`];
   }
@@ -78,21 +89,35 @@ test('in key order or shuffled, 200 generated runs profile to the same bytes', a
   for (let seed = 1; seed <= 200; seed++) {
     const run = generatedRun(seed);
     const inOrder = await profiled(run, run.partial);
-    const mixed = await profiled({ inputs: shuffled(run.inputs, seed), rollouts: shuffled(run.rollouts, seed + 1000) }, run.partial);
+    const mixed = await profiled(
+      { inputs: shuffled(run.inputs, seed), rollouts: shuffled(run.rollouts, seed + 1000) },
+      run.partial,
+    );
     assert.deepEqual(inOrder, mixed, `seed ${seed}`);
   }
 });
 
-test('missing and extra rollouts stop both with upstream\'s messages, naming the same keys', async () => {
+test("missing and extra rollouts stop both with upstream's messages, naming the same keys", async () => {
   const run = generatedRun(7);
   const missing = { inputs: run.inputs, rollouts: run.rollouts.slice(1) };
   const [inOrder] = await profiled(missing, false);
-  assert.match(inOrder!, /^error: Materialized input rows and rollout results do not have matching rollout keys\. Missing rollout results for 1 materialized input rows\. Missing rollout keys: \[\(0, 0\)\]/);
-  assert.deepEqual(await profiled({ inputs: shuffled(missing.inputs, 3), rollouts: shuffled(missing.rollouts, 4) }, false), [inOrder]);
+  assert.match(
+    inOrder!,
+    /^error: Materialized input rows and rollout results do not have matching rollout keys\. Missing rollout results for 1 materialized input rows\. Missing rollout keys: \[\(0, 0\)\]/,
+  );
+  assert.deepEqual(
+    await profiled({ inputs: shuffled(missing.inputs, 3), rollouts: shuffled(missing.rollouts, 4) }, false),
+    [inOrder],
+  );
   const extra = { inputs: run.inputs.slice(1), rollouts: run.rollouts };
   const [extraInOrder] = await profiled(extra, true);
-  assert.match(extraInOrder!, /^error: Rollout results contain rows with no matching materialized input rows\. Found 1 extra rollout rows\. Extra rollout keys: \[\(0, 0\)\]$/);
-  assert.deepEqual(await profiled({ inputs: shuffled(extra.inputs, 5), rollouts: shuffled(extra.rollouts, 6) }, true), [extraInOrder]);
+  assert.match(
+    extraInOrder!,
+    /^error: Rollout results contain rows with no matching materialized input rows\. Found 1 extra rollout rows\. Extra rollout keys: \[\(0, 0\)\]$/,
+  );
+  assert.deepEqual(await profiled({ inputs: shuffled(extra.inputs, 5), rollouts: shuffled(extra.rollouts, 6) }, true), [
+    extraInOrder,
+  ]);
 });
 
 /** Files this process holds open (Linux): a reader left unfinished keeps its file open until GC. */

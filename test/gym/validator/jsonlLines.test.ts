@@ -20,13 +20,23 @@ function referenceLines(bytes: Buffer): Line[] {
   for (let at = 0; at < bytes.length; at++) {
     if (bytes[at] !== 0x0a && bytes[at] !== 0x0d) continue;
     const piece = bytes.subarray(start, at);
-    lines.push({ offset: start, text: piece.toString('latin1'), terminated: true, utf8: Buffer.from(piece.toString('utf8')).equals(piece) });
+    lines.push({
+      offset: start,
+      text: piece.toString('latin1'),
+      terminated: true,
+      utf8: Buffer.from(piece.toString('utf8')).equals(piece),
+    });
     if (bytes[at] === 0x0d && bytes[at + 1] === 0x0a) at++;
     start = at + 1;
   }
   if (start < bytes.length) {
     const piece = bytes.subarray(start);
-    lines.push({ offset: start, text: piece.toString('latin1'), terminated: false, utf8: Buffer.from(piece.toString('utf8')).equals(piece) });
+    lines.push({
+      offset: start,
+      text: piece.toString('latin1'),
+      terminated: false,
+      utf8: Buffer.from(piece.toString('utf8')).equals(piece),
+    });
   }
   return lines;
 }
@@ -34,7 +44,12 @@ function referenceLines(bytes: Buffer): Line[] {
 function readLines(file: JsonlFile, from: number, to: number): Line[] {
   const lines: Line[] = [];
   const count = file.lines(from, to, (line) => {
-    lines.push({ offset: line.offset, text: line.buffer.toString('latin1', line.start, line.end), terminated: line.terminated, utf8: line.utf8 });
+    lines.push({
+      offset: line.offset,
+      text: line.buffer.toString('latin1', line.start, line.end),
+      terminated: line.terminated,
+      utf8: line.utf8,
+    });
   });
   assert.equal(count, lines.length);
   return lines;
@@ -77,10 +92,17 @@ test('the ranges cut anywhere give every line once, as universal newlines split 
       try {
         assert.deepEqual(readLines(file, 0, file.size), expected);
         for (let cut = 0; cut <= bytes.length; cut++) {
-          assert.deepEqual([...readLines(file, 0, cut), ...readLines(file, cut, file.size)], expected, `cut at ${cut} of ${JSON.stringify(bytes.toString('latin1'))}`);
+          assert.deepEqual(
+            [...readLines(file, 0, cut), ...readLines(file, cut, file.size)],
+            expected,
+            `cut at ${cut} of ${JSON.stringify(bytes.toString('latin1'))}`,
+          );
         }
         const thirds = [0, Math.floor(bytes.length / 3), Math.floor((2 * bytes.length) / 3), bytes.length];
-        assert.deepEqual(thirds.slice(1).flatMap((to, i) => readLines(file, thirds[i] as number, to)), expected);
+        assert.deepEqual(
+          thirds.slice(1).flatMap((to, i) => readLines(file, thirds[i] as number, to)),
+          expected,
+        );
       } finally {
         file.close();
       }
@@ -94,8 +116,14 @@ test('a range that only holds the middle of a long line has no lines', async () 
     const file = new JsonlFile(name, 64);
     try {
       assert.deepEqual(readLines(file, 100, 4000), []);
-      assert.deepEqual(readLines(file, 2, 3).map((line) => line.text.length), [5000]);
-      assert.deepEqual(readLines(file, 3, file.size).map((line) => line.text), ['b']);
+      assert.deepEqual(
+        readLines(file, 2, 3).map((line) => line.text.length),
+        [5000],
+      );
+      assert.deepEqual(
+        readLines(file, 3, file.size).map((line) => line.text),
+        ['b'],
+      );
     } finally {
       file.close();
     }

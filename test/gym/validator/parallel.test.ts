@@ -14,7 +14,11 @@ import { built } from '../../../bin/built';
 const workerScript = built('validatorWorker.js');
 
 const ROW = JSON.stringify({
-  responses_create_params: { input: [{ role: 'user', content: 'hi' }], tools: [{ type: 'function', name: 'get_weather' }], tool_choice: 'auto' },
+  responses_create_params: {
+    input: [{ role: 'user', content: 'hi' }],
+    tools: [{ type: 'function', name: 'get_weather' }],
+    tool_choice: 'auto',
+  },
   expected_action: { type: 'function_call', name: 'get_weather', arguments: '{"city": "Paris"}' },
   agent_ref: { type: 'responses_api_agents', name: 'weather_agent' },
 });
@@ -70,7 +74,8 @@ function layout(late: string): { text: string; lateLine: number } {
 
 async function validateWithThreads(file: string): Promise<PivotValidatorResult> {
   const one = await validatePivotDataset({ path: file, threads: 1 });
-  for (const threads of [2, 3]) assert.deepEqual(await validatePivotDataset({ path: file, threads, workerScript }), one, `${threads} threads`);
+  for (const threads of [2, 3])
+    assert.deepEqual(await validatePivotDataset({ path: file, threads, workerScript }), one, `${threads} threads`);
   return one;
 }
 
@@ -88,7 +93,10 @@ test('whatever line break falls on a cut, threads count and check every line as 
     assert.match(result.stdout, new RegExp(`^rows: ${rows}\\n`));
 
     // A failure in a later chunk, after lines that took the exact path in the earlier ones.
-    for (const [late, message] of [['[]', 'row must be an object'], ['{"agent_ref": 1', 'invalid JSON: ']] as const) {
+    for (const [late, message] of [
+      ['[]', 'row must be an object'],
+      ['{"agent_ref": 1', 'invalid JSON: '],
+    ] as const) {
       const failing = layout(late);
       await writeFile(file, failing.text);
       const failed = await validateWithThreads(file);

@@ -4,9 +4,20 @@ import { scanRow, type Members, type Selector } from '../../../gym/validator/row
 import { StrictJsonLine } from '../../../gym/validator/strictJson';
 
 const members = (entries: [string, Selector][]): Members => ({ keys: new Map(entries) });
-const tool = members([['name', 'value'], ['function', members([['name', 'value']])]]);
+const tool = members([
+  ['name', 'value'],
+  ['function', members([['name', 'value']])],
+]);
 const selector = members([
-  ['params', members([['input', 'length'], ['tools', { each: tool }], ['choice', 'value'], ['extra', 'present']])],
+  [
+    'params',
+    members([
+      ['input', 'length'],
+      ['tools', { each: tool }],
+      ['choice', 'value'],
+      ['extra', 'present'],
+    ]),
+  ],
   ['action', 'value'],
   ['seen', 'present'],
   ['caf\u00e9', 'value'],
@@ -23,12 +34,19 @@ function expected(value: unknown, wanted: Selector): unknown {
     const built: Record<string, unknown> = {};
     for (const [key, inner] of wanted.keys) {
       if (!Object.hasOwn(value, key)) continue;
-      Object.defineProperty(built, key, { value: expected((value as Record<string, unknown>)[key], inner), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(built, key, {
+        value: expected((value as Record<string, unknown>)[key], inner),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
     return built;
   }
   if (!Array.isArray(value)) return value;
-  return wanted === 'length' ? new Array(value.length) : value.map((element) => expected(element, (wanted as { each: Selector }).each));
+  return wanted === 'length'
+    ? new Array(value.length)
+    : value.map((element) => expected(element, (wanted as { each: Selector }).each));
 }
 
 /** Scans `row` where it lies in a larger buffer, with other bytes before it and `after` it. */
@@ -82,7 +100,8 @@ test('declines a line that is not one strict-JSON object', () => {
   const lines = ['', '   ', '[1]', '"row"', '{"a": NaN}', '{"a": 1} {}', '\ufeff{}', '\u00a0{}'];
   // A raw control character or a lone quote anywhere in a long string, wherever it falls in a word.
   for (let at = 0; at < 12; at++) {
-    for (const bad of ['\u0000', '\u001f', '\t', '\u00e9\u0001', '\\x']) lines.push(`{"action": "${'a'.repeat(at)}${bad}${'b'.repeat(20)}"}`);
+    for (const bad of ['\u0000', '\u001f', '\t', '\u00e9\u0001', '\\x'])
+      lines.push(`{"action": "${'a'.repeat(at)}${bad}${'b'.repeat(20)}"}`);
     lines.push(`{"action": "${'a'.repeat(at)}`);
   }
   for (const line of lines) assert.equal(scan(line), undefined, line);
@@ -90,8 +109,20 @@ test('declines a line that is not one strict-JSON object', () => {
 
 test('declines a cut-off row even when the bytes after its end would complete it', () => {
   const cut: [string, string][] = [
-    ['{"a": 1', '}'], ['{"a": 1 ', '}'], ['{"a": [1', ']}'], ['{"a": "x', '"}'], ['{"a": tru', 'e}'], ['{"a": 1.', '5}'], ['{"a": 1e', '5}'],
-    ['{"a": -', '1}'], ['{"a":', ' 1}'], ['{"a"', ': 1}'], ['{"a', '": 1}'], ['{', '}'], ['{"action": "\\u00', 'e9"}'], ['{"params": {"input": [', ']}}'],
+    ['{"a": 1', '}'],
+    ['{"a": 1 ', '}'],
+    ['{"a": [1', ']}'],
+    ['{"a": "x', '"}'],
+    ['{"a": tru', 'e}'],
+    ['{"a": 1.', '5}'],
+    ['{"a": 1e', '5}'],
+    ['{"a": -', '1}'],
+    ['{"a":', ' 1}'],
+    ['{"a"', ': 1}'],
+    ['{"a', '": 1}'],
+    ['{', '}'],
+    ['{"action": "\\u00', 'e9"}'],
+    ['{"params": {"input": [', ']}}'],
   ];
   for (const [line, rest] of cut) {
     assert.ok(JSON.parse(line + rest), line + rest);

@@ -17,15 +17,69 @@ function accepts(text: string): boolean {
 }
 
 const VALID = [
-  '0', '-0', '1.5', '-12.25e+3', '1E-7', '12345678901234567890123', '1e400', 'true', 'false', 'null', '""', '"a\\"b\\\\c\\/d\\b\\f\\n\\r\\t"',
-  '"\\u00e9\\uD83D\\ude00\\ud800"', '"caf\u00e9 \u2028 \ud83d\ude00"', '[]', '{}', ' [ 1 , [ ] , { } ] ', '{"a": {"b": [null, true]}, "a": 1}',
-  '{"__proto__": 1}', '\t{\n"k"\r:\t"v" }', `${'['.repeat(MAX_NESTING_DEPTH)}${']'.repeat(MAX_NESTING_DEPTH)}`,
+  '0',
+  '-0',
+  '1.5',
+  '-12.25e+3',
+  '1E-7',
+  '12345678901234567890123',
+  '1e400',
+  'true',
+  'false',
+  'null',
+  '""',
+  '"a\\"b\\\\c\\/d\\b\\f\\n\\r\\t"',
+  '"\\u00e9\\uD83D\\ude00\\ud800"',
+  '"caf\u00e9 \u2028 \ud83d\ude00"',
+  '[]',
+  '{}',
+  ' [ 1 , [ ] , { } ] ',
+  '{"a": {"b": [null, true]}, "a": 1}',
+  '{"__proto__": 1}',
+  '\t{\n"k"\r:\t"v" }',
+  `${'['.repeat(MAX_NESTING_DEPTH)}${']'.repeat(MAX_NESTING_DEPTH)}`,
 ];
 
 const INVALID = [
-  '', ' ', 'NaN', 'Infinity', '-Infinity', '01', '-', '1.', '.5', '1e', '1e+', '+1', '0x1', 'tru', 'nul', 'True', '"abc', '"\\x"', '"\\u12g4"', '"\\u12"',
-  '"a\u0001b"', '"tab\there"', '[1,]', '[,1]', '{"a":1,}', '{"a" 1}', '{a: 1}', "{'a': 1}", '[1 2]', '{"a":1 "b":2}', '[', '{', ']', '[1]]',
-  '"\u00a0"x', '\u00a0[]', '\ufeff{}', '[1] x', `${'['.repeat(MAX_NESTING_DEPTH + 1)}${']'.repeat(MAX_NESTING_DEPTH + 1)}`,
+  '',
+  ' ',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '01',
+  '-',
+  '1.',
+  '.5',
+  '1e',
+  '1e+',
+  '+1',
+  '0x1',
+  'tru',
+  'nul',
+  'True',
+  '"abc',
+  '"\\x"',
+  '"\\u12g4"',
+  '"\\u12"',
+  '"a\u0001b"',
+  '"tab\there"',
+  '[1,]',
+  '[,1]',
+  '{"a":1,}',
+  '{"a" 1}',
+  '{a: 1}',
+  "{'a': 1}",
+  '[1 2]',
+  '{"a":1 "b":2}',
+  '[',
+  '{',
+  ']',
+  '[1]]',
+  '"\u00a0"x',
+  '\u00a0[]',
+  '\ufeff{}',
+  '[1] x',
+  `${'['.repeat(MAX_NESTING_DEPTH + 1)}${']'.repeat(MAX_NESTING_DEPTH + 1)}`,
 ];
 
 test('accepts strict JSON, whatever its tokens, escapes and nesting up to the decoder limit', () => {
@@ -38,10 +92,34 @@ test('declines what strict JSON does not allow, NaN and the BOM included', () =>
 
 test('on token soup, everything it accepts both JSON.parse and CPython json.loads accept', () => {
   const next = random(12);
-  const tokens = ['{', '}', '[', ']', ',', ':', ' ', '"k"', '"\\u00e9"', '"\\q"', '1', '-0.5e3', '01', 'true', 'null', 'NaN', '"', '\\', '\t', 'x'];
+  const tokens = [
+    '{',
+    '}',
+    '[',
+    ']',
+    ',',
+    ':',
+    ' ',
+    '"k"',
+    '"\\u00e9"',
+    '"\\q"',
+    '1',
+    '-0.5e3',
+    '01',
+    'true',
+    'null',
+    'NaN',
+    '"',
+    '\\',
+    '\t',
+    'x',
+  ];
   let accepted = 0;
   for (let n = 0; n < 40_000; n++) {
-    const text = Array.from({ length: 1 + Math.floor(next() * 8) }, () => tokens[Math.floor(next() * tokens.length)]).join('');
+    const text = Array.from(
+      { length: 1 + Math.floor(next() * 8) },
+      () => tokens[Math.floor(next() * tokens.length)],
+    ).join('');
     if (!accepts(text)) continue;
     accepted++;
     assert.doesNotThrow(() => JSON.parse(text), text);
@@ -57,7 +135,13 @@ test('every byte value, at every offset of a 16-byte block and in the bytes afte
     const plain = byte >= 0x20 && byte !== 0x22 && byte !== 0x5c;
     for (let at = 0; at < 40; at++) {
       for (const filler of [0x61, 0xc3]) {
-        const bytes = Buffer.from([0x22, ...new Array<number>(at).fill(filler), byte, ...new Array<number>(at % 19).fill(filler), 0x22]);
+        const bytes = Buffer.from([
+          0x22,
+          ...new Array<number>(at).fill(filler),
+          byte,
+          ...new Array<number>(at % 19).fill(filler),
+          0x22,
+        ]);
         const end = new StrictJsonLine(bytes).skipValue(0, 0);
         assert.equal(end === bytes.length, plain, `byte ${byte} at ${at} among ${filler}`);
       }

@@ -23,19 +23,58 @@ function decodedVerdict(expected: string, actual: string, floatThreshold: number
   return compareArgumentValues(expectedValue, actualValue, config);
 }
 
-
 const KEYS = ['a', 'b', 'city', 'x', '10', '2', '__proto__', 'a\\u0062'];
 const WORDS = ['Paris', 'paris', 'new', 'York', 'NEW', 'ß', 'ΟΔΟΣ', 'a', 'b'];
-const SEPARATORS = [' ', '  ', '\\n', '\\t', '\\r', '\\f', '\\u0041', '\\ud83d\\ude00', '\\u00a0', '\\u0085', '\\b', '\\"', '\\/'];
-const SCALARS = ['0', '-0', '1', '2', '1.0', '1.0000001', '1E2', '100.0', '-0.0', '1e400', 'NaN', 'Infinity', '-Infinity',
-  '9007199254740993', '9007199254740992', '0.1', '0.30000000000000004', 'true', 'false', 'null', '""', '" "', '"x"'];
+const SEPARATORS = [
+  ' ',
+  '  ',
+  '\\n',
+  '\\t',
+  '\\r',
+  '\\f',
+  '\\u0041',
+  '\\ud83d\\ude00',
+  '\\u00a0',
+  '\\u0085',
+  '\\b',
+  '\\"',
+  '\\/',
+];
+const SCALARS = [
+  '0',
+  '-0',
+  '1',
+  '2',
+  '1.0',
+  '1.0000001',
+  '1E2',
+  '100.0',
+  '-0.0',
+  '1e400',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '9007199254740993',
+  '9007199254740992',
+  '0.1',
+  '0.30000000000000004',
+  'true',
+  'false',
+  'null',
+  '""',
+  '" "',
+  '"x"',
+];
 
 function randomText(random: () => number, depth: number): string {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
   const space = () => pick(['', '', ' ', '\n  ', '\t']);
   const roll = random();
   if (depth < 3 && roll < 0.25) {
-    const members = Array.from({ length: Math.floor(random() * 4) }, () => `${space()}"${pick(KEYS)}"${space()}:${space()}${randomText(random, depth + 1)}`);
+    const members = Array.from(
+      { length: Math.floor(random() * 4) },
+      () => `${space()}"${pick(KEYS)}"${space()}:${space()}${randomText(random, depth + 1)}`,
+    );
     return `{${members.join(',')}${space()}}`;
   }
   if (depth < 3 && roll < 0.4) {
@@ -68,7 +107,10 @@ function mutate(random: () => number, text: string): string {
       // The same members in another order.
       const value = decodePythonJson(text);
       if (!(value instanceof Map)) return text;
-      return `{${[...value.keys()].reverse().map((key) => `${JSON.stringify(key)}: ${text.includes(':') ? randomText(random, 1) : '1'}`).join(', ')}}`;
+      return `{${[...value.keys()]
+        .reverse()
+        .map((key) => `${JSON.stringify(key)}: ${text.includes(':') ? randomText(random, 1) : '1'}`)
+        .join(', ')}}`;
     }
     default:
       return text.replace(/ /g, '');
@@ -87,17 +129,25 @@ test('the in-place verdict equals the decoding path on fuzzed argument pairs', (
     const inPlace = compareArgumentTexts(expected, actual, floatThreshold, wordThreshold);
     if (inPlace === UNDECIDED) continue;
     decided++;
-    assert.equal(inPlace, decodedVerdict(expected, actual, floatThreshold, wordThreshold), `${expected}  vs  ${actual}`);
+    assert.equal(
+      inPlace,
+      decodedVerdict(expected, actual, floatThreshold, wordThreshold),
+      `${expected}  vs  ${actual}`,
+    );
   }
   // Most pairs must take the in-place path, or the test would not be testing it.
   assert.ok(decided > runs * 0.8, `only ${decided} of ${runs} decided in place`);
 });
 
 test('the in-place verdict equals the decoding path on every vector pair', () => {
-  const lines = fs.readFileSync(path.join(fixturesDir, 'verifier/vectors.jsonl'), 'utf8').split('\n').filter((line) => line.length > 0);
+  const lines = fs
+    .readFileSync(path.join(fixturesDir, 'verifier/vectors.jsonl'), 'utf8')
+    .split('\n')
+    .filter((line) => line.length > 0);
   const texts: string[] = [];
   for (const line of lines) {
-    for (const match of line.matchAll(/"arguments": ?("(?:[^"\\]|\\.)*")/g)) texts.push(JSON.parse(match[1] as string) as string);
+    for (const match of line.matchAll(/"arguments": ?("(?:[^"\\]|\\.)*")/g))
+      texts.push(JSON.parse(match[1] as string) as string);
   }
   assert.ok(texts.length > 4000);
   // Every text against its neighbours: same shapes, other shapes, broken ones.
@@ -106,24 +156,53 @@ test('the in-place verdict equals the decoding path on every vector pair', () =>
       const expected = texts[i] as string;
       const actual = texts[j % texts.length] as string;
       const inPlace = compareArgumentTexts(expected, actual, 1e-6, 0.5);
-      if (inPlace !== UNDECIDED) assert.equal(inPlace, decodedVerdict(expected, actual, 1e-6, 0.5), `${expected}  vs  ${actual}`);
+      if (inPlace !== UNDECIDED)
+        assert.equal(inPlace, decodedVerdict(expected, actual, 1e-6, 0.5), `${expected}  vs  ${actual}`);
     }
   }
 });
 
 test('an actual string literal is read as json.loads reads it, in the ASCII word path and out of it', () => {
   // Raw control characters are invalid inside a literal; only the \n \t \r \f escapes split words in place.
-  const contents = ['new york', 'NEW York', 'new\tyork', 'new\nyork', 'new\u0001york', 'new\u001fyork', 'new\u007fyork',
-    'new\\nyork', 'new\\tYORK', 'new\\fyork', 'new\\byork', 'new\\u0020york', 'new\\"york', 'new\\/york', 'new york\\', 'café york',
-    'york', 'York', '', Array.from({ length: 70 }, (_, index) => `w${index % 5}`).join(' ')];
-  for (const expected of ['new york', 'York', 'new\\nyork', Array.from({ length: 66 }, (_, index) => `w${index % 3}`).join(' ')]) {
+  const contents = [
+    'new york',
+    'NEW York',
+    'new\tyork',
+    'new\nyork',
+    'new\u0001york',
+    'new\u001fyork',
+    'new\u007fyork',
+    'new\\nyork',
+    'new\\tYORK',
+    'new\\fyork',
+    'new\\byork',
+    'new\\u0020york',
+    'new\\"york',
+    'new\\/york',
+    'new york\\',
+    'café york',
+    'york',
+    'York',
+    '',
+    Array.from({ length: 70 }, (_, index) => `w${index % 5}`).join(' '),
+  ];
+  for (const expected of [
+    'new york',
+    'York',
+    'new\\nyork',
+    Array.from({ length: 66 }, (_, index) => `w${index % 3}`).join(' '),
+  ]) {
     for (const content of contents) {
       for (const actual of [`{"a": "${content}", "b": 1}`, `{"a": "${content}`, `["${content}"]`]) {
         for (const wordThreshold of [0, 0.25, 0.5, 0.51]) {
           const expectedText = `{"a": "${expected}", "b": 1}`;
           const inPlace = compareArgumentTexts(expectedText, actual, 1e-6, wordThreshold);
           assert.notEqual(inPlace, UNDECIDED, `${expectedText}  vs  ${actual}`);
-          assert.equal(inPlace, decodedVerdict(expectedText, actual, 1e-6, wordThreshold), `${expectedText}  vs  ${JSON.stringify(actual)} at ${wordThreshold}`);
+          assert.equal(
+            inPlace,
+            decodedVerdict(expectedText, actual, 1e-6, wordThreshold),
+            `${expectedText}  vs  ${JSON.stringify(actual)} at ${wordThreshold}`,
+          );
         }
       }
     }
@@ -136,7 +215,27 @@ test('the validity check accepts exactly what json.loads accepts', () => {
     const text = mutate(random, randomText(random, 0));
     assert.equal(isPythonJson(text), !(decodePythonJson(text) instanceof PythonJsonFailure), text);
   }
-  for (const text of ['\ufeff1', ' 1 ', '1 \f', '[1,]', '{"a":1,}', '"\\u12"', '"\\u0041', '"\\x41"', '01', '-', '1.', '1e', '1e+', '-NaN', 'nan', 'Infinity', '-Infinity', '"\u0001"', '"\u007f\u2028"']) {
+  for (const text of [
+    '\ufeff1',
+    ' 1 ',
+    '1 \f',
+    '[1,]',
+    '{"a":1,}',
+    '"\\u12"',
+    '"\\u0041',
+    '"\\x41"',
+    '01',
+    '-',
+    '1.',
+    '1e',
+    '1e+',
+    '-NaN',
+    'nan',
+    'Infinity',
+    '-Infinity',
+    '"\u0001"',
+    '"\u007f\u2028"',
+  ]) {
     assert.equal(isPythonJson(text), !(decodePythonJson(text) instanceof PythonJsonFailure), JSON.stringify(text));
   }
 });
@@ -144,7 +243,10 @@ test('the validity check accepts exactly what json.loads accepts', () => {
 test('only the actual text being broken is a decode error; a broken expected text is left undecided', () => {
   assert.equal(compareArgumentTexts('{"a": 1}', '{"a": 1,}', 1e-6, 0.5), 'ARGUMENTS_DECODE_ERROR');
   assert.equal(compareArgumentTexts('{"a": 1,}', '{"a": 1,}', 1e-6, 0.5), UNDECIDED);
-  assert.equal(compareArgumentTexts('{"a": [1, 2], "b": 1}', '{"a": [1], "b": x}', 1e-6, 0.5), 'ARGUMENTS_DECODE_ERROR');
+  assert.equal(
+    compareArgumentTexts('{"a": [1, 2], "b": 1}', '{"a": [1], "b": x}', 1e-6, 0.5),
+    'ARGUMENTS_DECODE_ERROR',
+  );
   // Keys compared as sets before any value: a missing key outranks an earlier value mismatch.
   assert.equal(compareArgumentTexts('{"a": 1, "b": 2}', '{"a": 5}', 1e-6, 0.5), 'ARGUMENT_OBJECT_KEYS_DIFFERENT');
   // A list length difference outranks a mismatch inside the list.
@@ -199,7 +301,11 @@ test('an argument text repeated exactly matches unless one of its surviving valu
   for (const [text, floatThreshold, wordThreshold, verdict] of cases) {
     const copy = text.split('').join('');
     const inPlace = compareArgumentTexts(text, copy, floatThreshold, wordThreshold);
-    assert.equal(inPlace === UNDECIDED ? decodedVerdict(text, copy, floatThreshold, wordThreshold) : inPlace, verdict, text);
+    assert.equal(
+      inPlace === UNDECIDED ? decodedVerdict(text, copy, floatThreshold, wordThreshold) : inPlace,
+      verdict,
+      text,
+    );
     assert.equal(decodedVerdict(text, copy, floatThreshold, wordThreshold), verdict, text);
   }
   // Decided by the one read: the pair walk leaves duplicate keys to the decoding path.

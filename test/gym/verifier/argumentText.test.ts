@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { codeAt, lastScan, nextCode, sameRegion, scanLiteral, scanString, scanStringAgainst, skipWhitespace } from '../../../gym/verifier/argumentText';
+import {
+  codeAt,
+  lastScan,
+  nextCode,
+  sameRegion,
+  scanLiteral,
+  scanString,
+  scanStringAgainst,
+  skipWhitespace,
+} from '../../../gym/verifier/argumentText';
 
 test('codeAt reads a code unit in the text and -1 anywhere past its end', () => {
   const text = '{"a": "ÿ\u{1F600}"}';
@@ -20,11 +29,32 @@ test('sameRegion: a region that runs past its text matches nothing, an empty one
 });
 
 test('scanStringAgainst ends where scanString does and tells whether the other text repeats the literal', () => {
-  const contents = ['', 'a', 'paris', 'a\\"b', '\\u00e9t\\u00E9', 'x\\\\', 'tab\\there', 'bad\\x', 'cut\\u12', 'raw\u0001', 'unclosed'];
+  const contents = [
+    '',
+    'a',
+    'paris',
+    'a\\"b',
+    '\\u00e9t\\u00E9',
+    'x\\\\',
+    'tab\\there',
+    'bad\\x',
+    'cut\\u12',
+    'raw\u0001',
+    'unclosed',
+  ];
   for (const content of contents) {
     const text = content === 'unclosed' ? '"unclosed' : `"${content}"`;
     const end = scanString(text, 1);
-    const others = [text, `  ${text}`, text.slice(0, -1), `${text}x`, text.toUpperCase(), text.replace('a', 'b'), '"', ''];
+    const others = [
+      text,
+      `  ${text}`,
+      text.slice(0, -1),
+      `${text}x`,
+      text.toUpperCase(),
+      text.replace('a', 'b'),
+      '"',
+      '',
+    ];
     for (let cut = 1; cut < text.length; cut++) others.push(`${text.slice(0, cut)}#${text.slice(cut + 1)}`);
     for (const other of others) {
       for (const otherStart of [0, 2]) {
@@ -57,7 +87,11 @@ test('skipWhitespace stops at the first non-whitespace code unit and leaves it f
 
 test('scanLiteral takes null, true and false spelled exactly, wherever they stand, and nothing cut short', () => {
   for (const literal of ['null', 'true', 'false']) {
-    for (const [before, after] of [['', ''], ['[1, ', ']'], ['{"a": ', ', "b": 2}']]) {
+    for (const [before, after] of [
+      ['', ''],
+      ['[1, ', ']'],
+      ['{"a": ', ', "b": 2}'],
+    ]) {
       const text = before + literal + after;
       assert.equal(scanLiteral(text, before.length, literal.charCodeAt(0)), before.length + literal.length, text);
     }

@@ -42,7 +42,11 @@ test('stringsMatch splits and lower-cases every ASCII code unit as Python does',
     ];
     for (const [expected, actual] of pairs) {
       for (const threshold of thresholds) {
-        assert.equal(stringsMatch(expected, actual, threshold), referenceMatch(expected, actual, threshold), `${JSON.stringify([expected, actual])} at ${threshold}`);
+        assert.equal(
+          stringsMatch(expected, actual, threshold),
+          referenceMatch(expected, actual, threshold),
+          `${JSON.stringify([expected, actual])} at ${threshold}`,
+        );
       }
     }
   }
@@ -71,16 +75,34 @@ test('quotedStringsMatch at a threshold the word counts settle splits two words 
     return verdict === ACTUAL_LITERAL_INVALID ? verdict : { verdict, end: quotedRead.actualEnd };
   };
   // At or below 0 any two words a side pass; above 0.5 none do; below two words only identity.
-  for (const [threshold, twoWords] of [[0, 1], [-1, 1], [0.6, 0], [1, 0]] as const) {
-    assert.deepEqual(read('"new york"', '"Paris is \\u00e9t\\u00e9 \\"x\\" Lyon", 1', threshold), { verdict: twoWords, end: 35 });
+  for (const [threshold, twoWords] of [
+    [0, 1],
+    [-1, 1],
+    [0.6, 0],
+    [1, 0],
+  ] as const) {
+    assert.deepEqual(read('"new york"', '"Paris is \\u00e9t\\u00e9 \\"x\\" Lyon", 1', threshold), {
+      verdict: twoWords,
+      end: 35,
+    });
     assert.deepEqual(read('"new york"', '"Paris\\u0020\\u00e9t\\u00e9"', threshold), { verdict: twoWords, end: 26 });
     assert.deepEqual(read('"new york"', '"Paris\\u00e9t\\u00e9"', threshold), { verdict: 0, end: 20 });
     assert.deepEqual(read('"new york"', '" Paris\\t"', threshold), { verdict: 0, end: 10 });
     assert.deepEqual(read('"new \\u00e9t\\u00e9"', '"two words"', threshold), { verdict: twoWords, end: 11 });
     assert.deepEqual(read('"one"', '"two words"', threshold), { verdict: 0, end: 11 });
     // The words past the second are not split, but their literal is still read for its validity.
-    for (const broken of ['"new york', '"new york\\', '"new york\u0001"', '"new york \\x"', '"new york big\u001f city"']) {
-      assert.equal(read('"new york"', broken, threshold), ACTUAL_LITERAL_INVALID, `${JSON.stringify(broken)} at ${threshold}`);
+    for (const broken of [
+      '"new york',
+      '"new york\\',
+      '"new york\u0001"',
+      '"new york \\x"',
+      '"new york big\u001f city"',
+    ]) {
+      assert.equal(
+        read('"new york"', broken, threshold),
+        ACTUAL_LITERAL_INVALID,
+        `${JSON.stringify(broken)} at ${threshold}`,
+      );
     }
   }
 });

@@ -14,7 +14,11 @@ test('cpuSeconds grows by about the CPU time this process burns, and is 0 for a 
 });
 
 test('a child process is found by its command line and metered by name', async () => {
-  const child = spawn(process.execPath, ['-e', 'const t = Date.now() + 400; while (Date.now() < t); setTimeout(() => {}, 5000)', 'cpu-test-marker']);
+  const child = spawn(process.execPath, [
+    '-e',
+    'const t = Date.now() + 400; while (Date.now() < t); setTimeout(() => {}, 5000)',
+    'cpu-test-marker',
+  ]);
   try {
     await new Promise((resolve) => setTimeout(resolve, 200));
     assert.deepEqual(childPidsMatching('cpu-test-marker'), [child.pid]);
@@ -27,7 +31,7 @@ test('a child process is found by its command line and metered by name', async (
   }
 });
 
-test('a CPU trace charges a busy span with this process\'s CPU and an idle span with next to none', async () => {
+test("a CPU trace charges a busy span with this process's CPU and an idle span with next to none", async () => {
   const trace = startCpuTrace({ self: process.pid }, 20);
   const idleFrom = Date.now();
   await new Promise((resolve) => setTimeout(resolve, 400));

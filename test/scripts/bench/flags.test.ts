@@ -6,7 +6,10 @@ import { test } from 'node:test';
 const repoRoot = path.resolve(__dirname, '../../..');
 
 function bench(...args: string[]) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench/run.ts', ...args], { cwd: repoRoot, encoding: 'utf8' });
+  return spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench/run.ts', ...args], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+  });
 }
 
 test('the bench refuses an unknown flag or a bad value before measuring anything', () => {

@@ -32,7 +32,10 @@ after(async () => {
 });
 
 const read = (file: string) => readFileSync(file, 'utf8');
-const linesOf = (file: string) => read(file).split('\n').filter((line) => line !== '');
+const linesOf = (file: string) =>
+  read(file)
+    .split('\n')
+    .filter((line) => line !== '');
 
 /** Every file a collect stage leaves beside its rollouts, by what it is. */
 function stageFiles(rolloutsPath: string): Record<string, string> {
@@ -64,14 +67,24 @@ test('leaves the files the bare loop leaves, chunk by chunk, and times its chunk
   });
   const run = await runStageInProcess(plan, tasks, path.join(runDir, 'rollouts'));
   const bareOut = path.join(dir, 'bare.jsonl');
-  const bare = await runBareCollect({ tasksPath: tasks, agentUrl: stack.urls.agent, agentName: EMBEDDED_AGENT_NAME, numRepeats: 4, concurrency: 4, outPath: bareOut });
+  const bare = await runBareCollect({
+    tasksPath: tasks,
+    agentUrl: stack.urls.agent,
+    agentName: EMBEDDED_AGENT_NAME,
+    numRepeats: 4,
+    concurrency: 4,
+    outPath: bareOut,
+  });
 
   assert.equal(run.completed, 40);
   assert.equal(bare.rows, 40);
   const stageOut = path.join(runDir, 'rollouts.jsonl');
   const [bareLines, stageLines] = [linesOf(bareOut).sort(), linesOf(stageOut).sort()];
   const differing = bareLines.findIndex((line, i) => line !== stageLines[i]);
-  assert.ok(bareLines.length === stageLines.length && differing === -1, `rollout lines differ (sorted, line ${differing}): ${bareLines[differing]?.slice(-300)}`);
+  assert.ok(
+    bareLines.length === stageLines.length && differing === -1,
+    `rollout lines differ (sorted, line ${differing}): ${bareLines[differing]?.slice(-300)}`,
+  );
   const stage = stageFiles(stageOut);
   for (const [what, file] of Object.entries(stageFiles(bareOut))) assert.equal(read(file), read(stage[what]!), what);
   // Ten tasks, ten group rows: files of equal bytes that said nothing would pass above.

@@ -9,7 +9,10 @@ import { test } from 'node:test';
 const repoRoot = path.resolve(__dirname, '../../..');
 
 function bench(...args: string[]) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench/run.ts', ...args], { cwd: repoRoot, encoding: 'utf8' });
+  return spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench/run.ts', ...args], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+  });
 }
 
 test('the peer bench refuses flags that are not its own, and bad values, before measuring anything', () => {

@@ -19,7 +19,9 @@ class HistoryBuilder {
   }
 
   started(ms: number, continuedFrom?: string): this {
-    this.push(ms, { workflowExecutionStartedEventAttributes: continuedFrom ? { continuedExecutionRunId: continuedFrom } : {} });
+    this.push(ms, {
+      workflowExecutionStartedEventAttributes: continuedFrom ? { continuedExecutionRunId: continuedFrom } : {},
+    });
     return this;
   }
 
@@ -138,7 +140,10 @@ test('a continued-as-new chain: chunks of every run count, and the gap between r
     .activity('finishStage', 910, 911, 990)
     .completed(1000);
   const runs = [runRecord(first.events), runRecord(second.events)];
-  assert.deepEqual(runs.map((r) => r.events), [first.events.length, second.events.length]);
+  assert.deepEqual(
+    runs.map((r) => r.events),
+    [first.events.length, second.events.length],
+  );
   const t = stageTimeline(runs);
   assert.equal(t.totalMs, 1000);
   assert.equal(t.chunks, 2);
@@ -150,7 +155,11 @@ test('a continued-as-new chain: chunks of every run count, and the gap between r
 
 test('histories that do not cover a whole stage are refused instead of giving a partial breakdown', () => {
   const unfinished = new HistoryBuilder().started(0);
-  unfinished.events.push({ eventId: Long.fromNumber(99), eventTime: msNumberToTs(5), activityTaskScheduledEventAttributes: { activityType: { name: 'runChunk' } } });
+  unfinished.events.push({
+    eventId: Long.fromNumber(99),
+    eventTime: msNumberToTs(5),
+    activityTaskScheduledEventAttributes: { activityType: { name: 'runChunk' } },
+  });
   assert.throws(() => runRecord(unfinished.events), /runChunk .* never completed/);
 
   const noEnd = new HistoryBuilder().started(0).activity('materializeStage', 1, 2, 3);

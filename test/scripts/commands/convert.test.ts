@@ -9,13 +9,29 @@ import { tempDir } from '../../gym/convert/helpers';
 const repoRoot = path.resolve(__dirname, '../../..');
 
 function cli(args: string[]) {
-  return spawnSync(process.execPath, [path.join(repoRoot, 'bin/pivot-miner.js'), 'convert', ...args], { cwd: repoRoot, encoding: 'utf8' });
+  return spawnSync(process.execPath, [path.join(repoRoot, 'bin/pivot-miner.js'), 'convert', ...args], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+  });
 }
 
 test('convert writes candidates, skip audit and metrics, and prints the counts', () => {
   const outDir = tempDir();
-  const inputs = ['example_session_state_mgmt/example_rollouts.jsonl', 'chat/xlam_fc.jsonl'].map((f) => path.join(fixturesDir, 'gym', f));
-  const result = cli(['--input', ...inputs, '--agent-name', 'pivot_agent', '--out-dir', outDir, '--min-source-reward', '1', '--source-preference', 'off']);
+  const inputs = ['example_session_state_mgmt/example_rollouts.jsonl', 'chat/xlam_fc.jsonl'].map((f) =>
+    path.join(fixturesDir, 'gym', f),
+  );
+  const result = cli([
+    '--input',
+    ...inputs,
+    '--agent-name',
+    'pivot_agent',
+    '--out-dir',
+    outDir,
+    '--min-source-reward',
+    '1',
+    '--source-preference',
+    'off',
+  ]);
   assert.equal(result.status, 0, result.stderr);
   const metrics = JSON.parse(readFileSync(path.join(outDir, 'candidates_metrics.json'), 'utf8'));
   // session_state_mgmt: 15 decision points, 5 parallel; xlam_fc chat: 6 of positive rollouts, 1 parallel.

@@ -15,7 +15,9 @@ interface ProfileCase {
   materialized_inputs: object[];
   rollouts: object[];
 }
-const cases = JSON.parse(readFileSync(path.join(fixturesDir, 'gym/reward_profile_cases.json'), 'utf8')) as ProfileCase[];
+const cases = JSON.parse(
+  readFileSync(path.join(fixturesDir, 'gym/reward_profile_cases.json'), 'utf8'),
+) as ProfileCase[];
 
 function writeCase(caseName: string, stem: string): { inputs: string; rollouts: string } {
   const c = cases.find((x) => x.name === caseName)!;
@@ -27,7 +29,10 @@ function writeCase(caseName: string, stem: string): { inputs: string; rollouts: 
 }
 
 function profile(args: string[]) {
-  return spawnSync(process.execPath, [path.join(repoRoot, 'bin/pivot-miner.js'), 'profile', ...args], { cwd: repoRoot, encoding: 'utf8' });
+  return spawnSync(process.execPath, [path.join(repoRoot, 'bin/pivot-miner.js'), 'profile', ...args], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+  });
 }
 
 test('profile writes both files next to the rollouts and prints the NeMo Gym summary', () => {
@@ -47,12 +52,18 @@ test('profile writes both files next to the rollouts and prints the NeMo Gym sum
       '',
     ].join('\n'),
   );
-  const groups = readFileSync(profilingPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-  assert.deepEqual(groups.map((g) => [g._ng_task_index, g['mean/reward'], g['std/bool']]), [
-    [0, 0.5, Math.SQRT1_2],
-    [1, 0.5, Math.SQRT1_2],
-    [2, 0.5, Math.SQRT1_2],
-  ]);
+  const groups = readFileSync(profilingPath, 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  assert.deepEqual(
+    groups.map((g) => [g._ng_task_index, g['mean/reward'], g['std/bool']]),
+    [
+      [0, 0.5, Math.SQRT1_2],
+      [1, 0.5, Math.SQRT1_2],
+      [2, 0.5, Math.SQRT1_2],
+    ],
+  );
   const agents = JSON.parse(readFileSync(agentPath, 'utf8'));
   assert.deepEqual(agents[0].agent_ref, { name: 'my_agent' });
 });
@@ -61,14 +72,20 @@ test('missing rollouts fail in strict mode with NeMo Gym wording and no stack tr
   const { inputs, rollouts } = writeCase('test_profile_from_data_allow_partial_profiles_completed_rollouts', 'partial');
   const strict = profile(['--materialized-inputs', inputs, '--rollouts', rollouts]);
   assert.equal(strict.status, 1);
-  assert.match(strict.stderr, /Missing rollout results for 3 materialized input rows\. Missing rollout keys: \[\(1, 1\), \(2, 0\), \(2, 1\)\]\./);
+  assert.match(
+    strict.stderr,
+    /Missing rollout results for 3 materialized input rows\. Missing rollout keys: \[\(1, 1\), \(2, 0\), \(2, 1\)\]\./,
+  );
   assert.match(strict.stderr, /Use \+\+allow_partial_rollouts=True/);
   assert.doesNotMatch(strict.stderr, /\n\s+at /);
 
   const partial = profile(['--materialized-inputs', inputs, '--rollouts', rollouts, '--allow-partial-rollouts']);
   assert.equal(partial.status, 0, partial.stderr);
   assert.match(partial.stdout, /^Reward profile completion: 3\/6 rollout rows \(50\.00%\)$/m);
-  assert.match(partial.stdout, /^Input rows: 3 total; 1 complete; 1 partial; 1 without rollouts dropped from output\.$/m);
+  assert.match(
+    partial.stdout,
+    /^Input rows: 3 total; 1 complete; 1 partial; 1 without rollouts dropped from output\.$/m,
+  );
   const groups = readFileSync(path.join(dir, 'partial_reward_profiling.jsonl'), 'utf8').trim().split('\n');
   assert.equal(groups.length, 2);
 });

@@ -19,7 +19,9 @@ test('schedule create flags become a SKIP-overlap cron schedule with a schedule-
   assert.deepEqual(options.policies, { overlap: 'SKIP', catchupWindow: 7_200_000 });
   assert.equal(options.action.type, 'startWorkflow');
   assert.equal(options.action.workflowId, 'nightly/nightly');
-  assert.deepEqual(options.action.type === 'startWorkflow' && options.action.args, [{ config_path: 'configs/nightly.yaml' }]);
+  assert.deepEqual(options.action.type === 'startWorkflow' && options.action.args, [
+    { config_path: 'configs/nightly.yaml' },
+  ]);
 });
 
 test('the equivalent temporal CLI command carries the same settings', () => {
@@ -40,7 +42,10 @@ test('the equivalent temporal CLI command carries the same settings', () => {
 });
 
 test('bad flags are refused with the flag name', () => {
-  assert.throws(() => scheduleSettingsFromFlags('nightly', { ...flags, timeZone: 'Mars/Olympus' }), /--time-zone: an IANA time zone/);
+  assert.throws(
+    () => scheduleSettingsFromFlags('nightly', { ...flags, timeZone: 'Mars/Olympus' }),
+    /--time-zone: an IANA time zone/,
+  );
   assert.throws(() => scheduleSettingsFromFlags('nightly', { ...flags, jitter: '5 minutes' }), /--jitter: a duration/);
   assert.throws(() => scheduleSettingsFromFlags('nightly', { ...flags, overlap: 'sometimes' }), /--overlap/);
   assert.throws(() => scheduleSettingsFromFlags('../x', flags), /--schedule-id/);

@@ -13,11 +13,23 @@ const repoRoot = path.resolve(__dirname, '../../..');
 const casesDir = path.join(fixturesDir, 'validator');
 const configsDir = path.join(__dirname, 'validate');
 const cases = z
-  .array(z.object({ name: z.string(), args: z.array(z.string()), file: z.string(), exit_code: z.number(), stdout: z.string(), stderr: z.string() }))
+  .array(
+    z.object({
+      name: z.string(),
+      args: z.array(z.string()),
+      file: z.string(),
+      exit_code: z.number(),
+      stdout: z.string(),
+      stderr: z.string(),
+    }),
+  )
   .parse(JSON.parse(readFileSync(path.join(casesDir, 'cases.json'), 'utf8')));
 
 function runCli(args: readonly string[]) {
-  const result = spawnSync(process.execPath, ['bin/pivot-miner.js', 'validate', ...args], { cwd: repoRoot, encoding: 'utf8' });
+  const result = spawnSync(process.execPath, ['bin/pivot-miner.js', 'validate', ...args], {
+    cwd: repoRoot,
+    encoding: 'utf8',
+  });
   return { exitCode: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -43,7 +55,17 @@ test('commander parsing of every case argv gives the reference results', async (
 
 test('repeated options accumulate in order and the last single value wins', () => {
   const options = validateOptionsFromArgv([
-    '--path=f.jsonl', '--require-field', 'b', '--agent-ref', 'x', '--require-any-field', ' a ,\tb,', '--require-field=a', '--agent-ref=', '--require-any-field', ',',
+    '--path=f.jsonl',
+    '--require-field',
+    'b',
+    '--agent-ref',
+    'x',
+    '--require-any-field',
+    ' a ,\tb,',
+    '--require-field=a',
+    '--agent-ref=',
+    '--require-any-field',
+    ',',
   ]);
   assert.deepEqual(options.requireFields, ['b', 'a']);
   assert.deepEqual(options.requireAnyFields, [['a', 'b'], []]);
@@ -121,7 +143,9 @@ test('CLI threads by default on a file of many MiB, with the first failure and m
   assert.equal(defaultThreads(retailRows), 1);
   const dir = mkdtempSync(path.join(tmpdir(), 'validate-threads-'));
   try {
-    const rows = readFileSync(retailRows, 'utf8').split('\n').filter((line) => line !== '');
+    const rows = readFileSync(retailRows, 'utf8')
+      .split('\n')
+      .filter((line) => line !== '');
     // ~20 MiB: many 1 MiB read batches spread over the workers; failures in late batches only.
     const lines = Array.from({ length: 14_000 }, (_, i) => rows[i % rows.length] as string);
     const variants = {

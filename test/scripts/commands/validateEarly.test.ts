@@ -12,7 +12,9 @@ import { guessJob } from '../../../scripts/commands/validateEarly';
 
 /** The fast-path options the validator derives from what the command parses of `args`. */
 function parsedOptions(args: readonly string[]) {
-  const { agentRef, requireFields, requireAnyFields, checkToolNames } = pivotValidatorOptionsSchema.parse(validateOptionsFromArgv(args));
+  const { agentRef, requireFields, requireAnyFields, checkToolNames } = pivotValidatorOptionsSchema.parse(
+    validateOptionsFromArgv(args),
+  );
   return { agentRef, requireFields, requireAnyFields, checkToolNames };
 }
 
@@ -24,7 +26,15 @@ test('on the plain spellings the guess is the job the command parses', () => {
     for (const args of [
       ['--path', file],
       [`--path=${file}`, '--require-field', 'a.b', '--require-field=c', '--agent-ref', 'my_agent'],
-      ['--require-any-field', ' a ,\tb,', '--path', file, '--require-any-field=,', '--agent-ref=', '--no-check-tool-names'],
+      [
+        '--require-any-field',
+        ' a ,\tb,',
+        '--path',
+        file,
+        '--require-any-field=,',
+        '--agent-ref=',
+        '--no-check-tool-names',
+      ],
     ]) {
       const guess = guessJob(args);
       assert.ok(guess !== undefined, args.join(' '));

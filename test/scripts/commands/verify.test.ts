@@ -48,14 +48,28 @@ async function stop(cli: RunningCli): Promise<void> {
 }
 
 async function verify(url: string, body: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${url}/verify`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${url}/verify`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, json: await res.json() };
 }
 
 test('--help says what the server is and which NeMo Gym it follows', () => {
   const help = spawnSync(process.execPath, [cliPath, 'verify-server', '--help'], { cwd: repoRoot, encoding: 'utf8' });
   assert.equal(help.status, 0, help.stderr);
-  for (const phrase of ['NeMo Gym-compatible resources server', 'POST /verify', 'single_step_tool_use_with_argument_comparison', 'built-in', '07d6b0d', '0.4.0', '--port', `(default: ${DEFAULT_VERIFY_SERVER_PORT})`, '--config']) {
+  for (const phrase of [
+    'NeMo Gym-compatible resources server',
+    'POST /verify',
+    'single_step_tool_use_with_argument_comparison',
+    'built-in',
+    '07d6b0d',
+    '0.4.0',
+    '--port',
+    `(default: ${DEFAULT_VERIFY_SERVER_PORT})`,
+    '--config',
+  ]) {
     assert.ok(help.stdout.includes(phrase), `help mentions ${phrase}`);
   }
 });
@@ -85,19 +99,40 @@ test('started through the CLI on a free port, POST /verify gives the rewards NeM
 test('--config takes tool_call_comparator_config from a NeMo Gym config, and port 0 prints the port taken', async () => {
   const yamlPath = path.join(pivotDir, 'swe_pivot_single_step_tool_use_with_argument_comparison.yaml');
   const fromYaml = loadVerifierConfigFromGymYaml(readFileSync(yamlPath, 'utf8'));
-  const expected_action = { type: 'function_call' as const, name: 'search', arguments: JSON.stringify({ query: 'cheap flights from oslo to rome in may' }) };
+  const expected_action = {
+    type: 'function_call' as const,
+    name: 'search',
+    arguments: JSON.stringify({ query: 'cheap flights from oslo to rome in may' }),
+  };
   const response: VerifierResponse = {
-    output: [{ type: 'function_call', name: 'search', arguments: JSON.stringify({ query: 'hotels in paris' }), call_id: 'c1', id: 'c1', status: 'completed' }],
+    output: [
+      {
+        type: 'function_call',
+        name: 'search',
+        arguments: JSON.stringify({ query: 'hotels in paris' }),
+        call_id: 'c1',
+        id: 'c1',
+        status: 'completed',
+      },
+    ],
   };
   const withYaml = verifyResponse(expected_action, response, fromYaml).reward;
-  const withDefault = verifyResponse(expected_action, response, toolCallComparatorConfigSchema.parse({ word_count_similarity_threshold: 0.1 })).reward;
+  const withDefault = verifyResponse(
+    expected_action,
+    response,
+    toolCallComparatorConfigSchema.parse({ word_count_similarity_threshold: 0.1 }),
+  ).reward;
   assert.notEqual(withYaml, withDefault, 'the case tells the two configs apart');
 
   const cli = await startCli(['--port', '0', '--config', yamlPath]);
   try {
     assert.match(cli.url, /^http:\/\/127\.0\.0\.1:\d+$/);
     assert.notEqual(cli.url, 'http://127.0.0.1:0');
-    const body = { responses_create_params: { input: [{ role: 'user', content: 'find me a hotel' }], tools: [] }, expected_action, response };
+    const body = {
+      responses_create_params: { input: [{ role: 'user', content: 'find me a hotel' }], tools: [] },
+      expected_action,
+      response,
+    };
     const { status, json } = await verify(cli.url, body);
     assert.equal(status, 200);
     assert.equal(json.reward, withYaml);
@@ -107,7 +142,12 @@ test('--config takes tool_call_comparator_config from a NeMo Gym config, and por
 });
 
 test('bad usage exits non-zero with a message that says what to fix', async () => {
-  const run = (args: string[]) => spawnSync(process.execPath, [cliPath, 'verify-server', ...args], { cwd: repoRoot, encoding: 'utf8', timeout: 30_000 });
+  const run = (args: string[]) =>
+    spawnSync(process.execPath, [cliPath, 'verify-server', ...args], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
   const missing = run(['--port', '0', '--config', '/nonexistent/gym.yaml']);
   assert.equal(missing.status, 1);
   assert.match(missing.stderr, /cannot read --config \/nonexistent\/gym\.yaml/);

@@ -20,7 +20,12 @@ test('the profiler hook writes slices for each thread of a process it is preload
       spinForTheProfiler(1200);
       setTimeout(() => process.exit(0), 2500);`;
     const child = spawn(process.execPath, ['-e', script], {
-      env: { ...process.env, NODE_OPTIONS: `--require ${hook}`, PIVOT_BENCH_CPU_PROFILE_DIR: dir, PIVOT_BENCH_CPU_PROFILE_SLICE_S: '1' },
+      env: {
+        ...process.env,
+        NODE_OPTIONS: `--require ${hook}`,
+        PIVOT_BENCH_CPU_PROFILE_DIR: dir,
+        PIVOT_BENCH_CPU_PROFILE_SLICE_S: '1',
+      },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     const code = await new Promise((resolve) => child.once('exit', resolve));

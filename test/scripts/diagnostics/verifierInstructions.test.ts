@@ -26,17 +26,29 @@ test('instructions per vector are the two counts apart over the extra passes, an
 });
 
 test('the pass runner verifies every common vector (or every STRIDE-th) on every pass', async () => {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/diagnostics/verifierPasses.ts', '3'], { cwd: repoRoot });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/diagnostics/verifierPasses.ts', '3'], {
+    cwd: repoRoot,
+  });
   const { common } = loadVectors();
   const expectedRewardSum = common.reduce((sum, v) => sum + v.reward, 0);
   const printed = JSON.parse(stdout.trim()) as { vectors: number; passes: number; reward_sum: number };
   assert.equal(printed.vectors, common.length);
   assert.equal(printed.passes, 3);
-  assert.ok(Math.abs(printed.reward_sum - 3 * expectedRewardSum) < 1e-6, `reward sum ${printed.reward_sum}, expected ${3 * expectedRewardSum}`);
-  const { stdout: subsetOut } = await run(process.execPath, ['--import', 'tsx', 'scripts/diagnostics/verifierPasses.ts', '2', '14'], { cwd: repoRoot });
+  assert.ok(
+    Math.abs(printed.reward_sum - 3 * expectedRewardSum) < 1e-6,
+    `reward sum ${printed.reward_sum}, expected ${3 * expectedRewardSum}`,
+  );
+  const { stdout: subsetOut } = await run(
+    process.execPath,
+    ['--import', 'tsx', 'scripts/diagnostics/verifierPasses.ts', '2', '14'],
+    { cwd: repoRoot },
+  );
   const subset = common.filter((_, index) => index % 14 === 0);
   const printedSubset = JSON.parse(subsetOut.trim()) as { vectors: number; passes: number; reward_sum: number };
   assert.equal(printedSubset.vectors, subset.length);
   assert.ok(Math.abs(printedSubset.reward_sum - 2 * subset.reduce((sum, v) => sum + v.reward, 0)) < 1e-6);
-  await assert.rejects(run(process.execPath, ['--import', 'tsx', 'scripts/diagnostics/verifierPasses.ts', 'many'], { cwd: repoRoot }), /usage: verifierPasses\.ts PASSES/);
+  await assert.rejects(
+    run(process.execPath, ['--import', 'tsx', 'scripts/diagnostics/verifierPasses.ts', 'many'], { cwd: repoRoot }),
+    /usage: verifierPasses\.ts PASSES/,
+  );
 });

@@ -9,8 +9,26 @@ test('one line per stage as it ends, including a stage that ended between two po
     ...lines.observe('prepare', {}, null, 200),
     ...lines.observe('collect', {}, chunks, 900),
     // convert began and ended between these polls.
-    ...lines.observe('local_profile', { tasks: 20, rollouts: 80, rollout_failures: 0, candidates: 137, positive_trajectories: 52, deduped: 31, skipped: 0 }, null, 1600),
-    ...lines.observe('done', { local_profile_rollouts: 1096, local_profile_failures: 0, published: 43, all_pass: 90, all_fail: 4 }, null, 4000),
+    ...lines.observe(
+      'local_profile',
+      {
+        tasks: 20,
+        rollouts: 80,
+        rollout_failures: 0,
+        candidates: 137,
+        positive_trajectories: 52,
+        deduped: 31,
+        skipped: 0,
+      },
+      null,
+      1600,
+    ),
+    ...lines.observe(
+      'done',
+      { local_profile_rollouts: 1096, local_profile_failures: 0, published: 43, all_pass: 90, all_fail: 4 },
+      null,
+      4000,
+    ),
   ].map((line) => line.replace(/ +/g, ' '));
   assert.deepEqual(printed, [
     'prepare config and inputs checked, servers up [0.9 s]',

@@ -29,31 +29,35 @@ test('ngRunHeadPort lies above NeMo Gym server ports and below the kernel-assign
   assert.ok(port > 20_000 && port < ephemeralPortRange().low, String(port));
 });
 
-test('startNgRun fails at once, naming the port, when its head port is taken, and leaves no ng_run behind', { timeout: 300_000 }, async () => {
-  const install = ensureNemoGym();
-  const holder = net.createServer((socket) => socket.destroy());
-  const headPort = await ngRunHeadPort();
-  await new Promise<void>((resolve) => holder.listen(headPort, '127.0.0.1', resolve));
-  const cwd = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-ng-run-'));
-  const started = Date.now();
-  try {
-    await assert.rejects(
-      startNgRun(install, {
-        configPaths: [
-          'resources_servers/single_step_tool_use_with_argument_comparison/configs/single_step_tool_use_with_argument_comparison.yaml',
-          'responses_api_models/openai_model/configs/openai_model.yaml',
-        ],
-        headPort,
-        overrides: ['+policy_base_url=http://127.0.0.1:9/v1', '+policy_api_key=unused', '+policy_model_name=unused'],
-        cwd,
-        logFile: path.join(cwd, 'ng_run.log'),
-      }),
-      new RegExp(`ng_run's head server could not bind port ${headPort} \\(another process holds it\\)`),
-    );
-    assert.ok(Date.now() - started < 240_000, `failed after ${Date.now() - started} ms, not the 600 s ready timeout`);
-    assert.deepEqual(processesWith(`port:${headPort}}`), [], 'ng_run is stopped');
-  } finally {
-    await new Promise((resolve) => holder.close(resolve));
-    rmSync(cwd, { recursive: true, force: true });
-  }
-});
+test(
+  'startNgRun fails at once, naming the port, when its head port is taken, and leaves no ng_run behind',
+  { timeout: 300_000 },
+  async () => {
+    const install = ensureNemoGym();
+    const holder = net.createServer((socket) => socket.destroy());
+    const headPort = await ngRunHeadPort();
+    await new Promise<void>((resolve) => holder.listen(headPort, '127.0.0.1', resolve));
+    const cwd = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-ng-run-'));
+    const started = Date.now();
+    try {
+      await assert.rejects(
+        startNgRun(install, {
+          configPaths: [
+            'resources_servers/single_step_tool_use_with_argument_comparison/configs/single_step_tool_use_with_argument_comparison.yaml',
+            'responses_api_models/openai_model/configs/openai_model.yaml',
+          ],
+          headPort,
+          overrides: ['+policy_base_url=http://127.0.0.1:9/v1', '+policy_api_key=unused', '+policy_model_name=unused'],
+          cwd,
+          logFile: path.join(cwd, 'ng_run.log'),
+        }),
+        new RegExp(`ng_run's head server could not bind port ${headPort} \\(another process holds it\\)`),
+      );
+      assert.ok(Date.now() - started < 240_000, `failed after ${Date.now() - started} ms, not the 600 s ready timeout`);
+      assert.deepEqual(processesWith(`port:${headPort}}`), [], 'ng_run is stopped');
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  },
+);
