@@ -221,7 +221,7 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
     const inFlight = new Set<Promise<void>>();
     // Row failures that escape withRetries (cancellation, a bug) are kept and rethrown here rather
     // than left as unhandled rejections, which would take the whole worker down.
-    let rowError: unknown;
+    let rowFailure: { error: unknown } | undefined;
     // A full window waits for the next row to finish through one promise; Promise.race over the
     // window would subscribe to every row in it on each wait, a promise apiece (an in-process stage
     // made 135 promises a rollout with it, 108 without).
@@ -248,17 +248,17 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
       const task: Promise<void> = runRow(input).then(
         () => rowFinished(task),
         (err: unknown) => {
-          rowError ??= err;
+          rowFailure ??= { error: err };
           rowFinished(task);
         },
       );
       inFlight.add(task);
       // The endpoint limiter caps requests per worker; this only bounds rows held in memory.
       if (inFlight.size >= settings.maxConcurrency * 2) await new Promise<void>((resolve) => (slotFreed = resolve));
-      if (rowError) break;
+      if (rowFailure) break;
     }
     await Promise.all(inFlight);
-    if (rowError) throw rowError;
+    if (rowFailure) throw rowFailure.error;
   } catch (err) {
     if (err instanceof RequestFailure && err.failureClass === 'cancelled')
       throw ApplicationFailure.create({ message: 'chunk cancelled', nonRetryable: true });

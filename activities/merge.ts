@@ -170,8 +170,9 @@ async function takePartialFiles(fence: Fence): Promise<PartialFiles> {
     const source = earlier.find(({ entry }) => entry.endsWith('.rollouts.jsonl'));
     if (source) await renameAll(partialFiles(fence, source.token.name), own);
   }
-  for (const file of Object.values(own)) await appendFile(file, '');
-  await fence.checkClaimed([...Object.values(own), fence.claimFile]);
+  const files = [own.rollouts, own.failures, own.digests];
+  for (const file of files) await appendFile(file, '');
+  await fence.checkClaimed([...files, fence.claimFile]);
   await fence.removeOlder();
   return own;
 }

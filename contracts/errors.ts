@@ -1,7 +1,4 @@
-import { ConvertInputError } from '../gym/errors';
-import { JsonlError } from '../gym/errors';
-import { PublishInputError } from '../gym/errors';
-import { RewardProfileError } from '../gym/errors';
+import { ConvertInputError, JsonlError, PublishInputError, RewardProfileError } from '../gym/errors';
 
 // The typed failures of the pipeline. Temporal names an activity failure after the thrown error's
 // class, so retrying is decided by class, never by reading messages: the classes below are bad

@@ -114,6 +114,7 @@ export class RawJson {
 }
 
 /** Characters JSON.stringify escapes (lone surrogates included), so other strings are quoted as they are. */
+// eslint-disable-next-line no-control-regex -- control characters are among what it looks for
 const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
 
 function quoted(s: string): string {

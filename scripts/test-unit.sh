@@ -6,6 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci
 npm run --silent build
+# Lint and formatting first: a style or floating-promise finding costs a minute, not the whole run.
+npm run --silent lint
+npm run --silent format:check
 # Files that run NeMo Gym's Python or Chromium beside the pure checks stay in `npm test` alone.
 mapfile -t files < <(find test/gym test/contracts test/activities test/scripts/build.test.ts -name '*.test.ts' | sort |
   grep -v -x -e test/gym/aggregateMetrics.test.ts -e test/gym/chatCompletions/requests.test.ts -e test/gym/report.test.ts -e test/activities/aggregateMetrics.test.ts)

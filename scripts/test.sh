@@ -7,6 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci
 npm run --silent build
+# Lint and formatting first: a style or floating-promise finding costs a minute, not the whole run.
+npm run --silent lint
+npm run --silent format:check
 TEMPORAL_BIN="$(bash scripts/ensure-temporal.sh)"
 export TEMPORAL_BIN
 CHROMIUM_BIN="$(bash scripts/ensure-chromium.sh)"

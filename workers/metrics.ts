@@ -125,7 +125,7 @@ export function replicaMetricsSampler(
       inFlight.set(replica.inFlight, tags);
       benched.set(replica.benched ? 1 : 0, tags);
       let last = published.get(replica);
-      if (!last) published.set(replica, (last = new Map()));
+      if (!last) published.set(replica, (last = new Map<string, number>()));
       const increase = (key: string, total: number) => {
         const added = total - (last.get(key) ?? 0);
         last.set(key, total);

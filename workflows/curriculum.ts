@@ -13,7 +13,7 @@ import { stageActivityOptions } from './activityOptions';
 import { policyCheckpointUpdate, roundsQuery } from '../contracts/temporal';
 import { collectRolloutsWorkflow } from './collectRollouts';
 import type { PivotCurriculumInput } from '../contracts/workflowInputs';
-import type { CurriculumState } from '../contracts/poolPayloads';
+import type { CurriculumState, PolicyCheckpoint } from '../contracts/poolPayloads';
 
 // The pivot loop. The trainer sends each new policy checkpoint as an Update; the pool is re-profiled
 // with that policy (the chunked local-profile sub-pipeline), pivots it now always or never solves
@@ -76,7 +76,7 @@ export async function pivotCurriculumWorkflow(input: PivotCurriculumInput, carri
       }
     },
     {
-      validator: (checkpoint) => {
+      validator: (checkpoint: PolicyCheckpoint | undefined) => {
         if (typeof checkpoint?.model !== 'string' || checkpoint.model === '')
           throw new Error('policyCheckpoint needs { model: "<model name>" }');
       },

@@ -78,7 +78,12 @@ export function agentReportedFailure(
   const noPersist = pythonTruthy(result[NG_NO_PERSIST_KEY]);
   const failureClass = result[NG_FAILURE_CLASS_KEY];
   if (!noPersist && (failureClass === undefined || failureClass === null)) return undefined;
-  const cls = failureClass === undefined || failureClass === null ? 'no_persist' : String(failureClass);
+  const cls =
+    failureClass === undefined || failureClass === null
+      ? 'no_persist'
+      : typeof failureClass === 'string'
+        ? failureClass
+        : JSON.stringify(failureClass);
   const terminal = !noPersist && pythonTruthy(result[NG_TERMINAL_KEY]);
   const detail = typeof result.error_message === 'string' ? `: ${result.error_message}` : '';
   return new AgentReportedFailure(

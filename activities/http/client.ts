@@ -126,6 +126,11 @@ const RETRY_AFTER = 'retry-after';
  * and those cost a worker more per rollout than parsing the HTTP itself. Aborting (a timeout or the
  * activity's cancellation) fails the answer with the abort's reason, as `request()` does.
  */
+/** AbortSignal types its reason as any; undici takes an Error, or none for its own abort error. */
+function abortReason(signal: AbortSignal): Error | undefined {
+  return signal.reason instanceof Error ? signal.reason : undefined;
+}
+
 function dispatchPost(
   pool: Agent,
   url: URL,
@@ -139,7 +144,7 @@ function dispatchPost(
     let status = 0;
     let retryAfter: string | undefined;
     const chunks: Buffer[] = [];
-    const onAbort = () => abort?.(signal.reason);
+    const onAbort = () => abort?.(abortReason(signal));
     signal.addEventListener('abort', onAbort, { once: true });
     const settle = () => signal.removeEventListener('abort', onAbort);
     pool.dispatch(
@@ -154,7 +159,7 @@ function dispatchPost(
       },
       {
         onConnect(abortRequest: (reason?: Error) => void) {
-          if (signal.aborted) abortRequest(signal.reason);
+          if (signal.aborted) abortRequest(abortReason(signal));
           else abort = abortRequest;
         },
         onHeaders(statusCode: number, rawHeaders: Buffer[]) {

@@ -148,7 +148,9 @@ export function responsesItemsToChatMessages(input: string | unknown[]): ChatMes
       flush();
       messages.push({ content: item.output, role: 'tool', tool_call_id: item.call_id });
     } else {
-      throw new ChatConversionError(`${where} has type ${String(type)}, which Chat Completions cannot express`);
+      throw new ChatConversionError(
+        `${where} has type ${typeof type === 'string' ? type : JSON.stringify(type)}, which Chat Completions cannot express`,
+      );
     }
   }
   flush();

@@ -1,6 +1,7 @@
 import { isRecord } from '../convert/items';
 import { dictGet, isJsonDict, toPy, type JsonDict } from '../kindedJson';
 import { decodePythonJson, isPyDict, PythonJsonFailure, type PyDict, type PyValue } from '../pythonJson';
+import { pyRepr } from '../validator/pythonRepr';
 import {
   ChatConversionError,
   chatMessageToResponsesOutput,
@@ -67,8 +68,9 @@ function requestField(kinded: JsonDict, key: string): PyValue | undefined {
 
 function responsesToolToChat(tool: PyValue): PyDict {
   if (!isPyDict(tool) || tool.get('type') !== 'function') {
+    const type = isPyDict(tool) ? tool.get('type') : undefined;
     throw new ChatConversionError(
-      `tool ${isPyDict(tool) ? String(tool.get('type')) : typeof tool} has no Chat Completions form (function tools only)`,
+      `tool ${typeof type === 'string' ? type : isPyDict(tool) ? pyRepr(type) : typeof tool} has no Chat Completions form (function tools only)`,
     );
   }
   // NeMo Gym drops `type` and `strict` and keeps the rest as the function definition.
@@ -210,7 +212,8 @@ const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(
  * and a length / content-filter stop reported as `incomplete_details`.
  */
 export function chatCompletionToResponse(completion: unknown): Item {
-  const choice = isRecord(completion) && Array.isArray(completion.choices) ? completion.choices[0] : undefined;
+  const choice =
+    isRecord(completion) && Array.isArray(completion.choices) ? (completion.choices as unknown[])[0] : undefined;
   if (!isRecord(completion) || !isRecord(choice) || !isRecord(choice.message))
     throw new ChatConversionError('the completion has no choices[0].message');
   const response: Item = {

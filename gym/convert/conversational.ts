@@ -32,7 +32,7 @@ export function looksLikeConversational(row: Record<string, unknown>): boolean {
 }
 
 function turnList(row: Record<string, unknown>): unknown[] | undefined {
-  for (const key of TURN_LIST_KEYS) if (Array.isArray(row[key])) return row[key];
+  for (const key of TURN_LIST_KEYS) if (Array.isArray(row[key])) return row[key] as unknown[];
   return undefined;
 }
 
@@ -110,7 +110,7 @@ export function turnsToChatMessages(turns: unknown[]): Record<string, unknown>[]
       const reasoning = turn.reasoning_content ?? turn.reasoning ?? turn.thinking;
       if (typeof reasoning === 'string') message.reasoning_content = reasoning;
       if (Array.isArray(turn.tool_calls)) {
-        message.tool_calls = turn.tool_calls.map((call) => {
+        message.tool_calls = turn.tool_calls.map((call: unknown) => {
           if (!isRecord(call)) return call;
           const id = typeof call.id === 'string' ? call.id : `call_${callCount}`;
           callCount += 1;

@@ -69,7 +69,7 @@ export function withoutNullFields(item: Item): Item {
     if (value === null) continue;
     out[key] =
       key === 'content' && Array.isArray(value)
-        ? value.map((part) => (isRecord(part) ? withoutNullFields(part) : part))
+        ? value.map((part: unknown) => (isRecord(part) ? withoutNullFields(part) : part))
         : value;
   }
   return out;

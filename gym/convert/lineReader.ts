@@ -1,6 +1,5 @@
 import { readJsonl } from '../jsonl';
-import { JsonlError } from '../errors';
-import { ConvertInputError } from '../errors';
+import { ConvertInputError, JsonlError } from '../errors';
 
 export interface SourceRow {
   /** 1-based physical line number. */
@@ -38,5 +37,7 @@ export function describeValue(value: unknown): string {
   }
   if (typeof value === 'string')
     return `a string (${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)})`;
-  return `${typeof value} ${String(value)}`;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint')
+    return `${typeof value} ${value.toString()}`;
+  return typeof value;
 }

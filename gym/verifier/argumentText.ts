@@ -167,7 +167,7 @@ export function scanNumber(text: string, start: number, first: number): number {
   let index = start;
   if (first === MINUS) first = codeAt(text, ++index);
   const integerStart = index;
-  let next = -1;
+  let next: number;
   // A digit is by far the most common start, so the named constants are looked for only after.
   if (first === 0x30) next = codeAt(text, ++index);
   else if (first >= 0x31 && first <= 0x39) while (isDigit((next = codeAt(text, ++index))));

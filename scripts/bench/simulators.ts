@@ -8,7 +8,8 @@ async function main(): Promise<void> {
   const stack = await startEmbeddedStack({ seed, latencyMs: 0 });
   process.stdout.write(`${JSON.stringify(stack.urls)}\n`);
   const stop = () => {
-    stack.close().finally(() => process.exit(0));
+    // A signal handler cannot await: exit once the servers are closed, whether or not that failed.
+    void stack.close().finally(() => process.exit(0));
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);

@@ -63,12 +63,13 @@ export class WorkerPool {
   async stop(): Promise<void> {
     const all = this.workers.splice(0);
     await Promise.all(
-      all.map((child) => {
-        if (child.exitCode !== null || child.signalCode !== null) return undefined;
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGKILL');
-        return exited;
-      }),
+      all
+        .filter((child) => child.exitCode === null && child.signalCode === null)
+        .map((child) => {
+          const exited = new Promise((resolve) => child.once('exit', resolve));
+          child.kill('SIGKILL');
+          return exited;
+        }),
     );
     this.log.end();
   }

@@ -61,12 +61,12 @@ async function comparatorConfig(args: z.infer<typeof verifyServerArgsSchema>): P
   try {
     text = await readFile(args.config, 'utf8');
   } catch (error) {
-    throw new Error(`cannot read --config ${args.config}: ${(error as Error).message}`);
+    throw new Error(`cannot read --config ${args.config}: ${(error as Error).message}`, { cause: error });
   }
   try {
     return loadVerifierConfigFromGymYaml(text, args.serverName);
   } catch (error) {
-    throw new Error(`${args.config}: ${(error as Error).message}`);
+    throw new Error(`${args.config}: ${(error as Error).message}`, { cause: error });
   }
 }
 

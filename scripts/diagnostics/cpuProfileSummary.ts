@@ -71,7 +71,9 @@ function readProfile(file: string): CpuProfile {
   try {
     json = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
-    throw new Error(`${file}: not JSON (${error instanceof Error ? error.message : String(error)})`);
+    throw new Error(`${file}: not JSON (${error instanceof Error ? error.message : String(error)})`, {
+      cause: error,
+    });
   }
   const parsed = cpuProfileSchema.safeParse(json);
   if (!parsed.success) throw new Error(`${file}: not a V8 CPU profile (${z.prettifyError(parsed.error)})`);
@@ -89,7 +91,7 @@ function main(): void {
   try {
     parsed = parseArgs({ options: { top: { type: 'string' } }, strict: true, allowPositionals: true });
   } catch (err) {
-    throw new Error(`${(err as Error).message}\n${usage}`);
+    throw new Error(`${(err as Error).message}\n${usage}`, { cause: err });
   }
   const [dir, ...extra] = parsed.positionals;
   const top = Number(parsed.values.top ?? 15);

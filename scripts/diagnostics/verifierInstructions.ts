@@ -61,7 +61,7 @@ async function countInstructions(command: string, args: string[]): Promise<{ ins
     return { instructions: instructionsOf(stderr), stdout };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT')
-      throw new Error('valgrind is not installed (Debian: apt-get install valgrind)');
+      throw new Error('valgrind is not installed (Debian: apt-get install valgrind)', { cause: error });
     throw error;
   }
 }

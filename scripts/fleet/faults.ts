@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import type { Cluster } from './cluster';
 import type { RunSettings } from './runConfig';
 
@@ -63,7 +64,7 @@ export async function waitForStep(
       if (d.status.name !== 'RUNNING') return { hit: false, target: {} };
       for (const a of d.raw.pendingActivities ?? []) {
         const type = a.activityType?.name ?? '';
-        const started = a.state === 2; // PENDING_ACTIVITY_STATE_STARTED
+        const started = a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
         const worker = a.lastWorkerIdentity ?? undefined;
         if (!started) continue;
         if (aimsAtStep ? types.has(type) : type === 'runChunk') {

@@ -191,9 +191,9 @@ export class FleetNet {
   /** Loses the host: SIGKILLs every process in its namespace, drops its /tmp, removes it. */
   async loseHost(hostName: string): Promise<number> {
     const host = this.host(hostName);
-    const exits = [...host.processes].map((c) =>
-      c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => c.once('exit', r)),
-    );
+    const exits = [...host.processes]
+      .filter((c) => c.exitCode === null && c.signalCode === null)
+      .map((c) => new Promise((r) => c.once('exit', r)));
     const killed = killAllIn(host.netns);
     await Promise.all(exits);
     rmSync(path.join(host.dir, 'tmp'), { recursive: true, force: true });

@@ -59,17 +59,17 @@ test('a run id used again with another seed or input is refused, naming each dif
 
   await assert.rejects(
     prepareRun(settings, { config_path: 'run.yaml', run_id: 'run-a', seed: 8 }, 'wf-a2'),
-    refusedNaming(/^  seed: 7 -> 8$/m),
+    refusedNaming(/^ {2}seed: 7 -> 8$/m),
   );
   await assert.rejects(
     prepareRun(settings, { config_path: 'run_k4.yaml', run_id: 'run-a', seed: 8 }, 'wf-a3'),
-    refusedNaming(/^  local_profile\.num_samples: 8 -> 4$/m, /^  seed: 7 -> 8$/m),
+    refusedNaming(/^ {2}local_profile\.num_samples: 8 -> 4$/m, /^ {2}seed: 7 -> 8$/m),
   );
   const tasks = readFileSync(path.join(base, 'tasks.jsonl'), 'utf8');
   writeFileSync(path.join(base, 'tasks.jsonl'), `${tasks}${tasks.split('\n')[0]}\n`);
   await assert.rejects(
     prepareRun(settings, { config_path: 'run.yaml', run_id: 'run-a' }, 'wf-a4'),
-    refusedNaming(/^  collect\.input_jsonl sha256 [0-9a-f]{12}… -> [0-9a-f]{12}…$/m),
+    refusedNaming(/^ {2}collect\.input_jsonl sha256 [0-9a-f]{12}… -> [0-9a-f]{12}…$/m),
   );
   writeFileSync(path.join(base, 'tasks.jsonl'), tasks);
   assert.deepEqual(checksums(first.runDir), before, 'a refused resume changes nothing in the run directory');

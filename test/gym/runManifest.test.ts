@@ -73,7 +73,7 @@ test('each differing item is named: config keys old -> new, then input and mater
     'collect materialized inputs sha256 cccccccccccc… -> eeeeeeeeeeee…',
   ]);
   const message = runIdentityMessage('run run-a', ['seed: 7 -> 8'], '/x/run_manifest.json');
-  assert.match(message, /^run run-a was started with another config.*\n  seed: 7 -> 8\n/s);
+  assert.match(message, /^run run-a was started with another config.*\n {2}seed: 7 -> 8\n/s);
   assert.match(message, /nothing in it was changed/);
 });
 

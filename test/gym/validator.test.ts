@@ -93,7 +93,7 @@ test('a 100k-row file streams to the right metrics, letting the event loop turn 
     const result = await validatePivotDataset({ path: file });
     checking = false;
     assert.equal(result.exitCode, 0);
-    assert.match(result.stdout, /^rows: 100000\nagent_ref:\n  weather_agent: 100000\n/);
+    assert.match(result.stdout, /^rows: 100000\nagent_ref:\n {2}weather_agent: 100000\n/);
     assert.ok(turns > 5, `${turns} turns of the event loop`);
   });
 });

@@ -13,7 +13,7 @@ import { fixturesDir } from '../fixtures';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { runWithCodeCache } = require('../../bin/codeCache.js') as {
-  runWithCodeCache(bundle: string, cache: string): unknown;
+  runWithCodeCache: (bundle: string, cache: string) => unknown;
 };
 const validRows = path.join(fixturesDir, 'validator', '001_valid_function_call_rows.jsonl');
 

@@ -18,6 +18,8 @@ test("the installed Runtime drops the SDK INFO objects a worker logs and keeps i
   delete process.env[LOG_LEVEL_ENV];
   installWorkerRuntime();
   const written: string[] = [];
+  // Kept to be put back as it was; it is never called detached from process.stderr.
+  // eslint-disable-next-line @typescript-eslint/unbound-method
   const write = process.stderr.write;
   process.stderr.write = ((chunk: string | Uint8Array) =>
     written.push(String(chunk)) > 0) as typeof process.stderr.write;

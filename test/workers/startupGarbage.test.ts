@@ -9,6 +9,8 @@ test('collectStartupGarbage frees unreachable start-up objects and leaves no gc(
     s: `row ${i}`.padEnd(48, '.'),
   }));
   assert.equal(garbage.length, 300_000);
+  // Dropping the only reference is the point: the collection below must be able to free the rows.
+  // eslint-disable-next-line no-useless-assignment
   garbage = undefined;
   const before = process.memoryUsage().heapUsed;
   collectStartupGarbage();

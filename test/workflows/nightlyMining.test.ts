@@ -35,7 +35,7 @@ after(async () => {
 /** Triggers the schedule and waits for the run it starts (the n-th run of the schedule). */
 async function triggerAndWait(scheduleId: string, n: number): Promise<NightlyMiningResult> {
   await triggerSchedule(ctx.env.client, scheduleId);
-  let ids: string[] = [];
+  let ids: string[];
   while ((ids = await scheduleRunIds(ctx.env.client, scheduleId)).length < n) await sleep(200);
   return (await ctx.env.client.workflow.getHandle(ids[n - 1]!).result()) as NightlyMiningResult;
 }

@@ -45,13 +45,17 @@ export async function startFakeEngine(name: string): Promise<FakeEngine> {
       inFlight++;
       peak = Math.max(peak, inFlight);
       res.once('close', () => {
-        if (held.get(String(body.id)) === res) (held.delete(String(body.id)), inFlight--);
+        if (held.get(String(body.id)) !== res) return;
+        held.delete(String(body.id));
+        inFlight--;
       });
       const mode = engine.mode;
       if (mode.kind === 'hold') held.set(String(body.id), res);
       else if (mode.kind === 'hang') held.set(String(body.id), res);
-      else if (mode.kind === 'status') (inFlight--, res.writeHead(mode.status).end('{"error":"engine failure"}'));
-      else if (mode.delayMs) setTimeout(() => answer(res, body), mode.delayMs);
+      else if (mode.kind === 'status') {
+        inFlight--;
+        res.writeHead(mode.status).end('{"error":"engine failure"}');
+      } else if (mode.delayMs) setTimeout(() => answer(res, body), mode.delayMs);
       else answer(res, body);
     });
   };
