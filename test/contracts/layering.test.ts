@@ -3,41 +3,56 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-// The layering README.md describes, checked on every import, require() and import(): gym/ is the
-// pure core, contracts/ sits on it, activities/ is the IO shell around both, workflows/ orchestrate
-// activities; nothing reaches up into a higher layer, the launcher (bin/) or the tools (scripts/).
+// The layering docs/architecture.md describes, checked on every import, export … from, require(),
+// require.resolve() and import() of every source file: gym/ ← contracts/ ← servers/ ← activities/ ←
+// workflows/ ← client/, workers/, scripts/, bin/. A module imports from its own layer or a lower one;
+// the top layer's folders may use each other. servers/ sits below activities/, which starts them.
 
 const root = path.resolve(__dirname, '../..');
-const LAYERS: Record<string, string[]> = {
-  gym: ['gym'],
-  contracts: ['gym', 'contracts'],
-  servers: ['gym', 'contracts', 'servers'],
-  activities: ['gym', 'contracts', 'servers', 'activities'],
-  workflows: ['gym', 'contracts', 'activities', 'workflows'],
+/** Each source folder's layer, lowest first. */
+const LAYER_OF: Record<string, number> = {
+  gym: 0,
+  contracts: 1,
+  servers: 2,
+  activities: 3,
+  workflows: 4,
+  client: 5,
+  workers: 5,
+  scripts: 5,
+  bin: 5,
 };
+/** Top-level folders that hold no source of the layers: the tests themselves and generated output. */
+const NOT_SOURCE = new Set(['test', 'node_modules', 'dist', 'artifacts', '.state', '.git']);
 /** Node modules the pure core must not reach: it spawns nothing and compiles nothing. */
 const PURE_FORBIDDEN = ['node:child_process', 'child_process', 'node:vm', 'vm'];
 const PURE_LAYERS = ['gym', 'contracts'];
+const SOURCE = /\.(ts|js|cjs|mjs)$/;
 
-function tsFiles(dir: string): string[] {
+function sourceFiles(dir: string): string[] {
   return readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? tsFiles(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : [],
+    e.isDirectory() ? sourceFiles(path.join(dir, e.name)) : SOURCE.test(e.name) ? [path.join(dir, e.name)] : [],
   );
 }
 
-/** Every module specifier in `text`: static imports and re-exports, require() and import(). */
+/** Every module specifier in `text`: imports, side-effect imports, re-exports, require(), require.resolve(), import(). */
 export function specifiers(text: string): string[] {
-  return [...text.matchAll(/(?:\bfrom\s*|\brequire\(\s*|\bimport\(\s*)(['"])([^'"]+)\1/g)].map((m) => m[2]!);
+  const pattern = /(?:\bfrom\s*|\bimport\s*|\brequire\(\s*|\brequire\.resolve\(\s*|\bimport\(\s*)(['"])([^'"\n]+)\1/g;
+  return [...text.matchAll(pattern)].map((m) => m[2]!);
 }
 
-/** What `file` (relative to the root) imports against the layer rules: one line per violation. */
-export function violations(file: string, text: string, allowed: string[]): string[] {
+/** What `file` (relative to the root) imports against the layer order: one line per violation. */
+export function violations(file: string, text: string): string[] {
+  const layer = file.split(path.sep)[0]!;
+  const rank = LAYER_OF[layer];
+  if (rank === undefined) return [`${file} is in ${layer}/, which has no layer`];
   const found: string[] = [];
-  const pure = PURE_LAYERS.includes(file.split(path.sep)[0]!);
+  const pure = PURE_LAYERS.includes(layer);
   for (const spec of specifiers(text)) {
     if (spec.startsWith('.')) {
       const target = path.relative(root, path.resolve(root, path.dirname(file), spec));
-      if (!allowed.includes(target.split(path.sep)[0]!)) found.push(`${file} imports ${target}`);
+      const targetRank = LAYER_OF[target.split(path.sep)[0]!];
+      if (targetRank === undefined) found.push(`${file} imports ${target}, outside every layer`);
+      else if (targetRank > rank) found.push(`${file} imports ${target}, a higher layer`);
     } else if (pure && PURE_FORBIDDEN.includes(spec)) {
       found.push(`${file} imports ${spec}`);
     }
@@ -47,34 +62,74 @@ export function violations(file: string, text: string, allowed: string[]): strin
   return found;
 }
 
-for (const [layer, allowed] of Object.entries(LAYERS)) {
-  test(`${layer}/ imports only from ${allowed.join(', ')} (and packages)`, () => {
-    const found = tsFiles(layer).flatMap((file) =>
-      violations(file, readFileSync(path.join(root, file), 'utf8'), allowed),
-    );
+test('every top-level folder with source has a layer', () => {
+  const folders = readdirSync(root, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && !NOT_SOURCE.has(e.name) && sourceFiles(e.name).length > 0)
+    .map((e) => e.name)
+    .sort();
+  assert.deepEqual(folders, Object.keys(LAYER_OF).sort());
+});
+
+for (const [layer, rank] of Object.entries(LAYER_OF)) {
+  const below = Object.keys(LAYER_OF).filter((other) => LAYER_OF[other]! <= rank);
+  test(`${layer}/ imports only from ${below.join(', ')} (and packages)`, () => {
+    const files = sourceFiles(layer);
+    assert.ok(files.length > 0, `${layer}/ has no source files`);
+    const found = files.flatMap((file) => violations(file, readFileSync(path.join(root, file), 'utf8')));
     assert.deepEqual(found, []);
   });
 }
 
-test('the check sees a gym/ module reaching the launcher through import, require() or import(), and a child process', () => {
-  const file = path.join('gym', 'validator', 'probe.ts');
-  assert.deepEqual(violations(file, "import { built } from '../../bin/built';", LAYERS.gym!), [
-    `${file} imports bin/built`,
+test('the check sees a lower layer reaching up through import, export, require() or import()', () => {
+  const gymFile = path.join('gym', 'validator', 'probe.ts');
+  assert.deepEqual(violations(gymFile, "import { built } from '../../bin/built';"), [
+    `${gymFile} imports bin/built, a higher layer`,
   ]);
-  assert.deepEqual(violations(file, "const b = require('../../bin/built.js');", LAYERS.gym!), [
-    `${file} imports bin/built.js`,
+  assert.deepEqual(violations(gymFile, "const b = require('../../bin/built.js');"), [
+    `${gymFile} imports bin/built.js, a higher layer`,
   ]);
-  assert.deepEqual(violations(file, "await import('../../scripts/build');", LAYERS.gym!), [
-    `${file} imports scripts/build`,
+  assert.deepEqual(violations(gymFile, "await import('../../scripts/build');"), [
+    `${gymFile} imports scripts/build, a higher layer`,
   ]);
-  assert.deepEqual(violations(file, "import { spawn } from 'node:child_process';", LAYERS.gym!), [
-    `${file} imports node:child_process`,
+  assert.deepEqual(violations(gymFile, "import { spawn } from 'node:child_process';"), [
+    `${gymFile} imports node:child_process`,
   ]);
-  assert.deepEqual(violations(file, "const b = require(path.join(root, 'bin', 'built.js'));", LAYERS.gym!), [
-    `${file} requires a computed path`,
+  assert.deepEqual(violations(gymFile, "const b = require(path.join(root, 'bin', 'built.js'));"), [
+    `${gymFile} requires a computed path`,
   ]);
+  const serversFile = path.join('servers', 'probe.ts');
+  assert.deepEqual(violations(serversFile, "export { createActivities } from '../activities';"), [
+    `${serversFile} imports activities, a higher layer`,
+  ]);
+  assert.deepEqual(violations(serversFile, "import '../workers/runtime';"), [
+    `${serversFile} imports workers/runtime, a higher layer`,
+  ]);
+  const workflowFile = path.join('workflows', 'probe.ts');
+  assert.deepEqual(violations(workflowFile, "import { client } from '../client/pivotMining';"), [
+    `${workflowFile} imports client/pivotMining, a higher layer`,
+  ]);
+  assert.deepEqual(violations(workflowFile, "import { helper } from '../test/helpers/ctx';"), [
+    `${workflowFile} imports test/helpers/ctx, outside every layer`,
+  ]);
+});
+
+test('the check lets a layer use its own, lower layers and packages, and the top layer its peers', () => {
   assert.deepEqual(
-    violations(file, "import { readFileSync } from 'node:fs';\nimport { x } from '../kindedJson';", LAYERS.gym!),
+    violations(
+      path.join('gym', 'validator', 'probe.ts'),
+      "import { readFileSync } from 'node:fs';\nimport { x } from '../kindedJson';",
+    ),
+    [],
+  );
+  assert.deepEqual(
+    violations(path.join('activities', 'probe.ts'), "import { a } from '../servers/x';\nimport { b } from '../gym/y';"),
+    [],
+  );
+  assert.deepEqual(
+    violations(
+      path.join('scripts', 'probe.ts'),
+      "import { a } from '../bin/built';\nimport { b } from '../workers/c';\nimport { d } from '../client/e';",
+    ),
     [],
   );
 });
