@@ -35,17 +35,24 @@ export async function publishStage(input: {
     sourceRolloutsSimulated: plan.config.servers.mode === 'embedded',
     funnel: input.funnel,
     accounting: input.accounting,
+    validationSplit: true,
   });
-  const validation = await validatePivotDataset({
-    path: published.pivotsPath,
-    agentRef: agentName,
-    requireFields: [],
-    requireAnyFields: [],
-    checkToolNames: true,
-    gymConfigPath: published.gymConfigPath,
-  });
-  if (validation.exitCode !== 0 && published.counts.published > 0) {
+  const validate = (file: string) =>
+    validatePivotDataset({
+      path: file,
+      agentRef: agentName,
+      requireFields: [],
+      requireAnyFields: [],
+      checkToolNames: true,
+      gymConfigPath: published.gymConfigPath,
+    });
+  const validation = await validate(published.pivotsPath);
+  if (validation.exitCode !== 0 && (published.publishedBySplit.train ?? 0) > 0) {
     throw new InvalidDatasetError(`published dataset failed validation: ${validation.stderr.trim()}`);
+  }
+  if (published.validationPivotsPath !== undefined && (published.publishedBySplit.validation ?? 0) > 0) {
+    const { exitCode, stderr } = await validate(published.validationPivotsPath);
+    if (exitCode !== 0) throw new InvalidDatasetError(`published validation split failed validation: ${stderr.trim()}`);
   }
   const c = published.counts;
   const summary = buildRunSummary({
@@ -62,8 +69,11 @@ export async function publishStage(input: {
       all_pass: c.all_pass,
       all_fail: c.all_fail,
       constant: c.constant,
+      over_ceiling: c.over_ceiling,
       over_budget: c.over_budget,
+      over_share: c.over_share,
     },
+    publishedBySplit: published.publishedBySplit,
     counts: { ...input.funnel, ...c },
   });
   const runSummaryPath = path.join(plan.runDir, RUN_SUMMARY_FILE);
@@ -95,10 +105,12 @@ export async function publishBatch(
     sourceRolloutsSimulated?: boolean;
     funnel: Record<string, number>;
     accounting?: Record<string, RolloutAccounting>;
+    /** Split off publish.validation_fraction; a pool version (nightly, curriculum) stays train only. */
+    validationSplit?: boolean;
   },
 ) {
   const { filter, publish, local_profile: lp } = plan.config;
-  const { simulated, sourceRolloutsSimulated, ...files } = opts;
+  const { simulated, sourceRolloutsSimulated, validationSplit, ...files } = opts;
   return publishPivotDataset({
     ...files,
     agentName: pivotAgentName(plan),
@@ -107,6 +119,11 @@ export async function publishBatch(
     comparatorConfig: lp.tool_call_comparator_config,
     maxPivots: filter.max_pivots,
     allowPartial: filter.allow_partial,
+    maxPassRate: filter.max_pass_rate,
+    maxShare: filter.max_share,
+    ...(validationSplit
+      ? { validationFraction: publish.validation_fraction, validationSeed: publish.validation_seed ?? plan.config.seed }
+      : {}),
     datasetName: publish.dataset_name ?? plan.config.name,
     simulatorLabel: simulated ? 'the pivot-miner seeded policy simulator' : undefined,
     policy: simulated

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { toolCallComparatorConfigSchema } from '../gym/verifier';
+import { maxShareSchema } from '../gym/actionMix';
 import { faultsConfigSchema } from './faultsConfig';
 
 // The pipeline config users write. Snake_case because it is YAML people edit next to NeMo Gym
@@ -258,7 +259,22 @@ export const pipelineConfigSchema = z.strictObject({
         .int()
         .positive()
         .optional()
-        .describe('Publish at most N mixed pivots, dropping the easiest (highest pass rate) first'),
+        .describe(
+          'Publish at most N mixed pivots, dropping the easiest (highest pass rate) first; applies after max_pass_rate',
+        ),
+      max_pass_rate: z
+        .number()
+        .gt(0)
+        .lte(1)
+        .optional()
+        .describe(
+          "The paper's difficulty ceiling λ_diff (PivotRL, arXiv 2603.21383): publish a pivot only if 0 < local pass rate < max_pass_rate; unset keeps every mixed pivot",
+        ),
+      max_share: maxShareSchema
+        .optional()
+        .describe(
+          'Largest share of the published pivots per expected-action kind (message, function_call, function_call_batch), e.g. {message: 0.2}; an over-represented kind loses its easiest pivots first, after the budget, on each side of the split',
+        ),
       allow_partial: z
         .boolean()
         .default(false)
@@ -267,7 +283,7 @@ export const pipelineConfigSchema = z.strictObject({
         ),
     })
     .prefault({})
-    .describe('Keeping mixed-reward pivots'),
+    .describe('Keeping mixed-reward pivots: below the pass-rate ceiling, by the budget, by the action mix'),
   pool: z
     .strictObject({
       dir: z
@@ -306,6 +322,19 @@ export const pipelineConfigSchema = z.strictObject({
         .min(1)
         .default('policy_model')
         .describe("Model server the generated Gym config's agent refers to"),
+      validation_fraction: z
+        .number()
+        .min(0)
+        .max(0.5)
+        .default(0)
+        .describe(
+          'Expected share of source trajectories (source file, task index, rollout index; trajectories sharing a deduplicated pivot count as one) whose pivots go to dataset/pivots_validation.jsonl, listed in the Gym config as a type: validation dataset; 0 publishes train only',
+        ),
+      validation_seed: z
+        .number()
+        .int()
+        .optional()
+        .describe('Seed of the validation split; defaults to the pipeline seed'),
     })
     .prefault({})
     .describe('The dataset, Gym config YAML, metrics and report'),

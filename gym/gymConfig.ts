@@ -28,6 +28,8 @@ export const pivotGymConfigOptionsSchema = z.strictObject({
   /** `train` by default: that is what `ng_prepare_data +mode=train_preparation` picks up. */
   datasetType: z.enum(['train', 'validation', 'example']).default('train'),
   jsonlFpath: z.string().min(1),
+  /** Where the validation side of a split is: listed as a second dataset, `type: validation`. */
+  validationJsonlFpath: z.string().min(1).optional(),
   numRepeats: z.number().int().positive().default(1),
   /** NeMo Gym requires a license on train/validation datasets; `TBD` is its own placeholder value. */
   license: z.string().min(1).default('TBD'),
@@ -45,6 +47,10 @@ export function gymConfigStem(agentName: string): string {
 /** Named like upstream's `<dataset>_single_step_tool_use_with_argument_comparison.yaml` configs. */
 export function pivotGymConfigFileName(datasetName: string): string {
   return `${datasetName}_${PIVOT_RESOURCES_SERVER_TYPE}.yaml`;
+}
+
+export function validationDatasetName(datasetName: string): string {
+  return `${datasetName}_validation`;
 }
 
 export function defaultResourcesServerName(agentName: string): string {
@@ -89,6 +95,17 @@ export function buildPivotGymConfig(input: PivotGymConfigOptions): PivotGymConfi
               num_repeats: opts.numRepeats,
               license: opts.license,
             },
+            ...(opts.validationJsonlFpath === undefined
+              ? []
+              : [
+                  {
+                    name: validationDatasetName(opts.datasetName),
+                    type: 'validation',
+                    jsonl_fpath: opts.validationJsonlFpath,
+                    num_repeats: 1,
+                    license: opts.license,
+                  },
+                ]),
           ],
         },
       },

@@ -4,27 +4,44 @@ import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import { z } from 'zod';
+import { limitActionMix, maxShareSchema } from './actionMix';
 import { DatasetMetricsAccumulator, datasetMetricsHeader, formatDatasetMetricsFile } from './datasetMetrics';
-import { buildPivotGymConfig, pivotGymConfigFileName, renderPivotGymConfigYaml } from './gymConfig';
+import {
+  buildPivotGymConfig,
+  pivotGymConfigFileName,
+  renderPivotGymConfigYaml,
+  validationDatasetName,
+} from './gymConfig';
 import { jsonLine, readJsonl } from './jsonl';
 import { withKindedProvenance } from './convert/candidates';
-import { readCandidateSummaries, readLocalProfile, readSkipReasons, readUpstreamCounts } from './publishInputs';
+import {
+  readCandidateSummaries,
+  readDuplicateLinks,
+  readLocalProfile,
+  readSkipReasons,
+  readUpstreamCounts,
+} from './publishInputs';
 import { PublishInputError } from './errors';
 import { renderReport } from './report';
 import type { RolloutAccounting } from './rolloutAccounting';
 import { selectPivots, type PivotSelection } from './selection';
 import { computeSelectionMetrics, type CandidateSummary, type PublishCounts } from './selectionMetrics';
+import { SPLITS, ValidationSplit, type Split } from './validationSplit';
 
 export { PublishInputError } from './errors';
 
-// The last stage: keep the mixed-reward candidates, write them as a NeMo Gym pivot dataset with the
-// config that serves it, and explain the selection (metrics + HTML report). Candidates are streamed
+// The last stage: keep the mixed-reward candidates the rules let through, write them as a NeMo Gym
+// pivot dataset (train, and validation when asked for) with the config that serves it, and explain
+// the selection (metrics + HTML report). Candidates are streamed
 // twice (summaries, then kept rows) so memory grows with the number of candidates, not their size.
 // Every file is a pure function of the inputs: no timestamps, sorted breakdowns, fixed key order.
 
 export const PIVOTS_FILE = 'pivots.jsonl';
+export const VALIDATION_PIVOTS_FILE = 'pivots_validation.jsonl';
 export const SELECTION_METRICS_FILE = 'selection_metrics.json';
+/** Named as `ng_prepare_data` names a dataset's metrics: `<jsonl stem>_metrics.json`. */
 export const PIVOTS_METRICS_FILE = 'pivots_metrics.json';
+export const VALIDATION_PIVOTS_METRICS_FILE = 'pivots_validation_metrics.json';
 export const REPORT_FILE = 'report.html';
 
 const nameSchema = z.string().regex(/^[A-Za-z0-9._-]+$/, 'must be a plain name (letters, digits, . _ -)');
@@ -41,6 +58,11 @@ export const publishOptionsSchema = z.strictObject({
   comparatorConfig: z.record(z.string(), z.unknown()).optional(),
   maxPivots: z.number().int().nonnegative().optional(),
   allowPartial: z.boolean().optional(),
+  maxPassRate: z.number().gt(0).lte(1).optional(),
+  maxShare: maxShareSchema.optional(),
+  /** Expected share of source trajectories published as validation; 0 or absent: train only. */
+  validationFraction: z.number().min(0).max(0.5).optional(),
+  validationSeed: z.number().int().default(0),
   datasetName: nameSchema.default('pivots'),
   /** Written into the Gym config; defaults to the absolute path of pivots.jsonl so it loads from any cwd. */
   jsonlFpath: z.string().min(1).optional(),
@@ -67,12 +89,16 @@ export type PublishOptions = z.input<typeof publishOptionsSchema>;
 
 export interface PublishResult {
   pivotsPath: string;
+  /** Set when a validation split was asked for. */
+  validationPivotsPath?: string;
   gymConfigPath: string;
   selectionMetricsPath: string;
   datasetMetricsPath: string;
   reportPath: string;
   /** `published_partial`: published pivots with fewer local samples than asked for (allow_partial only). */
   counts: PublishCounts & { published_partial: number };
+  /** Published pivots per side of the split (train only without one). */
+  publishedBySplit: Partial<Record<Split, number>>;
 }
 
 /** Writes beside the target then renames, so a crash never leaves a half-written artifact in place. */
@@ -82,22 +108,66 @@ async function writeFileAtomic(file: string, text: string): Promise<void> {
   await rename(tmp, file);
 }
 
+/** One published JSONL file: written beside its target, renamed into place once complete. */
+class PivotFile {
+  readonly metrics = new DatasetMetricsAccumulator();
+  private readonly out;
+
+  constructor(readonly path: string) {
+    this.out = createWriteStream(`${path}.tmp`);
+  }
+
+  async write(pivot: Record<string, unknown> & { provenance: Record<string, unknown> }): Promise<void> {
+    this.metrics.add(pivot);
+    if (!this.out.write(jsonLine(withKindedProvenance(pivot)))) await once(this.out, 'drain');
+  }
+
+  async commit(): Promise<void> {
+    this.out.end();
+    await finished(this.out);
+    await rename(`${this.path}.tmp`, this.path);
+  }
+
+  async abort(): Promise<void> {
+    this.out.destroy();
+    await rm(`${this.path}.tmp`, { force: true });
+  }
+}
+
+/** A kept candidate row as a NeMo Gym pivot row. */
+function pivotRow(row: Record<string, unknown>, selection: PivotSelection<CandidateSummary>, agentName: string) {
+  const profile = selection.profile!;
+  // Kept with fewer samples than asked for only under allow_partial, and then marked as such,
+  // so a trainer can tell its pass rate rests on fewer samples.
+  const partial =
+    profile.missing_num_samples > 0
+      ? { local_partial: true, local_expected_num_samples: profile.expected_num_samples }
+      : {};
+  return {
+    ...row,
+    agent_ref: { type: 'responses_api_agents', name: agentName },
+    provenance: {
+      ...(row.provenance as Record<string, unknown>),
+      local_pass_rate: profile.pass_rate,
+      local_num_samples: profile.num_samples,
+      ...partial,
+    },
+  };
+}
+
 /**
- * Second pass over the candidates: the kept rows as NeMo Gym pivot rows. Each keeps its fields
- * untouched except `agent_ref` (routed to the generated config's agent) and `provenance`, which
- * gains the local pass rate and sample count that justified keeping it.
+ * Second pass over the candidates: the kept rows as NeMo Gym pivot rows, each into the file of its
+ * side of the split. Each keeps its fields untouched except `agent_ref` (routed to the generated
+ * config's agent) and `provenance`, which gains the local pass rate and sample count that
+ * justified keeping it. Returns how many were published with fewer samples than asked for.
  */
 async function writePivotRows(
   candidatesPath: string,
-  pivotsPath: string,
+  files: ReadonlyMap<Split, PivotFile>,
   selections: readonly PivotSelection<CandidateSummary>[],
   agentName: string,
-  metrics: DatasetMetricsAccumulator,
-  partialCount: { n: number },
-): Promise<void> {
-  const agentRef = { type: 'responses_api_agents', name: agentName };
-  const tmp = `${pivotsPath}.tmp`;
-  const out = createWriteStream(tmp);
+): Promise<number> {
+  let partialCount = 0;
   try {
     let index = 0;
     for await (const { line, value } of readJsonl(candidatesPath)) {
@@ -106,63 +176,98 @@ async function writePivotRows(
         throw new PublishInputError(candidatesPath, line, 'file changed while it was being published');
       }
       if (selection.outcome !== 'mixed') continue;
-      const row = value as Record<string, unknown>;
-      const profile = selection.profile!;
-      // Kept with fewer samples than asked for only under allow_partial, and then marked as such,
-      // so a trainer can tell its pass rate rests on fewer samples.
-      const partial =
-        profile.missing_num_samples > 0
-          ? { local_partial: true, local_expected_num_samples: profile.expected_num_samples }
-          : {};
-      if (profile.missing_num_samples > 0) partialCount.n += 1;
-      const pivot = {
-        ...row,
-        agent_ref: agentRef,
-        provenance: {
-          ...(row.provenance as Record<string, unknown>),
-          local_pass_rate: profile.pass_rate,
-          local_num_samples: profile.num_samples,
-          ...partial,
-        },
-      };
-      metrics.add(pivot);
-      if (!out.write(jsonLine(withKindedProvenance(pivot)))) await once(out, 'drain');
+      if (selection.profile!.missing_num_samples > 0) partialCount += 1;
+      await files
+        .get(selection.candidate.split ?? 'train')!
+        .write(pivotRow(value as Record<string, unknown>, selection, agentName));
     }
     if (index !== selections.length) {
       throw new PublishInputError(candidatesPath, null, 'file changed while it was being published');
     }
-    out.end();
-    await finished(out);
+    for (const file of files.values()) await file.commit();
   } catch (err) {
-    out.destroy();
-    await rm(tmp, { force: true });
+    for (const file of files.values()) await file.abort();
     throw err;
   }
-  await rename(tmp, pivotsPath);
+  return partialCount;
+}
+
+/**
+ * Puts every candidate on a side of the split by its source trajectory, joining the trajectories
+ * convert found a kept pivot in again (the skip audit's duplicates) to the kept pivot's.
+ */
+async function assignSplits(
+  summaries: readonly CandidateSummary[],
+  opts: { candidatesPath: string; skippedPath?: string; fraction: number; seed: number },
+): Promise<void> {
+  const split = new ValidationSplit({ fraction: opts.fraction, seed: opts.seed });
+  const byUuid = new Map(summaries.map((s) => [s.uuid, s]));
+  for (const link of await readDuplicateLinks(opts.skippedPath)) {
+    const kept = byUuid.get(link.duplicateOf)?.trajectory;
+    if (kept !== undefined) split.join(kept, link.trajectory);
+  }
+  for (const summary of summaries) {
+    if (summary.trajectory === undefined) {
+      throw new PublishInputError(
+        opts.candidatesPath,
+        summary.line,
+        'provenance needs source_file, task_index and rollout_index to split by source trajectory',
+      );
+    }
+    summary.split = split.splitOf(summary.trajectory);
+  }
+}
+
+/** `data/x.jsonl` → `data/x_validation.jsonl`: the validation file beside the train one. */
+function validationFpath(trainFpath: string): string {
+  return trainFpath.endsWith('.jsonl')
+    ? `${trainFpath.slice(0, -'.jsonl'.length)}_validation.jsonl`
+    : `${trainFpath}_validation`;
 }
 
 export async function publishPivotDataset(input: PublishOptions): Promise<PublishResult> {
   const opts = publishOptionsSchema.parse(input);
   const outDir = path.resolve(opts.outDir);
   await mkdir(outDir, { recursive: true });
+  const splitting = (opts.validationFraction ?? 0) > 0;
   const pivotsPath = path.join(outDir, PIVOTS_FILE);
+  const validationPivotsPath = path.join(outDir, VALIDATION_PIVOTS_FILE);
   const gymConfigPath = path.join(outDir, pivotGymConfigFileName(opts.datasetName));
   const selectionMetricsPath = path.join(outDir, SELECTION_METRICS_FILE);
   const datasetMetricsPath = path.join(outDir, PIVOTS_METRICS_FILE);
   const reportPath = path.join(outDir, REPORT_FILE);
 
   const summaries = await readCandidateSummaries(opts.candidatesPath);
+  if (splitting) {
+    await assignSplits(summaries, {
+      candidatesPath: opts.candidatesPath,
+      skippedPath: opts.skippedPath,
+      fraction: opts.validationFraction!,
+      seed: opts.validationSeed,
+    });
+  }
   const profiles = await readLocalProfile(opts.localProfilePath, summaries.length);
   const selections = selectPivots(summaries, profiles, {
     max_pivots: opts.maxPivots,
     allow_partial: opts.allowPartial,
+    max_pass_rate: opts.maxPassRate,
   });
+  // The mix is held on each side, so it holds for the whole dataset as well.
+  const splits: Split[] = splitting ? [...SPLITS] : ['train'];
+  if (opts.maxShare !== undefined) {
+    for (const split of splits)
+      limitActionMix(
+        selections.filter((s) => (s.candidate.split ?? 'train') === split),
+        opts.maxShare,
+      );
+  }
 
-  const metrics = new DatasetMetricsAccumulator();
-  const partialCount = { n: 0 };
-  await writePivotRows(opts.candidatesPath, pivotsPath, selections, opts.agentName, metrics, partialCount);
+  const files = new Map<Split, PivotFile>([['train', new PivotFile(pivotsPath)]]);
+  if (splitting) files.set('validation', new PivotFile(validationPivotsPath));
+  const partialCount = await writePivotRows(opts.candidatesPath, files, selections, opts.agentName);
 
   const jsonlFpath = opts.jsonlFpath ?? pivotsPath;
+  const validationJsonlFpath = splitting ? validationFpath(jsonlFpath) : undefined;
   const gymConfig = buildPivotGymConfig({
     agentName: opts.agentName,
     resourcesServerName: opts.resourcesServerName,
@@ -170,23 +275,39 @@ export async function publishPivotDataset(input: PublishOptions): Promise<Publis
     comparatorConfig: opts.comparatorConfig,
     datasetName: opts.datasetName,
     jsonlFpath,
+    validationJsonlFpath,
   });
   await writeFileAtomic(gymConfigPath, renderPivotGymConfigYaml(gymConfig));
 
-  const datasetMetrics = metrics.result();
-  const header = datasetMetricsHeader({
-    name: opts.datasetName,
-    type: 'train',
-    jsonl_fpath: jsonlFpath,
-    license: 'TBD',
-  });
-  await writeFileAtomic(datasetMetricsPath, formatDatasetMetricsFile(header, datasetMetrics));
+  const datasetMetrics = files.get('train')!.metrics.result();
+  const writeDatasetMetrics = (file: string, name: string, type: Split, fpath: string, metrics = datasetMetrics) =>
+    writeFileAtomic(
+      file,
+      formatDatasetMetricsFile(datasetMetricsHeader({ name, type, jsonl_fpath: fpath, license: 'TBD' }), metrics),
+    );
+  await writeDatasetMetrics(datasetMetricsPath, opts.datasetName, 'train', jsonlFpath);
+  if (validationJsonlFpath !== undefined) {
+    await writeDatasetMetrics(
+      path.join(outDir, VALIDATION_PIVOTS_METRICS_FILE),
+      validationDatasetName(opts.datasetName),
+      'validation',
+      validationJsonlFpath,
+      files.get('validation')!.metrics.result(),
+    );
+  }
 
   const selectionMetrics = computeSelectionMetrics({
     selections,
     skipReasons: await readSkipReasons(opts.skippedPath),
     upstream: await readUpstreamCounts(opts.convertMetricsPath, opts.funnel ?? {}),
-    options: { max_pivots: opts.maxPivots, allow_partial: opts.allowPartial },
+    options: {
+      max_pivots: opts.maxPivots,
+      allow_partial: opts.allowPartial,
+      max_pass_rate: opts.maxPassRate,
+      max_share: opts.maxShare,
+      validation_fraction: opts.validationFraction,
+      validation_seed: opts.validationSeed,
+    },
   });
   const selectionFile = {
     ...selectionMetrics,
@@ -207,6 +328,7 @@ export async function publishPivotDataset(input: PublishOptions): Promise<Publis
       accounting: opts.accounting ?? null,
       files: {
         pivots: PIVOTS_FILE,
+        ...(splitting ? { validationPivots: VALIDATION_PIVOTS_FILE } : {}),
         gymConfig: path.basename(gymConfigPath),
         selectionMetrics: SELECTION_METRICS_FILE,
         datasetMetrics: PIVOTS_METRICS_FILE,
@@ -216,10 +338,14 @@ export async function publishPivotDataset(input: PublishOptions): Promise<Publis
 
   return {
     pivotsPath,
+    ...(splitting ? { validationPivotsPath } : {}),
     gymConfigPath,
     selectionMetricsPath,
     datasetMetricsPath,
     reportPath,
-    counts: { ...selectionMetrics.counts, published_partial: partialCount.n },
+    counts: { ...selectionMetrics.counts, published_partial: partialCount },
+    publishedBySplit: Object.fromEntries(
+      Object.entries(selectionMetrics.by_split).map(([split, c]) => [split, c!.published]),
+    ),
   };
 }

@@ -6,6 +6,7 @@ import { agentRefSchema, expectedActionSchema, responsesCreateParamsSchema } fro
 import { localProfileRowSchema, localProfileStats, type LocalProfileStats } from './selection';
 import type { CandidateSummary, UpstreamCounts } from './selectionMetrics';
 import { PublishInputError } from './errors';
+import type { TrajectoryRef } from './validationSplit';
 
 // Readers for what the publish stage consumes: candidates, the local reward profile, the skip audit
 // and the convert metrics. Each names the file and line of the first bad row.
@@ -18,16 +19,32 @@ export const candidateRowSchema = z.looseObject({
     uuid: z.string().min(1),
     depth: z.number().nullish(),
     source_reward: z.number().nullish(),
+    source_file: z.string().optional(),
+    task_index: z.number().int().nonnegative().optional(),
+    rollout_index: z.number().int().nonnegative().optional(),
   }),
 });
 
 const skippedRowSchema = z.looseObject({ reason: z.string().min(1) });
+
+const trajectoryRefSchema = z.looseObject({
+  source_file: z.string(),
+  task_index: z.number().int().nonnegative(),
+  rollout_index: z.number().int().nonnegative(),
+});
+const duplicateRowSchema = z.looseObject({ duplicate_of: z.string().min(1), provenance: trajectoryRefSchema });
 
 function parseRow<T extends z.ZodType>(schema: T, file: string, line: number, value: unknown): z.infer<T> {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0]!;
   throw new PublishInputError(file, line, `${issue.path.join('.') || '(row)'}: ${issue.message}`);
+}
+
+function trajectoryOf(provenance: z.infer<typeof candidateRowSchema>['provenance']): TrajectoryRef | undefined {
+  const { source_file, task_index, rollout_index } = provenance;
+  if (source_file === undefined || task_index === undefined || rollout_index === undefined) return undefined;
+  return { source_file, task_index, rollout_index };
 }
 
 function toolNames(action: z.infer<typeof expectedActionSchema>): string[] {
@@ -48,6 +65,7 @@ export async function readCandidateSummaries(file: string): Promise<CandidateSum
       tool_names: toolNames(row.expected_action),
       depth: row.provenance.depth ?? null,
       source_reward: row.provenance.source_reward ?? null,
+      trajectory: trajectoryOf(row.provenance),
     });
   }
   return summaries;
@@ -82,6 +100,21 @@ export async function readSkipReasons(file: string | undefined): Promise<Map<str
     reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
   }
   return reasons;
+}
+
+/** Trajectories convert found a kept pivot in again: each duplicate's trajectory and the kept pivot's uuid. */
+export async function readDuplicateLinks(
+  file: string | undefined,
+): Promise<{ trajectory: TrajectoryRef; duplicateOf: string }[]> {
+  const links: { trajectory: TrajectoryRef; duplicateOf: string }[] = [];
+  if (file === undefined) return links;
+  for await (const { line, value } of readJsonl(file)) {
+    if ((value as { reason?: unknown }).reason !== DUPLICATE_REASON) continue;
+    const row = parseRow(duplicateRowSchema, file, line, value);
+    const { source_file, task_index, rollout_index } = row.provenance;
+    links.push({ trajectory: { source_file, task_index, rollout_index }, duplicateOf: row.duplicate_of });
+  }
+  return links;
 }
 
 /** Upstream funnel stages from the convert stage's metrics, under whichever of these names it uses. */

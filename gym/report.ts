@@ -6,6 +6,7 @@ import {
   type DatasetMetrics,
   type NumericSummary,
 } from './datasetMetrics';
+import { actionMixTable, funnelSum, splitTable } from './report/selectionTables';
 import { escapeHtml, horizontalBarChart, verticalBarChart, type Bar } from './report/svg';
 import { SELECTION_OUTCOMES } from './selection';
 import type { OutcomeCounts, SelectionMetrics } from './selectionMetrics';
@@ -44,7 +45,9 @@ const COLORS = {
   all_fail: '#c62828',
   constant: '#6a1b9a',
   incomplete: '#ef6c00',
+  over_ceiling: '#00838f',
   over_budget: '#f9a825',
+  over_share: '#ad1457',
   stage: '#455a64',
   skipped: '#8d6e63',
 } as const;
@@ -55,7 +58,9 @@ const OUTCOME_LABELS: Record<(typeof SELECTION_OUTCOMES)[number], string> = {
   all_fail: 'all-fail',
   constant: 'constant reward',
   incomplete: 'incomplete',
+  over_ceiling: 'at or over the pass-rate ceiling',
   over_budget: 'over budget',
+  over_share: 'over its action-kind share',
 };
 
 const MAX_TOOL_BARS = 25;
@@ -76,7 +81,9 @@ function funnelBars(s: SelectionMetrics): Bar[] {
     ['constant (dropped)', c.constant, COLORS.constant],
     ['incomplete (dropped)', c.incomplete, COLORS.incomplete],
     ['mixed', c.mixed, COLORS.stage],
+    ['over pass-rate ceiling (dropped)', c.over_ceiling, COLORS.over_ceiling],
     ['over budget (dropped)', c.over_budget, COLORS.over_budget],
+    ['over action share (dropped)', c.over_share, COLORS.over_share],
     ['published', c.published, COLORS.published],
   ];
   return stages
@@ -195,6 +202,8 @@ export function renderReport(data: ReportData): string {
     : '';
   const policy = data.policy && !data.simulatorLabel ? policyLine(data.policy) : '';
   const budget = s.options.max_pivots === null ? 'no budget' : `budget ${s.options.max_pivots} pivots`;
+  const ceiling = s.options.max_pass_rate === null ? '' : ` · pass rate below ${s.options.max_pass_rate}`;
+  const split = s.options.validation_fraction === null ? '' : ` · validation fraction ${s.options.validation_fraction}`;
   const kpis = [
     ['candidates', s.counts.candidates],
     ['published', s.counts.published],
@@ -208,13 +217,13 @@ export function renderReport(data: ReportData): string {
     .join(', ');
   const body = [
     `<h1>Pivot dataset: ${escapeHtml(data.datasetName)}</h1>`,
-    `<p class="sub">agent <code>${escapeHtml(data.agentName)}</code> · ${escapeHtml(budget)} · partial profiles ${s.options.allow_partial ? 'allowed' : 'not allowed'} · files: ${files}</p>`,
+    `<p class="sub">agent <code>${escapeHtml(data.agentName)}</code> · ${escapeHtml(budget + ceiling + split)} · partial profiles ${s.options.allow_partial ? 'allowed' : 'not allowed'} · files: ${files}</p>`,
     banner,
     policy,
     `<div class="kpis">${kpis}</div>`,
     section(
       'Funnel',
-      horizontalBarChart(funnelBars(s)),
+      horizontalBarChart(funnelBars(s)) + funnelSum(s),
       'Counts per pipeline stage; stages unknown to this run are left out.',
     ),
     ...(data.accounting && Object.keys(data.accounting).length > 0
@@ -227,6 +236,11 @@ export function renderReport(data: ReportData): string {
         ]
       : []),
     section('Selection outcomes', outcomeTable(s)),
+    section(
+      'Splits and action mix',
+      splitTable(s) + actionMixTable(s),
+      'Whole source trajectories go to one side of the split. Mixed pivots are kept below the pass-rate ceiling, then by the budget, then by the action mix (easiest dropped first).',
+    ),
     section(
       'Local pass rates',
       verticalBarChart(passRateBars(s)),

@@ -16,7 +16,11 @@ export interface PivotAccounting {
   all_pass: number;
   all_fail: number;
   constant: number;
+  /** Mixed, but at or above filter.max_pass_rate. */
+  over_ceiling: number;
   over_budget: number;
+  /** Mixed and within budget, but dropped to hold filter.max_share. */
+  over_share: number;
 }
 
 export interface RunSummary {
@@ -26,14 +30,19 @@ export interface RunSummary {
   num_samples: number;
   allow_partial: boolean;
   stages: Record<string, RolloutAccounting & { adds_up: boolean; problems: string[] }>;
-  pivots: PivotAccounting & { adds_up: boolean };
+  pivots: PivotAccounting & { adds_up: boolean; published_by_split: Record<string, number> };
   counts: Record<string, number>;
 }
 
-export function pivotAccountingAddsUp(p: PivotAccounting): boolean {
+/** Every candidate is published or dropped by exactly one rule, and the splits hold every published pivot. */
+export function pivotAccountingAddsUp(p: PivotAccounting, publishedBySplit?: Record<string, number>): boolean {
+  const dropped =
+    p.all_pass + p.all_fail + p.constant + p.held_back_incomplete + p.over_ceiling + p.over_budget + p.over_share;
+  const splitTotal = publishedBySplit && Object.values(publishedBySplit).reduce((a, b) => a + b, 0);
   return (
-    p.candidates === p.published + p.over_budget + p.all_pass + p.all_fail + p.constant + p.held_back_incomplete &&
-    p.published_partial <= p.published
+    p.candidates === p.published + dropped &&
+    p.published_partial <= p.published &&
+    (splitTotal === undefined || splitTotal === p.published)
   );
 }
 
@@ -44,6 +53,7 @@ export function buildRunSummary(input: {
   allowPartial: boolean;
   accounting: Record<string, RolloutAccounting>;
   pivots: PivotAccounting;
+  publishedBySplit: Partial<Record<string, number>>;
   counts: Record<string, number>;
 }): RunSummary {
   const stages = Object.fromEntries(
@@ -52,13 +62,20 @@ export function buildRunSummary(input: {
       return [stage, { ...a, adds_up: problems.length === 0, problems }];
     }),
   );
+  const bySplit = Object.fromEntries(
+    Object.entries(input.publishedBySplit).filter((e): e is [string, number] => e[1] !== undefined),
+  );
   return {
     run_id: input.runId,
     pipeline_version: input.pipelineVersion,
     num_samples: input.numSamples,
     allow_partial: input.allowPartial,
     stages,
-    pivots: { ...input.pivots, adds_up: pivotAccountingAddsUp(input.pivots) },
+    pivots: {
+      ...input.pivots,
+      published_by_split: bySplit,
+      adds_up: pivotAccountingAddsUp(input.pivots, bySplit),
+    },
     counts: Object.fromEntries(Object.entries(input.counts).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
   };
 }

@@ -2,7 +2,8 @@ import { z } from 'zod';
 
 // PivotRL keeps a pivot only when the current policy solves it sometimes but not always: the
 // learning signal of a pivot grows with the standard deviation of its local reward, so pivots whose
-// K samples all pass or all fail carry none and are dropped here.
+// K samples all pass or all fail carry none and are dropped here. The paper's filter (arXiv
+// 2603.21383) also caps the mean, σ̂² > 0 and μ̂ < λ_diff: `max_pass_rate` is that λ_diff.
 
 /** The part of a NeMo Gym `*_reward_profiling.jsonl` row that selection reads. */
 export const localProfileRowSchema = z.looseObject({
@@ -39,16 +40,29 @@ export function localProfileStats(row: LocalProfileRow): LocalProfileStats {
   };
 }
 
-export const SELECTION_OUTCOMES = ['mixed', 'all_pass', 'all_fail', 'constant', 'incomplete', 'over_budget'] as const;
+export const SELECTION_OUTCOMES = [
+  'mixed',
+  'all_pass',
+  'all_fail',
+  'constant',
+  'incomplete',
+  'over_ceiling',
+  'over_budget',
+  'over_share',
+] as const;
 /**
  * `constant`: every sample got the same reward strictly between 0 and 1 (possible with fractional
  * reward modes); like all-pass and all-fail it has zero reward spread, hence no signal.
+ * The last three are mixed pivots dropped by a rule, in the order the rules apply: the pass-rate
+ * ceiling, the budget, the action mix (gym/actionMix.ts).
  */
 export type SelectionOutcome = (typeof SELECTION_OUTCOMES)[number];
 
 export const selectionOptionsSchema = z.strictObject({
   max_pivots: z.number().int().nonnegative().optional(),
   allow_partial: z.boolean().optional(),
+  /** λ_diff: a mixed pivot is kept only when its pass rate is below this. */
+  max_pass_rate: z.number().gt(0).lte(1).optional(),
 });
 export type SelectionOptions = z.infer<typeof selectionOptionsSchema>;
 
@@ -64,6 +78,9 @@ export interface PivotSelection<C extends SelectionCandidate = SelectionCandidat
   profile: LocalProfileStats | null;
 }
 
+/** What the local profile alone says about a candidate, before any rule drops mixed pivots. */
+export type ProfileOutcome = Exclude<SelectionOutcome, 'over_ceiling' | 'over_budget' | 'over_share'>;
+
 /**
  * Outcome of one candidate before the budget applies. A candidate with no profile row had no
  * completed sample (NeMo Gym's partial profiler drops such tasks), so it is incomplete whatever the mode.
@@ -71,7 +88,7 @@ export interface PivotSelection<C extends SelectionCandidate = SelectionCandidat
 export function classifyLocalProfile(
   profile: LocalProfileStats | null | undefined,
   allowPartial = false,
-): Exclude<SelectionOutcome, 'over_budget'> {
+): ProfileOutcome {
   if (!profile || profile.num_samples === 0) return 'incomplete';
   if (profile.missing_num_samples > 0 && !allowPartial) return 'incomplete';
   const { min_reward: min, max_reward: max } = profile;
@@ -89,14 +106,15 @@ export function classifyLocalProfile(
 export function countOutcomes(
   groupLevelRows: readonly unknown[],
   allowPartial: boolean,
-): Record<Exclude<SelectionOutcome, 'over_budget'>, number> {
+): Record<ProfileOutcome, number> {
   const counts = { mixed: 0, all_pass: 0, all_fail: 0, constant: 0, incomplete: 0 };
   for (const row of groupLevelRows)
     counts[classifyLocalProfile(localProfileStats(localProfileRowSchema.parse(row)), allowPartial)]++;
   return counts;
 }
 
-function compareKeepPriority(a: PivotSelection, b: PivotSelection): number {
+/** Hardest first (lowest pass rate), so a rule that drops from the end drops the easiest. */
+export function compareKeepPriority(a: PivotSelection, b: PivotSelection): number {
   const rateA = a.profile?.pass_rate ?? 0;
   const rateB = b.profile?.pass_rate ?? 0;
   if (rateA !== rateB) return rateA - rateB;
@@ -105,8 +123,8 @@ function compareKeepPriority(a: PivotSelection, b: PivotSelection): number {
 }
 
 /**
- * Classifies every candidate and, with `max_pivots`, drops the easiest mixed pivots (highest local
- * pass rate) until the budget holds. Ties keep the smaller uuid, then the smaller index, so the
+ * Classifies every candidate, drops mixed pivots at or above `max_pass_rate` and, with
+ * `max_pivots`, drops the easiest mixed pivots left (highest local pass rate) until the budget holds. Ties keep the smaller uuid, then the smaller index, so the
  * result depends only on the inputs. Results come back in candidate order.
  */
 export function selectPivots<C extends SelectionCandidate>(
@@ -125,6 +143,11 @@ export function selectPivots<C extends SelectionCandidate>(
     return { candidate, profile, outcome: classifyLocalProfile(profile, options.allow_partial ?? false) };
   });
 
+  const ceiling = options.max_pass_rate;
+  if (ceiling !== undefined) {
+    for (const s of selections)
+      if (s.outcome === 'mixed' && s.profile!.pass_rate! >= ceiling) s.outcome = 'over_ceiling';
+  }
   if (options.max_pivots !== undefined) {
     const mixed = selections.filter((s) => s.outcome === 'mixed').sort(compareKeepPriority);
     for (const dropped of mixed.slice(options.max_pivots)) dropped.outcome = 'over_budget';

@@ -1,6 +1,8 @@
+import { ACTION_KINDS, type ActionKind, type MaxShare } from './actionMix';
 import type { ExpectedAction } from './schemas';
 import { pythonFloatRepr, pythonRound } from './pythonJsonDumps';
 import { SELECTION_OUTCOMES, type PivotSelection, type SelectionCandidate, type SelectionOutcome } from './selection';
+import { trajectoryKey, type Split, type TrajectoryRef } from './validationSplit';
 
 // What happened to every candidate and skipped decision point, broken down the ways an ML engineer
 // asks "where did my pivots go?": by action type, tool, depth and the reward of the source rollout.
@@ -12,6 +14,10 @@ export interface CandidateSummary extends SelectionCandidate {
   tool_names: string[];
   depth: number | null;
   source_reward: number | null;
+  /** The source trajectory, when the candidate's provenance names it. */
+  trajectory?: TrajectoryRef;
+  /** The side of a validation split the candidate's trajectory is on (train when there is no split). */
+  split?: Split;
 }
 
 /** Counts from stages before publishing; null when the run did not report them. */
@@ -24,7 +30,10 @@ export type UpstreamCounts = {
   deduped: number | null;
 };
 
-/** `mixed` counts every mixed-reward candidate; `over_budget` of them were cut, the rest `published`. */
+/**
+ * `mixed` counts every mixed-reward candidate; `over_ceiling`, `over_budget` and `over_share` of
+ * them were cut, the rest `published`.
+ */
 export type PublishCounts = {
   candidates: number;
   skipped: number;
@@ -33,9 +42,33 @@ export type PublishCounts = {
   constant: number;
   mixed: number;
   incomplete: number;
+  over_ceiling: number;
   over_budget: number;
+  over_share: number;
   published: number;
 };
+
+/** The funnel adds up: every candidate is published or dropped by exactly one rule. */
+export function publishCountsAddUp(c: PublishCounts): boolean {
+  const dropped = c.all_pass + c.all_fail + c.constant + c.incomplete + c.over_ceiling + c.over_budget + c.over_share;
+  return (
+    c.candidates === c.published + dropped && c.mixed === c.published + c.over_ceiling + c.over_budget + c.over_share
+  );
+}
+
+/** Published pivots per expected-action kind before the action-mix rule and after it. */
+export type ActionMixCounts = { before: Record<ActionKind, number>; after: Record<ActionKind, number> };
+
+export type SplitCounts = OutcomeCounts & { published_trajectories: number; action_mix: ActionMixCounts };
+
+export interface SelectionOptionsUsed {
+  max_pivots: number | null;
+  allow_partial: boolean;
+  max_pass_rate: number | null;
+  max_share: MaxShare | null;
+  validation_fraction: number | null;
+  validation_seed: number | null;
+}
 
 export interface CountWithPercent {
   count: number;
@@ -48,6 +81,7 @@ export type OutcomeCounts = { candidates: number; published: number } & Record<S
 export interface SelectionMetrics {
   upstream: UpstreamCounts;
   counts: PublishCounts;
+  counts_add_up: boolean;
   outcomes: Record<SelectionOutcome, CountWithPercent>;
   kept: CountWithPercent;
   skipped_by_reason: Record<string, CountWithPercent>;
@@ -57,7 +91,9 @@ export interface SelectionMetrics {
   by_source_reward: Record<string, OutcomeCounts>;
   /** Local pass rates in 10 equal bins over [0, 1] (the last bin includes 1.0). */
   local_pass_rate_histogram: { lower: number; upper: number; published: number; dropped: number }[];
-  options: { max_pivots: number | null; allow_partial: boolean };
+  /** Per side of the validation split (train only without one). */
+  by_split: Partial<Record<Split, SplitCounts>>;
+  options: SelectionOptionsUsed;
 }
 
 export const MESSAGE_TOOL_NAME = '(message)';
@@ -109,7 +145,42 @@ export interface SelectionMetricsInput {
   selections: readonly PivotSelection<CandidateSummary>[];
   skipReasons: ReadonlyMap<string, number>;
   upstream: UpstreamCounts;
-  options: { max_pivots?: number; allow_partial?: boolean };
+  options: {
+    max_pivots?: number;
+    allow_partial?: boolean;
+    max_pass_rate?: number;
+    max_share?: MaxShare;
+    validation_fraction?: number;
+    validation_seed?: number;
+  };
+}
+
+function emptyMix(): Record<ActionKind, number> {
+  return Object.fromEntries(ACTION_KINDS.map((kind) => [kind, 0])) as Record<ActionKind, number>;
+}
+
+function splitCounts(selections: readonly PivotSelection<CandidateSummary>[], splits: readonly Split[]) {
+  const bySplit = new Map(
+    splits.map((split) => [
+      split,
+      { ...emptyOutcomeCounts(), published_trajectories: 0, action_mix: { before: emptyMix(), after: emptyMix() } },
+    ]),
+  );
+  const trajectories = new Map(splits.map((split) => [split, new Set<string>()]));
+  for (const { candidate, outcome } of selections) {
+    const split = candidate.split ?? 'train';
+    const counts = bySplit.get(split)!;
+    counts.candidates += 1;
+    counts[outcome] += 1;
+    if (outcome === 'over_share') counts.action_mix.before[candidate.action_type] += 1;
+    if (outcome !== 'mixed') continue;
+    counts.published += 1;
+    counts.action_mix.before[candidate.action_type] += 1;
+    counts.action_mix.after[candidate.action_type] += 1;
+    trajectories.get(split)!.add(candidate.trajectory ? trajectoryKey(candidate.trajectory) : candidate.uuid);
+  }
+  for (const [split, counts] of bySplit) counts.published_trajectories = trajectories.get(split)!.size;
+  return Object.fromEntries(bySplit) as Partial<Record<Split, SplitCounts>>;
 }
 
 export function computeSelectionMetrics(input: SelectionMetricsInput): SelectionMetrics {
@@ -152,19 +223,26 @@ export function computeSelectionMetrics(input: SelectionMetricsInput): Selection
     [...input.skipReasons].map(([reason, count]) => [reason, { count, percent: percent(count, skipped) }]),
   );
 
+  const counts: PublishCounts = {
+    candidates,
+    skipped,
+    all_pass: outcomeCounts.all_pass,
+    all_fail: outcomeCounts.all_fail,
+    constant: outcomeCounts.constant,
+    mixed: outcomeCounts.mixed + outcomeCounts.over_ceiling + outcomeCounts.over_budget + outcomeCounts.over_share,
+    incomplete: outcomeCounts.incomplete,
+    over_ceiling: outcomeCounts.over_ceiling,
+    over_budget: outcomeCounts.over_budget,
+    over_share: outcomeCounts.over_share,
+    published: outcomeCounts.mixed,
+  };
+  const { options } = input;
+  const splits: Split[] = options.validation_fraction ? ['train', 'validation'] : ['train'];
+
   return {
     upstream: input.upstream,
-    counts: {
-      candidates,
-      skipped,
-      all_pass: outcomeCounts.all_pass,
-      all_fail: outcomeCounts.all_fail,
-      constant: outcomeCounts.constant,
-      mixed: outcomeCounts.mixed + outcomeCounts.over_budget,
-      incomplete: outcomeCounts.incomplete,
-      over_budget: outcomeCounts.over_budget,
-      published: outcomeCounts.mixed,
-    },
+    counts,
+    counts_add_up: publishCountsAddUp(counts),
     outcomes,
     kept: { count: outcomeCounts.mixed, percent: percent(outcomeCounts.mixed, candidates) },
     skipped_by_reason: sortedRecord(skippedByReason, (k) => -skippedByReason.get(k)!.count),
@@ -173,6 +251,14 @@ export function computeSelectionMetrics(input: SelectionMetricsInput): Selection
     by_depth_bucket: sortedRecord(byDepth, depthBucketOrder),
     by_source_reward: sortedRecord(byReward),
     local_pass_rate_histogram: histogram,
-    options: { max_pivots: input.options.max_pivots ?? null, allow_partial: input.options.allow_partial ?? false },
+    by_split: splitCounts(selections, splits),
+    options: {
+      max_pivots: options.max_pivots ?? null,
+      allow_partial: options.allow_partial ?? false,
+      max_pass_rate: options.max_pass_rate ?? null,
+      max_share: options.max_share ?? null,
+      validation_fraction: options.validation_fraction ?? null,
+      validation_seed: options.validation_fraction ? (options.validation_seed ?? null) : null,
+    },
   };
 }

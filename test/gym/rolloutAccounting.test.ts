@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RolloutAccountant, accountingCounts, accountingProblems } from '../../gym/rolloutAccounting';
-import { buildRunSummary } from '../../gym/runSummary';
+import { buildRunSummary, pivotAccountingAddsUp } from '../../gym/runSummary';
 import { accountingLine } from '../../scripts/lib/printResult';
 
 // Six expected rollouts: one clean, one recovered after a 5xx, one out of attempts (3 × 5xx), one
@@ -64,14 +64,16 @@ test('counts that do not add up are named', () => {
 
 test('run_summary marks each stage and the pivots as adding up, or says why not', () => {
   const pivots = {
-    candidates: 10,
+    candidates: 12,
     published: 3,
     published_partial: 0,
     held_back_incomplete: 2,
     all_pass: 2,
     all_fail: 2,
     constant: 0,
+    over_ceiling: 1,
     over_budget: 1,
+    over_share: 1,
   };
   const summary = buildRunSummary({
     runId: 'r',
@@ -80,23 +82,15 @@ test('run_summary marks each stage and the pivots as adding up, or says why not'
     allowPartial: false,
     accounting: { collect: sixRollouts(), local_profile: { ...sixRollouts(), omitted: 0 } },
     pivots,
+    publishedBySplit: { train: 2, validation: 1 },
     counts: { b: 1, a: 2 },
   });
   assert.equal(summary.stages.collect!.adds_up, true);
   assert.equal(summary.stages.local_profile!.adds_up, false);
   assert.deepEqual(summary.stages.local_profile!.problems, ['succeeded 2 + failed 3 + omitted 0 != expected 6']);
   assert.equal(summary.pivots.adds_up, true);
+  assert.deepEqual(summary.pivots.published_by_split, { train: 2, validation: 1 });
   assert.deepEqual(Object.keys(summary.counts), ['a', 'b']);
-  assert.equal(
-    buildRunSummary({
-      ...summary,
-      runId: 'r',
-      pipelineVersion: 'v',
-      numSamples: 8,
-      allowPartial: false,
-      accounting: {},
-      pivots: { ...pivots, published: 4 },
-    }).pivots.adds_up,
-    false,
-  );
+  assert.equal(pivotAccountingAddsUp({ ...pivots, published: 4 }), false);
+  assert.equal(pivotAccountingAddsUp(pivots, { train: 3, validation: 1 }), false, 'the splits hold one pivot too many');
 });

@@ -170,3 +170,37 @@ test('invalid options are rejected', () => {
   assert.throws(() => selectPivots(candidates, profiles, { max_pivots: 1.5 }));
   assert.throws(() => selectPivots(candidates, profiles, { maxPivots: 3 } as never));
 });
+
+test('the pass-rate ceiling drops mixed pivots at or above it, and the budget applies after it', () => {
+  // Pass rates: 0 → 0.75, 1 → 0.25, 2 → 0.5, 3 all-pass, 4 → 0.5, 5 no profile.
+  const outcomes = (opts: { max_pass_rate?: number; max_pivots?: number }) =>
+    selectPivots(candidates, profiles, opts).map((r) => r.outcome);
+  assert.deepEqual(outcomes({ max_pass_rate: 0.75 }), [
+    'over_ceiling',
+    'mixed',
+    'mixed',
+    'all_pass',
+    'mixed',
+    'incomplete',
+  ]);
+  assert.deepEqual(outcomes({ max_pass_rate: 0.5 }), [
+    'over_ceiling',
+    'mixed',
+    'over_ceiling',
+    'all_pass',
+    'over_ceiling',
+    'incomplete',
+  ]);
+  assert.deepEqual(outcomes({ max_pass_rate: 1 }), outcomes({}), 'a ceiling of 1 keeps every mixed pivot');
+  // The ceiling leaves three; the budget of two then drops the easiest of them (0.5, uuid e).
+  assert.deepEqual(outcomes({ max_pass_rate: 0.75, max_pivots: 2 }), [
+    'over_ceiling',
+    'mixed',
+    'mixed',
+    'all_pass',
+    'over_budget',
+    'incomplete',
+  ]);
+  assert.throws(() => selectPivots(candidates, profiles, { max_pass_rate: 0 }));
+  assert.throws(() => selectPivots(candidates, profiles, { max_pass_rate: 1.5 }));
+});
