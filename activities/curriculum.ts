@@ -161,7 +161,13 @@ export async function publishCurriculumRound(args: {
     funnel: { pool: roundPlan.poolSize },
   });
   const kept = (await readRows(published.pivotsPath)).length;
-  await validateVersion(published.pivotsPath, pivotAgentName(plan), published.gymConfigPath, kept);
+  await validateVersion(
+    published.pivotsPath,
+    pivotAgentName(plan),
+    published.gymConfigPath,
+    kept,
+    plan.config.convert.batch_pivots,
+  );
 
   // A profile row's _ng_task_index is the candidate's line in the pool file (materialization keeps
   // first-seen order). Retirement uses the publish step's own classification, so a pivot the publish

@@ -145,7 +145,13 @@ export async function publishNightlyVersion(args: {
   const union = await writePoolUnion(published.pivotsPath, latest?.pivotsPath ?? null, newPivotsPath);
   const pivots = union.previous + union.added;
   await writeDatasetMetrics(staging, datasetName, finalPivotsPath, published.pivotsPath);
-  await validateVersion(published.pivotsPath, agentName, published.gymConfigPath, pivots);
+  await validateVersion(
+    published.pivotsPath,
+    agentName,
+    published.gymConfigPath,
+    pivots,
+    plan.config.convert.batch_pivots,
+  );
   await copyFile(path.join(plan.runDir, 'pipeline_config.yaml'), path.join(staging, 'pipeline_config.yaml'));
   const counts = {
     ...args.funnel,

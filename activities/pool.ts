@@ -143,6 +143,7 @@ export async function validateVersion(
   agentName: string,
   gymConfigPath: string,
   rows: number,
+  batchActions: boolean,
 ): Promise<void> {
   if (rows === 0) return;
   const validation = await validatePivotDataset({
@@ -151,6 +152,7 @@ export async function validateVersion(
     requireFields: [],
     requireAnyFields: [],
     checkToolNames: true,
+    batchActions,
     gymConfigPath,
   });
   if (validation.exitCode !== 0) {

@@ -44,6 +44,7 @@ export async function publishStage(input: {
       requireFields: [],
       requireAnyFields: [],
       checkToolNames: true,
+      batchActions: plan.config.convert.batch_pivots,
       gymConfigPath: published.gymConfigPath,
     });
   const validation = await validate(published.pivotsPath);

@@ -26,6 +26,8 @@ export const pivotValidatorOptionsSchema = z.object({
   /** Groups of dotted paths; each row needs at least one path of every non-empty group. */
   requireAnyFields: z.array(z.array(z.string())).default([]),
   checkToolNames: z.boolean().default(true),
+  /** Accept function_call_batch pivots (a pivot-miner extension; the reference script refuses them). */
+  batchActions: z.boolean().default(false),
   /** A NeMo Gym config YAML whose agents every row's agent_ref must name. */
   gymConfigPath: z.string().min(1).optional(),
   /** Threads for the byte-scan fast path; 1 (the default here) checks on the calling thread.
@@ -164,6 +166,7 @@ async function validate(options: z.output<typeof pivotValidatorOptionsSchema>): 
     requireFields: options.requireFields,
     requireAnyFields: options.requireAnyFields,
     checkToolNames: options.checkToolNames,
+    batchActions: options.batchActions,
   };
   const fastOptions: FastRowOptions = { ...rowOptions };
   if (options.gymConfigPath !== undefined) {

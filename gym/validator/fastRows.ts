@@ -95,7 +95,9 @@ function rowSelector(options: FastRowOptions): Members {
   // Members rather than whole values: a string member is a slice of the line, a whole object a
   // JSON.parse, which on short rows costs as much as scanning the rest.
   const action: Members = {
-    keys: new Map<string, Selector>(['type', 'content', 'name', 'arguments'].map((key) => [key, 'value'])),
+    keys: new Map<string, Selector>(
+      ['type', 'content', 'name', 'arguments', ...(options.batchActions ? ['calls'] : [])].map((key) => [key, 'value']),
+    ),
   };
   const agentRef: Members = {
     keys: new Map<string, Selector>([

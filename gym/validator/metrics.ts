@@ -28,6 +28,8 @@ export interface MetricsCounts {
   tools: Map<string, number>;
   functionCalls: number;
   messages: number;
+  /** function_call_batch rows (only with batch actions allowed); their line is printed only when > 0. */
+  batches: number;
   inputItems: number;
   toolEntries: number;
 }
@@ -42,6 +44,7 @@ export class PivotMetrics {
     tools: new Map(),
     functionCalls: 0,
     messages: 0,
+    batches: 0,
     inputItems: 0,
     toolEntries: 0,
   };
@@ -55,7 +58,9 @@ export class PivotMetrics {
     counts.rows++;
     addCount(counts.agents, summary.agentName, 1);
     if (summary.toolName !== undefined) addCount(counts.tools, summary.toolName, 1);
+    for (const name of summary.batchToolNames ?? []) addCount(counts.tools, name, 1);
     if (summary.actionType === 'function_call') counts.functionCalls++;
+    else if (summary.actionType === 'function_call_batch') counts.batches++;
     else counts.messages++;
     counts.inputItems += summary.inputItems;
     counts.toolEntries += summary.tools;
@@ -68,13 +73,14 @@ export class PivotMetrics {
     for (const [name, count] of other.tools) addCount(counts.tools, name, count);
     counts.functionCalls += other.functionCalls;
     counts.messages += other.messages;
+    counts.batches += other.batches;
     counts.inputItems += other.inputItems;
     counts.toolEntries += other.toolEntries;
   }
 
   /** Only meaningful once at least one row was added. */
   render(): string {
-    const { rows, agents, tools, functionCalls, messages, inputItems, toolEntries } = this.counts;
+    const { rows, agents, tools, functionCalls, messages, batches, inputItems, toolEntries } = this.counts;
     const lines = [`rows: ${rows}`];
     for (const [title, counts] of [
       ['agent_ref', agents],
@@ -89,6 +95,7 @@ export class PivotMetrics {
       'expected_action_split:',
       `  function_call: ${functionCalls} (${percent(functionCalls)})`,
       `  message: ${messages} (${percent(messages)})`,
+      ...(batches > 0 ? [`  function_call_batch: ${batches} (${percent(batches)})`] : []),
       `avg_input_items: ${formatTwoDecimals(inputItems / rows)}`,
       `avg_tools: ${formatTwoDecimals(toolEntries / rows)}`,
     );

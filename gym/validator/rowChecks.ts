@@ -49,14 +49,21 @@ export interface RowCheckOptions {
   checkToolNames: boolean;
   /** Extra agent check run right after the reference's agent_ref checks; returns a message on failure. */
   checkAgentName?: (name: string) => string | undefined;
+  /**
+   * Accept `function_call_batch` actions (NeMo Gym 0.5.1's verifier scores them), each call checked
+   * as the reference checks a function_call. Off, as in the reference script, which refuses them.
+   */
+  batchActions?: boolean;
 }
 
 /** What a valid row contributes to the metrics block. */
 export interface RowSummary {
   agentName: string;
-  actionType: 'function_call' | 'message';
+  actionType: 'function_call' | 'message' | 'function_call_batch';
   /** The function_call name; absent for message rows. */
   toolName?: string;
+  /** Each call's name, for a function_call_batch row. */
+  batchToolNames?: string[];
   inputItems: number;
   tools: number;
 }
@@ -171,18 +178,63 @@ export function checkRow<V>(row: V, options: RowCheckOptions, reader: RowReader<
       return fail('message expected_action.content must be a string');
     return { ok: true, summary: { agentName, actionType: 'message', inputItems: input.length, tools: tools.length } };
   }
-  if (type !== 'function_call') return fail(`unsupported expected_action type ${reader.repr(type)}`);
-  const name = reader.get(action as V, 'name');
-  if (typeof name !== 'string' || name === '') return fail('function_call is missing a non-empty name');
-  const args = reader.get(action as V, 'arguments');
-  if (typeof args !== 'string') return fail('function_call.arguments must be a JSON string');
-  const argumentsError = reader.argumentsError(args);
-  if (argumentsError !== undefined) return fail(`function_call.arguments is not valid JSON: ${argumentsError}`);
-  if (options.checkToolNames && !offersTool(tools, name, reader)) {
-    return fail(`expected_action uses tools absent from responses_create_params.tools: [${pyReprString(name)}]`);
+  if (type === 'function_call_batch' && options.batchActions) {
+    const calls = reader.get(action as V, 'calls');
+    if (!Array.isArray(calls) || calls.length === 0) return fail('function_call_batch.calls must be a non-empty list');
+    const names: string[] = [];
+    for (const [i, call] of (calls as V[]).entries()) {
+      if (!reader.isDict(call) || reader.get(call, 'type') !== 'function_call')
+        return fail(`function_call_batch.calls[${i}] must be a function_call object`);
+      const checked = checkCall(call, tools, options, reader);
+      if (typeof checked !== 'string') return fail(`function_call_batch.calls[${i}]: ${checked.message}`);
+      names.push(checked);
+    }
+    return {
+      ok: true,
+      summary: {
+        agentName,
+        actionType: 'function_call_batch',
+        batchToolNames: names,
+        inputItems: input.length,
+        tools: tools.length,
+      },
+    };
   }
+  if (type !== 'function_call') return fail(`unsupported expected_action type ${reader.repr(type)}`);
+  const checked = checkCall(action as V, tools, options, reader);
+  if (typeof checked !== 'string') return checked;
   return {
     ok: true,
-    summary: { agentName, actionType: 'function_call', toolName: name, inputItems: input.length, tools: tools.length },
+    summary: {
+      agentName,
+      actionType: 'function_call',
+      toolName: checked,
+      inputItems: input.length,
+      tools: tools.length,
+    },
   };
+}
+
+/** The reference's function_call checks, in its order: the call's name, or the failure. */
+function checkCall<V>(
+  call: V,
+  tools: readonly V[],
+  options: RowCheckOptions,
+  reader: RowReader<V>,
+): string | { ok: false; message: string } {
+  const name = reader.get(call, 'name');
+  if (typeof name !== 'string' || name === '')
+    return { ok: false, message: 'function_call is missing a non-empty name' };
+  const args = reader.get(call, 'arguments');
+  if (typeof args !== 'string') return { ok: false, message: 'function_call.arguments must be a JSON string' };
+  const argumentsError = reader.argumentsError(args);
+  if (argumentsError !== undefined)
+    return { ok: false, message: `function_call.arguments is not valid JSON: ${argumentsError}` };
+  if (options.checkToolNames && !offersTool(tools, name, reader)) {
+    return {
+      ok: false,
+      message: `expected_action uses tools absent from responses_create_params.tools: [${pyReprString(name)}]`,
+    };
+  }
+  return name;
 }

@@ -171,3 +171,58 @@ test('averages round exact ties to even like Python, not upward like toFixed', a
     assert.match(result.stdout, /\navg_input_items: 1\.12\n/);
   });
 });
+
+test('function_call_batch pivots: refused as the reference refuses them, accepted with batchActions', async () => {
+  const tool = (name: string) => ({ type: 'function', name, parameters: { type: 'object' } });
+  const call = (name: string, args: string) => ({ type: 'function_call', name, arguments: args });
+  const row = (calls: unknown[]) => ({
+    responses_create_params: {
+      input: [{ role: 'user', content: 'weather in Paris and Rome?' }],
+      tools: [tool('get_weather')],
+    },
+    expected_action: { type: 'function_call_batch', calls },
+    agent_ref: { type: 'responses_api_agents', name: 'a' },
+  });
+  const message = {
+    ...row([]),
+    expected_action: { type: 'message', content: 'hi' },
+  };
+  const good = row([call('get_weather', '{"city": "Paris"}'), call('get_weather', '{"city": "Rome"}')]);
+  await withTempDir(async (dir) => {
+    const file = path.join(dir, 'pivots.jsonl');
+    const check = async (rows: unknown[], batchActions?: boolean) => {
+      await writeFile(file, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
+      return validatePivotDataset({ path: file, batchActions });
+    };
+    const refused = await check([good]);
+    assert.equal(refused.exitCode, 1);
+    assert.match(refused.stderr, /line 1: unsupported expected_action type 'function_call_batch'/);
+
+    const accepted = await check([good, message], true);
+    assert.equal(accepted.exitCode, 0, accepted.stderr);
+    assert.match(accepted.stdout, /expected_tool:\n {2}get_weather: 2\n/);
+    assert.match(
+      accepted.stdout,
+      /function_call: 0 \(0\.00%\)\n {2}message: 1 \(50\.00%\)\n {2}function_call_batch: 1 \(50\.00%\)\n/,
+    );
+    const withoutBatches = await check([message], true);
+    assert.doesNotMatch(withoutBatches.stdout, /function_call_batch/, 'the reference printout when no row is a batch');
+
+    for (const [calls, reason] of [
+      [[], /line 1: function_call_batch\.calls must be a non-empty list/],
+      [
+        [call('get_weather', '{bad')],
+        /line 1: function_call_batch\.calls\[0\]: function_call\.arguments is not valid JSON/,
+      ],
+      [
+        [call('get_weather', '{}'), call('book_flight', '{}')],
+        /calls\[1\]: expected_action uses tools absent .*'book_flight'/,
+      ],
+      [[{ type: 'message', content: 'x' }], /calls\[0\] must be a function_call object/],
+    ] as const) {
+      const result = await check([row([...calls])], true);
+      assert.equal(result.exitCode, 1);
+      assert.match(result.stderr, reason);
+    }
+  });
+});
