@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { heartbeat } from '@temporalio/activity';
 import { JsonlWriter, readJsonl } from '../gym/jsonl';
@@ -7,7 +7,13 @@ import { ConfigError } from '../contracts/errors';
 import { materializeRecords } from '../gym/materialize';
 import { stageSettings } from '../contracts/stageSettings';
 import type { CollectStageInput, MaterializeResult } from '../contracts/payloads';
-import { materializedInputsPath, readMaterializedMeta, writeChunkIndex, type MaterializedMeta } from './chunkIndex';
+import {
+  materializedInputsPath,
+  mergedPaths,
+  readMaterializedMeta,
+  writeChunkIndex,
+  type MaterializedMeta,
+} from './chunkIndex';
 import { RowIndexWriter } from './rowIndex';
 import { resolveInside } from './configFile';
 import { agentDirectory, unknownAgentReason } from './servers';
@@ -31,6 +37,10 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
     await checkMaterializedInputs(plan.runDir, stage, outFile);
     return materializeResult(outFile, existing);
   }
+
+  // A stage materialized afresh has run no rollout yet, so a failures sidecar already at its path is
+  // another run's (NeMo Gym #2723: ng_collect_rollouts appended to it); a resume took the branch above.
+  await rm(mergedPaths(outPrefix).failuresPath, { force: true });
 
   // Collect reads user data from the worker's base dir; local profiling reads candidates the run wrote.
   const allowedRoot = stage === 'collect' ? plan.baseDir : plan.runDir;

@@ -102,3 +102,22 @@ test('a resources server name is not an agent even when it is the only row name'
     /tasks\.jsonl:1: agent_ref\.name "some_resources_server"/,
   );
 });
+
+test('a stage materialized afresh starts with no failures sidecar; a resume keeps the one it has', async () => {
+  const dir = freshDir();
+  writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('a'), taskRow('b')]);
+  const plan = collectPlan(dir, { head_url: head.url });
+  const sidecar = `${outPrefixOf(plan)}_failures.jsonl`;
+  const stale = { _ng_task_index: 0, _ng_rollout_index: 0, attempt: 1, failure_class: 'http_5xx', error: 'old run' };
+  writeJsonl(sidecar, [stale]);
+  await materialize(plan);
+  assert.equal(existsSync(sidecar), false, "another run's failure lines are not this run's");
+
+  writeJsonl(sidecar, [{ ...stale, error: 'this run' }]);
+  await materialize(plan);
+  assert.deepEqual(
+    readJsonlSync<Record<string, unknown>>(sidecar).map((f) => f.error),
+    ['this run'],
+    'a resume (materialized inputs in place) keeps its failures',
+  );
+});
