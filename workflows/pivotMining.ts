@@ -23,6 +23,9 @@ import { accountingCounts, type RolloutAccounting } from '../gym/rolloutAccounti
 const { prepareRun, ensureServers, convertStage, publishStage, workerHostQueue } =
   proxyActivities<PivotActivities>(stageActivityOptions);
 
+/** Mixed pivots dropped by a filter rule (pass-rate ceiling, budget, action mix), as publish counts them. */
+const RULE_DROPS = ['over_ceiling', 'over_budget', 'over_share'] as const;
+
 /**
  * `servers.mode: spawn`: the server command runs in a heartbeating activity on the task queue of
  * one worker host, for as long as the run needs it. The returned function stops it (and is what
@@ -140,6 +143,10 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
         ? { published_partial: published.counts.published_partial }
         : {}),
       ...(published.counts.incomplete !== undefined ? { held_back_incomplete: published.counts.incomplete } : {}),
+      // The rules a config may turn on, shown only when they dropped something.
+      ...Object.fromEntries(
+        RULE_DROPS.filter((rule) => (published.counts[rule] ?? 0) > 0).map((rule) => [rule, published.counts[rule]!]),
+      ),
     });
     stage = 'done';
     return {

@@ -12,6 +12,19 @@ import type { StageProgress } from '../../contracts/payloads';
 const STAGES = ['prepare', 'collect', 'convert', 'local_profile', 'publish'] as const;
 type Stage = (typeof STAGES)[number];
 
+/** `, 10 over the pass-rate ceiling`: the filter rules that dropped mixed pivots, if any did. */
+function ruleDrops(c: Record<string, number>): string {
+  const rules: [string, string][] = [
+    ['over_ceiling', 'over the pass-rate ceiling'],
+    ['over_budget', 'over budget'],
+    ['over_share', 'over their action-kind share'],
+  ];
+  return rules
+    .filter(([key]) => (c[key] ?? 0) > 0)
+    .map(([key, label]) => `, ${c[key]} ${label}`)
+    .join('');
+}
+
 function summary(stage: Stage, c: Record<string, number>, rate: number | undefined): string {
   const perSecond = rate === undefined ? '' : `, ${Math.round(rate)}/s`;
   switch (stage) {
@@ -24,7 +37,7 @@ function summary(stage: Stage, c: Record<string, number>, rate: number | undefin
     case 'local_profile':
       return `${c.local_profile_rollouts ?? '?'} samples, ${c.local_profile_failures ?? 0} failed${perSecond}`;
     case 'publish':
-      return `${c.published ?? '?'} pivots published; dropped ${c.all_pass ?? '?'} all-pass, ${c.all_fail ?? '?'} all-fail`;
+      return `${c.published ?? '?'} pivots published; dropped ${c.all_pass ?? '?'} all-pass, ${c.all_fail ?? '?'} all-fail${ruleDrops(c)}`;
   }
 }
 

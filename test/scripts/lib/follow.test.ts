@@ -39,3 +39,16 @@ test('one line per stage as it ends, including a stage that ended between two po
   ]);
   assert.deepEqual(lines.observe('done', {}, null, 5000), []);
 });
+
+test('the publish line names the filter rules that dropped mixed pivots, and only those', () => {
+  const publishLine = (counts: Record<string, number>) =>
+    new StageLines(0)
+      .observe('done', { published: 33, all_pass: 90, all_fail: 4, ...counts }, null, 1000)
+      .at(-1)!
+      .replace(/ +/g, ' ');
+  assert.equal(
+    publishLine({ over_ceiling: 10, over_share: 2 }),
+    'publish 33 pivots published; dropped 90 all-pass, 4 all-fail, 10 over the pass-rate ceiling, 2 over their action-kind share [1.0 s]',
+  );
+  assert.equal(publishLine({ over_budget: 0 }), 'publish 33 pivots published; dropped 90 all-pass, 4 all-fail [1.0 s]');
+});
