@@ -225,20 +225,15 @@ function validationFpath(trainFpath: string): string {
     : `${trainFpath}_validation`;
 }
 
-export async function publishPivotDataset(input: PublishOptions): Promise<PublishResult> {
-  const opts = publishOptionsSchema.parse(input);
-  const outDir = path.resolve(opts.outDir);
-  await mkdir(outDir, { recursive: true });
-  const splitting = (opts.validationFraction ?? 0) > 0;
-  const pivotsPath = path.join(outDir, PIVOTS_FILE);
-  const validationPivotsPath = path.join(outDir, VALIDATION_PIVOTS_FILE);
-  const gymConfigPath = path.join(outDir, pivotGymConfigFileName(opts.datasetName));
-  const selectionMetricsPath = path.join(outDir, SELECTION_METRICS_FILE);
-  const datasetMetricsPath = path.join(outDir, PIVOTS_METRICS_FILE);
-  const reportPath = path.join(outDir, REPORT_FILE);
+type ParsedPublishOptions = z.output<typeof publishOptionsSchema>;
 
+/**
+ * Every candidate's outcome, rule by rule: the mixed test, the ceiling and the budget, then the
+ * action mix on each side of the split (so it holds on both sides and on the whole dataset).
+ */
+async function selectCandidates(opts: ParsedPublishOptions, splits: readonly Split[]) {
   const summaries = await readCandidateSummaries(opts.candidatesPath);
-  if (splitting) {
+  if (splits.includes('validation')) {
     await assignSplits(summaries, {
       candidatesPath: opts.candidatesPath,
       skippedPath: opts.skippedPath,
@@ -252,8 +247,6 @@ export async function publishPivotDataset(input: PublishOptions): Promise<Publis
     allow_partial: opts.allowPartial,
     max_pass_rate: opts.maxPassRate,
   });
-  // The mix is held on each side, so it holds for the whole dataset as well.
-  const splits: Split[] = splitting ? [...SPLITS] : ['train'];
   if (opts.maxShare !== undefined) {
     for (const split of splits)
       limitActionMix(
@@ -261,13 +254,17 @@ export async function publishPivotDataset(input: PublishOptions): Promise<Publis
         opts.maxShare,
       );
   }
+  return selections;
+}
 
-  const files = new Map<Split, PivotFile>([['train', new PivotFile(pivotsPath)]]);
-  if (splitting) files.set('validation', new PivotFile(validationPivotsPath));
-  const partialCount = await writePivotRows(opts.candidatesPath, files, selections, opts.agentName);
-
-  const jsonlFpath = opts.jsonlFpath ?? pivotsPath;
-  const validationJsonlFpath = splitting ? validationFpath(jsonlFpath) : undefined;
+/** The Gym config listing each side's file, and each file's `ng_prepare_data` metrics beside it. */
+async function writeGymFiles(
+  opts: ParsedPublishOptions,
+  files: ReadonlyMap<Split, PivotFile>,
+  paths: { gymConfigPath: string; datasetMetricsPath: string },
+): Promise<void> {
+  const jsonlFpath = opts.jsonlFpath ?? files.get('train')!.path;
+  const validationJsonlFpath = files.has('validation') ? validationFpath(jsonlFpath) : undefined;
   const gymConfig = buildPivotGymConfig({
     agentName: opts.agentName,
     resourcesServerName: opts.resourcesServerName,
@@ -277,24 +274,38 @@ export async function publishPivotDataset(input: PublishOptions): Promise<Publis
     jsonlFpath,
     validationJsonlFpath,
   });
-  await writeFileAtomic(gymConfigPath, renderPivotGymConfigYaml(gymConfig));
+  await writeFileAtomic(paths.gymConfigPath, renderPivotGymConfigYaml(gymConfig));
 
-  const datasetMetrics = files.get('train')!.metrics.result();
-  const writeDatasetMetrics = (file: string, name: string, type: Split, fpath: string, metrics = datasetMetrics) =>
-    writeFileAtomic(
-      file,
-      formatDatasetMetricsFile(datasetMetricsHeader({ name, type, jsonl_fpath: fpath, license: 'TBD' }), metrics),
-    );
-  await writeDatasetMetrics(datasetMetricsPath, opts.datasetName, 'train', jsonlFpath);
+  const datasets: [Split, string, string, string][] = [
+    ['train', opts.datasetName, jsonlFpath, paths.datasetMetricsPath],
+  ];
   if (validationJsonlFpath !== undefined) {
-    await writeDatasetMetrics(
-      path.join(outDir, VALIDATION_PIVOTS_METRICS_FILE),
-      validationDatasetName(opts.datasetName),
-      'validation',
-      validationJsonlFpath,
-      files.get('validation')!.metrics.result(),
-    );
+    const metricsPath = path.join(path.dirname(paths.datasetMetricsPath), VALIDATION_PIVOTS_METRICS_FILE);
+    datasets.push(['validation', validationDatasetName(opts.datasetName), validationJsonlFpath, metricsPath]);
   }
+  for (const [type, name, fpath, metricsPath] of datasets) {
+    const header = datasetMetricsHeader({ name, type, jsonl_fpath: fpath, license: 'TBD' });
+    await writeFileAtomic(metricsPath, formatDatasetMetricsFile(header, files.get(type)!.metrics.result()));
+  }
+}
+
+export async function publishPivotDataset(input: PublishOptions): Promise<PublishResult> {
+  const opts = publishOptionsSchema.parse(input);
+  const outDir = path.resolve(opts.outDir);
+  await mkdir(outDir, { recursive: true });
+  const splitting = (opts.validationFraction ?? 0) > 0;
+  const pivotsPath = path.join(outDir, PIVOTS_FILE);
+  const validationPivotsPath = path.join(outDir, VALIDATION_PIVOTS_FILE);
+  const gymConfigPath = path.join(outDir, pivotGymConfigFileName(opts.datasetName));
+  const selectionMetricsPath = path.join(outDir, SELECTION_METRICS_FILE);
+  const datasetMetricsPath = path.join(outDir, PIVOTS_METRICS_FILE);
+  const reportPath = path.join(outDir, REPORT_FILE);
+
+  const selections = await selectCandidates(opts, splitting ? SPLITS : ['train']);
+  const files = new Map<Split, PivotFile>([['train', new PivotFile(pivotsPath)]]);
+  if (splitting) files.set('validation', new PivotFile(validationPivotsPath));
+  const partialCount = await writePivotRows(opts.candidatesPath, files, selections, opts.agentName);
+  await writeGymFiles(opts, files, { gymConfigPath, datasetMetricsPath });
 
   const selectionMetrics = computeSelectionMetrics({
     selections,
@@ -324,7 +335,7 @@ export async function publishPivotDataset(input: PublishOptions): Promise<Publis
       simulatorLabel: opts.simulatorLabel ?? null,
       policy: opts.policy ?? null,
       selection: selectionMetrics,
-      datasetMetrics,
+      datasetMetrics: files.get('train')!.metrics.result(),
       accounting: opts.accounting ?? null,
       files: {
         pivots: PIVOTS_FILE,

@@ -1,5 +1,6 @@
 import { execFile, execFileSync } from 'node:child_process';
 import path from 'node:path';
+import { runNemoGymCommand, type NemoGymInstall } from '../../scripts/lib/nemoGym';
 
 // NeMo Gym's own Python (the pinned venv scripts/ensure-nemo-gym.sh installs), for tests that
 // compare against what its code computes or writes.
@@ -21,4 +22,24 @@ export function runNemoGymPython(script: string, stdin: string): Promise<string>
     );
     child.stdin!.end(stdin);
   });
+}
+
+/** NeMo Gym's `ng_prepare_data` in train preparation on one Gym config: `<outDir>/train.jsonl`, `validation.jsonl`. */
+export function prepareTrainData(
+  install: NemoGymInstall,
+  gymConfigPath: string,
+  outDir: string,
+  cwd: string,
+): Promise<{ code: number | null; output: string }> {
+  return runNemoGymCommand(
+    install,
+    'ng_prepare_data',
+    [
+      `+config_paths=[${gymConfigPath}]`,
+      `+output_dirpath=${outDir}`,
+      '+mode=train_preparation',
+      '+should_download=false',
+    ],
+    cwd,
+  );
 }
