@@ -434,7 +434,7 @@ async function writeSplitInputs(dir: string, order: (rows: number[]) => number[]
 }
 
 const trajectoryOf = (row: Record<string, unknown>) => {
-  const p = row.provenance as Record<string, unknown>;
+  const p = row.provenance as { source_file: string; task_index: number; rollout_index: number };
   return `${p.source_file}#${p.task_index}#${p.rollout_index}`;
 };
 
