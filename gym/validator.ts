@@ -1,6 +1,6 @@
 // Port of NeMo Gym's pivot-dataset validator (skill nemo-gym-pivot-datasets,
 // scripts/validate_pivot_dataset.py): same checks, order, messages, exit codes and metrics, held to
-// the recorded cases in shared/fixtures/validator. Plus `gymConfigPath`, which the reference lacks.
+// the recorded cases in test/fixtures/validator. Plus `gymConfigPath`, which the reference lacks.
 // The skill lives in `.agents/skills/nemo-gym-pivot-datasets/` from NeMo Gym 0.5.0 on
 // (NVIDIA-NeMo/Gym#2007; `.claude/skills/` became a link to it); 0.4.0 kept it in
 // `.claude/skills/nemo-gym-pivot-datasets/`. The script is the same in both.

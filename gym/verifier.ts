@@ -1,6 +1,6 @@
 // Port of the verdict of NeMo Gym's `single_step_tool_use_with_argument_comparison` resources
 // server: the reward of one response against a pivot row's `expected_action`. Parity with the
-// reference is checked against fixtures/verifier/vectors.jsonl.
+// reference is checked against test/fixtures/verifier/vectors.jsonl.
 import type { ExpectedAction } from './schemas';
 import type { VerifyResult } from './verifier/categories';
 import * as categories from './verifier/categories';

@@ -14,7 +14,7 @@ import {
 import { MergeFrontier } from './mergeFrontier';
 import type { RolloutAccounting } from '../gym/rolloutAccounting';
 
-// collect → profile as one reusable sub-pipeline (DESIGN §1): the collect stage runs it with the
+// collect → profile as one reusable sub-pipeline (docs/architecture.md): the collect stage runs it with the
 // agent executor, local profiling runs it on pivot candidates with the single-step executor.
 
 const {

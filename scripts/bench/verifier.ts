@@ -1,5 +1,5 @@
 // Verifier throughput against NeMo Gym's own Python verifier, in one run on the same vectors
-// (shared/fixtures/verifier/vectors.jsonl). Both sides do a whole verify() per vector and per pass:
+// (test/fixtures/verifier/vectors.jsonl). Both sides do a whole verify() per vector and per pass:
 // extract the action from the response, take the config (Python builds a ToolCallComparator from
 // it), then read both `arguments` texts: Python with json.loads twice, ours in one side-by-side pass
 // over the two texts that decodes only what that pass cannot decide. Nothing is compiled, cached or

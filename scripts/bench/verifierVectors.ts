@@ -1,4 +1,4 @@
-// The verifier vectors both verifier benches time (shared/fixtures/verifier/vectors.jsonl), parsed
+// The verifier vectors both verifier benches time (test/fixtures/verifier/vectors.jsonl), parsed
 // once and checked against our verifier before anything is timed or counted.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,7 +10,7 @@ import * as verifier from '../../gym/verifier';
 // getter per call is the caller's module interop, not the verifier's.
 const { toolCallComparatorConfigSchema, verifyResponse } = verifier;
 
-export const vectorsPath = path.resolve(__dirname, '../../../shared/fixtures/verifier/vectors.jsonl');
+export const vectorsPath = path.resolve(__dirname, '../../test/fixtures/verifier/vectors.jsonl');
 
 /** Every this-many-th vector makes the benches' subset: the same mix in a fraction of the memory. */
 export const SUBSET_STRIDE = 14;

@@ -9,7 +9,7 @@ import { RowIndexWriter } from '../../activities/rowIndex';
 import { rolloutDigest } from '../../gym/aggregateMetrics';
 import { parseKinded, type JsonDict } from '../../gym/kindedJson';
 import { writeRewardProfile } from '../../gym/rewardProfile';
-import { fixturesDir } from '../fixtures';
+import { fixturesDir } from '../helpers/fixtures';
 
 // The profile stage reads the merge's digests and the row index instead of the rollouts and the
 // materialized inputs; what it writes (or the error it stops with) must be what profiling the files

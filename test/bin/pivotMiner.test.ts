@@ -4,7 +4,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { fixturesDir } from '../fixtures';
+import { fixturesDir } from '../helpers/fixtures';
 
 // bin/pivot-miner, the command npm installs: `validate` runs without NODE_EXTRA_CA_CERTS, every
 // other command with it. A bundle path that does not exist makes Node warn on stderr, which shows

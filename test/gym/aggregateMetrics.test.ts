@@ -11,7 +11,7 @@ import {
   VerifyResponses,
 } from '../../gym/aggregateMetrics';
 import { orjsonDumps } from '../../gym/pythonJsonDumps';
-import { fixturesDir } from '../fixtures';
+import { fixturesDir } from '../helpers/fixtures';
 import { runNemoGymPython } from '../helpers/nemoGymPython';
 
 // The default `/aggregate_metrics` computation against NeMo Gym's own (reward_profile.py

@@ -10,7 +10,7 @@ import {
   roundMetric,
   NUMBER_OF_EXAMPLES,
 } from '../../gym/datasetMetrics';
-import { fixturesDir } from '../fixtures';
+import { fixturesDir } from '../helpers/fixtures';
 
 // Every `<stem>.jsonl` + `<stem>_metrics.json` pair among the NeMo Gym fixtures. Files written by an
 // older NeMo Gym also carry a t-digest `Median`, which the current format dropped; everything else is

@@ -9,7 +9,7 @@ import {
   pivotGymConfigFileName,
   renderPivotGymConfigYaml,
 } from '../../gym/gymConfig';
-import { fixturesDir } from '../fixtures';
+import { fixturesDir } from '../helpers/fixtures';
 
 const configDir = path.join(fixturesDir, 'gym', 'single_step_tool_use_with_argument_comparison');
 const fixtureConfigs = readdirSync(configDir)

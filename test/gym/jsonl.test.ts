@@ -12,7 +12,7 @@ import {
   type JsonlRecord,
 } from '../../gym/jsonl';
 import { JsonlError } from '../../gym/errors';
-import { fixturesDir } from '../fixtures';
+import { fixturesDir } from '../helpers/fixtures';
 
 let dir: string;
 before(async () => {

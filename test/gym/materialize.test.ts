@@ -10,7 +10,7 @@ import {
   materializeRows,
   type MaterializeOptions,
 } from '../../gym/materialize';
-import { fixturesDir } from '../fixtures';
+import { fixturesDir } from '../helpers/fixtures';
 
 function records(lines: string[]): JsonlRecord[] {
   let offset = 0;

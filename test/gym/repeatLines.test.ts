@@ -7,7 +7,7 @@ import { jsonText, readJsonl, type JsonlRecord } from '../../gym/jsonl';
 import { kindedFrom, type JsonDict } from '../../gym/kindedJson';
 import { materializeOptionsSchema, materializeRecords } from '../../gym/materialize';
 import { REPEAT_MARKER, RepeatLines } from '../../gym/repeatLines';
-import { fixturesDir } from '../fixtures';
+import { fixturesDir } from '../helpers/fixtures';
 
 function records(lines: string[]): JsonlRecord[] {
   return lines.map((text, i) => ({

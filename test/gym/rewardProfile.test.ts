@@ -12,7 +12,7 @@ import {
   writeRewardProfile,
   type GroupLevelMetrics,
 } from '../../gym/rewardProfile';
-import { fixturesDir } from '../fixtures';
+import { fixturesDir } from '../helpers/fixtures';
 
 // `ng_reward_profile` on files: what is written next to the rollouts, what is handed back, and the
 // errors that name a file and line.

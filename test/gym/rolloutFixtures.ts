@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { jsonText } from '../../gym/jsonl';
 import { parseKinded } from '../../gym/kindedJson';
-import { fixturesDir } from '../fixtures';
+import { fixturesDir } from '../helpers/fixtures';
 
 /** orjson's text of a JSON text, as the decoding path writes it. */
 export const reencoded = (text: string): string => jsonText(parseKinded(text).kinded);

@@ -8,7 +8,7 @@ import { convertToCandidates } from '../../gym/convert';
 import { jsonText } from '../../gym/jsonl';
 import { parseKinded, type JsonDict } from '../../gym/kindedJson';
 import { ROLLOUT_OBSERVATION_FIELDS } from '../../gym/rolloutObservations';
-import { fixturesDir } from '../fixtures';
+import { fixturesDir } from '../helpers/fixtures';
 
 // Rollouts from NeMo Gym after 0.4.0 may carry `ng_trajectory`, `ng_model_call_capture` and
 // `ng_agent_observations`. They are converted and aggregated exactly as the same rollouts without

@@ -1,10 +1,10 @@
-// The recorded reference cases of the pivot-dataset validator (shared/fixtures/validator), shared by
+// The recorded reference cases of the pivot-dataset validator (test/fixtures/validator), shared by
 // the validator tests.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { parseRequireAnyField, type PivotValidatorOptions } from '../../gym/validator';
-import { fixturesDir } from '../fixtures';
+import { fixturesDir } from '../helpers/fixtures';
 
 export const casesDir = path.join(fixturesDir, 'validator');
 

@@ -15,7 +15,7 @@ import {
 import { findMaximumMatching } from '../../gym/verifier/compare';
 import { forEachPythonWord } from '../../gym/pythonJsonLexis';
 import { pythonLower } from '../../gym/verifier/pythonText';
-import { fixturesDir } from '../fixtures';
+import { fixturesDir } from '../helpers/fixtures';
 
 /** `s.split()`, collected. */
 function pythonSplit(s: string): string[] {

@@ -15,7 +15,7 @@ import { verifyResponse } from '../../gym/verifier';
 import { resolveComparatorConfig } from '../../gym/verifier/config';
 import { ensureGemma, startLlamaServer, type LlamaServerHandle } from '../../scripts/lib/llamaServer';
 import { materializedInput, writtenResult } from '../activities/executors/materializedInput';
-import { fixturesDir } from '../fixtures';
+import { fixturesDir } from '../helpers/fixtures';
 
 // Local profiling with a real model: pivots cut by our converter from NeMo Gym's own example
 // rollouts, K samples each from Gemma 3 270M on llama-server, scored by the built-in verifier and

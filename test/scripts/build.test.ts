@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { built, repoRoot, staleness } from '../../bin/built';
-import { fixturesDir } from '../fixtures';
+import { fixturesDir } from '../helpers/fixtures';
 
 // What `npm run build` made (npm test builds before it runs anything): the bundles hold what their
 // commands need and no more, nothing of ours is compiled or written at run time, a checkout edited

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { stepRewardCategoryText, type ToolCallComparatorConfigInput } from '../../gym/verifier';
 import { createVerifierServer, loadVerifierConfigFromGymYaml } from '../../servers/verifierServer';
-import { fixturesDir } from '../fixtures';
+import { fixturesDir } from '../helpers/fixtures';
 
 const gymDir = path.join(fixturesDir, 'gym/single_step_tool_use_with_argument_comparison');
 

@@ -12,7 +12,7 @@ import {
   withParsedReasoning,
 } from '../../../gym/chatCompletions';
 import { chatMessagesToItems } from '../../../gym/convert/chatCompletions';
-import { fixturesDir } from '../../fixtures';
+import { fixturesDir } from '../../helpers/fixtures';
 
 type Item = Record<string, any>;
 const chatDir = path.join(fixturesDir, 'gym/chat');

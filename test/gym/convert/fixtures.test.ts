@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { convertToCandidates, pivotCandidateSchema, skipAuditRowSchema } from '../../../gym/convert';
 import { canonicalJson } from '../../../gym/pivotIdentity';
 import { validatePivotDataset } from '../../../gym/validator';
-import { fixturesDir } from '../../fixtures';
+import { fixturesDir } from '../../helpers/fixtures';
 import { fixtureEnvironments, projectAll, projectChat, readJsonl, tempDir } from './helpers';
 
 const gymDir = path.join(fixturesDir, 'gym');

@@ -3,7 +3,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { convertToCandidates } from '../../../gym/convert';
-import { fixturesDir } from '../../fixtures';
+import { fixturesDir } from '../../helpers/fixtures';
 import { tempDir } from './helpers';
 
 // A source rollout's reward is a Python float: NeMo Gym's rollouts say `"reward": 1.0`, and the

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { DUPLICATE_REASON, convertToCandidates, skipAuditRowSchema } from '../../../gym/convert';
 import { pivotKey } from '../../../gym/pivotIdentity';
 import { readSkipReasons } from '../../../gym/publishInputs';
-import { fixturesDir } from '../../fixtures';
+import { fixturesDir } from '../../helpers/fixtures';
 import { call, fixtureEnvironments, output, readJsonl, rollout, say, tempDir, writeJsonl } from './helpers';
 
 // The skip audit and the candidates together account for every decision point of the converted

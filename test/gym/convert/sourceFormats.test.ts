@@ -4,7 +4,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { convertToCandidates, type ConvertOptions } from '../../../gym/convert';
 import { chatMessagesToItems } from '../../../gym/convert/chatCompletions';
-import { fixturesDir } from '../../fixtures';
+import { fixturesDir } from '../../helpers/fixtures';
 import { projectAll, readJsonl, rollout, say, tempDir, writeJsonl } from './helpers';
 
 async function run(rows: unknown[], options: Partial<ConvertOptions> = {}) {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { isPyDict, loadsPythonJson, type PyValue } from '../../../gym/pythonJson';
 import { lineKinds } from '../../../gym/rewardProfile/numberKinds';
-import { fixturesDir } from '../../fixtures';
+import { fixturesDir } from '../../helpers/fixtures';
 
 // The number kinds read from a rollout line's text without decoding it must be the ones a full
 // decode with Python's types gives.

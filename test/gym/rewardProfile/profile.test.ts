@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
 import { profileCompletionSummary, profileFromData, RewardProfileError } from '../../../gym/rewardProfile';
-import { fixturesDir } from '../../fixtures';
+import { fixturesDir } from '../../helpers/fixtures';
 
 // Profiling rows in memory against NeMo Gym's own test cases (fixtures/gym/reward_profile_cases.json),
 // its error messages, and the order of what it writes.

@@ -6,7 +6,7 @@ import { jsonLine, type JsonlRecord } from '../../../gym/jsonl';
 import { materializeRecords } from '../../../gym/materialize';
 import { orjsonDumps } from '../../../gym/pythonJsonDumps';
 import { canonicalSample, sampleValue } from '../../../gym/rewardProfile/pythonTypes';
-import { fixturesDir } from '../../fixtures';
+import { fixturesDir } from '../../helpers/fixtures';
 
 // A sample cut out of a materialized line must be the bytes decoding the line and writing it back
 // give: on every NeMo Gym task row of the fixtures and on rows whose numbers, keys and strings are

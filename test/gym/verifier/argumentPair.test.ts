@@ -8,7 +8,7 @@ import { isPythonJson } from '../../../gym/verifier/argumentText';
 import { compareArgumentTexts, UNDECIDED } from '../../../gym/verifier/argumentPair';
 import { compareArgumentValues } from '../../../gym/verifier/compare';
 import { toolCallComparatorConfigSchema } from '../../../gym/verifier/config';
-import { fixturesDir } from '../../fixtures';
+import { fixturesDir } from '../../helpers/fixtures';
 
 /** The verdict of the decoding path: both texts through `json.loads`, then the tree walk. */
 function decodedVerdict(expected: string, actual: string, floatThreshold: number, wordThreshold: number) {

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { fixturesDir } from '../../fixtures';
+import { fixturesDir } from '../../helpers/fixtures';
 import { tempDir } from '../../gym/convert/helpers';
 
 const repoRoot = path.resolve(__dirname, '../../..');

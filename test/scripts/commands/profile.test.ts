@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { fixturesDir } from '../../fixtures';
+import { fixturesDir } from '../../helpers/fixtures';
 
 const repoRoot = path.resolve(__dirname, '../../..');
 const dir = mkdtempSync(path.join(tmpdir(), 'profile-cli-'));

@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
-import { fixturesDir } from '../../fixtures';
+import { fixturesDir } from '../../helpers/fixtures';
 import { validatePivotDataset } from '../../../gym/validator';
 import { defaultThreads, validateOptionsFromArgv } from '../../../scripts/commands/validate';
 

@@ -8,7 +8,7 @@ import { toolCallComparatorConfigSchema, verifyResponse, type VerifierResponse }
 import { DEFAULT_VERIFY_SERVER_PORT } from '../../../scripts/commands/verify';
 import { freePort } from '../../../scripts/lib/net';
 import { loadVerifierConfigFromGymYaml } from '../../../servers/verifierServer';
-import { fixturesDir } from '../../fixtures';
+import { fixturesDir } from '../../helpers/fixtures';
 import { readJsonl } from '../../gym/convert/helpers';
 
 const repoRoot = path.resolve(__dirname, '../../..');
