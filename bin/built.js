@@ -15,6 +15,9 @@ const STAMP_FILE = path.join(distDir, 'build-stamp.json');
 /** Directories whose files the build reads; test/ is not built. */
 const SOURCE_DIRS = ['activities', 'bin', 'client', 'contracts', 'gym', 'scripts', 'servers', 'workers', 'workflows'];
 const SOURCE_FILES = ['package-lock.json', 'tsconfig.json'];
+/** An installed package ships dist/ without the sources it was built from (package.json "files"),
+ * so it has nothing to be stale against; a checkout always has its tsconfig.json. */
+const isCheckout = fs.existsSync(path.join(repoRoot, 'tsconfig.json'));
 const BUILT_FROM = /\.(ts|wat|js)$/;
 
 function listSources(dir, out) {
@@ -58,6 +61,7 @@ function staleness() {
   } catch {
     return 'dist/ has not been built';
   }
+  if (!isCheckout) return undefined;
   const now = sourceStamp();
   for (const file of Object.keys(now)) {
     if (recorded[file] === undefined) return `${file} was added since the last build`;

@@ -2,6 +2,9 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
 import YAML from 'yaml';
+import { repoRoot } from '../../bin/built';
+import { activityDepsFromEnv, type ActivityDeps } from '../../activities';
+import { loadPipelineConfig } from '../../activities/configFile';
 import { TASK_QUEUE } from '../../workers/connection';
 import { startPivotMining } from '../../client';
 import type { PivotMiningResult } from '../../contracts/payloads';
@@ -28,6 +31,18 @@ async function withModelServer(configPath: string, server: LlamaServerHandle): P
   const derived = path.join('.state', `${path.basename(configPath, path.extname(configPath))}.llama-server.yaml`);
   await writeFile(derived, YAML.stringify(config));
   return derived;
+}
+
+/**
+ * The demo's own config and tasks are read where the package keeps them (their paths are relative
+ * to it) and its `artifacts_root` is taken from the current directory, so an installed package runs
+ * the demo from any directory. PIVOT_MINER_ARTIFACTS_ROOT, an operator's setting, still wins.
+ */
+async function packagedDemoDeps(): Promise<ActivityDeps> {
+  const fromEnv = activityDepsFromEnv();
+  const config = await loadPipelineConfig(path.join(repoRoot, DEMO_CONFIG));
+  const artifactsRoot = fromEnv.settings.artifactsRoot ?? path.resolve(config.artifacts_root);
+  return { ...fromEnv, settings: { baseDir: repoRoot, artifactsRoot } };
 }
 
 async function startRealModel(): Promise<LlamaServerHandle> {
@@ -67,7 +82,9 @@ export function registerDemoCommand(program: Command): void {
         const configPath = model
           ? await withModelServer(opts.config ?? REAL_MODEL_CONFIG, model)
           : (opts.config ?? DEMO_CONFIG);
-        const stack = await startLocalStack();
+        // A config of the user's, or one derived under .state/, resolves against the current directory.
+        const packaged = !model && opts.config === undefined;
+        const stack = await startLocalStack(packaged ? { activityDeps: await packagedDemoDeps() } : {});
         console.error(`Temporal UI: ${stack.devServer.uiUrl}`);
         console.error(
           model

@@ -1,4 +1,5 @@
 import { NativeConnection, type Worker } from '@temporalio/worker';
+import type { ActivityDeps } from '../../activities';
 import { createHostWorker, createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
 import { installWorkerRuntime } from '../../workers/runtime';
 import { ensureDevServer, type DevServerHandle } from './devServer';
@@ -12,12 +13,12 @@ export interface LocalStack {
   shutdown(): Promise<void>;
 }
 
-export async function startLocalStack(opts: { port?: number } = {}): Promise<LocalStack> {
+export async function startLocalStack(opts: { port?: number; activityDeps?: ActivityDeps } = {}): Promise<LocalStack> {
   const devServer = await ensureDevServer({ port: opts.port ?? Number(process.env.PIVOT_MINER_DEV_PORT ?? 7233) });
   process.env.TEMPORAL_ADDRESS = devServer.address;
   installWorkerRuntime();
   const connection = await NativeConnection.connect({ address: devServer.address });
-  const worker = await createPivotWorker({ connection });
+  const worker = await createPivotWorker({ connection, activityDeps: opts.activityDeps });
   const hostWorker = await createHostWorker({ connection });
   const hostWorkerDone = hostWorker.run();
   let stopped = false;
