@@ -105,6 +105,14 @@ function servingAgent(plan: RunPlan, stage: RolloutStage): ((rowAgent: string) =
 }
 
 /**
+ * The aggregate metrics as an activity of its own: the stage tail that histories begun before
+ * finishStage schedule (workflows/collectRollouts.ts), fenced as a step of the stage.
+ */
+export function aggregateMetricsStage(input: AggregateMetricsInput): Promise<string | undefined> {
+  return writeAggregateMetrics(input);
+}
+
+/**
  * Writes the aggregate metrics of a merged stage and returns the path, or nothing when no rollout
  * completed (upstream writes no file then). Rollouts an agent server ran are aggregated by that
  * agent; in-process ones get what a NeMo Gym pivot agent answers by default, the same computation

@@ -1,5 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
-import { stripForAggregateMetrics } from '../gym/aggregateMetrics';
+import { NoDigest, stripForAggregateMetrics } from '../gym/aggregateMetrics';
 import { jsonText, JsonlWriter, readJsonl, readLines } from '../gym/jsonl';
 import { parseKinded, type JsonDict } from '../gym/kindedJson';
 import { KeyedTable, NumberColumn } from '../gym/rewardProfile/table';
@@ -53,9 +53,6 @@ class Places extends KeyedTable {
     }
   }
 }
-
-/** A digest that cannot stand in for the rollout's entry: the entries are then made from the rollouts file. */
-class NoDigest extends Error {}
 
 /** One agent's entries in key order, as many times as they are read. */
 export type EntrySource = (file: FileHandle) => AsyncIterable<string>;

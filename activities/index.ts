@@ -1,7 +1,7 @@
 // Everything the worker registers. Activities are the IO shell around gym/: one file per stage.
 // What a worker process was started with (its base dir, artifacts root, secrets) is read once, here,
 // and handed to the activities that need it, instead of each reading process.env on every call.
-import { writeAggregateMetrics } from './aggregateMetrics';
+import { aggregateMetricsStage } from './aggregateMetrics';
 import { runChunk } from './chunk';
 import { convertStage } from './convert';
 import { finishStage } from './finishStage';
@@ -40,7 +40,7 @@ export function createActivities(deps: ActivityDeps = activityDepsFromEnv()) {
     mergeChunks,
     finishMerge,
     finishStage,
-    aggregateMetricsStage: writeAggregateMetrics,
+    aggregateMetricsStage,
     profileStage,
     stageAccounting,
     convertStage,

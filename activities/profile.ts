@@ -1,3 +1,4 @@
+import { NoDigest } from '../gym/aggregateMetrics';
 import { readLines } from '../gym/jsonl';
 import {
   writeRewardProfile,
@@ -15,9 +16,6 @@ import type { ProfileResult } from '../contracts/payloads';
 // the merge's digests for the rollouts and the row index for the materialized inputs, so profiling
 // decodes a few hundred bytes a rollout rather than every trajectory and prompt. What it writes is
 // byte for byte what `ng_reward_profile` writes from the files (test/activities/profile.test.ts).
-
-/** A digest that cannot stand in for its rollout line: profiling then reads the rollouts file. */
-class NoDigest extends Error {}
 
 const isIndex = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 0;
 

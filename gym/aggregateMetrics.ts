@@ -88,6 +88,12 @@ export function rolloutDigest(result: JsonDict): string | null {
 }
 
 /**
+ * What a reader of the digests throws at one that cannot stand in for its rollout (a null digest,
+ * or keys that are not indices); whoever called the reader then reads the rollouts file instead.
+ */
+export class NoDigest extends Error {}
+
+/**
  * compute_aggregate_metrics with the default hooks, over verify responses added one at a time: the
  * RewardProfiler run over them as one agent named "agent" (missing indices count as 0 in the rows, a
  * missing `response` as `{}`), `compute_metrics` adding nothing, and the `mean/*` entries as key

@@ -65,8 +65,3 @@ export const rolloutResultSchema = z.looseObject({
   _ng_rollout_index: z.number().int().nonnegative(),
 });
 export type RolloutResult = z.infer<typeof rolloutResultSchema>;
-
-/** A rollout key as NeMo Gym prints it, `(task, rollout)`. */
-export function rolloutKey(taskIndex: number, rolloutIndex: number): string {
-  return `(${taskIndex}, ${rolloutIndex})`;
-}

@@ -14,11 +14,12 @@ import {
   type ToolCallComparatorConfig,
   type ToolCallComparatorConfigInput,
 } from '../gym/verifier';
+import { HttpError, sendJson } from './http';
 
 export const VERIFIER_RESOURCES_SERVER_TYPE = 'single_step_tool_use_with_argument_comparison';
 
 /**
- * The NeMo Gym commit whose resources server this reproduces: fixtures/verifier's vectors were made
+ * The NeMo Gym commit whose resources server this reproduces: test/fixtures/verifier's vectors were made
  * by running that server's code. NeMo Gym 0.4.0's copy of the server has the same request and
  * response fields but no `function_call_batch` rows or parallel reward modes.
  */
@@ -41,19 +42,9 @@ interface ValidationDetail {
   type: string;
 }
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly detail: ValidationDetail[] | string,
-  ) {
-    super(typeof detail === 'string' ? detail : detail.map((d) => `${d.loc.join('.')}: ${d.msg}`).join('; '));
-  }
-}
-
-function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
-  res.end(text);
+/** A 422 whose body is FastAPI's `{"detail": [{loc, msg, type}]}` (see createVerifierServer). */
+function validationError(details: ValidationDetail[]): HttpError {
+  return new HttpError(422, details.map((d) => `${d.loc.join('.')}: ${d.msg}`).join('; '), details);
 }
 
 function readBody(req: http.IncomingMessage): Promise<string> {
@@ -79,7 +70,7 @@ function parseJsonBody(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new HttpError(422, [
+    throw validationError([
       { loc: ['body'], msg: `body is not JSON: ${(error as Error).message}`, type: 'json_invalid' },
     ]);
   }
@@ -88,8 +79,7 @@ function parseJsonBody(text: string): unknown {
 function verify(body: unknown, config: ToolCallComparatorConfig): Record<string, unknown> {
   const parsed = verifyRequestSchema.safeParse(body);
   if (!parsed.success) {
-    throw new HttpError(
-      422,
+    throw validationError(
       parsed.error.issues.map((issue) => ({
         loc: ['body', ...issue.path.map((key) => (typeof key === 'number' ? key : String(key)))],
         msg: issue.message,
@@ -103,7 +93,7 @@ function verify(body: unknown, config: ToolCallComparatorConfig): Record<string,
     result = verifyResponse(request.expected_action, request.response, config);
   } catch (error) {
     if (error instanceof ExpectedArgumentsDecodeError) {
-      throw new HttpError(422, [
+      throw validationError([
         { loc: ['body', 'expected_action', 'arguments'], msg: error.message, type: 'json_invalid' },
       ]);
     }
@@ -136,7 +126,9 @@ export function createVerifierServer(config: ToolCallComparatorConfigInput): htt
   return http.createServer((req, res) => {
     handle(req, res, comparatorConfig).catch((error: unknown) => {
       if (res.headersSent) return res.destroy();
-      if (error instanceof HttpError) return sendJson(res, error.status, { detail: error.detail });
+      // FastAPI's shape, not the embedded servers' `{error, details}`: a validation error's detail
+      // is its list, any other error's its message.
+      if (error instanceof HttpError) return sendJson(res, error.status, { detail: error.details ?? error.message });
       sendJson(res, 500, { detail: `internal error: ${(error as Error).message ?? String(error)}` });
     });
   });

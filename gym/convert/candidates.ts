@@ -166,11 +166,6 @@ export function decisionPointOutcomes(
   });
 }
 
-/** The number of decision points in a trajectory's output. */
-export function countDecisionPoints(trajectory: Trajectory): number {
-  return assistantTurns(trajectory.output).filter((t) => t.actions.length > 0).length;
-}
-
 function shiftTurn(turn: Turn, offset: number): Turn {
   return {
     start: turn.start + offset,
