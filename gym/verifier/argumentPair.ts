@@ -13,7 +13,7 @@ import * as pairWalk from './pairWalk';
 import type { PairWalk, Step } from './pairWalk';
 import * as pythonText from './pythonText';
 
-// Bound imports: see gym/verifier.ts.
+// Bound imports: see gym/verifier/index.ts.
 const {
   INVALID,
   isPythonJson,

@@ -5,7 +5,7 @@ import { decodePythonJson, PythonJsonFailure, type PyDict, type PyValue } from '
 import * as argumentPair from './argumentPair';
 import { stringsMatch } from './pythonText';
 
-// Bound imports: see gym/verifier.ts.
+// Bound imports: see gym/verifier/index.ts.
 const { compareArgumentTexts, UNDECIDED } = argumentPair;
 const { verdictOf } = categories;
 

@@ -2,7 +2,7 @@
 // comparison (`abs(actual - expected) < threshold`) on two such tokens.
 import * as tokens from './argumentText';
 
-// Bound imports: see gym/verifier.ts.
+// Bound imports: see gym/verifier/index.ts.
 const { isDigit } = tokens;
 
 const MINUS = 0x2d;

@@ -3,7 +3,7 @@
 // members allocates nothing once the stack has grown to the deepest text seen.
 import * as tokens from './argumentText';
 
-// Bound imports: see gym/verifier.ts.
+// Bound imports: see gym/verifier/index.ts.
 const { codeAt, INVALID, lastScan, nextCode, sameRegion, scanString, skipValueFrom, skipWhitespace } = tokens;
 
 /** `pushMembers` met what only decoding decides: an escaped key, too many keys, too deep a value. */

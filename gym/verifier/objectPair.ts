@@ -7,7 +7,7 @@ import * as memberStack from './memberStack';
 import * as pairWalk from './pairWalk';
 import type { PairWalk, Step } from './pairWalk';
 
-// Bound imports: see gym/verifier.ts.
+// Bound imports: see gym/verifier/index.ts.
 const { codeAt, INVALID, lastScan, nextCode, scanString, scanStringAgainst, skipValueFrom, skipWhitespace } = tokens;
 const { MAX_KEYS_PER_OBJECT, SLOT } = memberStack;
 const { MATCH, STOP } = pairWalk;

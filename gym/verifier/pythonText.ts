@@ -3,7 +3,7 @@ import { countPythonWords, forEachPythonWord } from '../pythonJsonLexis';
 import { decodePythonJson } from '../pythonJson';
 import * as tokens from './argumentText';
 
-// Bound imports: see gym/verifier.ts.
+// Bound imports: see gym/verifier/index.ts.
 const { scanString } = tokens;
 
 // Capital letters that gained a lower-case mapping after Unicode 15.1. NeMo Gym runs on CPython

@@ -4,7 +4,7 @@
 // it), then read both `arguments` texts: Python with json.loads twice, ours in one side-by-side pass
 // over the two texts that decodes only what that pass cannot decide. Nothing is compiled, cached or
 // reused across calls or passes on either side. Every verdict of ours is checked against the
-// vectors' before timing (the full parity suite is test/gym/verifier.test.ts).
+// vectors' before timing (the full parity suite is test/gym/verifier/index.test.ts).
 // The two sides take turns in short windows of equal length, and each round's ratio is taken from
 // its own pair of windows: this machine's speed for V8's code drifts by up to 2x over tens of
 // seconds, in step across processes and cores (the host's, not the process's), so windows far

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { expectedActionSchema } from '../../gym/schemas';
 import * as verifier from '../../gym/verifier';
 
-// Bound imports, as the verifier's own modules bind theirs (gym/verifier.ts says why): the cost of a
+// Bound imports, as the verifier's own modules bind theirs (gym/verifier/index.ts says why): the cost of a
 // getter per call is the caller's module interop, not the verifier's.
 const { toolCallComparatorConfigSchema, verifyResponse } = verifier;
 

@@ -3,16 +3,16 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { jsonLine, readJsonl } from '../../gym/jsonl';
-import { JsonlError } from '../../gym/errors';
-import { materializeOptionsSchema, materializeRows } from '../../gym/materialize';
+import { jsonLine, readJsonl } from '../../../gym/jsonl';
+import { JsonlError } from '../../../gym/errors';
+import { materializeOptionsSchema, materializeRows } from '../../../gym/materialize';
 import {
   formatProfileSummary,
   profileFromData,
   writeRewardProfile,
   type GroupLevelMetrics,
-} from '../../gym/rewardProfile';
-import { fixturesDir } from '../helpers/fixtures';
+} from '../../../gym/rewardProfile';
+import { fixturesDir } from '../../helpers/fixtures';
 
 // `ng_reward_profile` on files: what is written next to the rollouts, what is handed back, and the
 // errors that name a file and line.

@@ -5,12 +5,12 @@ import {
   NUMBER_OF_TURNS,
   type DatasetMetrics,
   type NumericSummary,
-} from './datasetMetrics';
-import { actionMixTable, funnelSum, splitTable } from './report/selectionTables';
-import { escapeHtml, horizontalBarChart, verticalBarChart, type Bar } from './report/svg';
-import { SELECTION_OUTCOMES } from './selection';
-import type { OutcomeCounts, SelectionMetrics } from './selectionMetrics';
-import type { RolloutAccounting } from './rolloutAccounting';
+} from '../datasetMetrics';
+import { actionMixTable, funnelSum, splitTable } from './selectionTables';
+import { escapeHtml, horizontalBarChart, verticalBarChart, type Bar } from './svg';
+import { SELECTION_OUTCOMES } from '../selection';
+import type { OutcomeCounts, SelectionMetrics } from '../selectionMetrics';
+import type { RolloutAccounting } from '../rolloutAccounting';
 
 // One self-contained HTML page per published dataset: where the pivots came from, why the others
 // were dropped, and what the published set looks like. Deterministic (no dates, no randomness), so

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { validatePivotDataset } from '../../gym/validator';
-import { cases, casesDir, optionsFromArgs } from './validatorCases';
+import { validatePivotDataset } from '../../../gym/validator';
+import { cases, casesDir, optionsFromArgs } from '../validatorCases';
 
 const withoutPath = (text: string, filePath: string, file: string) => text.split(filePath).join(file);
 

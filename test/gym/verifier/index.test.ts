@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { z } from 'zod';
-import { expectedActionSchema, type ExpectedAction } from '../../gym/schemas';
+import { expectedActionSchema, type ExpectedAction } from '../../../gym/schemas';
 import {
   ExpectedArgumentsDecodeError,
   extractAction,
@@ -11,11 +11,11 @@ import {
   toolCallComparatorConfigSchema,
   verifyResponse,
   type ToolCallComparatorConfigInput,
-} from '../../gym/verifier';
-import { findMaximumMatching } from '../../gym/verifier/compare';
-import { forEachPythonWord } from '../../gym/pythonJsonLexis';
-import { pythonLower } from '../../gym/verifier/pythonText';
-import { fixturesDir } from '../helpers/fixtures';
+} from '../../../gym/verifier';
+import { findMaximumMatching } from '../../../gym/verifier/compare';
+import { forEachPythonWord } from '../../../gym/pythonJsonLexis';
+import { pythonLower } from '../../../gym/verifier/pythonText';
+import { fixturesDir } from '../../helpers/fixtures';
 
 /** `s.split()`, collected. */
 function pythonSplit(s: string): string[] {

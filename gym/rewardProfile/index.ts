@@ -2,18 +2,13 @@ import { readSync } from 'node:fs';
 import { open, rename, writeFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { JsonlWriter, readJsonl } from './jsonl';
-import { JsonlError } from './errors';
-import {
-  completionSummary,
-  profileTables,
-  type CompletionSummary,
-  type GroupLevelMetrics,
-} from './rewardProfile/profile';
-import { InputTable, NumberColumn, RolloutTable } from './rewardProfile/table';
-export { RewardProfileError } from './errors';
-import { orjsonDumps, pythonRound } from './pythonJsonDumps';
-import { canonicalSample, RolloutNumberKinds, sampleValue } from './rewardProfile/pythonTypes';
+import { JsonlWriter, readJsonl } from '../jsonl';
+import { JsonlError } from '../errors';
+import { completionSummary, profileTables, type CompletionSummary, type GroupLevelMetrics } from './profile';
+import { InputTable, NumberColumn, RolloutTable } from './table';
+export { RewardProfileError } from '../errors';
+import { orjsonDumps, pythonRound } from '../pythonJsonDumps';
+import { canonicalSample, RolloutNumberKinds, sampleValue } from './pythonTypes';
 import {
   NotInKeyOrder,
   profileKeyOrdered,
@@ -21,16 +16,16 @@ import {
   type ProfiledResult,
   type ProfileSources,
   type StreamedGroup,
-} from './rewardProfile/stream';
-import type { PyDict, PyValue } from './pythonJson';
+} from './stream';
+import type { PyDict, PyValue } from '../pythonJson';
 
 // `ng_reward_profile` on files: reads the materialized inputs and the rollouts, profiles them and
 // writes `<rollouts stem>_reward_profiling.jsonl` and `<rollouts stem>_agent_metrics.json` beside the
 // rollouts, as NeMo Gym does.
 
-export { profileCompletionSummary, profileFromData, withoutIndices } from './rewardProfile/fromData';
-export type { AgentLevelMetrics, CompletionSummary, GroupLevelMetrics } from './rewardProfile/profile';
-export type { ProfiledInput, ProfiledResult, ProfileSources } from './rewardProfile/stream';
+export { profileCompletionSummary, profileFromData, withoutIndices } from './fromData';
+export type { AgentLevelMetrics, CompletionSummary, GroupLevelMetrics } from './profile';
+export type { ProfiledInput, ProfiledResult, ProfileSources } from './stream';
 
 const rolloutKeySchema = {
   _ng_task_index: z.number().int().nonnegative(),

@@ -5,17 +5,17 @@
 // (NVIDIA-NeMo/Gym#2007; `.claude/skills/` became a link to it); 0.4.0 kept it in
 // `.claude/skills/nemo-gym-pivot-datasets/`. The script is the same in both.
 import { z } from 'zod';
-import { loadsPythonJson, PythonJsonDecodeError } from './pythonJson';
-import { isBlank } from './pythonJsonLexis';
-import { checkChunk, type ChunkVerdicts } from './validator/chunks';
-import type { FastRowOptions } from './validator/fastRows';
-import { GymConfigError, loadAgentNames } from './validator/gymConfigAgents';
-import { decodeLineBytes, JsonlFile } from './validator/jsonlLines';
-import { PivotMetrics } from './validator/metrics';
-import { ChunkThreads } from './validator/parallel';
-import { checkRow, pythonRowReader, type RowCheckOptions } from './validator/rowChecks';
+import { loadsPythonJson, PythonJsonDecodeError } from '../pythonJson';
+import { isBlank } from '../pythonJsonLexis';
+import { checkChunk, type ChunkVerdicts } from './chunks';
+import type { FastRowOptions } from './fastRows';
+import { GymConfigError, loadAgentNames } from './gymConfigAgents';
+import { decodeLineBytes, JsonlFile } from './jsonlLines';
+import { PivotMetrics } from './metrics';
+import { ChunkThreads } from './parallel';
+import { checkRow, pythonRowReader, type RowCheckOptions } from './rowChecks';
 
-export { parseRequireAnyField } from './validator/rowChecks';
+export { parseRequireAnyField } from './rowChecks';
 
 export const pivotValidatorOptionsSchema = z.object({
   path: z.string().min(1),

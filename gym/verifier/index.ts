@@ -1,24 +1,24 @@
 // Port of the verdict of NeMo Gym's `single_step_tool_use_with_argument_comparison` resources
 // server: the reward of one response against a pivot row's `expected_action`. Parity with the
 // reference is checked against test/fixtures/verifier/vectors.jsonl.
-import type { ExpectedAction } from './schemas';
-import type { VerifyResult } from './verifier/categories';
-import * as categories from './verifier/categories';
-import * as compare from './verifier/compare';
-import type { FunctionCall } from './verifier/compare';
-import * as comparatorConfig from './verifier/config';
-import type { ToolCallComparatorConfig, ToolCallComparatorConfigInput } from './verifier/config';
-import * as extract from './verifier/extract';
+import type { ExpectedAction } from '../schemas';
+import type { VerifyResult } from './categories';
+import * as categories from './categories';
+import * as compare from './compare';
+import type { FunctionCall } from './compare';
+import * as comparatorConfig from './config';
+import type { ToolCallComparatorConfig, ToolCallComparatorConfigInput } from './config';
+import * as extract from './extract';
 
-export { stepRewardCategoryText, type StepRewardCategory, type VerifyResult } from './verifier/categories';
-export { ExpectedArgumentsDecodeError } from './verifier/compare';
+export { stepRewardCategoryText, type StepRewardCategory, type VerifyResult } from './categories';
+export { ExpectedArgumentsDecodeError } from './compare';
 export {
   parallelToolCallRewardModeSchema,
   toolCallComparatorConfigSchema,
   type ToolCallComparatorConfig,
   type ToolCallComparatorConfigInput,
-} from './verifier/config';
-export { extractAction, verifierResponseSchema, type VerifierResponse } from './verifier/extract';
+} from './config';
+export { extractAction, verifierResponseSchema, type VerifierResponse } from './extract';
 
 // Bound imports. The verifier's modules import their siblings as namespaces and copy what they
 // call into module constants once (`const { verdictOf } = categories;`). Compiled to CommonJS (tsx,
