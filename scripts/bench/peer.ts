@@ -108,7 +108,7 @@ export async function runPeerBench(opts: PeerOptions): Promise<void> {
           [
             opts.workerNodeOptions,
             extraEnv
-              ? `--require ${path.join(__dirname, 'peerCpuProfile.cjs')}${withPerf ? ' --perf-basic-prof' : ''}`
+              ? `--require ${path.join(__dirname, '../diagnostics/cpuProfile.cjs')}${withPerf ? ' --perf-basic-prof' : ''}`
               : undefined,
           ]
             .filter((o) => o !== undefined)
@@ -120,7 +120,9 @@ export async function runPeerBench(opts: PeerOptions): Promise<void> {
       mkdirSync(opts.cpuProfileDir, { recursive: true });
       for (const f of readdirSync(opts.cpuProfileDir))
         if (f === 'start' || f === 'stop' || f.endsWith('.cpuprofile')) rmSync(path.join(opts.cpuProfileDir, f));
-      process.env.PIVOT_PEER_CPU_PROFILE_DIR = opts.cpuProfileDir;
+      // The preload profiles the one round between <dir>/start and <dir>/stop (peerProfiledRounds.ts).
+      process.env.PIVOT_MINER_CPU_PROFILE_DIR = opts.cpuProfileDir;
+      process.env.PIVOT_MINER_CPU_PROFILE_WINDOW = 'marked';
     }
     const worker = startWorker(taskQueue);
     cleanups.push(() => worker.stop());

@@ -1,28 +1,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { readCpuProfile, type CpuProfile } from '../diagnostics/v8CpuProfile';
 
-// Where the worker's CPU goes in the peer bench's profiled round (peerCpuProfile.cjs): V8's samples
+// Where the worker's CPU goes in the peer bench's profiled round (scripts/diagnostics/cpuProfile.cjs): V8's samples
 // of each thread, grouped by the module of the function on the stack. The worker runs dist/cli.js,
 // an esbuild bundle that marks where each source module begins (`// activities/chunk.ts`), so a
 // line of the bundle maps back to its module; node_modules packages and Node's own modules are
 // named as such, and V8's entries without a script (the collector, `(program)`, builtins such as
 // JSON.parse when sampled outside JavaScript) by their name.
 
-interface CallFrame {
-  functionName: string;
-  url: string;
-  lineNumber: number;
-}
-interface ProfileNode {
-  id: number;
-  callFrame: CallFrame;
-  children?: number[];
-}
-export interface CpuProfile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
+type CallFrame = CpuProfile['nodes'][number]['callFrame'];
 
 /** For a bundle made by esbuild: the source module of each line, from its `// path.ts` markers. */
 export function bundleModuleMap(text: string): (line: number) => string | undefined {
@@ -140,13 +127,7 @@ export function summarizeProfileDir(dir: string, bundleFiles: readonly string[])
   );
   return readdirSync(dir)
     .filter((f) => /^worker-\d+-t\d+\.cpuprofile$/.test(f))
-    .map((f) =>
-      summarizeProfile(
-        f.replace(/^worker-|\.cpuprofile$/g, ''),
-        JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as CpuProfile,
-        bundles,
-      ),
-    )
+    .map((f) => summarizeProfile(f.replace(/^worker-|\.cpuprofile$/g, ''), readCpuProfile(path.join(dir, f)), bundles))
     .sort((a, b) => b.busyMs - a.busyMs);
 }
 

@@ -8,7 +8,7 @@ import { roundLine } from './peerReport';
 import { runB, threadsPerRollout, type SideB } from './peerSides';
 
 // The peer bench's uncounted rounds on the profiled worker (--worker-cpu-profile): where its CPU
-// went, by V8's sampler (peerCpuProfile.cjs, peerProfile.ts) and, when perf is installed, by Linux's
+// went, by V8's sampler (scripts/diagnostics/cpuProfile.cjs, peerProfile.ts) and, when perf is installed, by Linux's
 // perf (peerPerf.ts). The samplers' cost is in their rounds, so none of them is in the figures.
 
 const log = (line: string) => console.log(line);

@@ -89,7 +89,7 @@ export function startBenchWorker(opts: BenchWorkerOptions): BenchWorker {
       .join(' ')
       .trim();
   if (opts.heapProbePath !== undefined) env.PIVOT_BENCH_HEAP_PROBE = opts.heapProbePath;
-  if (opts.cpuProfileDir !== undefined) env.PIVOT_BENCH_CPU_PROFILE_DIR = opts.cpuProfileDir;
+  if (opts.cpuProfileDir !== undefined) env.PIVOT_MINER_CPU_PROFILE_DIR = opts.cpuProfileDir;
   if (opts.maxOldSpaceMb !== undefined) env.PIVOT_MINER_WORKER_HEAP_MB = String(opts.maxOldSpaceMb);
   const child = spawnWorkerProcess({ ...opts, env, stdio: ['ignore', logFd, logFd] });
   if (child.pid === undefined) throw new Error('could not start a worker process');

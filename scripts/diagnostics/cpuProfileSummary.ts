@@ -1,23 +1,10 @@
 // What the CPU profiles of `npm run bench -- --worker-cpu-profile=DIR` hold, per worker thread:
 // how much of the time it was busy, and the functions holding the most of its busy samples (self
 // time, V8's "bottom-up" view). Run: npx tsx scripts/diagnostics/cpuProfileSummary.ts DIR [--top=N]
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { z } from 'zod';
-
-// The parts of V8's `Profiler.Profile` read here.
-const cpuProfileSchema = z.object({
-  nodes: z.array(
-    z.object({
-      id: z.number(),
-      callFrame: z.object({ functionName: z.string(), url: z.string(), lineNumber: z.number() }),
-    }),
-  ),
-  samples: z.array(z.number()),
-  timeDeltas: z.array(z.number()),
-});
-type CpuProfile = z.infer<typeof cpuProfileSchema>;
+import { readCpuProfile, type CpuProfile } from './v8CpuProfile';
 
 /** V8's name for the samples taken while the thread had nothing to run. */
 const IDLE = '(idle)';
@@ -66,22 +53,8 @@ export function summarizeThread(thread: string, profiles: readonly CpuProfile[])
   return { thread, totalMs, busyMs: totalMs - idleMs, functions: functions.filter((f) => f.name !== IDLE) };
 }
 
-function readProfile(file: string): CpuProfile {
-  let json: unknown;
-  try {
-    json = JSON.parse(readFileSync(file, 'utf8'));
-  } catch (error) {
-    throw new Error(`${file}: not JSON (${error instanceof Error ? error.message : String(error)})`, {
-      cause: error,
-    });
-  }
-  const parsed = cpuProfileSchema.safeParse(json);
-  if (!parsed.success) throw new Error(`${file}: not a V8 CPU profile (${z.prettifyError(parsed.error)})`);
-  return parsed.data;
-}
-
 export function summarizeDir(dir: string): ThreadSummary[] {
-  return [...filesByThread(dir)].map(([thread, files]) => summarizeThread(thread, files.map(readProfile)));
+  return [...filesByThread(dir)].map(([thread, files]) => summarizeThread(thread, files.map(readCpuProfile)));
 }
 
 function main(): void {

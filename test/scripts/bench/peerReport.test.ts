@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { bundleModuleMap, moduleOf, summarizeProfile, type CpuProfile } from '../../../scripts/bench/peerProfile';
+import { bundleModuleMap, moduleOf, summarizeProfile } from '../../../scripts/bench/peerProfile';
+import type { CpuProfile } from '../../../scripts/diagnostics/v8CpuProfile';
 import {
   compareRewards,
   median,

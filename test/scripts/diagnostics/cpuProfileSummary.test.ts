@@ -23,8 +23,8 @@ test('the profiler hook writes slices for each thread of a process it is preload
       env: {
         ...process.env,
         NODE_OPTIONS: `--require ${hook}`,
-        PIVOT_BENCH_CPU_PROFILE_DIR: dir,
-        PIVOT_BENCH_CPU_PROFILE_SLICE_S: '1',
+        PIVOT_MINER_CPU_PROFILE_DIR: dir,
+        PIVOT_MINER_CPU_PROFILE_SLICE_S: '1',
       },
       stdio: ['ignore', 'inherit', 'inherit'],
     });
