@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { appendFileSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { promisify } from 'node:util';
+import { referenceValidatorScript } from '../../scripts/bench/python/nemoGym';
 import { fixturesDir } from '../helpers/fixtures';
 
-// The NeMo Gym environment files in test/fixtures/gym are what the pinned NeMo Gym 0.4.0 package
-// ships: the script that regenerates them, in --check mode, finds no difference, and names one.
+// The NeMo Gym data in test/fixtures is what NeMo Gym 0.4.0 gives: the environment files are the
+// pinned package's, and the validator cases are what 0.4.0's validator does on each case file. The
+// scripts that regenerate them, in --check mode, find no difference, and name one.
 
 const run = promisify(execFile);
 const gymDir = path.join(fixturesDir, 'gym');
@@ -42,3 +44,22 @@ function expectedUpstream(stderr: string | undefined): string {
   assert.ok(m, `no upstream path in ${JSON.stringify(stderr)}`);
   return m[1]!;
 }
+
+test("the recorded validator cases are what NeMo Gym 0.4.0's validator does", { timeout: 600_000 }, async () => {
+  const validator = await referenceValidatorScript('python3');
+  const recorder = path.join(fixturesDir, 'validator', 'record_cases.py');
+  const { stderr } = await run('python3', [recorder, validator, '--check'], { maxBuffer: 1 << 20 });
+  assert.equal(stderr, '');
+  const copy = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-cases-drift-'));
+  after(() => rmSync(copy, { recursive: true, force: true }));
+  cpSync(path.join(fixturesDir, 'validator'), copy, { recursive: true });
+  const casesFile = path.join(copy, 'cases.json');
+  writeFileSync(casesFile, readFileSync(casesFile, 'utf8').replace('"exit_code": 0', '"exit_code": 1'));
+  await assert.rejects(
+    run('python3', [path.join(copy, 'record_cases.py'), validator, '--check']),
+    (err: Error & { stderr?: string }) => {
+      assert.equal(err.stderr, 'differs from the validator: valid_function_call_rows\n');
+      return true;
+    },
+  );
+});
