@@ -7,6 +7,11 @@ import { resolveInside } from './configFile';
 import { configPathInside, loadRunContext, mustBeReadableFile, type WorkerSettings } from './runContext';
 import { checkRunManifest, currentRunManifest, fileDigest, recordRunManifest } from './runManifest';
 
+/** A run without its own run_id is named after its workflow id, made safe for a directory name. */
+export function defaultRunId(workflowId: string): string {
+  return workflowId.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
 /**
  * Validates the workflow input and config, creates the run directory and snapshots the config in it.
  * A run id already used must name the same run: its manifest is checked before anything in the run
@@ -18,7 +23,7 @@ export async function prepareRun(settings: WorkerSettings, rawInput: unknown, wo
     pivotMiningInputSchema,
     rawInput,
   );
-  const runId = input.run_id ?? workflowId.replace(/[^A-Za-z0-9._-]/g, '_');
+  const runId = input.run_id ?? defaultRunId(workflowId);
   const runDir = resolveInside(artifactsRoot, artifactsRoot, path.join('runs', runId));
   const inputPath = await configPathInside(configPath, ['collect', 'input_jsonl'], baseDir, config.collect.input_jsonl);
   await mustBeReadableFile(configPath, ['collect', 'input_jsonl'], inputPath);

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { registerValidateCommand } from './commands/validate';
 import { registerConvertCommand } from './commands/convert';
 import { registerCancelCommand } from './commands/cancel';
+import { registerCheckCommand } from './commands/check';
 import { registerDemoCommand } from './commands/demo';
 import { registerDevCommand } from './commands/dev';
 import { registerRunCommand } from './commands/run';
@@ -27,6 +28,7 @@ program
   });
 
 registerDemoCommand(program);
+registerCheckCommand(program);
 registerRunCommand(program);
 registerStatusCommand(program);
 registerCancelCommand(program);

@@ -1,11 +1,20 @@
-import path from 'node:path';
 import type { Command } from 'commander';
-import { loadPipelineConfig } from '../../activities/configFile';
+import { closePools } from '../../activities/http/client';
 import { startPivotMining } from '../../client';
 import { TASK_QUEUE } from '../../workers/connection';
 import { connectClient } from '../lib/client';
 import { followRun } from '../lib/follow';
+import { checkRun, pivotMiningWorkflowId, reportFindings } from '../lib/preflight';
 import { printResult } from '../lib/printResult';
+
+interface RunOptions {
+  config: string;
+  runId?: string;
+  seed?: number;
+  workflowId?: string;
+  follow: boolean;
+  check: boolean;
+}
 
 export function registerRunCommand(program: Command): void {
   program
@@ -19,18 +28,15 @@ export function registerRunCommand(program: Command): void {
     .option('--seed <n>', 'override the config seed', (v) => Number.parseInt(v, 10))
     .option('--workflow-id <id>', 'Temporal workflow id (default: pivot-mining-<run id or time>)')
     .option('--no-follow', 'print the workflow id and return at once')
-    .action(async (opts: { config: string; runId?: string; seed?: number; workflowId?: string; follow: boolean }) => {
-      // Validate here too, so a typo is reported to the person typing rather than in a workflow failure.
-      await loadPipelineConfig(path.resolve(opts.config));
-      const workflowId =
-        opts.workflowId ?? `pivot-mining-${opts.runId ?? new Date().toISOString().replace(/[:.]/g, '-')}`;
+    .option('--no-check', "start without `check` (when this machine does not see the worker's files and servers)")
+    .action(async (opts: RunOptions) => {
+      const input = { config_path: opts.config, run_id: opts.runId, seed: opts.seed };
+      const workflowId = opts.workflowId ?? pivotMiningWorkflowId(opts.runId);
+      // What a run would refuse is reported to the person typing, every problem at once, and nothing starts.
+      if (opts.check) reportFindings(await checkRun(input, workflowId).finally(closePools));
       const { client, close } = await connectClient();
       try {
-        await startPivotMining(
-          client,
-          { config_path: opts.config, run_id: opts.runId, seed: opts.seed },
-          { workflowId, taskQueue: TASK_QUEUE },
-        );
+        await startPivotMining(client, input, { workflowId, taskQueue: TASK_QUEUE });
         console.error(`started workflow ${workflowId} on task queue ${TASK_QUEUE}`);
         if (!opts.follow) {
           console.log(workflowId);

@@ -1,0 +1,209 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import YAML from 'yaml';
+import { freePort } from '../../../scripts/lib/net';
+import { startPolicyModelServer } from '../../../servers/policyModel';
+import type { RunningServer } from '../../../servers/http';
+import { checksums } from '../../helpers/runDir';
+
+// `pivot-miner check` against real files and real HTTP servers: a good config passes with the run
+// it would start; each broken config or input is named with file:line, the command exits non-zero,
+// and no check writes a byte into the base directory.
+
+const repoRoot = path.resolve(__dirname, '../../..');
+const demoTasks = path.join(repoRoot, 'configs/demo_tasks.jsonl');
+const API_KEY = 'sk-check-test-secret-4711';
+
+let model: RunningServer;
+let rejectingModel: Server;
+let rejectingModelUrl: string;
+const baseDirs: string[] = [];
+
+before(async () => {
+  model = await startPolicyModelServer({ seed: 7, host: '127.0.0.1', port: 0 });
+  // An engine that refuses every key, quoting it back as careless proxies do.
+  rejectingModel = createServer((req, res) => {
+    res.writeHead(401, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ error: `bad key ${req.headers.authorization ?? ''}` }));
+  });
+  await new Promise<void>((resolve) => rejectingModel.listen(0, '127.0.0.1', resolve));
+  const address = rejectingModel.address();
+  assert.ok(address && typeof address === 'object');
+  rejectingModelUrl = `http://127.0.0.1:${address.port}`;
+});
+
+after(async () => {
+  await model?.close();
+  await new Promise((resolve) => rejectingModel?.close(resolve));
+  for (const dir of baseDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+type Config = Record<string, any>;
+
+function goodConfig(): Config {
+  return {
+    name: 'check_test',
+    servers: { mode: 'embedded' },
+    collect: { input_jsonl: 'data/tasks.jsonl', agent_name: 'demo_tool_agent', num_repeats: 3 },
+    local_profile: { num_samples: 5, model: { url: model.url, api: 'responses', api_key_env: 'CHECK_TEST_KEY' } },
+  };
+}
+
+/** A base directory holding `config.yaml` (text or config) and `data/tasks.jsonl` (lines), as a worker would see them. */
+function baseDirWith(config: Config | string, taskLines = readFileSync(demoTasks, 'utf8').trimEnd().split('\n')) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-check-'));
+  baseDirs.push(dir);
+  writeFileSync(path.join(dir, 'config.yaml'), typeof config === 'string' ? config : YAML.stringify(config));
+  const data = path.join(dir, 'data');
+  mkdirSync(data);
+  writeFileSync(path.join(data, 'tasks.jsonl'), taskLines.map((l) => `${l}\n`).join(''));
+  return dir;
+}
+
+/** Every file (with bytes and mtime) and every directory under `dir`. */
+function snapshot(dir: string): string {
+  const entries = (readdirSync(dir, { recursive: true }) as string[]).sort();
+  return JSON.stringify({ entries, files: checksums(dir) });
+}
+
+/** Runs `pivot-miner check -c config.yaml` in `baseDir` (async: the model server answers from this process). */
+async function check(baseDir: string, env: NodeJS.ProcessEnv = { CHECK_TEST_KEY: API_KEY }) {
+  const before = snapshot(baseDir);
+  const child = spawn(process.execPath, [path.join(repoRoot, 'bin/pivot-miner.js'), 'check', '-c', 'config.yaml'], {
+    cwd: baseDir,
+    env: { ...process.env, PIVOT_MINER_BASE_DIR: baseDir, CHECK_TEST_KEY: undefined, ...env },
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  assert.equal(snapshot(baseDir), before, 'check wrote nothing');
+  return { code, stdout, stderr };
+}
+
+/** 1-based line of the first line of `text` containing `needle`. */
+function lineOf(text: string, needle: string): number {
+  const index = text.split('\n').findIndex((line) => line.includes(needle));
+  assert.ok(index >= 0, `${needle} is in the text`);
+  return index + 1;
+}
+
+/** The problem lines of a failed check (after its "N problems:" header). */
+function problems(stderr: string): string[] {
+  const header = stderr.split('\n').findIndex((line) => /^\d+ problems?:$/.test(line));
+  assert.ok(header >= 0, stderr);
+  return stderr
+    .split('\n')
+    .slice(header + 1)
+    .filter((line) => line.startsWith('  '))
+    .map((line) => line.trim());
+}
+
+test('a good config passes and shows what the run would do', async () => {
+  const dir = baseDirWith(goodConfig());
+  const { code, stdout, stderr } = await check(dir);
+  assert.equal(code, 0, stderr);
+  const rows = readFileSync(demoTasks, 'utf8').trimEnd().split('\n').length;
+  assert.match(stdout, new RegExp(`input +${path.join(dir, 'data/tasks.jsonl')}: ${rows} rows, ${rows} tasks`));
+  assert.match(stdout, new RegExp(`rollouts +${rows * 3} \\(${rows} rows × num_repeats 3\\)`));
+  assert.match(stdout, /samples +5 per pivot candidate/);
+  assert.match(stdout, /stages +prepare → collect → convert → local_profile → publish/);
+  assert.match(stdout, new RegExp(`run dir +${path.join(dir, 'artifacts/runs/pivot-mining-START_TIME')}`));
+  assert.match(stdout, /^ok: nothing a run would refuse$/m);
+  assert.doesNotMatch(stdout + stderr, new RegExp(API_KEY));
+});
+
+test('a config that fails the schema: every issue with its line', async () => {
+  const text = [
+    'name: check_test',
+    'collect:',
+    '  input_jsonl: data/tasks.jsonl',
+    '  agent_name: demo_tool_agent',
+    '  num_repeats: four',
+    'local_profile:',
+    '  num_sample: 8',
+    '',
+  ].join('\n');
+  const dir = baseDirWith(text);
+  const { code, stderr } = await check(dir);
+  assert.equal(code, 1);
+  const config = path.join(dir, 'config.yaml');
+  assert.deepEqual(
+    problems(stderr).map((p) => p.split(': ').slice(0, 2).join(': ')),
+    [
+      `${config}:${lineOf(text, 'num_repeats')}: collect.num_repeats`,
+      `${config}:${lineOf(text, 'num_sample:')}: local_profile`,
+    ],
+  );
+  assert.match(stderr, /Unrecognized key: "num_sample"/);
+});
+
+test('a missing input file is named at its config line', async () => {
+  const config = goodConfig();
+  config.collect.input_jsonl = 'data/missing.jsonl';
+  const dir = baseDirWith(config);
+  const { code, stderr } = await check(dir);
+  assert.equal(code, 1);
+  const text = readFileSync(path.join(dir, 'config.yaml'), 'utf8');
+  assert.deepEqual(problems(stderr), [
+    `${path.join(dir, 'config.yaml')}:${lineOf(text, 'input_jsonl')}: collect.input_jsonl: ${path.join(dir, 'data/missing.jsonl')} cannot read: ENOENT`,
+  ]);
+});
+
+test('an input file outside the base directory is refused', async () => {
+  const config = goodConfig();
+  config.collect.input_jsonl = demoTasks;
+  const { code, stderr } = await check(baseDirWith(config));
+  assert.equal(code, 1);
+  assert.match(problems(stderr)[0]!, /collect\.input_jsonl: path .* outside the allowed root/);
+});
+
+test('a bad JSONL line is named file:line', async () => {
+  const lines = readFileSync(demoTasks, 'utf8').trimEnd().split('\n');
+  lines[2] = lines[2]!.slice(0, 40);
+  const dir = baseDirWith(goodConfig(), lines);
+  const { code, stderr } = await check(dir);
+  assert.equal(code, 1);
+  const found = problems(stderr);
+  assert.equal(found.length, 1, stderr);
+  assert.ok(found[0]!.startsWith(`${path.join(dir, 'data/tasks.jsonl')}:3: `), found[0]);
+});
+
+test('an unknown agent and a dead model endpoint: both listed, the key never shown', async () => {
+  const lines = readFileSync(demoTasks, 'utf8').trimEnd().split('\n');
+  const row = JSON.parse(lines[1]!) as Config;
+  lines[1] = JSON.stringify({ ...row, agent_ref: { type: 'responses_api_agents', name: 'no_such_agent' } });
+  const config = goodConfig();
+  config.local_profile.model.url = `http://127.0.0.1:${await freePort()}`;
+  const dir = baseDirWith(config, lines);
+  const { code, stdout, stderr } = await check(dir);
+  assert.equal(code, 1);
+  const text = readFileSync(path.join(dir, 'config.yaml'), 'utf8');
+  const found = problems(stderr);
+  assert.equal(found.length, 2, stderr);
+  assert.match(found[0]!, /tasks\.jsonl:2: agent_ref\.name "no_such_agent" is not an agent the servers know/);
+  assert.ok(found[1]!.startsWith(`${path.join(dir, 'config.yaml')}:${lineOf(text, 'url:')}: `), found[1]);
+  assert.match(found[1]!, /model endpoint did not answer a responses request: .*ECONNREFUSED/);
+  // The outline is still shown: the rows parsed.
+  assert.match(stdout, /rollouts/);
+  assert.doesNotMatch(stdout + stderr, new RegExp(API_KEY));
+});
+
+test('a model that refuses the key, and a key that is not set', async () => {
+  const config = goodConfig();
+  config.local_profile.model.url = rejectingModelUrl;
+  const refused = await check(baseDirWith(config));
+  assert.equal(refused.code, 1);
+  assert.match(problems(refused.stderr)[0]!, /model endpoint did not answer a responses request: .*401/);
+  assert.doesNotMatch(refused.stdout + refused.stderr, new RegExp(API_KEY), 'the key is never printed');
+
+  const unset = await check(baseDirWith(config), {});
+  assert.equal(unset.code, 1);
+  assert.match(problems(unset.stderr)[0]!, /local_profile\.model\.api_key_env: CHECK_TEST_KEY is not set/);
+});
