@@ -10,8 +10,14 @@ import {
   roundsQuery,
   stageProgressQuery,
 } from '../contracts/temporal';
-import { pivotMiningInputSchema, policyCheckpointSchema, type PivotMiningInput } from '../contracts/workflowInputs';
-import { pivotMiningWorkflow } from '../workflows';
+import {
+  pivotCurriculumInputSchema,
+  pivotMiningInputSchema,
+  policyCheckpointSchema,
+  type PivotCurriculumInput,
+  type PivotMiningInput,
+} from '../contracts/workflowInputs';
+import { pivotCurriculumWorkflow, pivotMiningWorkflow } from '../workflows';
 
 // The typed API a training platform (and the CLI) uses: start a mining run, watch it, wait for its
 // dataset, and feed policy checkpoints to a running pivot curriculum. Inputs are validated here with
@@ -21,6 +27,7 @@ export * from './schedules';
 export { DEFAULT_TASK_QUEUE, InvalidInputError };
 export type {
   CurriculumRound,
+  PivotCurriculumInput,
   PivotMiningInput,
   PivotMiningProgress,
   PivotMiningResult,
@@ -69,6 +76,25 @@ export async function getProgress(client: Client, workflowId: string): Promise<M
 /** Waits for the run and returns where its dataset is; a failed run rejects with the workflow failure. */
 export async function awaitDataset(client: Client, workflowId: string): Promise<PivotMiningResult> {
   return client.workflow.getHandle<typeof pivotMiningWorkflow>(workflowId).result();
+}
+
+/**
+ * Starts pivotCurriculumWorkflow, which runs until cancelled: each submitPolicyCheckpoint re-profiles
+ * its pool with that checkpoint and publishes a new pool version. Returns the workflow id.
+ */
+export async function startPivotCurriculum(
+  client: Client,
+  input: PivotCurriculumInput,
+  opts: StartOptions,
+): Promise<string> {
+  const parsed = pivotCurriculumInputSchema.safeParse(input);
+  if (!parsed.success) throw new InvalidInputError(describeIssues('pivotCurriculumWorkflow input', parsed.error));
+  const handle = await client.workflow.start(pivotCurriculumWorkflow, {
+    workflowId: opts.workflowId,
+    taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
+    args: [parsed.data],
+  });
+  return handle.workflowId;
 }
 
 /**

@@ -3,6 +3,7 @@ import { registerValidateCommand } from './commands/validate';
 import { registerConvertCommand } from './commands/convert';
 import { registerCancelCommand } from './commands/cancel';
 import { registerCheckCommand } from './commands/check';
+import { registerCurriculumCommand } from './commands/curriculum';
 import { registerDemoCommand } from './commands/demo';
 import { registerDevCommand } from './commands/dev';
 import { registerRunCommand } from './commands/run';
@@ -39,6 +40,7 @@ registerConvertCommand(program);
 registerValidateCommand(program);
 registerProfileCommand(program);
 registerScheduleCommand(program);
+registerCurriculumCommand(program);
 registerVerifyServerCommand(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { getCurriculumRounds, submitPolicyCheckpoint } from '../../client';
+import { getCurriculumRounds, startPivotCurriculum, submitPolicyCheckpoint } from '../../client';
 import { pivotKey } from '../../gym/pivotIdentity';
 import { pivotGymConfigFileName } from '../../gym/gymConfig';
 import { validatePivotDataset } from '../../gym/validator';
@@ -38,11 +38,8 @@ test(
     assert.ok(initial.length >= 5, `initial pool too small: ${initial.length}`);
 
     const workflowId = 'curriculum-demo';
-    const handle = await client.workflow.start('pivotCurriculumWorkflow', {
-      taskQueue: ctx.taskQueue,
-      workflowId,
-      args: [{ config_path: ctx.configPath }],
-    });
+    await startPivotCurriculum(client, { config_path: ctx.configPath }, { workflowId, taskQueue: ctx.taskQueue });
+    const handle = client.workflow.getHandle(workflowId);
 
     const rounds: CurriculumRound[] = [];
     for (const step of [1, 3, 6]) {
@@ -61,10 +58,10 @@ test(
       assert.equal(round.kept + round.retiredLearned + round.retiredUnsolvable + round.dropped, round.poolSize);
       for (const row of rows) assert.ok(seen.has(pivotKey(row)), 'a round only keeps pivots of the pool');
       if (rows.length > 0) {
-        const gymConfig = path.join(path.dirname(round.pivotsPath), pivotGymConfigFileName('demo_pivots'));
+        const gymConfig = path.join(path.dirname(round.pivotsPath), pivotGymConfigFileName('nightly_pivots'));
         const validation = await validatePivotDataset({
           path: round.pivotsPath,
-          agentRef: 'demo_pivots_pivot_agent',
+          agentRef: 'nightly_pivots_pivot_agent',
           gymConfigPath: gymConfig,
           checkToolNames: true,
         });

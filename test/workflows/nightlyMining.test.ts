@@ -40,7 +40,7 @@ async function triggerAndWait(scheduleId: string, n: number): Promise<NightlyMin
   return (await ctx.env.client.workflow.getHandle(ids[n - 1]!).result()) as NightlyMiningResult;
 }
 
-const agentName = 'demo_pivots_pivot_agent';
+const agentName = 'nightly_pivots_pivot_agent';
 
 test(
   'a scheduled nightly run mines only new sources and the pool holds the union without duplicates',
@@ -103,7 +103,7 @@ test(
       [source2]: second.versionId,
       [copy]: second.versionId,
     });
-    const gymConfig = path.join(path.dirname(second.pivotsPath!), pivotGymConfigFileName('demo_pivots'));
+    const gymConfig = path.join(path.dirname(second.pivotsPath!), pivotGymConfigFileName('nightly_pivots'));
     const validation = await validatePivotDataset({
       path: second.pivotsPath!,
       agentRef: agentName,

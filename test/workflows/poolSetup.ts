@@ -2,13 +2,12 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import YAML from 'yaml';
 import { loadPipelineConfig } from '../../activities/configFile';
 import type { CollectStageResult } from '../../contracts/payloads';
 import { startWorkerTestEnv } from '../helpers/temporal';
 
-// Shared setup of the pool tests: a dev server, a worker, and a base directory holding the demo
-// config with a pool block, plus NeMo Gym rollouts collected once from the demo tasks by the
+// Shared setup of the pool tests: a dev server, a worker, and a base directory holding the example
+// nightly config (configs/nightly.yaml) as it ships, plus NeMo Gym rollouts collected once from the demo tasks by the
 // embedded simulator and split into per-night source files by task.
 
 const repoRoot = path.resolve(__dirname, '../..');
@@ -30,10 +29,8 @@ export async function setupPoolTest(
   const baseDir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-pool-'));
   mkdirSync(path.join(baseDir, 'configs'));
   copyFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl'), path.join(baseDir, 'configs/demo_tasks.jsonl'));
-  const config = YAML.parse(readFileSync(path.join(repoRoot, 'configs/demo.yaml'), 'utf8')) as Record<string, any>;
-  config.pool = { sources: ['sources/**/*.jsonl'] };
   const configPath = 'configs/nightly.yaml';
-  writeFileSync(path.join(baseDir, configPath), YAML.stringify(config));
+  copyFileSync(path.join(repoRoot, configPath), path.join(baseDir, configPath));
   const stack = await startWorkerTestEnv(taskQueue, {
     PIVOT_MINER_BASE_DIR: baseDir,
     PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts'),
@@ -88,9 +85,9 @@ export async function setupPoolTest(
   }
 }
 
-/** Puts a collected rollouts file where the config's pool.sources glob finds it. */
+/** Puts a collected rollouts file where the config's pool.sources glob (incoming/rollouts/**) finds it. */
 export function addSource(ctx: PoolTestContext, name: string, as: string = name): string {
-  const dest = path.join(ctx.baseDir, 'sources', as);
+  const dest = path.join(ctx.baseDir, 'incoming/rollouts', as);
   mkdirSync(path.dirname(dest), { recursive: true });
   copyFileSync(ctx.rolloutFiles[name]!, dest);
   return path.relative(ctx.baseDir, dest);
