@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import type { z } from 'zod';
 import { describeIssues } from '../contracts/config';
 import { InvalidInputError } from '../contracts/errors';
 import type { PivotMiningProgress, PivotMiningResult, StageProgress } from '../contracts/payloads';
@@ -40,16 +41,27 @@ export interface StartOptions {
   taskQueue?: string;
 }
 
-/** Starts pivotMiningWorkflow; returns the workflow id to pass to getProgress/awaitDataset. */
-export async function startPivotMining(client: Client, input: PivotMiningInput, opts: StartOptions): Promise<string> {
-  const parsed = pivotMiningInputSchema.safeParse(input);
-  if (!parsed.success) throw new InvalidInputError(describeIssues('pivotMiningWorkflow input', parsed.error));
-  const handle = await client.workflow.start(pivotMiningWorkflow, {
+/** Starts `workflow` with `input` once it passes `schema`, the schema the worker checks it against. */
+async function startChecked<I>(
+  client: Client,
+  workflow: (input: I) => Promise<unknown>,
+  schema: z.ZodType<I>,
+  input: I,
+  opts: StartOptions,
+): Promise<string> {
+  const parsed = schema.safeParse(input);
+  if (!parsed.success) throw new InvalidInputError(describeIssues(`${workflow.name} input`, parsed.error));
+  const handle = await client.workflow.start(workflow, {
     workflowId: opts.workflowId,
     taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
     args: [parsed.data],
   });
   return handle.workflowId;
+}
+
+/** Starts pivotMiningWorkflow; returns the workflow id to pass to getProgress/awaitDataset. */
+export function startPivotMining(client: Client, input: PivotMiningInput, opts: StartOptions): Promise<string> {
+  return startChecked(client, pivotMiningWorkflow, pivotMiningInputSchema, input, opts);
 }
 
 export interface MiningProgress extends PivotMiningProgress {
@@ -82,19 +94,8 @@ export async function awaitDataset(client: Client, workflowId: string): Promise<
  * Starts pivotCurriculumWorkflow, which runs until cancelled: each submitPolicyCheckpoint re-profiles
  * its pool with that checkpoint and publishes a new pool version. Returns the workflow id.
  */
-export async function startPivotCurriculum(
-  client: Client,
-  input: PivotCurriculumInput,
-  opts: StartOptions,
-): Promise<string> {
-  const parsed = pivotCurriculumInputSchema.safeParse(input);
-  if (!parsed.success) throw new InvalidInputError(describeIssues('pivotCurriculumWorkflow input', parsed.error));
-  const handle = await client.workflow.start(pivotCurriculumWorkflow, {
-    workflowId: opts.workflowId,
-    taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
-    args: [parsed.data],
-  });
-  return handle.workflowId;
+export function startPivotCurriculum(client: Client, input: PivotCurriculumInput, opts: StartOptions): Promise<string> {
+  return startChecked(client, pivotCurriculumWorkflow, pivotCurriculumInputSchema, input, opts);
 }
 
 /**
