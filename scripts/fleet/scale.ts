@@ -12,9 +12,9 @@ import { Cluster } from './cluster';
 import { waitForPollers } from '../lib/pollers';
 
 // Engine-bound throughput on a fleet: local profiling (one policy call a rollout, through the
-// replica list) over 1-3 engine replicas and 1-3 worker hosts, beside a bare loop of the same
-// requests over the same replicas at the same concurrency, without Temporal, measured in the same
-// run. Each replica answers SLOTS calls at once in LATENCY_MS each, so one replica serves at most
+// replica list) in each of the CELLS below (1-3 engine replicas, 1-3 worker hosts), beside a bare
+// loop of the same requests over the same replicas at the same concurrency, without Temporal,
+// measured in the same run. Each replica answers SLOTS calls at once in LATENCY_MS each, so one replica serves at most
 // SLOTS / LATENCY_MS calls a second, well below what two cores can push through a worker: the
 // engines, not the host, bound both sides. Two rounds; within a round the sides alternate order.
 
