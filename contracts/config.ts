@@ -33,7 +33,7 @@ const modelEndpointSchema = z.strictObject({
     .describe(
       'Base URL serving /v1/responses or /v1/chat/completions, or a list of them for an engine served as replicas ' +
         '(requests go to the replica with the fewest in flight, a rollout stays on its replica, a failing one is benched); ' +
-        'omitted = the embedded simulator',
+        'omitted = the embedded simulator (servers.mode embedded), or the model server named publish.model_server_name that the head server lists (attach, spawn)',
     ),
   api: z
     .enum(['responses', 'chat_completions'])

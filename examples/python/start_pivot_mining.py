@@ -30,7 +30,8 @@ async def main() -> None:
         task_queue=os.environ.get("PIVOT_MINER_TASK_QUEUE", "pivot-mining"),
     )
     result = await handle.result()
-    # result: {"runId", "runDir", "pivotsPath", "gymConfigPath", "reportPath", "counts"}
+    # result: {"runId", "runDir", "pivotsPath", "validatorExitCode", "gymConfigPath", "reportPath",
+    #          "counts", "accounting", "runSummaryPath"}
     print(json.dumps(result))
 
 
