@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import os from 'node:os';
@@ -9,6 +8,7 @@ import YAML from 'yaml';
 import { freePort } from '../../../scripts/lib/net';
 import { startPolicyModelServer } from '../../../servers/policyModel';
 import type { RunningServer } from '../../../servers/http';
+import { runCli } from '../../helpers/cli';
 import { checksums } from '../../helpers/runDir';
 
 // `pivot-miner check` against real files and real HTTP servers: a good config passes with the run
@@ -71,20 +71,15 @@ function snapshot(dir: string): string {
   return JSON.stringify({ entries, files: checksums(dir) });
 }
 
-/** Runs `pivot-miner check -c config.yaml` in `baseDir` (async: the model server answers from this process). */
-async function check(baseDir: string, env: NodeJS.ProcessEnv = { CHECK_TEST_KEY: API_KEY }) {
+/** Runs `pivot-miner <command> -c config.yaml` in `baseDir` and checks that it wrote nothing there. */
+async function check(baseDir: string, env: NodeJS.ProcessEnv = { CHECK_TEST_KEY: API_KEY }, command = 'check') {
   const before = snapshot(baseDir);
-  const child = spawn(process.execPath, [path.join(repoRoot, 'bin/pivot-miner.js'), 'check', '-c', 'config.yaml'], {
+  const result = await runCli([command, '-c', 'config.yaml'], {
     cwd: baseDir,
-    env: { ...process.env, PIVOT_MINER_BASE_DIR: baseDir, CHECK_TEST_KEY: undefined, ...env },
+    env: { PIVOT_MINER_BASE_DIR: baseDir, CHECK_TEST_KEY: undefined, ...env },
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  assert.equal(snapshot(baseDir), before, 'check wrote nothing');
-  return { code, stdout, stderr };
+  assert.equal(snapshot(baseDir), before, `${command} wrote nothing`);
+  return result;
 }
 
 /** 1-based line of the first line of `text` containing `needle`. */
@@ -206,4 +201,16 @@ test('a model that refuses the key, and a key that is not set', async () => {
   const unset = await check(baseDirWith(config), {});
   assert.equal(unset.code, 1);
   assert.match(problems(unset.stderr)[0]!, /local_profile\.model\.api_key_env: CHECK_TEST_KEY is not set/);
+});
+
+test('run refuses what check refuses, before it connects to Temporal', async () => {
+  const config = goodConfig();
+  config.collect.input_jsonl = 'data/missing.jsonl';
+  const dir = baseDirWith(config);
+  // Nothing listens there: a run that tried to start would fail to connect instead.
+  const temporal = `127.0.0.1:${await freePort()}`;
+  const { code, stderr } = await check(dir, { CHECK_TEST_KEY: API_KEY, TEMPORAL_ADDRESS: temporal }, 'run');
+  assert.equal(code, 1);
+  assert.match(problems(stderr)[0]!, /collect\.input_jsonl: .*missing\.jsonl cannot read: ENOENT/);
+  assert.doesNotMatch(stderr, new RegExp(temporal));
 });
