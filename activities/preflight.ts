@@ -30,6 +30,8 @@ export interface RunOutline {
   runDir: string;
   inputPath: string;
   inputRows: number;
+  /** False when the input has a bad line: the counts are of the rows before it. */
+  inputComplete: boolean;
   tasks: number;
   numRepeats: number;
   /** Rows × num_repeats: the rollouts collect will run. */
@@ -48,6 +50,7 @@ interface InputScan {
   inputPath: string;
   inputRows: number;
   tasks: number;
+  complete: boolean;
   /** Each agent_ref.name the rows route to, and the first line naming it. */
   agentLines: Map<string, number>;
 }
@@ -81,21 +84,25 @@ export async function preflight(
   const endpoints = await endpointProblems(ctx, plan, scan?.agentLines ?? new Map(), scan?.inputPath ?? '', env);
   findings.problems.push(...endpoints.problems);
   findings.notes.push(...endpoints.notes);
-  if (scan) await checkResume(ctx, plan, scan.inputPath, findings.problems);
   if (!scan) return findings;
+  await checkResume(ctx, plan, scan.inputPath, findings.problems);
+  return { ...findings, outline: outlineOf(ctx, plan, scan) };
+}
+
+function outlineOf(ctx: RunContext<unknown>, plan: RunPlan, scan: InputScan): RunOutline {
   const { numRepeats } = stageSettings(plan, 'collect');
-  const outline: RunOutline = {
+  return {
     configPath: ctx.configPath,
     runDir: plan.runDir,
     inputPath: scan.inputPath,
     inputRows: scan.inputRows,
+    inputComplete: scan.complete,
     tasks: scan.tasks,
     numRepeats,
     rollouts: scan.inputRows * numRepeats,
     samplesPerCandidate: ctx.config.local_profile.num_samples,
     agents: [...scan.agentLines.keys()],
   };
-  return { ...findings, outline };
 }
 
 /**
@@ -115,7 +122,7 @@ async function scanInputs(ctx: RunContext<unknown>, problems: string[]): Promise
     problems.push(err.message);
     return undefined;
   }
-  const scan: InputScan = { inputPath, inputRows: 0, tasks: 0, agentLines: new Map() };
+  const scan: InputScan = { inputPath, inputRows: 0, tasks: 0, complete: false, agentLines: new Map() };
   const tasks = new Set<number>();
   const { collect } = config;
   const options = {
@@ -131,6 +138,7 @@ async function scanInputs(ctx: RunContext<unknown>, problems: string[]): Promise
       tasks.add(row._ng_task_index);
       if (!scan.agentLines.has(row.agent_ref.name)) scan.agentLines.set(row.agent_ref.name, line);
     }
+    scan.complete = true;
     if (scan.inputRows === 0) problems.push(`${inputPath}: no task rows`);
   } catch (err) {
     if (!(err instanceof JsonlError)) throw err;

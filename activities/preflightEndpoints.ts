@@ -98,7 +98,7 @@ async function checkModel(ctx: RunContext<unknown>, plan: RunPlan, env: NodeJS.P
     findings.notes.push(
       servers.mode === 'embedded'
         ? 'local_profile.model: the embedded policy simulator, started by the worker'
-        : 'local_profile.model: the spawned servers model, which cannot be asked before ng_run starts',
+        : "local_profile.model: the spawned servers' model, which cannot be asked before ng_run starts",
     );
     return;
   }

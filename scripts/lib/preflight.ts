@@ -36,7 +36,10 @@ export function outlineText(report: PreflightReport): string {
     ['config', outline.configPath],
     ['run dir', outline.runDir],
     ['stages', PIVOT_MINING_STAGES.join(' → ')],
-    ['input', `${outline.inputPath}: ${outline.inputRows} rows, ${outline.tasks} tasks`],
+    [
+      'input',
+      `${outline.inputPath}: ${outline.inputRows} rows, ${outline.tasks} tasks${outline.inputComplete ? '' : ' before its first bad line'}`,
+    ],
     ['agents', outline.agents.join(', ')],
     ['rollouts', `${outline.rollouts} (${outline.inputRows} rows × num_repeats ${outline.numRepeats})`],
     ['samples', `${outline.samplesPerCandidate} per pivot candidate (candidates are counted by convert)`],

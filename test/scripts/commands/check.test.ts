@@ -163,11 +163,12 @@ test('a bad JSONL line is named file:line', async () => {
   const lines = readFileSync(demoTasks, 'utf8').trimEnd().split('\n');
   lines[2] = lines[2]!.slice(0, 40);
   const dir = baseDirWith(goodConfig(), lines);
-  const { code, stderr } = await check(dir);
+  const { code, stdout, stderr } = await check(dir);
   assert.equal(code, 1);
   const found = problems(stderr);
   assert.equal(found.length, 1, stderr);
   assert.ok(found[0]!.startsWith(`${path.join(dir, 'data/tasks.jsonl')}:3: `), found[0]);
+  assert.match(stdout, /: 2 rows, 2 tasks before its first bad line\n/);
 });
 
 test('an unknown agent and a dead model endpoint: both listed, the key never shown', async () => {
