@@ -2,16 +2,19 @@ import assert from 'node:assert/strict';
 import { readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { getCurriculumRounds, startPivotCurriculum, submitPolicyCheckpoint } from '../../client';
+import { getCurriculumRounds, submitPolicyCheckpoint } from '../../client';
 import { pivotKey } from '../../gym/pivotIdentity';
 import { pivotGymConfigFileName } from '../../gym/gymConfig';
 import { validatePivotDataset } from '../../gym/validator';
 import type { CurriculumRound, NightlyMiningResult } from '../../contracts/poolPayloads';
+import { runCli } from '../helpers/cli';
 import { readJsonlSync } from '../helpers/jsonl';
 import { addSource, setupPoolTest, type PoolTestContext } from './poolSetup';
 
 // The pivot loop on a real dev server: a simulated policy that improves with the training step in
-// its model name learns pivots, which retire, so the pool shrinks round by round.
+// its model name learns pivots, which retire, so the pool shrinks round by round. It is started and
+// read back through the CLI (`pivot-miner curriculum start` / `rounds`, over client/), and fed
+// checkpoints through client/ as a trainer would.
 
 let ctx: PoolTestContext;
 
@@ -38,7 +41,14 @@ test(
     assert.ok(initial.length >= 5, `initial pool too small: ${initial.length}`);
 
     const workflowId = 'curriculum-demo';
-    await startPivotCurriculum(client, { config_path: ctx.configPath }, { workflowId, taskQueue: ctx.taskQueue });
+    const cli = (args: string[]) =>
+      runCli(['curriculum', ...args], {
+        cwd: ctx.baseDir,
+        env: { TEMPORAL_ADDRESS: ctx.env.address, PIVOT_MINER_TASK_QUEUE: ctx.taskQueue },
+      });
+    const started = await cli(['start', '-c', ctx.configPath, '--workflow-id', workflowId]);
+    assert.equal(started.code, 0, started.stderr);
+    assert.equal(started.stdout.trim(), workflowId);
     const handle = client.workflow.getHandle(workflowId);
 
     const rounds: CurriculumRound[] = [];
@@ -77,6 +87,9 @@ test(
 
     // The rounds query (after continue-as-new) matches the update results and the files.
     assert.deepEqual(await getCurriculumRounds(client, workflowId), rounds);
+    const listed = await cli(['rounds', workflowId]);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.deepEqual(JSON.parse(listed.stdout), rounds);
     const curriculumDir = path.dirname(path.dirname(path.dirname(rounds[2]!.pivotsPath)));
     assert.equal(path.basename(readlinkSync(path.join(curriculumDir, 'latest'))), rounds[2]!.versionId);
     const retired = readFileSync(path.join(curriculumDir, 'retired.jsonl'), 'utf8')
