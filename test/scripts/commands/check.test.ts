@@ -6,6 +6,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import YAML from 'yaml';
 import { freePort } from '../../../scripts/lib/net';
+import { startEmbeddedStack } from '../../../servers/embeddedStack';
 import { startPolicyModelServer } from '../../../servers/policyModel';
 import type { RunningServer } from '../../../servers/http';
 import { runCli } from '../../helpers/cli';
@@ -214,4 +215,39 @@ test('run refuses what check refuses, before it connects to Temporal', async () 
   assert.equal(code, 1);
   assert.match(problems(stderr)[0]!, /collect\.input_jsonl: .*missing\.jsonl cannot read: ENOENT/);
   assert.doesNotMatch(stderr, new RegExp(temporal));
+});
+
+test('attach mode: agents and the model through a head server, and a head server that is down', async () => {
+  const stack = await startEmbeddedStack({ seed: 7 });
+  try {
+    const lines = readFileSync(demoTasks, 'utf8').trimEnd().split('\n');
+    const row = JSON.parse(lines[0]!) as Config;
+    lines.push(JSON.stringify({ ...row, agent_ref: { type: 'responses_api_agents', name: 'no_such_agent' } }));
+    const config = goodConfig();
+    config.servers = { mode: 'attach', head_url: stack.urls.head };
+    delete config.local_profile.model;
+    const attached = await check(baseDirWith(config, lines));
+    assert.equal(attached.code, 1);
+    assert.deepEqual(
+      problems(attached.stderr).map((p) => p.replace(/^.*tasks\.jsonl:/, 'tasks.jsonl:').split(' (')[0]),
+      [`tasks.jsonl:${lines.length}: agent_ref.name "no_such_agent" is not an agent the servers know`],
+    );
+    assert.match(attached.stderr, /known: "demo_tool_agent"/);
+  } finally {
+    await stack.close();
+  }
+
+  const config = goodConfig();
+  config.servers = { mode: 'attach', head_url: `http://127.0.0.1:${await freePort()}` };
+  delete config.local_profile.model;
+  const dir = baseDirWith(config);
+  const down = await check(dir);
+  assert.equal(down.code, 1);
+  const headLine = lineOf(readFileSync(path.join(dir, 'config.yaml'), 'utf8'), 'head_url');
+  const found = problems(down.stderr);
+  assert.equal(found.length, 2, down.stderr);
+  for (const problem of found) {
+    assert.ok(problem.startsWith(`${path.join(dir, 'config.yaml')}:${headLine}: `), problem);
+    assert.match(problem, /ECONNREFUSED/);
+  }
 });
