@@ -1,7 +1,9 @@
 import { appendFile, mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { JsonlWriter, readJsonl, readLines, truncateTornTail } from '../gym/jsonl';
+import { syncDir, syncFile } from '../gym/durable';
 import { withEntries, type JsonDict } from '../gym/kindedJson';
 import { ConfigError } from '../contracts/errors';
 import { stageSettings } from '../contracts/stageSettings';
@@ -22,7 +24,7 @@ import { withRetries, type FailedAttempt } from './http/retry';
 import { agentDirectory, resolveEndpoints, unknownAgentReason } from './servers';
 import { parseShardLine } from './shardLines';
 import { currentAttempt, Fence } from './fence';
-import { attemptFiles, chunkAttemptsDir, takeOverOlderAttempts } from './fenceShards';
+import { attemptFiles, chunkAttemptsDir, takeOverOlderAttempts, type AttemptFiles } from './fenceShards';
 
 // One chunk = one line range of the materialized inputs = one shard. Each attempt writes a shard of
 // its own (activities/fenceShards.ts): a retried chunk (worker killed or cut off, server restarted)
@@ -140,6 +142,19 @@ async function buildExecutor(secrets: NodeJS.ProcessEnv, input: ChunkInput, rank
     unpackExtraBody: model.unpack_extra_body,
     rank,
   });
+}
+
+/** The chunk's shard on stable storage before it is reported done: its files, the attempts directory and the directories above it that this attempt may have created. */
+async function syncShard(own: AttemptFiles, dir: string): Promise<void> {
+  await syncFile(own.rollouts);
+  await syncFile(own.failures);
+  // The sidecar exists only when this attempt took over an older one.
+  await syncFile(own.superseded).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err;
+  });
+  await syncDir(dir);
+  await syncDir(path.dirname(dir));
+  await syncDir(path.dirname(path.dirname(dir)));
 }
 
 /** `secrets` is the worker's environment, where API keys named by `api_key_env` live (never in inputs). */
@@ -270,5 +285,6 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
   }
   // A superseded attempt's result would be refused by Temporal anyway; failing says why in its log.
   await fence.check();
+  await syncShard(own, dir);
   return { chunkIndex, completed, failed, alreadyDone };
 }

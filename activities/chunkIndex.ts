@@ -1,4 +1,5 @@
-import { access, open, readFile, rename, writeFile } from 'node:fs/promises';
+import { access, open, readFile } from 'node:fs/promises';
+import { writeFileDurably } from '../gym/durable';
 import { z } from 'zod';
 
 // The offsets index of a materialized inputs file: the byte offset where each chunk starts (plus the
@@ -51,10 +52,8 @@ export type MaterializedMeta = z.infer<typeof materializedMetaSchema>;
 export async function writeChunkIndex(outPrefix: string, chunkStarts: number[], meta: MaterializedMeta): Promise<void> {
   const buf = Buffer.alloc(chunkStarts.length * 8);
   chunkStarts.forEach((offset, i) => buf.writeBigUInt64LE(BigInt(offset), i * 8));
-  await writeFile(`${offsetsPath(outPrefix)}.tmp`, buf);
-  await rename(`${offsetsPath(outPrefix)}.tmp`, offsetsPath(outPrefix));
-  await writeFile(`${metaPath(outPrefix)}.tmp`, JSON.stringify(meta));
-  await rename(`${metaPath(outPrefix)}.tmp`, metaPath(outPrefix));
+  await writeFileDurably(offsetsPath(outPrefix), buf);
+  await writeFileDurably(metaPath(outPrefix), JSON.stringify(meta));
 }
 
 export async function readMaterializedMeta(outPrefix: string): Promise<MaterializedMeta | undefined> {

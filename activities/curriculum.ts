@@ -28,6 +28,7 @@ import {
   writeRows,
 } from './pool';
 import { checkRunManifest, currentRunManifest, fileDigest, recordRunManifest, textDigest } from './runManifest';
+import { syncFiles } from '../gym/durable';
 
 // The pivot loop: each policy checkpoint re-profiles the curriculum pool, and pivots the policy now
 // always solves (learned) or never solves (unsolvable) retire. A curriculum lives in
@@ -204,10 +205,10 @@ export async function publishCurriculumRound(args: {
   );
   await copyFile(path.join(plan.runDir, 'pipeline_config.yaml'), path.join(staging, 'pipeline_config.yaml'));
   await commitVersionDir(state.curriculumDir, staging, versionId);
-  if (retired.length > 0)
-    await appendFile(
-      path.join(state.curriculumDir, RETIRED_FILE),
-      retired.map((r) => `${JSON.stringify(r)}\n`).join(''),
-    );
+  if (retired.length > 0) {
+    const retiredPath = path.join(state.curriculumDir, RETIRED_FILE);
+    await appendFile(retiredPath, retired.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    await syncFiles([retiredPath]);
+  }
   return round;
 }

@@ -1,7 +1,8 @@
-import { appendFile, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { renameSynced, syncFile } from '../gym/durable';
 
 // Fencing of shared writes (docs/fencing.md). A partitioned worker is not dead: an attempt Temporal
 // has given up on may keep running and writing after its successor started. Every attempt of a
@@ -100,6 +101,20 @@ export class Fence {
   }
 
   /**
+   * After a step failed: the superseded failure when a newer attempt has started, since its removal
+   * of this attempt's files is then what failed the step (a file gone, a directory not empty).
+   */
+  async explain(err: unknown): Promise<unknown> {
+    if (isSuperseded(err)) return err;
+    try {
+      await this.check();
+    } catch (superseded) {
+      return superseded;
+    }
+    return err;
+  }
+
+  /**
    * Before a write: the verdict of the last look (the heartbeat refreshes it), looked at again first
    * when it is stale, since a process paused long enough to be superseded wakes up here. Returns a
    * promise only when it looks again, so the usual write costs a clock read and no promise.
@@ -150,10 +165,20 @@ export class Fence {
     }
   }
 
-  /** Moves this attempt's files to the names the run publishes, right after a look at the fence. */
+  /**
+   * Moves this attempt's files to the names the run publishes, right after a look at the fence. The
+   * files are synced before and their directories after, so what the step reports done is durable.
+   */
   async publish(moves: ReadonlyArray<readonly [from: string, to: string]>): Promise<void> {
+    try {
+      for (const [from] of moves) await syncFile(from);
+    } catch (err) {
+      // A newer attempt removed this one's files: say so rather than what was missing.
+      await this.check();
+      throw err;
+    }
     await this.check();
-    for (const [from, to] of moves) await rename(from, to);
+    await renameSynced(moves);
   }
 }
 

@@ -99,11 +99,13 @@ export async function finishStage(input: {
       fence,
     });
   } catch (err) {
+    const failure = await fence.explain(err);
     // The merged files are published whatever the profile says (strict mode refusing missing
     // rollouts leaves them to look at), unless a newer attempt owns the step.
-    if (!isSuperseded(err)) await fence.publish(mergedMoves(outPrefix, files)).catch(() => undefined);
-    await rm(path.dirname(view), { recursive: true, force: true });
-    throw err;
+    if (!isSuperseded(failure)) await fence.publish(mergedMoves(outPrefix, files)).catch(() => undefined);
+    // A newer attempt may be removing the view too; what either leaves, the next removeOlder takes.
+    await rm(path.dirname(view), { recursive: true, force: true }).catch(() => undefined);
+    throw failure;
   }
   const { rolloutsPath, failuresPath } = mergedPaths(outPrefix);
   const profiled = rewardProfileOutputPaths(rolloutsPath);

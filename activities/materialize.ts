@@ -2,6 +2,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { heartbeat } from '@temporalio/activity';
 import { JsonlWriter, readJsonl } from '../gym/jsonl';
+import { syncFiles } from '../gym/durable';
 import { JsonlError } from '../gym/errors';
 import { ConfigError } from '../contracts/errors';
 import { materializeRecords } from '../gym/materialize';
@@ -88,6 +89,8 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
     await writer.close();
   }
   const agentNames = await index.close();
+  // The meta file written next marks the materialization finished, so the lines must outlive a power cut first.
+  await syncFiles([outFile]);
   if (rows === 0) throw new ConfigError(`${source}: no task rows to materialize`);
   chunkStarts.push(writer.bytesWritten);
   const meta = {

@@ -2,6 +2,7 @@ import { appendFile, open, rename, stat, type FileHandle } from 'node:fs/promise
 import path from 'node:path';
 import { heartbeat } from '@temporalio/activity';
 import { readJsonl, readLines } from '../gym/jsonl';
+import { syncFiles } from '../gym/durable';
 import { NOTHING_MERGED, type CollectStageInput, type MergeProgress, type MergeResult } from '../contracts/payloads';
 import { writeAggregateMetrics } from './aggregateMetrics';
 import {
@@ -231,6 +232,8 @@ async function appendChunks(
     await failures.close();
     await digests.close();
   }
+  // The progress returned is what the next merge continues from, so it must survive a power cut.
+  await syncFiles(Object.values(files));
   return {
     chunks: to,
     rolloutsBytes: rollouts.position,

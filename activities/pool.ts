@@ -3,6 +3,7 @@ import { mkdir, open, readlink, rename, rm, symlink, writeFile } from 'node:fs/p
 import path from 'node:path';
 import { DatasetMetricsAccumulator, datasetMetricsHeader, formatDatasetMetricsFile } from '../gym/datasetMetrics';
 import { readJsonl } from '../gym/jsonl';
+import { renameDurably, syncDir, syncDirContents } from '../gym/durable';
 import { PIVOTS_FILE, PIVOTS_METRICS_FILE } from '../gym/publish';
 import { validatePivotDataset } from '../gym/validator';
 import { InvalidDatasetError } from '../contracts/errors';
@@ -48,7 +49,7 @@ export async function writeRows(
   } finally {
     await out.close();
   }
-  await rename(`${file}.tmp`, file);
+  await renameDurably([[`${file}.tmp`, file]]);
   return count;
 }
 
@@ -100,6 +101,7 @@ export async function pointLatestAt(poolDir: string, versionDir: string): Promis
   await rm(tmp, { force: true });
   await symlink(path.relative(poolDir, versionDir), tmp);
   await rename(tmp, path.join(poolDir, LATEST_LINK));
+  await syncDir(poolDir);
 }
 
 /** A version id not taken yet under `<pool>/versions` (a second run in the same second gets a suffix). */
@@ -119,7 +121,10 @@ export async function stagingDir(poolDir: string, id: string): Promise<string> {
 
 export async function commitVersionDir(poolDir: string, staging: string, id: string): Promise<string> {
   const dir = path.join(poolDir, VERSIONS_DIR, id);
+  // The version is whole on disk before its name appears, and its name before `latest` points at it.
+  await syncDirContents(staging);
   await rename(staging, dir);
+  await syncDir(path.dirname(dir));
   await pointLatestAt(poolDir, dir);
   return dir;
 }

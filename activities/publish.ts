@@ -1,5 +1,5 @@
-import { rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { writeFileDurably } from '../gym/durable';
 import { PIPELINE_VERSION } from '../gym/runManifest';
 import { buildRunSummary, RUN_SUMMARY_FILE } from '../gym/runSummary';
 import type { RolloutAccounting } from '../gym/rolloutAccounting';
@@ -78,8 +78,7 @@ export async function publishStage(input: {
     counts: { ...input.funnel, ...c },
   });
   const runSummaryPath = path.join(plan.runDir, RUN_SUMMARY_FILE);
-  await writeFile(`${runSummaryPath}.tmp`, `${JSON.stringify(summary, null, 2)}\n`);
-  await rename(`${runSummaryPath}.tmp`, runSummaryPath);
+  await writeFileDurably(runSummaryPath, `${JSON.stringify(summary, null, 2)}\n`);
   return {
     pivotsPath: published.pivotsPath,
     gymConfigPath: published.gymConfigPath,

@@ -1,4 +1,5 @@
-import { open, rename, type FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
+import { renameDurably } from '../gym/durable';
 
 // The row index of a materialized inputs file: per row its key, its agent and where its line is,
 // as fixed-size binary records. The stages after the chunks need only these few fields of a row
@@ -58,7 +59,7 @@ export class RowIndexWriter {
     } finally {
       await this.handle.close();
     }
-    await rename(`${this.file}.tmp`, this.file);
+    await renameDurably([[`${this.file}.tmp`, this.file]]);
     return [...this.agentIds.keys()];
   }
 

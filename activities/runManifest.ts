@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { ApplicationFailure } from '@temporalio/common';
@@ -15,6 +15,7 @@ import {
   type RunManifest,
 } from '../gym/runManifest';
 import type { PipelineConfig } from '../contracts/config';
+import { writeFileDurably } from '../gym/durable';
 
 // The run manifest's files (gym/runManifest.ts has the rules). A refusal is an
 // ApplicationFailure.nonRetryable: a retry would compare the same files again.
@@ -64,8 +65,7 @@ export async function readRunManifest(dir: string): Promise<RunManifest | undefi
 
 async function writeRunManifest(dir: string, manifest: RunManifest): Promise<void> {
   const file = path.join(dir, RUN_MANIFEST_FILE);
-  await writeFile(`${file}.tmp`, `${JSON.stringify(manifest, null, 2)}\n`);
-  await rename(`${file}.tmp`, file);
+  await writeFileDurably(file, `${JSON.stringify(manifest, null, 2)}\n`);
 }
 
 /**

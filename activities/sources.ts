@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { glob } from 'tinyglobby';
 import { z } from 'zod';
 import { ConfigError } from '../contracts/errors';
 import { resolveInside } from './configFile';
+import { writeFileDurably } from '../gym/durable';
 
 // Which source rollouts files a nightly run still has to mine. The pool manifest remembers every
 // consumed file by size, mtime and content hash; a file counts as new when its path is unknown and
@@ -74,8 +75,7 @@ export async function readManifest(poolDir: string): Promise<PoolManifest> {
 
 export async function writeManifest(poolDir: string, manifest: PoolManifest): Promise<void> {
   const file = path.join(poolDir, MANIFEST_FILE);
-  await writeFile(`${file}.tmp`, `${JSON.stringify(manifest, null, 2)}\n`);
-  await rename(`${file}.tmp`, file);
+  await writeFileDurably(file, `${JSON.stringify(manifest, null, 2)}\n`);
 }
 
 /** Sources not yet consumed with their current content; hashing is skipped when size and mtime match. */

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import { z } from 'zod';
@@ -13,6 +13,7 @@ import {
   validationDatasetName,
 } from './gymConfig';
 import { jsonLine, readJsonl } from './jsonl';
+import { renameDurably, syncDir, writeFileDurably } from './durable';
 import { withKindedProvenance } from './convert/candidates';
 import {
   readCandidateSummaries,
@@ -101,13 +102,6 @@ export interface PublishResult {
   publishedBySplit: Partial<Record<Split, number>>;
 }
 
-/** Writes beside the target then renames, so a crash never leaves a half-written artifact in place. */
-async function writeFileAtomic(file: string, text: string): Promise<void> {
-  const tmp = `${file}.tmp`;
-  await writeFile(tmp, text);
-  await rename(tmp, file);
-}
-
 /** One published JSONL file: written beside its target, renamed into place once complete. */
 class PivotFile {
   readonly metrics = new DatasetMetricsAccumulator();
@@ -125,7 +119,7 @@ class PivotFile {
   async commit(): Promise<void> {
     this.out.end();
     await finished(this.out);
-    await rename(`${this.path}.tmp`, this.path);
+    await renameDurably([[`${this.path}.tmp`, this.path]]);
   }
 
   async abort(): Promise<void> {
@@ -274,7 +268,7 @@ async function writeGymFiles(
     jsonlFpath,
     validationJsonlFpath,
   });
-  await writeFileAtomic(paths.gymConfigPath, renderPivotGymConfigYaml(gymConfig));
+  await writeFileDurably(paths.gymConfigPath, renderPivotGymConfigYaml(gymConfig));
 
   const datasets: [Split, string, string, string][] = [
     ['train', opts.datasetName, jsonlFpath, paths.datasetMetricsPath],
@@ -285,7 +279,7 @@ async function writeGymFiles(
   }
   for (const [type, name, fpath, metricsPath] of datasets) {
     const header = datasetMetricsHeader({ name, type, jsonl_fpath: fpath, license: 'TBD' });
-    await writeFileAtomic(metricsPath, formatDatasetMetricsFile(header, files.get(type)!.metrics.result()));
+    await writeFileDurably(metricsPath, formatDatasetMetricsFile(header, files.get(type)!.metrics.result()));
   }
 }
 
@@ -293,6 +287,7 @@ export async function publishPivotDataset(input: PublishOptions): Promise<Publis
   const opts = publishOptionsSchema.parse(input);
   const outDir = path.resolve(opts.outDir);
   await mkdir(outDir, { recursive: true });
+  await syncDir(path.dirname(outDir));
   const splitting = (opts.validationFraction ?? 0) > 0;
   const pivotsPath = path.join(outDir, PIVOTS_FILE);
   const validationPivotsPath = path.join(outDir, VALIDATION_PIVOTS_FILE);
@@ -325,9 +320,9 @@ export async function publishPivotDataset(input: PublishOptions): Promise<Publis
     pipeline_counts: opts.funnel ?? null,
     simulator_label: opts.simulatorLabel ?? null,
   };
-  await writeFileAtomic(selectionMetricsPath, `${JSON.stringify(selectionFile, null, 2)}\n`);
+  await writeFileDurably(selectionMetricsPath, `${JSON.stringify(selectionFile, null, 2)}\n`);
 
-  await writeFileAtomic(
+  await writeFileDurably(
     reportPath,
     renderReport({
       datasetName: opts.datasetName,

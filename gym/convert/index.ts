@@ -1,5 +1,5 @@
 import { createWriteStream, rmSync } from 'node:fs';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import {
@@ -15,6 +15,7 @@ import { convertRow, detectSourceFormat, fitsFormat } from './detect';
 import { describeValue, readJsonlRows } from './lineReader';
 import { withoutRolloutObservations } from '../rolloutObservations';
 import { jsonLine } from '../jsonl';
+import { renameDurably, writeFileDurably } from '../durable';
 import { ConvertInputError } from '../errors';
 import {
   SOURCE_PREFERENCES,
@@ -197,7 +198,7 @@ export async function convertToCandidates(
       source_formats: formats,
       options: { ...options, reward_profile: rewardProfilePath ?? null },
     };
-    await writeFile(metricsPath, `${JSON.stringify(metrics, null, 2)}\n`);
+    await writeFileDurably(metricsPath, `${JSON.stringify(metrics, null, 2)}\n`);
   } finally {
     candidatesOut.abandon();
     skippedOut.abandon();
@@ -283,7 +284,7 @@ class JsonlWriter {
     await new Promise<void>((resolve, reject) =>
       this.stream.end((err?: Error | null) => (err ? reject(err) : resolve())),
     );
-    await rename(this.tmpPath, this.finalPath);
+    await renameDurably([[this.tmpPath, this.finalPath]]);
     this.committed = true;
   }
 

@@ -1,8 +1,9 @@
 import { readSync } from 'node:fs';
-import { open, rename, writeFile, type FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { JsonlWriter, readJsonl } from '../jsonl';
+import { renameDurably, writeFileDurably } from '../durable';
 import { JsonlError } from '../errors';
 import { completionSummary, profileTables, type CompletionSummary, type GroupLevelMetrics } from './profile';
 import { InputTable, NumberColumn, RolloutTable } from './table';
@@ -183,10 +184,8 @@ export async function writeRewardProfileOf(
     } finally {
       await writer.close();
     }
-    await rename(profilingTmp, outputs.rewardProfilingPath);
-    const agentTmp = `${outputs.agentMetricsPath}.tmp`;
-    await writeFile(agentTmp, orjsonDumps(profile.agents()));
-    await rename(agentTmp, outputs.agentMetricsPath);
+    await renameDurably([[profilingTmp, outputs.rewardProfilingPath]]);
+    await writeFileDurably(outputs.agentMetricsPath, orjsonDumps(profile.agents()));
     return { ...outputs, summary: profile.summary, tasks };
   } finally {
     await inputsFile.close();

@@ -5,7 +5,11 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { finishStage, profileWithAggregateMetrics, SEQUENTIAL_TAIL_FROM_ROLLOUTS } from '../../activities/finishStage';
-import { finishMerge } from '../../activities/merge';
+import { finishMerge, mergeChunks } from '../../activities/merge';
+import { mergedPaths } from '../../activities/chunkIndex';
+import { chunkAttemptsDir } from '../../activities/fenceShards';
+import { NOTHING_MERGED, type MergeProgress } from '../../contracts/payloads';
+import { recordSyncs } from '../helpers/syncSpy';
 import { RewardProfileError } from '../../gym/errors';
 import { rewardProfileOutputPaths } from '../../gym/rewardProfile';
 import type { RunningServer } from '../../servers/http';
@@ -121,4 +125,44 @@ test('a finish whose profile refuses missing rollouts still publishes the merged
   // Only the attempt's claim stays in the stage's fence directory: its partial files were published, its view removed.
   assert.deepEqual(readdirSync(`${outPrefix}_shards/merge`), ['1-1.claim']);
   assert.equal(existsSync(rewardProfileOutputPaths(`${outPrefix}.jsonl`).rewardProfilingPath), false);
+});
+
+test('every file a step of the stage reports done is synced, with its directory, before the step returns', async () => {
+  const plan = stagePlan([taskRow('a'), taskRow('bb'), taskRow('ccc')]);
+  const outPrefix = outPrefixOf(plan);
+  const files = (dir: string) => readdirSync(dir).map((entry) => path.join(dir, entry));
+  const unsynced = async (step: () => Promise<unknown>, reported: () => string[]): Promise<string[]> =>
+    (await recordSyncs(step)).record.missing(reported());
+
+  assert.deepEqual(
+    await unsynced(
+      () => materialize(plan),
+      () => files(plan.runDir).filter((f) => f.includes('_materialized_inputs')),
+    ),
+    [],
+  );
+  const chunkFiles = () => files(chunkAttemptsDir(outPrefix, 0));
+  assert.deepEqual(await unsynced(() => runChunks(plan, 1), chunkFiles), []);
+  assert.ok((await recordSyncs(() => runChunks(plan, 1))).record.synced(`${outPrefix}_shards`));
+  await runChunks(plan, 2);
+  let progress: MergeProgress = NOTHING_MERGED;
+  const merged = () => files(`${outPrefix}_shards/merge`).filter((f) => f.endsWith('.jsonl'));
+  const mergeStep = async () => {
+    progress = await runActivity(mergeChunks, { outPrefix, from: NOTHING_MERGED, to: 1 });
+  };
+  assert.deepEqual(await unsynced(mergeStep, merged), []);
+  const published = () => [
+    ...Object.values(mergedPaths(outPrefix)),
+    ...Object.values(rewardProfileOutputPaths(`${outPrefix}.jsonl`)),
+    `${outPrefix}_aggregate_metrics.json`,
+  ];
+  const finish = () =>
+    runActivity(finishStage, {
+      plan,
+      stage: 'collect' as const,
+      outPrefix,
+      merged: progress,
+      allowPartialRollouts: false,
+    });
+  assert.deepEqual(await unsynced(finish, published), []);
 });
