@@ -15,7 +15,7 @@ import type { PyValue } from '../gym/pythonJson';
 import { postJsonText, RequestFailure } from './http/client';
 import { mergedDigestsPath } from './chunkIndex';
 import { agentDirectory } from './servers';
-import { stageFence, type Fence } from './fence';
+import type { Fence } from './fence';
 import { entriesByAgent, entriesOfDigests, entriesOfRollouts, type EntrySource } from './aggregateMetricsEntries';
 
 // `<stem>_aggregate_metrics.json` beside the merged rollouts, as ng_collect_rollouts writes it after
@@ -105,28 +105,16 @@ function servingAgent(plan: RunPlan, stage: RolloutStage): ((rowAgent: string) =
 }
 
 /**
- * The aggregate metrics as an activity of its own: the stage tail that histories begun before
- * finishStage schedule (workflows/collectRollouts.ts), fenced as a step of the stage.
- */
-export function aggregateMetricsStage(input: AggregateMetricsInput): Promise<string | undefined> {
-  return writeAggregateMetrics(input);
-}
-
-/**
  * Writes the aggregate metrics of a merged stage and returns the path, or nothing when no rollout
  * completed (upstream writes no file then). Rollouts an agent server ran are aggregated by that
  * agent; in-process ones get what a NeMo Gym pivot agent answers by default, the same computation
  * the embedded resources server runs. Entries are named by the rows' `agent_ref`, as upstream's are.
  */
-export async function writeAggregateMetrics(input: AggregateMetricsInput, fence?: Fence): Promise<string | undefined> {
+export async function writeAggregateMetrics(
+  input: AggregateMetricsInput,
+  publishing: Fence,
+): Promise<string | undefined> {
   const outPrefix = input.rolloutsPath.replace(/\.jsonl$/, '');
-  let publishing = fence;
-  if (!publishing) {
-    // Run as an activity of its own (histories begun before finishStage): a step of the stage's fence.
-    publishing = stageFence(outPrefix);
-    await publishing.check();
-    await publishing.claim();
-  }
   const digestsPath = await mergedDigestsPath(outPrefix);
   const entries = digestsPath && (await entriesOfDigests(digestsPath));
   if (digestsPath && entries) return writeEntries(input, digestsPath, entries, publishing);

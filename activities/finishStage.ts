@@ -1,10 +1,13 @@
 import { access, mkdir, readdir, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
+import { Context } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
 import { writeAggregateMetrics } from './aggregateMetrics';
 import { mergedMoves, mergeRest, type PartialFiles } from './merge';
 import { profileStage } from './profile';
 import { mergedPaths } from './chunkIndex';
-import { isSuperseded, stageFence, type Fence } from './fence';
+import { claimStageFence, isSuperseded, type Fence } from './fence';
+import { pauseAt } from './testHooks';
 import { aggregateMetricsPath } from '../gym/aggregateMetrics';
 import { rewardProfileOutputPaths } from '../gym/rewardProfile';
 import type { MergeProgress, MergeResult, ProfileResult, RolloutStage, RunPlan } from '../contracts/payloads';
@@ -27,8 +30,8 @@ export async function profileWithAggregateMetrics(input: {
   rolloutsPath: string;
   completed: number;
   allowPartialRollouts: boolean;
-  /** Publishes the aggregate metrics; by default the stage's fence with this attempt's token. */
-  fence?: Fence;
+  /** The stage's fence, through which the aggregate metrics are published. */
+  fence: Fence;
 }): Promise<ProfileResult> {
   const profile = () => profileStage({ outPrefix: input.outPrefix, allowPartialRollouts: input.allowPartialRollouts });
   const aggregate = () =>
@@ -50,13 +53,15 @@ export async function profileWithAggregateMetrics(input: {
  * A stage as the finish's profile and aggregate metrics read it, in a directory of this attempt's
  * own: the materialized inputs and their indexes linked from the run directory, the merged rollouts
  * and digests linked from this attempt's partial files. What they write lands there too, published
- * with the merged files by one fenced set of renames.
+ * with the merged files by one fenced set of renames. The directory is looked at after it was
+ * created: a successor that claimed meanwhile may have looked before it existed.
  */
 async function finishView(fence: Fence, outPrefix: string, files: PartialFiles): Promise<string> {
-  const dir = path.join(fence.dir, `${fence.token.name}.view`);
+  const dir = fence.own('.view');
+  await pauseAt('finish.checked', fence.token.name);
+  await mkdir(path.join(dir, `${path.basename(outPrefix)}_shards`), { recursive: true });
+  await fence.checkClaimed([dir]);
   const stem = path.basename(outPrefix);
-  await rm(dir, { recursive: true, force: true });
-  await mkdir(path.join(dir, `${stem}_shards`), { recursive: true });
   const view = path.join(dir, stem);
   const runDir = path.dirname(outPrefix);
   for (const entry of await readdir(runDir)) {
@@ -66,6 +71,12 @@ async function finishView(fence: Fence, outPrefix: string, files: PartialFiles):
   await symlink(path.resolve(files.rollouts), `${view}.jsonl`);
   await symlink(path.resolve(files.digests), mergedPaths(view).digestsPath);
   return view;
+}
+
+/** Cancellation reaches the finish before it publishes: a cancelled finish leaves the run directory as it was. */
+function throwIfCancelled(): void {
+  const signal = Context.current().cancellationSignal;
+  if (signal.aborted) throw new CancelledFailure(`finish cancelled: ${String(signal.reason)}`);
 }
 
 /**
@@ -83,10 +94,9 @@ export async function finishStage(input: {
   allowPartialRollouts: boolean;
 }): Promise<{ merge: MergeResult; profile: ProfileResult }> {
   const { plan, stage, outPrefix } = input;
-  const fence = stageFence(outPrefix);
+  const fence = await claimStageFence(outPrefix);
   const { files, completed, failedKeys } = await mergeRest(outPrefix, input.merged, fence);
   const view = await finishView(fence, outPrefix, files);
-  await fence.check();
   let viewed: ProfileResult;
   try {
     viewed = await profileWithAggregateMetrics({
@@ -98,11 +108,13 @@ export async function finishStage(input: {
       allowPartialRollouts: input.allowPartialRollouts,
       fence,
     });
+    throwIfCancelled();
   } catch (err) {
     const failure = await fence.explain(err);
     // The merged files are published whatever the profile says (strict mode refusing missing
-    // rollouts leaves them to look at), unless a newer attempt owns the step.
-    if (!isSuperseded(failure)) await fence.publish(mergedMoves(outPrefix, files)).catch(() => undefined);
+    // rollouts leaves them to look at), unless a newer attempt owns the step or the run was cancelled.
+    if (!isSuperseded(failure) && !(failure instanceof CancelledFailure))
+      await fence.publish(mergedMoves(outPrefix, files)).catch(() => undefined);
     // A newer attempt may be removing the view too; what either leaves, the next removeOlder takes.
     await rm(path.dirname(view), { recursive: true, force: true }).catch(() => undefined);
     throw failure;

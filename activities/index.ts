@@ -1,16 +1,14 @@
 // Everything the worker registers. Activities are the IO shell around gym/: one file per stage.
 // What a worker process was started with (its base dir, artifacts root, secrets) is read once, here,
 // and handed to the activities that need it, instead of each reading process.env on every call.
-import { aggregateMetricsStage } from './aggregateMetrics';
 import { runChunk } from './chunk';
 import { convertStage } from './convert';
 import { finishStage } from './finishStage';
 import { prepareCurriculumRound, publishCurriculumRound, startCurriculum } from './curriculum';
 import { materializeStage } from './materialize';
-import { finishMerge, mergeChunks, mergeShards } from './merge';
+import { mergeChunks } from './merge';
 import { convertNewSources, prepareNightlyRun, publishNightlyVersion } from './nightly';
 import { prepareRun } from './prepare';
-import { profileStage } from './profile';
 import { publishStage } from './publish';
 import { workerSettingsFromEnv, type WorkerSettings } from './runContext';
 import { ensureServers } from './servers';
@@ -36,12 +34,8 @@ export function createActivities(deps: ActivityDeps = activityDepsFromEnv()) {
     workerHostQueue,
     materializeStage,
     runChunk: (input: Parameters<typeof runChunk>[1]) => runChunk(secrets, input),
-    mergeShards,
     mergeChunks,
-    finishMerge,
     finishStage,
-    aggregateMetricsStage,
-    profileStage,
     stageAccounting,
     convertStage,
     publishStage,

@@ -1,10 +1,11 @@
-import { appendFile, open, rename, stat, type FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, rename, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { heartbeat } from '@temporalio/activity';
+import { Context, heartbeat } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
 import { readJsonl, readLines } from '../gym/jsonl';
-import { syncFiles } from '../gym/durable';
-import { NOTHING_MERGED, type CollectStageInput, type MergeProgress, type MergeResult } from '../contracts/payloads';
-import { writeAggregateMetrics } from './aggregateMetrics';
+import { syncDir } from '../gym/durable';
+import { NOTHING_MERGED, type MergeProgress } from '../contracts/payloads';
 import {
   chunkRange,
   materializedInputsPath,
@@ -12,10 +13,11 @@ import {
   readMaterializedMeta,
   type MaterializedMeta,
 } from './chunkIndex';
-import { compareTokens, stageFence, type Fence } from './fence';
+import { claimStageFence, type Fence } from './fence';
 import { chunkShard } from './fenceShards';
 import { readRowIndex } from './rowIndex';
 import { parseShardLine, type ShardEntry } from './shardLines';
+import { pauseAt } from './testHooks';
 
 // Shards are written in completion order, which depends on timing; the merged files are written in
 // materialized order so the same seed gives byte-identical artifacts whatever crashed when. The
@@ -53,8 +55,8 @@ class LineWriter {
     public position: number,
   ) {}
 
-  static async openAt(file: string, position: number): Promise<LineWriter> {
-    const handle = await open(file, position === 0 ? 'w' : 'r+');
+  /** Writes through a handle opened before the attempt's last look at its claim, cut to `position`. */
+  static async at(handle: FileHandle, position: number): Promise<LineWriter> {
     await handle.truncate(position);
     return new LineWriter(handle, position);
   }
@@ -72,21 +74,10 @@ class LineWriter {
     this.position += data.length;
   }
 
-  async close(): Promise<void> {
-    try {
-      await this.flush();
-    } finally {
-      await this.handle.close();
-    }
-  }
-}
-
-async function sizeOf(file: string): Promise<number | undefined> {
-  try {
-    return (await stat(file)).size;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
+  /** The lines written so far, on stable storage: the progress a merge reports is what the next one continues from. */
+  async sync(): Promise<void> {
+    await this.flush();
+    await this.handle.sync();
   }
 }
 
@@ -139,46 +130,96 @@ export interface PartialFiles {
   digests: string;
 }
 
-function partialFiles(fence: Fence, name = fence.token.name): PartialFiles {
-  const at = (kind: string) => path.join(fence.dir, `${name}.${kind}.jsonl`);
+function partialFiles(dir: string, name: string): PartialFiles {
+  const at = (kind: string) => path.join(dir, `${name}.${kind}.jsonl`);
   return { rollouts: at('rollouts'), failures: at('failures'), digests: at('digests') };
 }
 
-async function renameAll(from: PartialFiles, to: PartialFiles): Promise<void> {
+type Handles = Record<keyof PartialFiles, FileHandle>;
+
+/**
+ * The partial files this attempt appends to, opened: those of the merge attempt whose progress the
+ * workflow passed on, taken by renaming them. That attempt completed, so no process writes them any
+ * more; an attempt still running (superseded, or of a run cancelled before this one resumed) writes
+ * only files of its own, which nobody renames. Without them, empty files of its own. The files are
+ * opened before the look that confirms the claim, so an attempt overtaken on the way never creates
+ * them again; the older attempts' files are then removed.
+ */
+async function takePartialFiles(fence: Fence, from: MergeProgress): Promise<{ files: PartialFiles; handles: Handles }> {
+  const files = partialFiles(fence.dir, fence.token.name);
+  if (from.partial) {
+    const source = partialFiles(fence.dir, from.partial);
+    for (const kind of ['rollouts', 'failures', 'digests'] as const) await renameIfThere(source[kind], files[kind]);
+  }
+  await pauseAt('merge.renamed', fence.token.name);
+  const handles: Partial<Handles> = {};
   try {
-    await rename(from.rollouts, to.rollouts);
-    await rename(from.failures, to.failures);
-    await rename(from.digests, to.digests);
+    for (const kind of ['rollouts', 'failures', 'digests'] as const)
+      handles[kind] = await open(files[kind], constants.O_RDWR | constants.O_CREAT);
+    await fence.checkClaimed(Object.values(files));
   } catch (err) {
-    // Another attempt took them first: this one rebuilds from chunk 0 (the sizes will not match).
+    for (const handle of Object.values(handles)) await handle.close();
+    throw err;
+  }
+  await fence.removeOlder();
+  return { files, handles: handles as Handles };
+}
+
+async function renameIfThere(from: string, to: string): Promise<void> {
+  try {
+    await rename(from, to);
+  } catch (err) {
+    // Not on this host's disk or removed: the sizes will not match and the merge rebuilds from chunk 0.
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
 }
 
-/**
- * The partial files this attempt appends to: its own when it ran before, else those of the newest
- * merge scheduled before this one's activity (the one whose progress the workflow passed on), taken
- * by renaming them, so exactly one attempt continues them; older attempts' files are removed.
- */
-async function takePartialFiles(fence: Fence): Promise<PartialFiles> {
-  await fence.check();
-  await fence.claim();
-  const own = partialFiles(fence);
-  if ((await sizeOf(own.rollouts)) === undefined) {
-    const earlier = (await fence.entries())
-      .filter(({ token }) => token.scheduledMs < fence.token.scheduledMs)
-      .sort((a, b) => compareTokens(b.token, a.token));
-    const source = earlier.find(({ entry }) => entry.endsWith('.rollouts.jsonl'));
-    if (source) await renameAll(partialFiles(fence, source.token.name), own);
+/** Cancellation reaches a merge at each chunk: it stops there, writing nothing more. */
+function throwIfCancelled(): void {
+  let signal: AbortSignal | undefined;
+  try {
+    signal = Context.current().cancellationSignal;
+  } catch {
+    return;
   }
-  const files = [own.rollouts, own.failures, own.digests];
-  for (const file of files) await appendFile(file, '');
-  await fence.checkClaimed([...files, fence.claimFile]);
-  await fence.removeOlder();
-  return own;
+  if (signal.aborted) throw new CancelledFailure(`merge cancelled: ${String(signal.reason)}`);
 }
 
-/** Appends chunks [from.chunks, to) to this attempt's partial merged files, in materialized order. */
+/** The merged lines of one chunk, in materialized order. */
+async function chunkLines(
+  outPrefix: string,
+  meta: MaterializedMeta,
+  chunk: number,
+  out: { rollouts: LineWriter; failures: LineWriter; digests: LineWriter },
+): Promise<{ completed: number; failedKeys: number }> {
+  const shard = await chunkShard(outPrefix, chunk);
+  const results = await readRolloutShard(shard.rollouts);
+  const failuresByKey = new Map<string, Array<{ value: Keyed; text: string }>>();
+  for (const f of await readAll(shard.failures)) {
+    failuresByKey.set(key(f.value), [...(failuresByKey.get(key(f.value)) ?? []), f]);
+  }
+  let completed = 0;
+  let failedKeys = 0;
+  for await (const k of chunkKeys(outPrefix, meta, chunk)) {
+    const result = results.get(k);
+    if (result !== undefined) {
+      out.rollouts.push(result.line);
+      out.digests.push(result.digest);
+      completed++;
+    } else if (failuresByKey.has(k)) {
+      failedKeys++;
+    }
+    const attempts = (failuresByKey.get(k) ?? []).sort((a, b) => (a.value.attempt ?? 0) - (b.value.attempt ?? 0));
+    for (const f of attempts) out.failures.push(f.text);
+  }
+  return { completed, failedKeys };
+}
+
+/**
+ * Appends chunks [from.chunks, to) to this attempt's partial merged files, in materialized order.
+ * Each chunk's lines are written only after a look at the fence and at cancellation; a merge that
+ * stops writes nothing more (no flush on the way out).
+ */
 async function appendChunks(
   outPrefix: string,
   meta: MaterializedMeta,
@@ -186,63 +227,52 @@ async function appendChunks(
   to: number,
   fence: Fence,
 ): Promise<MergeProgress & { files: PartialFiles }> {
-  const files = await takePartialFiles(fence);
-  // A partial file shorter than the progress says (removed, taken by another attempt, not on this
-  // host's disk, or merged before there were digests) is rebuilt from chunk 0.
-  const atLeast = async (file: string, bytes: number | undefined) =>
-    bytes !== undefined && ((await sizeOf(file)) ?? -1) >= bytes;
-  const intact =
-    from.chunks > 0 &&
-    (await atLeast(files.rollouts, from.rolloutsBytes)) &&
-    (await atLeast(files.failures, from.failuresBytes)) &&
-    (await atLeast(files.digests, from.digestsBytes));
-  const start = intact ? from : NOTHING_MERGED;
-  const rollouts = await LineWriter.openAt(files.rollouts, start.rolloutsBytes);
-  const failures = await LineWriter.openAt(files.failures, start.failuresBytes);
-  const digests = await LineWriter.openAt(files.digests, start.digestsBytes ?? 0);
-  let { completed, failedKeys } = start;
+  const { files, handles } = await takePartialFiles(fence, from);
   try {
+    // A partial file shorter than the progress says (removed, not on this host's disk, or merged
+    // before there were digests) is rebuilt from chunk 0.
+    const atLeast = async (handle: FileHandle, bytes: number | undefined) =>
+      bytes !== undefined && (await handle.stat()).size >= bytes;
+    const intact =
+      from.chunks > 0 &&
+      (await atLeast(handles.rollouts, from.rolloutsBytes)) &&
+      (await atLeast(handles.failures, from.failuresBytes)) &&
+      (await atLeast(handles.digests, from.digestsBytes));
+    const start = intact ? from : NOTHING_MERGED;
+    const out = {
+      rollouts: await LineWriter.at(handles.rollouts, start.rolloutsBytes),
+      failures: await LineWriter.at(handles.failures, start.failuresBytes),
+      digests: await LineWriter.at(handles.digests, start.digestsBytes ?? 0),
+    };
+    let { completed, failedKeys } = start;
     for (let chunk = start.chunks; chunk < to; chunk++) {
-      const shard = await chunkShard(outPrefix, chunk);
-      const results = await readRolloutShard(shard.rollouts);
-      const failuresByKey = new Map<string, Array<{ value: Keyed; text: string }>>();
-      for (const f of await readAll(shard.failures)) {
-        failuresByKey.set(key(f.value), [...(failuresByKey.get(key(f.value)) ?? []), f]);
-      }
-      for await (const k of chunkKeys(outPrefix, meta, chunk)) {
-        const result = results.get(k);
-        if (result !== undefined) {
-          rollouts.push(result.line);
-          digests.push(result.digest);
-          completed++;
-        } else if (failuresByKey.has(k)) {
-          failedKeys++;
-        }
-        const attempts = (failuresByKey.get(k) ?? []).sort((a, b) => (a.value.attempt ?? 0) - (b.value.attempt ?? 0));
-        for (const f of attempts) failures.push(f.text);
-      }
+      const merged = await chunkLines(outPrefix, meta, chunk, out);
+      completed += merged.completed;
+      failedKeys += merged.failedKeys;
+      throwIfCancelled();
       await fence.check();
-      await rollouts.flush();
-      await failures.flush();
-      await digests.flush();
+      await pauseAt('merge.checked', fence.token.name);
+      for (const writer of Object.values(out)) await writer.flush();
       heartbeat({ chunk });
     }
+    // The progress returned is what the next merge continues from, so it must survive a power cut.
+    for (const writer of Object.values(out)) await writer.sync();
+    await syncDir(fence.dir);
+    return {
+      chunks: to,
+      rolloutsBytes: out.rollouts.position,
+      failuresBytes: out.failures.position,
+      digestsBytes: out.digests.position,
+      completed,
+      failedKeys,
+      partial: fence.token.name,
+      files,
+    };
+  } catch (err) {
+    throw await fence.explain(err);
   } finally {
-    await rollouts.close();
-    await failures.close();
-    await digests.close();
+    for (const handle of Object.values(handles)) await handle.close();
   }
-  // The progress returned is what the next merge continues from, so it must survive a power cut.
-  await syncFiles(Object.values(files));
-  return {
-    chunks: to,
-    rolloutsBytes: rollouts.position,
-    failuresBytes: failures.position,
-    digestsBytes: digests.position,
-    completed,
-    failedKeys,
-    files,
-  };
 }
 
 async function finishedMeta(outPrefix: string): Promise<MaterializedMeta> {
@@ -262,7 +292,7 @@ export async function mergeChunks(input: {
     await finishedMeta(input.outPrefix),
     input.from,
     input.to,
-    stageFence(input.outPrefix),
+    await claimStageFence(input.outPrefix),
   );
   return progress;
 }
@@ -292,28 +322,4 @@ export function mergedMoves(outPrefix: string, files: PartialFiles): Array<[stri
     [files.failures, failuresPath],
     [files.digests, digestsPath],
   ];
-}
-
-/** Merges the chunks not merged yet and puts the merged files in place; every chunk has finished. */
-export async function finishMerge(
-  input: { outPrefix: string; from?: MergeProgress },
-  fence: Fence = stageFence(input.outPrefix),
-): Promise<MergeResult> {
-  const { files, completed, failedKeys } = await mergeRest(input.outPrefix, input.from, fence);
-  await fence.publish(mergedMoves(input.outPrefix, files));
-  const { rolloutsPath, failuresPath } = mergedPaths(input.outPrefix);
-  return { rolloutsPath, failuresPath, completed, failedKeys };
-}
-
-/**
- * Merges every shard, then writes the aggregate metrics NeMo Gym writes once rollouts are collected.
- * The activity stage workflows scheduled before merging moved into the chunk phase still call.
- */
-export async function mergeShards(
-  input: Pick<CollectStageInput, 'plan' | 'stage' | 'outPrefix'>,
-): Promise<MergeResult> {
-  const fence = stageFence(input.outPrefix);
-  const merged = await finishMerge({ outPrefix: input.outPrefix }, fence);
-  await writeAggregateMetrics({ plan: input.plan, stage: input.stage, rolloutsPath: merged.rolloutsPath }, fence);
-  return merged;
 }

@@ -63,6 +63,11 @@ export interface MergeProgress {
   digestsBytes?: number;
   completed: number;
   failedKeys: number;
+  /**
+   * The token of the merge attempt that wrote these bytes, whose partial files the next merge
+   * continues; absent when nothing was merged (or in progress recorded before merges said so).
+   */
+  partial?: string;
 }
 
 export const NOTHING_MERGED: MergeProgress = {

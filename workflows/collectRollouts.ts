@@ -1,4 +1,4 @@
-import { continueAsNew, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { continueAsNew, deprecatePatch, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { PivotActivities } from '../activities';
 import { stageProgressQuery } from '../contracts/temporal';
 import { collectStageActivityOptions, chunkActivityOptions } from './activityOptions';
@@ -8,8 +8,6 @@ import {
   type ChunkResult,
   type CollectStageInput,
   type CollectStageResult,
-  type MergeResult,
-  type ProfileResult,
 } from '../contracts/payloads';
 import { MergeFrontier } from './mergeFrontier';
 import type { RolloutAccounting } from '../gym/rolloutAccounting';
@@ -17,35 +15,23 @@ import type { RolloutAccounting } from '../gym/rolloutAccounting';
 // collect → profile as one reusable sub-pipeline (docs/architecture.md): the collect stage runs it with the
 // agent executor, local profiling runs it on pivot candidates with the single-step executor.
 
-const {
-  materializeStage,
-  mergeShards,
-  mergeChunks,
-  finishMerge,
-  finishStage,
-  aggregateMetricsStage,
-  profileStage,
-  stageAccounting,
-} = proxyActivities<PivotActivities>(collectStageActivityOptions);
+const { materializeStage, mergeChunks, finishStage, stageAccounting } =
+  proxyActivities<PivotActivities>(collectStageActivityOptions);
 
 const { runChunk } = proxyActivities<PivotActivities>(chunkActivityOptions);
 
 const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 4000;
 
-/**
- * Histories begun before merging moved into the chunk phase replay the old order: one merge after
- * the last chunk (aggregate metrics included), then the profile.
- */
+// Patches whose old branches are retired the way Temporal documents: each patched() became a
+// deprecatePatch() at the same place, so histories recorded with the patches still replay, and
+// histories begun before them (which took the old branches) cannot. Once no open history was
+// recorded before this release, the deprecatePatch() calls go too.
 const MERGE_DURING_CHUNKS = 'merge-during-chunks';
-
-/** Histories begun before the tail became one activity replay finishMerge, then profile beside aggregate metrics. */
 const FINISH_IN_ONE_ACTIVITY = 'finish-stage-in-one-activity';
-
-/** Histories begun before stages accounted for every expected rollout end after the profile. */
 const ROLLOUT_ACCOUNTING = 'rollout-accounting';
 
 export async function collectRolloutsWorkflow(input: CollectStageInput): Promise<CollectStageResult> {
-  const mergeDuringChunks = patched(MERGE_DURING_CHUNKS);
+  deprecatePatch(MERGE_DURING_CHUNKS);
   const settings = stageSettings(input.plan, input.stage);
   const startedAtMs = input.resume?.startedAtMs ?? Date.now();
   let done = input.resume?.done ?? 0;
@@ -77,20 +63,18 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
   const historyLimit = input.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS;
   const mustContinueAsNew = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= historyLimit;
   let next = input.resume?.nextChunk ?? 0;
-  const frontier = mergeDuringChunks
-    ? new MergeFrontier(input.resume?.merged ?? NOTHING_MERGED, next, (from, to) =>
-        mergeChunks({ outPrefix: input.outPrefix, from, to }),
-      )
-    : undefined;
+  const frontier = new MergeFrontier(input.resume?.merged ?? NOTHING_MERGED, next, (from, to) =>
+    mergeChunks({ outPrefix: input.outPrefix, from, to }),
+  );
   const inFlight = new Map<number, Promise<ChunkResult>>();
   const onChunkDone = (r: ChunkResult) => {
     inFlight.delete(r.chunkIndex);
     done += r.completed + r.failed + r.alreadyDone;
     failed += r.failed;
-    // The last chunk is left to finishMerge, so the tail after the chunk span is one activity, not two.
+    // The last chunk is left to finishStage, so the tail after the chunk span is one activity, not two.
     const lastChunk = next >= materialize.chunks && inFlight.size === 0;
-    if (mustContinueAsNew() || lastChunk) frontier?.hold();
-    frontier?.chunkFinished(r.chunkIndex);
+    if (mustContinueAsNew() || lastChunk) frontier.hold();
+    frontier.chunkFinished(r.chunkIndex);
   };
   while (next < materialize.chunks || inFlight.size > 0) {
     while (next < materialize.chunks && inFlight.size < settings.maxChunksInFlight && !mustContinueAsNew()) {
@@ -101,13 +85,13 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
       );
     }
     if (inFlight.size === 0) break;
-    const merging = frontier?.pending;
+    const merging = frontier.pending;
     const finished = await Promise.race<ChunkResult | void>(
       merging ? [...inFlight.values(), merging] : inFlight.values(),
     );
     if (finished) onChunkDone(finished);
   }
-  const merged = await frontier?.drain();
+  const merged = await frontier.drain();
   if (next < materialize.chunks) {
     await continueAsNew<typeof collectRolloutsWorkflow>({
       ...input,
@@ -116,36 +100,18 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
   }
 
   const { plan, stage, outPrefix } = input;
-  let merge: MergeResult;
-  let profile: ProfileResult;
-  if (mergeDuringChunks && patched(FINISH_IN_ONE_ACTIVITY)) {
-    phase = 'finish';
-    ({ merge, profile } = await finishStage({
-      plan,
-      stage,
-      outPrefix,
-      merged,
-      allowPartialRollouts: settings.allowPartialRollouts,
-    }));
-  } else if (mergeDuringChunks) {
-    phase = 'merge';
-    merge = await finishMerge({ outPrefix, from: merged });
-    phase = 'profile';
-    // Both only read the merged rollouts, and aggregate metrics mostly wait on the agent servers.
-    [profile] = await Promise.all([
-      profileStage({ outPrefix, allowPartialRollouts: settings.allowPartialRollouts }),
-      aggregateMetricsStage({ plan, stage, rolloutsPath: merge.rolloutsPath }),
-    ]);
-  } else {
-    phase = 'merge';
-    merge = await mergeShards({ plan, stage, outPrefix });
-    phase = 'profile';
-    profile = await profileStage({ outPrefix, allowPartialRollouts: settings.allowPartialRollouts });
-  }
-  if (patched(ROLLOUT_ACCOUNTING)) {
-    phase = 'accounting';
-    accounting = await stageAccounting({ plan, stage, outPrefix });
-  }
+  phase = 'finish';
+  deprecatePatch(FINISH_IN_ONE_ACTIVITY);
+  const { merge, profile } = await finishStage({
+    plan,
+    stage,
+    outPrefix,
+    merged,
+    allowPartialRollouts: settings.allowPartialRollouts,
+  });
+  deprecatePatch(ROLLOUT_ACCOUNTING);
+  phase = 'accounting';
+  accounting = await stageAccounting({ plan, stage, outPrefix });
   phase = 'done';
-  return { materialize, merge, profile, ...(accounting ? { accounting } : {}) };
+  return { materialize, merge, profile, accounting };
 }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { profileWithAggregateMetrics } from '../../activities/finishStage';
+import { claimStageFence } from '../../activities/fence';
 import type { ProfileResult } from '../../contracts/payloads';
 import { materializedInputsPath, mergedPaths, writeChunkIndex } from '../../activities/chunkIndex';
 import { RowIndexWriter } from '../../activities/rowIndex';
@@ -218,6 +219,7 @@ async function measure(outPrefix: string): Promise<ChildFigures> {
     rolloutsPath: `${outPrefix}.jsonl`,
     completed: rows,
     allowPartialRollouts: false,
+    fence: await claimStageFence(outPrefix),
   };
   const profile = await new MockActivityEnvironment().run<
     [typeof tail],

@@ -29,8 +29,8 @@ export interface Fault {
   stage: FaultStage;
 }
 
-const MERGE_ACTIVITIES = new Set(['mergeChunks', 'mergeShards']);
-const FINISH_ACTIVITIES = new Set(['finishStage', 'finishMerge', 'aggregateMetricsStage', 'profileStage']);
+const MERGE_ACTIVITIES = new Set(['mergeChunks']);
+const FINISH_ACTIVITIES = new Set(['finishStage']);
 // Whether a fault hit the step it aimed at is told by retried_activities afterwards (an attempt
 // after the first of that type): a step seen running can still end before the fault lands.
 

@@ -7,6 +7,7 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { writeAggregateMetrics } from '../../activities/aggregateMetrics';
+import { claimStageFence } from '../../activities/fence';
 import { mergedPaths } from '../../activities/chunkIndex';
 import { ConfigError } from '../../contracts/errors';
 import { computeAggregateMetrics, rolloutDigest, stripForAggregateMetrics } from '../../gym/aggregateMetrics';
@@ -27,6 +28,13 @@ import {
   writeJsonl,
   type FakeAgent,
 } from './fakeGym';
+
+/** The aggregate metrics as the finish writes them: an activity publishing through the stage's fence. */
+const aggregate = (input: Parameters<typeof writeAggregateMetrics>[0]) =>
+  new MockActivityEnvironment().run(
+    async (i: typeof input) => writeAggregateMetrics(i, await claimStageFence(i.rolloutsPath.replace(/\.jsonl$/, ''))),
+    input,
+  ) as Promise<string | undefined>;
 
 // `<stem>_aggregate_metrics.json`: written after the merge from each agent's POST /aggregate_metrics,
 // as ng_collect_rollouts writes it, and equal to what NeMo Gym's own `ng_aggregate_rollouts` writes
@@ -166,7 +174,7 @@ test('local profiling has no agent server, so its metrics are computed in-proces
   ];
   writeJsonl(rolloutsPath, rows);
   const input: Parameters<typeof writeAggregateMetrics>[0] = { plan, stage: 'local_profile', rolloutsPath };
-  const out = await new MockActivityEnvironment().run(writeAggregateMetrics, input);
+  const out = await aggregate(input);
   assert.equal(out, path.join(plan.runDir, 'local_profile_aggregate_metrics.json'));
   const sorted = [rows[2]!, rows[1]!, rows[0]!];
   assert.deepEqual(JSON.parse(readFileSync(out!, 'utf8')), [entry('pivots', sorted)]);
@@ -191,7 +199,7 @@ test(
     ];
     writeFileSync(rolloutsPath, `${[lines[2], lines[0], lines[1]].join('\n')}\n`);
     const input: Parameters<typeof writeAggregateMetrics>[0] = { plan, stage: 'local_profile', rolloutsPath };
-    const out = await new MockActivityEnvironment().run(writeAggregateMetrics, input);
+    const out = await aggregate(input);
     // NeMo Gym's side: the stripped results sent as JSON, its agent's answer as JSON, and the file as
     // `_call_aggregate_metrics` writes it.
     const script = [
@@ -223,7 +231,7 @@ test(
       [lines[2]!, lines[0]!, lines[1]!].map((l) => `${rolloutDigest(parseKinded(l).kinded as JsonDict)}\n`).join(''),
     );
     writeFileSync(rolloutsPath, 'not JSON\n');
-    await new MockActivityEnvironment().run(writeAggregateMetrics, input);
+    await aggregate(input);
     assert.equal(readFileSync(path.join(plan.runDir, 'local_profile_aggregate_metrics.json'), 'utf8'), theirs);
   },
 );
@@ -247,7 +255,7 @@ test("local profiling through a NeMo Gym agent asks that agent, under the rows' 
   writeJsonl(rolloutsPath, rows);
   const requests = beta.aggregateRequests.length;
   const input: Parameters<typeof writeAggregateMetrics>[0] = { plan, stage: 'local_profile', rolloutsPath };
-  const out = await new MockActivityEnvironment().run(writeAggregateMetrics, input);
+  const out = await aggregate(input);
   assert.equal(out, path.join(plan.runDir, 'local_profile_aggregate_metrics.json'));
   assert.equal(beta.aggregateRequests.length, requests + 1);
   assert.deepEqual((beta.aggregateRequests.at(-1)!.verify_responses as Row[]).map(key), ['0:0', '0:1']);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { runChunk } from '../../activities/chunk';
 import { materializeStage } from '../../activities/materialize';
-import { mergeShards } from '../../activities/merge';
+import { finishStage } from '../../activities/finishStage';
 import { pipelineConfigSchema } from '../../contracts/config';
 import type {
   ChunkInput,
@@ -135,7 +135,16 @@ export function runChunksSideBySide(plan: RunPlan, chunks: number): Promise<Chun
   return Promise.all(Array.from({ length: chunks }, (_, chunkIndex) => runChunkActivity(plan, chunkIndex)));
 }
 
+/** The stage's tail after its chunks (merge, reward profile, aggregate metrics), for tests that read the merged files. */
 export async function merge(plan: RunPlan): Promise<MergeResult> {
-  const input: Parameters<typeof mergeShards>[0] = { plan, stage: 'collect', outPrefix: outPrefixOf(plan) };
-  return new MockActivityEnvironment().run(mergeShards, input);
+  const input: Parameters<typeof finishStage>[0] = {
+    plan,
+    stage: 'collect',
+    outPrefix: outPrefixOf(plan),
+    allowPartialRollouts: true,
+  };
+  const { merge: merged } = (await new MockActivityEnvironment().run(finishStage, input)) as Awaited<
+    ReturnType<typeof finishStage>
+  >;
+  return merged;
 }

@@ -16,6 +16,7 @@ import {
   type MergeProgress,
   type RunPlan,
 } from '../../contracts/payloads';
+import { onPause } from '../../activities/testHooks';
 import { computeAggregateMetrics } from '../../gym/aggregateMetrics';
 import { HttpError, listenJson, type RunningServer } from '../../servers/http';
 import { collectPlan, materialize, outPrefixOf, startFakeHead, taskRow, writeJsonl, type FakeAgent } from './fakeGym';
@@ -41,7 +42,11 @@ interface StallingAgent extends FakeAgent {
   release(): void;
 }
 
-async function startAgent(name: string, answered = Infinity): Promise<StallingAgent> {
+async function startAgent(
+  name: string,
+  answered = Infinity,
+  failsWithoutTrace: (row: Row) => boolean = () => false,
+): Promise<StallingAgent> {
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   let calls = 0;
@@ -64,6 +69,7 @@ async function startAgent(name: string, answered = Infinity): Promise<StallingAg
       };
       if (request.path === '/run') {
         agent.runs.push(body);
+        if (failsWithoutTrace(body)) return { body: { ...answer(body), _ng_no_persist: true } };
         if (++calls <= answered) return { body: answer(body) };
         await hold();
         // Answered after the takeover, and differently (a real model would): none of it may be published.
@@ -117,6 +123,19 @@ const attempt = (scheduledTimestampMs: number, n: number) =>
     scheduledTimestampMs,
     currentAttemptScheduledTimestampMs: scheduledTimestampMs,
     attempt: n,
+  });
+
+/**
+ * An attempt of a given workflow run, scheduled (this attempt) at `current`: what Temporal hands an
+ * attempt after an operator's `temporal workflow reset` (a new run, scheduled times kept, attempts
+ * from 1) or `temporal activity reset` (attempt 1 again, scheduled now).
+ */
+const attemptOf = (opts: { scheduled: number; n: number; current?: number; run?: string }) =>
+  new MockActivityEnvironment({
+    scheduledTimestampMs: opts.scheduled,
+    currentAttemptScheduledTimestampMs: opts.current ?? opts.scheduled,
+    attempt: opts.n,
+    workflowExecution: { workflowId: 'collect', runId: opts.run ?? 'run-a' },
   });
 
 const chunk = (plan: RunPlan, chunkIndex: number, env: MockActivityEnvironment) => {
@@ -244,8 +263,8 @@ test('a chunk attempt that carries on after its successor finished changes nothi
     .trimEnd()
     .split('\n')
     .map((l) => JSON.parse(l) as Row);
-  assert.equal(record!.attempt, '1001-1');
-  assert.equal(record!.superseded_by, '1001-2');
+  assert.match(record!.attempt, /^\d+-1001-1-\w+$/);
+  assert.match(record!.superseded_by, /^\d+-1001-2-\w+$/);
   assert.equal(record!.rollout_lines_kept, second.alreadyDone);
 });
 
@@ -292,3 +311,123 @@ test('a merge attempt that starts after the stage was published touches nothing'
 
   await assertChangedNothing(steady, attempt(3000, 1).run(mergeChunks, mergeInput), settled, expected, 0);
 });
+
+test('a chunk an operator resets at attempt 3 (attempt 1 again, scheduled now) completes and the stage publishes the undisturbed bytes', async () => {
+  const expected = await undisturbed();
+  const stalling = await startAgent('alpha', 3);
+  const { steady, stalled } = await stage(stalling);
+  const { chunks } = await materialize(steady);
+  for (let i = 0; i < chunks; i++) if (i !== 1) await chunk(steady, i, attemptOf({ scheduled: 1000 + i, n: 1 }));
+  // Attempt 3 of chunk 1 answers three rows, then hangs on the agent.
+  const third = chunk(stalled, 1, attemptOf({ scheduled: 1001, n: 3, current: 1003 }));
+  third.catch(() => undefined);
+  await until(() => stalling.held >= 1, 'attempt 3 waits on the agent');
+  // `temporal activity reset`: the attempt count returns to one.
+  const reset = await chunk(steady, 1, attemptOf({ scheduled: 1001, n: 1, current: 9000 }));
+  assert.ok(reset.alreadyDone >= 3, `the reset attempt kept attempt 3's whole lines (${reset.alreadyDone})`);
+  await finish(steady, attemptOf({ scheduled: 5000, n: 1 }));
+  const settled = snapshot(steady.runDir);
+  stalling.release();
+  await assertChangedNothing(steady, third, settled, expected, 1500);
+});
+
+for (const mergedBeforeReset of [false, true]) {
+  test(`a workflow reset ${mergedBeforeReset ? 'after' : 'before'} a merge, with a chunk at attempt 2, publishes the undisturbed bytes and the old run's attempt changes nothing`, async () => {
+    const expected = await undisturbed();
+    const stalling = await startAgent('alpha', 2);
+    const { steady, stalled } = await stage(stalling);
+    const { chunks } = await materialize(steady);
+    await chunk(steady, 0, attemptOf({ scheduled: 1000, n: 1 }));
+    // Run A: attempt 2 of chunk 1 answers two rows, then hangs on the agent (its host is cut off).
+    const old = chunk(stalled, 1, attemptOf({ scheduled: 1001, n: 2, current: 1002 }));
+    old.catch(() => undefined);
+    await until(() => stalling.held >= 1, "run A's attempt 2 waits on the agent");
+    const mergeInput = { outPrefix: outPrefixOf(steady), from: NOTHING_MERGED, to: 1 };
+    const mergedA = (await attemptOf({ scheduled: 3000, n: 1 }).run(mergeChunks, mergeInput)) as MergeProgress;
+    // Run B, the reset run: the same scheduled times, attempts counted from 1 again. Reset after the
+    // merge completed, B goes on from its progress; reset before, B runs the merge again.
+    const inB = (scheduled: number) => attemptOf({ scheduled, n: 1, run: 'run-b' });
+    for (let i = 1; i < chunks; i++) await chunk(steady, i, inB(1000 + i));
+    const merged = mergedBeforeReset ? mergedA : ((await inB(3000).run(mergeChunks, mergeInput)) as MergeProgress);
+    await finish(steady, inB(5000), merged);
+    const settled = snapshot(steady.runDir);
+    stalling.release();
+    await assertChangedNothing(steady, old, settled, expected, 1500);
+  });
+}
+
+test('a run resumed after a cancel, with a key re-run, publishes the undisturbed bytes while the cancelled finish still writes', async (t) => {
+  const expected = await undisturbed();
+  // Run A's agent fails one key without a trace (`_ng_no_persist`), so the resumed run runs it again.
+  const flaky = await startAgent('alpha', Infinity, (row) => row.task_id === 't0');
+  const { steady: resumed, stalled: cancelled } = await stage(flaky);
+  const { chunks } = await materialize(resumed);
+  for (let i = 0; i < chunks; i++) await chunk(cancelled, i, attemptOf({ scheduled: 1000 + i, n: 1 }));
+  const mergeInput = { outPrefix: outPrefixOf(resumed), from: NOTHING_MERGED, to: 1 };
+  const mergedA = (await attemptOf({ scheduled: 3000, n: 1 }).run(mergeChunks, mergeInput)) as MergeProgress;
+  // Run A's finish holds between its look at the fence and its write of chunk 1, when it is cancelled.
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let paused = false;
+  t.after(
+    // Only run A's finish reaches the point before run B starts; B's merges pass.
+    onPause('merge.checked', async () => {
+      if (paused) return;
+      paused = true;
+      await released;
+    }),
+  );
+  const finishA = attemptOf({ scheduled: 5000, n: 1 });
+  const oldFinish = finish(cancelled, finishA, mergedA);
+  oldFinish.catch(() => undefined);
+  await until(() => paused, "run A's finish holds mid-merge");
+  finishA.cancel();
+  // Run B resumes the same run directory from scratch: every chunk again (t0's rows run now), then its finish.
+  const inB = (scheduled: number) => attemptOf({ scheduled, n: 1, run: 'run-b' });
+  for (let i = 0; i < chunks; i++) await chunk(resumed, i, inB(1000 + i));
+  await finish(resumed, inB(5000));
+  const settled = snapshot(resumed.runDir);
+  release();
+  await assertChangedNothing(resumed, oldFinish, settled, expected, 500);
+});
+
+for (const [point, step] of [
+  ['fence.claimed', 'chunk'],
+  ['chunk.opened', 'chunk'],
+  ['merge.renamed', 'merge'],
+  ['finish.checked', 'finish'],
+] as const) {
+  test(`a ${step} attempt held at ${point} that wakes after its successor finished re-creates nothing`, async (t) => {
+    const expected = await undisturbed();
+    const { steady } = await stage();
+    const { chunks } = await materialize(steady);
+    for (let i = 0; i < chunks; i++) if (step !== 'chunk' || i !== 1) await chunk(steady, i, attempt(1000 + i, 1));
+    const mergeInput = { outPrefix: outPrefixOf(steady), from: NOTHING_MERGED, to: 1 };
+    const mergedFirst = (await attempt(3000, 1).run(mergeChunks, mergeInput)) as MergeProgress;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let held = false;
+    t.after(
+      onPause(point, async () => {
+        if (held) return;
+        held = true;
+        await released;
+      }),
+    );
+    const rest = { ...mergeInput, from: mergedFirst, to: chunks };
+    const run = (n: number): Promise<unknown> => {
+      if (step === 'chunk') return chunk(steady, 1, attempt(1001, n));
+      if (step === 'merge') return attempt(3500, n).run(mergeChunks, rest);
+      return finish(steady, attempt(5000, n), mergedFirst);
+    };
+    const first = run(1);
+    first.catch(() => undefined);
+    await until(() => held, `the first ${step} attempt holds at ${point}`);
+    const second = await run(2);
+    if (step !== 'finish')
+      await finish(steady, attempt(5000, 1), step === 'merge' ? (second as MergeProgress) : mergedFirst);
+    const settled = snapshot(steady.runDir);
+    release();
+    await assertChangedNothing(steady, first, settled, expected, 200);
+  });
+}

@@ -1,42 +1,84 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { attemptToken, compareTokens, Fence, parseToken } from '../../activities/fence';
+import { attemptToken, Fence, parseToken, supersedes, type AttemptIdentity } from '../../activities/fence';
 
-// The fence's own rules (docs/fencing.md): how attempts are ordered, and when a write looks at the
-// fence directory rather than trusting the last look.
+// The fence's own rules (docs/fencing.md): how attempts are ordered, that no two share a token, and
+// when a write looks at the fence directory rather than trusting the last look.
 
-test('attempts order by when their activity was scheduled, then by attempt number', () => {
-  const order = [attemptToken(10, 2), attemptToken(9, 7), attemptToken(10, 1), attemptToken(11, 1)]
-    .sort(compareTokens)
-    .map((t) => t.name);
-  assert.deepEqual(order, ['9-7', '10-1', '10-2', '11-1']);
+const identity = (attemptMs: number, attempt: number, run = 'r1'): AttemptIdentity => ({ attemptMs, attempt, run });
+
+function tempDir(t: { after(fn: () => void): void }): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-fence-token-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+test('within a run the attempt Temporal scheduled later wins; across runs the one that started later', () => {
+  const retry = attemptToken(1, identity(10, 2));
+  const first = attemptToken(2, identity(5, 1));
+  assert.ok(supersedes(retry, first), 'a retry supersedes its first attempt, whatever order they started in');
+  assert.ok(!supersedes(first, retry));
+  // `temporal activity reset`: attempt 1 again, scheduled after attempt 3 was.
+  const reset = attemptToken(3, identity(20, 1));
+  assert.ok(supersedes(reset, attemptToken(2, identity(15, 3))));
+  // `temporal workflow reset`: a run with the old run's scheduled time and attempt count.
+  const resetRun = attemptToken(4, identity(10, 2, 'r2'));
+  assert.ok(supersedes(resetRun, retry) && !supersedes(retry, resetRun));
+  assert.equal(resetRun.name, '4-10-2-r2');
   assert.deepEqual(
-    ['10-2.jsonl', '10-2_failures.jsonl', '10-2.rollouts.jsonl', '10-2.view', '10-2'].map((e) => parseToken(e)?.name),
-    ['10-2', '10-2', '10-2', '10-2', '10-2'],
+    ['4-10-2-r2.jsonl', '4-10-2-r2_failures.jsonl', '4-10-2-r2.rollouts.jsonl', '4-10-2-r2.view', '4-10-2-r2'].map(
+      (e) => parseToken(e)?.name,
+    ),
+    Array(5).fill('4-10-2-r2'),
   );
-  assert.equal(parseToken('digests.jsonl'), undefined);
-  assert.equal(parseToken('10-2x.jsonl'), undefined);
+  for (const entry of ['digests.jsonl', '4.seq', '10-2.jsonl', '4-10-2-r2x-.jsonl'])
+    assert.equal(parseToken(entry), undefined, entry);
+});
+
+test('attempts claiming at once each take a sequence number of their own; the last to claim owns the step', async (t) => {
+  const dir = tempDir(t);
+  const claims = await Promise.allSettled(
+    Array.from({ length: 12 }, () => Fence.claim(dir, 'chunk 0', identity(10, 1))),
+  );
+  const fences = claims.flatMap((c) => (c.status === 'fulfilled' ? [c.value] : []));
+  const overtaken = claims.flatMap((c) => (c.status === 'rejected' ? [String(c.reason)] : []));
+  for (const reason of overtaken) assert.match(reason, /superseded by attempt \d+-10-1-r1/);
+  const seqs = fences.map((f) => f.token.seq);
+  assert.equal(new Set(seqs).size, seqs.length);
+  assert.ok(seqs.includes(12), `the twelfth number was taken and kept (${seqs.join(',')})`);
+  // Each overtaken claim withdrew its marker; the kept ones stay.
+  const markers = readdirSync(dir).filter((e) => e.endsWith('.seq'));
+  assert.equal(markers.length, fences.length);
+});
+
+test('an attempt of the same run scheduled earlier than one already there creates nothing', async (t) => {
+  const dir = tempDir(t);
+  await Fence.claim(dir, 'chunk 0', identity(20, 2));
+  const before = readdirSync(dir).sort();
+  await assert.rejects(Fence.claim(dir, 'chunk 0', identity(10, 1)), /superseded by attempt 1-20-2-r1/);
+  assert.deepEqual(readdirSync(dir).sort(), before);
+  // An attempt of another run (a reset) is newer, however Temporal numbered it.
+  const reset = await Fence.claim(dir, 'chunk 0', identity(10, 1, 'r2'));
+  assert.equal(reset.token.seq, 2);
 });
 
 test('a write right after a look trusts it; a write after a pause looks again and stops when superseded', async (t) => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-fence-token-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir(t);
   t.mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
-  const fence = new Fence(dir, attemptToken(10, 1), 'chunk 0');
-  writeFileSync(path.join(dir, '10-1.jsonl'), '');
+  const fence = await Fence.claim(dir, 'chunk 0', identity(10, 1));
   await fence.check();
   // The successor starts; within the heartbeat's second this attempt's writes cost no look.
-  writeFileSync(path.join(dir, '10-2.jsonl'), '');
+  writeFileSync(path.join(dir, '2-20-2-r1.claim'), '');
   assert.equal(fence.beforeWrite(), undefined);
   // Paused longer than that (a stopped process, a hung NFS call), the next write looks first.
   t.mock.timers.tick(2500);
   const looking = fence.beforeWrite();
   assert.ok(looking);
   await assert.rejects(looking, (err: Error) => {
-    assert.match(err.message, /chunk 0: attempt 10-1 was superseded by attempt 10-2/);
+    assert.match(err.message, /chunk 0: attempt 1-10-1-r1 was superseded by attempt 2-20-2-r1/);
     return true;
   });
   assert.throws(() => fence.beforeWrite(), /superseded/);

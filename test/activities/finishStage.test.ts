@@ -5,7 +5,8 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { finishStage, profileWithAggregateMetrics, SEQUENTIAL_TAIL_FROM_ROLLOUTS } from '../../activities/finishStage';
-import { finishMerge, mergeChunks } from '../../activities/merge';
+import { mergeChunks } from '../../activities/merge';
+import { claimStageFence } from '../../activities/fence';
 import { mergedPaths } from '../../activities/chunkIndex';
 import { chunkAttemptsDir } from '../../activities/fenceShards';
 import { NOTHING_MERGED, type MergeProgress } from '../../contracts/payloads';
@@ -83,6 +84,7 @@ test('the tail of a large stage writes the same files as the overlapped tail of 
     rolloutsPath: small.merge.rolloutsPath,
     completed: SEQUENTIAL_TAIL_FROM_ROLLOUTS,
     allowPartialRollouts: false,
+    fence: await claimStageFence(outPrefix),
   };
   const large = await runActivity(profileWithAggregateMetrics, tail);
   assert.deepEqual(large, small.profile);
@@ -96,7 +98,12 @@ test('a large stage is aggregated only after its reward profile: a profile that 
   await materialize(plan);
   // Only the first of the two chunks runs, so two rollouts are missing.
   await runChunks(plan, 1);
-  const merge = await runActivity(finishMerge, { outPrefix });
+  const { merge } = await runActivity(finishStage, {
+    plan,
+    stage: 'collect' as const,
+    outPrefix,
+    allowPartialRollouts: true,
+  });
   const asked = agent.aggregateRequests.length;
   const tail = {
     plan,
@@ -105,6 +112,7 @@ test('a large stage is aggregated only after its reward profile: a profile that 
     rolloutsPath: merge.rolloutsPath,
     completed: SEQUENTIAL_TAIL_FROM_ROLLOUTS,
     allowPartialRollouts: false,
+    fence: await claimStageFence(outPrefix),
   };
   await assert.rejects(runActivity(profileWithAggregateMetrics, tail), RewardProfileError);
   // Long enough for an overlapped aggregate's request to arrive: it would be sent within milliseconds.
@@ -122,8 +130,12 @@ test('a finish whose profile refuses missing rollouts still publishes the merged
     RewardProfileError,
   );
   assert.equal(readFileSync(`${outPrefix}.jsonl`, 'utf8').trimEnd().split('\n').length, 4);
-  // Only the attempt's claim stays in the stage's fence directory: its partial files were published, its view removed.
-  assert.deepEqual(readdirSync(`${outPrefix}_shards/merge`), ['1-1.claim']);
+  // Only the attempt's claim and sequence number stay in the stage's fence directory: its partial
+  // files were published, its view removed.
+  const left = readdirSync(`${outPrefix}_shards/merge`).sort();
+  assert.equal(left.length, 2, left.join(' '));
+  assert.match(left[0]!, /^1-\d+-1-\w+\.claim$/);
+  assert.equal(left[1], '1.seq');
   assert.equal(existsSync(rewardProfileOutputPaths(`${outPrefix}.jsonl`).rewardProfilingPath), false);
 });
 
@@ -141,7 +153,7 @@ test('every file a step of the stage reports done is synced, with its directory,
     ),
     [],
   );
-  const chunkFiles = () => files(chunkAttemptsDir(outPrefix, 0));
+  const chunkFiles = () => files(chunkAttemptsDir(outPrefix, 0)).filter((f) => f.endsWith('.jsonl'));
   assert.deepEqual(await unsynced(() => runChunks(plan, 1), chunkFiles), []);
   assert.ok((await recordSyncs(() => runChunks(plan, 1))).record.synced(`${outPrefix}_shards`));
   await runChunks(plan, 2);

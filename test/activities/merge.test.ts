@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { attemptToken } from '../../activities/fence';
 import { chunkAttemptsDir } from '../../activities/fenceShards';
-import { finishMerge, mergeChunks, mergeShards } from '../../activities/merge';
+import { finishStage } from '../../activities/finishStage';
+import { mergeChunks } from '../../activities/merge';
 import { NOTHING_MERGED, type MergeProgress, type MergeResult, type RunPlan } from '../../contracts/payloads';
 import type { RunningServer } from '../../servers/http';
 import { stripForAggregateMetrics } from '../../gym/aggregateMetrics';
@@ -42,9 +42,15 @@ const mergeUpTo = (from: MergeProgress, to: number): Promise<MergeProgress> => {
   const input: Parameters<typeof mergeChunks>[0] = { outPrefix: outPrefixOf(plan), from, to };
   return env().run(mergeChunks, input);
 };
-const finish = (from?: MergeProgress): Promise<MergeResult> => {
-  const input: Parameters<typeof finishMerge>[0] = { outPrefix: outPrefixOf(plan), from };
-  return env().run(finishMerge, input);
+const finish = async (from?: MergeProgress): Promise<MergeResult> => {
+  const input: Parameters<typeof finishStage>[0] = {
+    plan,
+    stage: 'collect',
+    outPrefix: outPrefixOf(plan),
+    merged: from,
+    allowPartialRollouts: true,
+  };
+  return ((await env().run(finishStage, input)) as Awaited<ReturnType<typeof finishStage>>).merge;
 };
 const merged = () => ({
   rollouts: readFileSync(`${outPrefixOf(plan)}.jsonl`, 'utf8'),
@@ -53,12 +59,18 @@ const merged = () => ({
 });
 // Each chunk's shard is its attempt's file (activities/fenceShards.ts); these runs have one attempt each.
 const shardFiles = () =>
-  Array.from({ length: chunks }, (_, i) =>
-    path.join(chunkAttemptsDir(outPrefixOf(plan), i), `${attemptToken(1, 1).name}.jsonl`),
-  );
-/** A partial merged file of the merge attempts these tests run (MockActivityEnvironment's token). */
-const partial = (kind: 'rollouts' | 'failures') =>
-  `${outPrefixOf(plan)}_shards/merge/${attemptToken(1, 1).name}.${kind}.jsonl`;
+  Array.from({ length: chunks }, (_, i) => {
+    const attempts = chunkAttemptsDir(outPrefixOf(plan), i);
+    return path.join(
+      attempts,
+      readdirSync(attempts).find((entry) => /^[\d]+-[\d]+-[\d]+-\w+\.jsonl$/.test(entry))!,
+    );
+  });
+/** A partial merged file of the merge attempt that reported `progress`. */
+const partial = (progress: MergeProgress, kind: 'rollouts' | 'failures') =>
+  `${outPrefixOf(plan)}_shards/merge/${progress.partial}.${kind}.jsonl`;
+/** Progress without the token of the attempt that made it: what two attempts of one step agree on. */
+const bytesOf = ({ partial: _token, ...progress }: MergeProgress) => progress;
 
 before(async () => {
   // Every third row fails terminally, so both merged files have lines from every chunk.
@@ -76,8 +88,7 @@ before(async () => {
   plan = collectPlan(dir, { head_url: head.url }, { num_repeats: 2, chunk_size: 4 });
   ({ chunks } = await materialize(plan));
   await runChunks(plan, chunks);
-  const input: Parameters<typeof mergeShards>[0] = { plan, stage: 'collect', outPrefix: outPrefixOf(plan) };
-  const result: MergeResult = await env().run(mergeShards, input);
+  const result = await finish();
   assert.equal(result.completed, 8);
   assert.equal(result.failedKeys, 6);
   whole = merged();
@@ -101,20 +112,21 @@ test('chunks merged a few at a time, then the tail, give the bytes of one whole 
 test('a retried merge starts over at the size the last good one reported: lines of a failed attempt are not repeated', async () => {
   const first = await mergeUpTo(NOTHING_MERGED, 2);
   // An attempt that wrote part of chunk 2 before its worker died.
-  appendFileSync(partial('rollouts'), '{"_ng_task_index":5,"_ng_rollout_index":0,"torn"');
+  appendFileSync(partial(first, 'rollouts'), '{"_ng_task_index":5,"_ng_rollout_index":0,"torn"');
   const retried = await mergeUpTo(first, 3);
-  assert.deepEqual(await mergeUpTo(first, 3), retried);
+  // A second attempt finds the files the first one took, and rebuilds them from chunk 0.
+  assert.deepEqual(bytesOf(await mergeUpTo(first, 3)), bytesOf(retried));
   await finish(retried);
   assert.deepEqual(merged(), whole);
 });
 
 test('a partial file shorter than the progress says is rebuilt from chunk 0', async () => {
   const progress = await mergeUpTo(NOTHING_MERGED, 2);
-  unlinkSync(partial('rollouts'));
+  unlinkSync(partial(progress, 'rollouts'));
   await finish(progress);
   assert.deepEqual(merged(), whole);
-  writeFileSync(partial('rollouts'), '');
-  writeFileSync(partial('failures'), '');
+  writeFileSync(partial(progress, 'rollouts'), '');
+  writeFileSync(partial(progress, 'failures'), '');
   await finish(progress);
   assert.deepEqual(merged(), whole);
 });

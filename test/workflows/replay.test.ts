@@ -8,8 +8,9 @@ import { workflowBundlePath } from '../../workers/workflowBundle';
 
 // Recorded collect-stage histories (WorkflowHandle.fetchHistory(), protobuf-encoded) replayed against
 // today's workflow code: a stage that was running when the workers were upgraded must go on the way
-// it started, so a change to the order of commands has to keep the old order behind patched().
-// Binary, because this install's historyFromJSON cannot load JSON histories ("type must be a Type").
+// it started, so a change to the order of commands keeps the old order behind patched() until the
+// old branch is retired with deprecatePatch(). Binary, because this install's historyFromJSON cannot
+// load JSON histories ("type must be a Type"). recordHistory.ts beside the fixtures records one.
 
 const fixture = (name: string) =>
   temporal.api.history.v1.History.decode(readFileSync(path.join(__dirname, 'fixtures', name)));
@@ -18,31 +19,28 @@ async function replay(name: string): Promise<void> {
   await Worker.runReplayHistory({ workflowBundle: { codePath: await workflowBundlePath() } }, fixture(name));
 }
 
-test('a stage recorded before merging moved into the chunk phase replays: one mergeShards after the last chunk, then the profile', async () => {
-  const history = fixture('collect_stage_before_merge_during_chunks.history.bin');
-  const activities = (history.events ?? []).flatMap(
-    (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
-  );
-  assert.deepEqual(activities.slice(-2), ['mergeShards', 'profileStage']);
-  await replay('collect_stage_before_merge_during_chunks.history.bin');
+const activityTypes = (name: string): string[] =>
+  (fixture(name).events ?? []).flatMap((e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? []);
+
+const patchMarkers = (name: string): number =>
+  (fixture(name).events ?? []).filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch').length;
+
+test('a stage recorded with all three patches replays on the code that retired their old branches', async () => {
+  const name = 'collect_stage_with_patches.history.bin';
+  assert.deepEqual(activityTypes(name).slice(-2), ['finishStage', 'stageAccounting']);
+  assert.equal(patchMarkers(name), 3);
+  await replay(name);
 });
 
-test('a stage recorded with merges during the chunk phase and a three-activity tail replays', async () => {
-  const history = fixture('collect_stage_merge_during_chunks.history.bin');
-  const activities = (history.events ?? []).flatMap(
-    (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
-  );
-  assert.ok(activities.includes('mergeChunks'));
-  assert.deepEqual(activities.slice(-3), ['finishMerge', 'profileStage', 'aggregateMetricsStage']);
-  await replay('collect_stage_merge_during_chunks.history.bin');
-});
-
-test('a stage recorded with its tail as one finishStage activity replays', async () => {
-  const history = fixture('collect_stage_finish_in_one_activity.history.bin');
-  const activities = (history.events ?? []).flatMap(
-    (e) => e.activityTaskScheduledEventAttributes?.activityType?.name ?? [],
-  );
-  assert.ok(activities.includes('mergeChunks'));
-  assert.equal(activities.at(-1), 'finishStage');
-  await replay('collect_stage_finish_in_one_activity.history.bin');
-});
+// Histories begun before a retired patch took its old branch; they must finish before this release
+// is deployed. Replaying them fails, which is what keeps this test honest about what was retired.
+for (const [name, tail] of [
+  ['collect_stage_before_merge_during_chunks.history.bin', ['mergeShards', 'profileStage']],
+  ['collect_stage_merge_during_chunks.history.bin', ['finishMerge', 'profileStage', 'aggregateMetricsStage']],
+  ['collect_stage_finish_in_one_activity.history.bin', ['finishStage']],
+] as const) {
+  test(`a stage recorded before a retired patch (ending ${tail.join(', ')}) no longer replays`, async () => {
+    assert.deepEqual(activityTypes(name).slice(-tail.length), tail);
+    await assert.rejects(replay(name), (err: Error) => err.name === 'DeterminismViolationError');
+  });
+}
