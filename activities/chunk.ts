@@ -31,8 +31,14 @@ const key = (t: number, r: number) => `${t}:${r}`;
 /** What a chunk attempt reports with each heartbeat and returns. */
 type Progress = Omit<ChunkResult, 'chunkIndex'>;
 
-/** Failed attempts per key, and the keys never to retry, read as NeMo Gym's `_load_from_cache` reads its sidecar. */
-function failedAttempts(held: Held): { attempts: Map<string, number>; terminal: Set<string> } {
+/** Failed attempts per key, and the keys never to retry. */
+interface FailedAttempts {
+  attempts: Map<string, number>;
+  terminal: Set<string>;
+}
+
+/** What the older attempts' failure lines say, read as NeMo Gym's `_load_from_cache` reads its sidecar. */
+function failedAttempts(held: Held): FailedAttempts {
   const attempts = new Map<string, number>();
   const terminal = new Set<string>();
   for (const text of held.failureLines) {
@@ -66,21 +72,21 @@ function failureLine(row: MaterializedInput, { attempt, failure }: FailedAttempt
 /** The rows of a chunk an attempt still has to run: not done, not failed for good, not out of attempts. */
 async function* rowsToRun(
   input: ChunkInput,
-  attempt: ChunkAttempt,
+  held: Held,
+  { attempts, terminal }: FailedAttempts,
   settings: StageSettings,
   progress: Progress,
 ): AsyncGenerator<MaterializedInput> {
   const meta = await readMaterializedMeta(input.outPrefix);
   if (!meta) throw new Error(`${input.outPrefix}: materialized inputs are not finished`);
   const range = await chunkRange(input.outPrefix, input.chunkIndex, meta.chunkSize);
-  const { attempts, terminal } = failedAttempts(attempt.held);
   const inputsPath = materializedInputsPath(input.outPrefix);
   // The meta file says materializeStage finished writing these lines.
   for await (const { text, line } of readLines(inputsPath, range)) {
     if (text === '') continue;
     const row = new MaterializedLine(text, inputsPath, line);
     const k = key(row.task, row.rollout);
-    if (attempt.held.keys.has(k) || terminal.has(k) || (attempts.get(k) ?? 0) >= settings.maxAttempts) {
+    if (held.keys.has(k) || terminal.has(k) || (attempts.get(k) ?? 0) >= settings.maxAttempts) {
       progress.alreadyDone++;
       continue;
     }
@@ -93,11 +99,11 @@ function rowRunner(
   input: ChunkInput,
   attempt: ChunkAttempt,
   executor: RolloutExecutor,
+  { attempts }: FailedAttempts,
   progress: Progress,
 ): (row: MaterializedInput) => Promise<void> {
   const ctx = Context.current();
   const settings = stageSettings(input.plan, input.stage);
-  const { attempts } = failedAttempts(attempt.held);
   const signal = ctx.cancellationSignal;
   // Counted as each attempt fails rather than when the chunk ends, so a burst of 429s shows on the
   // worker's metrics while it lasts. With metrics off the meter is a no-op.
@@ -163,11 +169,12 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
     attempt = await ChunkAttempt.open(input.outPrefix, input.chunkIndex);
     try {
       const executor = await buildExecutor(secrets, input, rank);
+      const failed = failedAttempts(attempt.held);
       // The endpoint limiter caps requests per worker; the window only bounds rows held in memory.
       await runWindow(
-        rowsToRun(input, attempt, settings, progress),
+        rowsToRun(input, attempt.held, failed, settings, progress),
         settings.maxConcurrency * 2,
-        rowRunner(input, attempt, executor, progress),
+        rowRunner(input, attempt, executor, failed, progress),
       );
     } finally {
       await attempt.close();

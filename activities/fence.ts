@@ -186,10 +186,6 @@ export class Fence {
     return undefined;
   }
 
-  get superseded(): boolean {
-    return this.newer !== undefined;
-  }
-
   assertCurrent(): void {
     if (this.newer) throw supersededFailure(this.what, this.token.name, this.newer, this.token);
   }
@@ -216,7 +212,7 @@ export class Fence {
   }
 
   /** Removes what this attempt created: its files, its claim and its sequence marker. */
-  async withdraw(files: readonly string[] = []): Promise<void> {
+  private async withdraw(files: readonly string[]): Promise<void> {
     for (const file of [...files, this.claimFile, path.join(this.dir, `${this.token.seq}.seq`)])
       await rm(file, { recursive: true, force: true });
   }
@@ -285,7 +281,7 @@ function supersededFailure(what: string, name: string, newer: AttemptToken, own?
  * The fence of a stage's merge and finish steps, which the workflow runs one after another: partial
  * merged files and finish outputs are written there under the attempt's token until published.
  */
-export function stageFenceDir(outPrefix: string): string {
+function stageFenceDir(outPrefix: string): string {
   return `${outPrefix}_shards/merge`;
 }
 

@@ -65,7 +65,7 @@ async function wholeLines(file: string): Promise<WholeLines> {
   return out;
 }
 
-export const shardKey = (text: string): string => {
+const shardKey = (text: string): string => {
   const entry = parseShardLine({ text });
   return `${entry.task}:${entry.rollout}`;
 };
