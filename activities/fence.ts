@@ -213,8 +213,7 @@ export class Fence {
 
   /** Removes what this attempt created: its files, its claim and its sequence marker. */
   private async withdraw(files: readonly string[]): Promise<void> {
-    for (const file of [...files, this.claimFile, path.join(this.dir, `${this.token.seq}.seq`)])
-      await rm(file, { recursive: true, force: true });
+    for (const file of [...files, this.claimFile, path.join(this.dir, `${this.token.seq}.seq`)]) await removeTree(file);
   }
 
   /**
@@ -226,7 +225,7 @@ export class Fence {
       const token = parseToken(entry);
       const seq = SEQ_MARKER.exec(entry);
       const older = token ? supersedes(this.token, token) : seq !== null && Number(seq[1]) < this.token.seq;
-      if (older) await rm(path.join(this.dir, entry), { recursive: true, force: true });
+      if (older) await removeTree(path.join(this.dir, entry));
     }
   }
 
@@ -243,6 +242,15 @@ export class Fence {
     await this.check();
     await renameSynced(moves);
   }
+}
+
+/**
+ * Removes an attempt's file or directory. A superseded attempt may still be creating files in its
+ * directory (a finish's view) while it is removed, which fails the removal with ENOTEMPTY; it is
+ * tried again, as node's rm does for such races.
+ */
+function removeTree(file: string): Promise<void> {
+  return rm(file, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
 }
 
 /** The next sequence number of the directory, taken by creating `<seq>.seq` exclusively. */
