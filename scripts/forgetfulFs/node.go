@@ -8,6 +8,7 @@ import (
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 )
 
 // node is go-fuse's loopback node with every changing operation passed through the fault gate and
@@ -212,4 +213,19 @@ func (d *dirHandle) Fsyncdir(ctx context.Context, flags uint32) syscall.Errno {
 		}
 		return n.modelFailure("fsyncdir", n.shared.model.syncDir(n.backing("")))
 	})
+}
+
+// Statx answers for the entry itself, never a symlink's target: go-fuse's loopback passes the
+// kernel's flags on, which lack AT_SYMLINK_NOFOLLOW, so a dangling symlink would read as missing and
+// `rm -r` of its directory would fail with ENOTEMPTY.
+func (n *node) Statx(ctx context.Context, f fs.FileHandle, flags, mask uint32, out *fuse.StatxOut) syscall.Errno {
+	if f != nil {
+		return n.LoopbackNode.Statx(ctx, f, flags, mask, out)
+	}
+	var st unix.Statx_t
+	if err := unix.Statx(unix.AT_FDCWD, n.backing(""), int(flags)|unix.AT_SYMLINK_NOFOLLOW, int(mask), &st); err != nil {
+		return fs.ToErrno(err)
+	}
+	out.FromStatx(&st)
+	return 0
 }

@@ -4,6 +4,7 @@ import {
   closeSync,
   existsSync,
   fsyncSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   openSync,
@@ -133,6 +134,16 @@ test('create, unlink, mkdir and symlink revert unless their directory was fsynce
   assert.deepEqual(readdirSync(dirs.backing).sort(), ['dir', 'link', 'stays.txt']);
   assert.equal(readlinkSync(path.join(dirs.backing, 'link')), 'stays.txt');
   assert.equal(read(dirs.backing, 'dir/inner.txt'), 'inner\n');
+});
+
+test('a dangling symlink is still an entry of its own', async () => {
+  const { dirs } = await mount({ 'target.jsonl': 'rows\n' });
+  const m = dirs.mountPoint;
+  symlinkSync(path.join(m, 'target.jsonl'), path.join(m, 'link.jsonl'));
+  renameSync(path.join(m, 'target.jsonl'), path.join(m, 'moved.jsonl'));
+  assert.equal(lstatSync(path.join(m, 'link.jsonl')).isSymbolicLink(), true);
+  rmSync(path.join(m, 'link.jsonl'));
+  assert.deepEqual(readdirSync(m), ['moved.jsonl']);
 });
 
 test('a full disk returns ENOSPC, then EIO, and takes writes again once freed', async () => {
