@@ -118,12 +118,16 @@ export interface KeyCheck {
   missingKeys: number;
 }
 
-/** Every materialized key has exactly one result in each stage's merged rollouts. */
-export function checkRolloutKeys(runDir: string): KeyCheck {
+/**
+ * Every materialized key has exactly one result in each stage's merged rollouts. The keys expected
+ * come from `expectedFrom`'s materialized inputs (by default the run's own; a run whose inputs may
+ * be lost is checked against an undisturbed run's).
+ */
+export function checkRolloutKeys(runDir: string, expectedFrom = runDir): KeyCheck {
   let duplicateKeys = 0;
   let missingKeys = 0;
   for (const prefix of ['rollouts', 'local_profile']) {
-    const expected = new Set(readRows(path.join(runDir, `${prefix}_materialized_inputs.jsonl`)).map(rowKey));
+    const expected = new Set(readRows(path.join(expectedFrom, `${prefix}_materialized_inputs.jsonl`)).map(rowKey));
     const seen = new Set<string>();
     for (const row of readRows(path.join(runDir, `${prefix}.jsonl`))) {
       const k = rowKey(row);

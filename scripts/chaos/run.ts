@@ -6,17 +6,20 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import YAML from 'yaml';
-import type { PivotMiningResult } from '../../contracts/payloads';
 import { checkFailuresSidecar, checkRolloutKeys, compareRunDirs, readFaultEvents } from './compare';
 import { chaosPassed, formatReport, type ChaosReport } from './report';
+import { FULL_POWER_LOSS, MIN_POWER_CUTS, runPowerLoss, SHORT_POWER_LOSS } from './powerLoss';
+import { formatPowerLossReport, powerLossPassed } from './powerLossReport';
 import { faultsBlock, FULL, pipelineConfig, rng, SHORT, type ChaosOptions } from './scenario';
 import { startRestartableTemporal } from './temporalServer';
 import { WorkerPool } from './workers';
+import { waitForResult } from './workflowEnd';
 
 // `npm run chaos`: the full pipeline on the simulators twice with one seed, once undisturbed and once
 // while worker processes are SIGKILLed at random points, the Temporal dev server is restarted on its
 // SQLite file, and fault fronts fail requests to the agent and model. Both runs must publish the
-// same artifacts. The last stdout line is a JSON summary for CI.
+// same artifacts. The last stdout line is a JSON summary for CI. `--power-loss` runs powerLoss.ts
+// instead: power cuts and a full disk on a forgetful filesystem.
 
 const repoRoot = path.resolve(__dirname, '../..');
 
@@ -25,19 +28,6 @@ async function stageOf(handle: WorkflowHandle): Promise<string | undefined> {
     return (await handle.query(pivotMiningProgressQuery)).stage;
   } catch {
     return undefined;
-  }
-}
-
-/** Waits for the workflow to close, riding out server restarts (calls fail while it is down). */
-export async function waitForResult(handle: WorkflowHandle): Promise<PivotMiningResult> {
-  for (;;) {
-    try {
-      const { status } = await handle.describe();
-      if (status.name !== 'RUNNING') return (await handle.result()) as PivotMiningResult;
-    } catch (err) {
-      if ((err as Error).name === 'WorkflowFailedError') throw err;
-    }
-    await sleep(1_000);
   }
 }
 
@@ -174,15 +164,24 @@ export async function runChaos(opts: ChaosOptions, log: (line: string) => void =
   }
 }
 
+async function main(): Promise<void> {
+  const keepDir = process.argv.includes('--keep');
+  const short = process.argv.includes('--short');
+  if (process.argv.includes('--power-loss')) {
+    const opts = short ? SHORT_POWER_LOSS : FULL_POWER_LOSS;
+    const report = await runPowerLoss({ ...opts, keepDir });
+    console.log(formatPowerLossReport(report));
+    if (!powerLossPassed(report, short ? 1 : MIN_POWER_CUTS)) process.exitCode = 1;
+    return;
+  }
+  const report = await runChaos({ ...(short ? SHORT : FULL), keepDir });
+  console.log(formatReport(report));
+  if (!chaosPassed(report)) process.exitCode = 1;
+}
+
 if (require.main === module) {
-  const opts = process.argv.includes('--short') ? SHORT : FULL;
-  runChaos({ ...opts, keepDir: process.argv.includes('--keep') })
-    .then((report) => {
-      console.log(formatReport(report));
-      if (!chaosPassed(report)) process.exitCode = 1;
-    })
-    .catch((err: unknown) => {
-      console.error(`chaos run failed: ${err instanceof Error ? err.message : String(err)}`);
-      process.exitCode = 1;
-    });
+  main().catch((err: unknown) => {
+    console.error(`chaos run failed: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  });
 }

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import type { PivotMiningResult } from '../../contracts/payloads';
 import { checkRolloutKeys, compareRunDirs } from '../chaos/compare';
-import { waitForResult } from '../chaos/run';
+import { waitForResult } from '../chaos/workflowEnd';
 import type { Cluster } from './cluster';
 import { applyFault, waitForStep, type Fault } from './faults';
 import { changedFiles, retriedActivities, retriedLines, snapshot } from './runChecks';

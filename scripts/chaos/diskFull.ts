@@ -1,0 +1,100 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { WorkflowHandle } from '@temporalio/client';
+import { pivotMiningProgressQuery } from '../../contracts/temporal';
+import { checkRolloutKeys, compareRunDirs } from './compare';
+import type { PowerHost } from './powerHost';
+import type { DiskFullRecord } from './powerLossReport';
+import { settle } from './workflowEnd';
+
+// The full disk: once local profiling has begun (collect's files are published by then), every write
+// on the host's disk fails, ENOSPC a few times and then EIO, for a while. The failing step must
+// retry with backoff and leave what was published alone; once the room is back the run must finish
+// with the undisturbed run's bytes.
+
+const ENOSPC_BEFORE_EIO = 3;
+const FULL_FOR_MS = 45_000;
+
+export interface DiskFullArgs {
+  handle: WorkflowHandle;
+  host: PowerHost;
+  /** The undisturbed run's directory. */
+  reference: string;
+  finishTimeoutMs: number;
+  log: (line: string) => void;
+}
+
+/** Digests of the run directory's own files (not shards or temporary files): what it has published. */
+function publishedDigests(runDir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  if (!existsSync(runDir)) return out;
+  for (const name of readdirSync(runDir)) {
+    const file = path.join(runDir, name);
+    if (name.endsWith('.tmp') || !statSync(file).isFile()) continue;
+    out.set(name, createHash('sha256').update(readFileSync(file)).digest('hex'));
+  }
+  return out;
+}
+
+async function waitForStage(handle: WorkflowHandle, stage: string, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const progress = await handle.query(pivotMiningProgressQuery).catch(() => undefined);
+    if (progress?.stage === stage) return true;
+    await sleep(250);
+  }
+  return false;
+}
+
+/** The failures of the run's pending activities (its own and its stages'), as "type attempt N: message". */
+async function pendingFailures(handle: WorkflowHandle): Promise<string[]> {
+  const out: string[] = [];
+  for (const id of [handle.workflowId, `${handle.workflowId}/collect`, `${handle.workflowId}/local_profile`]) {
+    const described = await handle.client
+      .getHandle(id)
+      .describe()
+      .catch(() => undefined);
+    for (const a of described?.raw.pendingActivities ?? []) {
+      if (a.lastFailure?.message) out.push(`${a.activityType?.name} attempt ${a.attempt}: ${a.lastFailure.message}`);
+    }
+  }
+  return out;
+}
+
+export async function runDiskFull(args: DiskFullArgs): Promise<{ seconds: number; record: DiskFullRecord }> {
+  const { handle, host, log } = args;
+  const t0 = Date.now();
+  const runDir = path.join(host.artifactsRoot, 'runs', 'chaos');
+  if (!(await waitForStage(handle, 'local_profile', args.finishTimeoutMs)))
+    throw new Error('the disk-full run never reached local_profile');
+  const published = publishedDigests(runDir);
+  await host.fs.fill(0, ENOSPC_BEFORE_EIO);
+  log(`[power-loss] disk full during local_profile (${ENOSPC_BEFORE_EIO} ENOSPC, then EIO)`);
+  const failures = new Set<string>();
+  for (const end = Date.now() + FULL_FOR_MS; Date.now() < end; await sleep(1_000)) {
+    for (const f of await pendingFailures(handle)) failures.add(f);
+  }
+  const stats = await host.fs.stats();
+  const after = publishedDigests(runDir);
+  const changed = [...published].filter(([name, digest]) => after.get(name) !== digest).map(([name]) => name);
+  await host.fs.free();
+  log('[power-loss] disk has room again');
+  const outcome = await settle(handle, args.finishTimeoutMs);
+  const comparison =
+    'result' in outcome ? compareRunDirs(args.reference, runDir) : { identical: false, differing: [outcome.failure] };
+  const keys = checkRolloutKeys(runDir, args.reference);
+  return {
+    seconds: (Date.now() - t0) / 1000,
+    record: {
+      recovered: 'result' in outcome,
+      identical: comparison.identical && keys.duplicateKeys === 0 && keys.missingKeys === 0,
+      differing: comparison.differing,
+      enospc: stats.enospc,
+      eio: stats.eio,
+      failures: [...failures],
+      published_changed: changed,
+    },
+  };
+}

@@ -1,0 +1,85 @@
+import type { FsOp } from '../forgetfulFs/mount';
+
+// Where the power-loss scenario cuts the power: filesystem operations of the pipeline, in the order a
+// run reaches them, named by stage. The filesystem freezes at the nth matching operation (counted from
+// when the point is armed, after the previous cut), so each cut lands at that exact step: a chunk
+// half-written, a merge between its appends, a finish before its metrics are renamed into place,
+// a publish between two renames. Paths are relative to the artifacts root; a rename reads "from -> to".
+
+export interface PowerCutPoint {
+  stage: string;
+  what: string;
+  when: 'before' | 'after';
+  op: FsOp;
+  nth: number;
+  pattern: string;
+}
+
+const RUN = 'runs/chaos/';
+
+/** The cut points of one collect-like stage whose files start with `prefix`. */
+function stagePoints(stage: string, prefix: string): PowerCutPoint[] {
+  const shards = `${RUN}${prefix}_shards/`;
+  // A chunk attempt writes <chunk>.attempts/<token>.jsonl (and _failures.jsonl beside it).
+  const shardFile = `${shards}\\d+\\.attempts/[^/]+\\.jsonl$`;
+  const shardCreate = `${shards}\\d+\\.attempts/\\d+-\\d+\\.jsonl$`;
+  const published = `-> ${RUN}${prefix}_\\S*(metrics|profiling)`;
+  return [
+    {
+      stage,
+      what: 'materializing its inputs',
+      when: 'before',
+      op: 'rename',
+      nth: 1,
+      pattern: `${RUN}${prefix}_materialized`,
+    },
+    { stage, what: 'mid-chunk', when: 'before', op: 'write', nth: 3, pattern: shardFile },
+    // With four chunks in flight, the fifth chunk starts only once one has completed.
+    { stage, what: 'right after a chunk completed', when: 'before', op: 'create', nth: 5, pattern: shardCreate },
+    { stage, what: 'mid-chunk, later', when: 'before', op: 'write', nth: 25, pattern: shardFile },
+    { stage, what: 'mid-merge', when: 'before', op: 'write', nth: 2, pattern: `${shards}merge/` },
+    {
+      stage,
+      what: "between the merged files' renames",
+      when: 'before',
+      op: 'rename',
+      nth: 2,
+      pattern: `${shards}merge/\\S+ -> ${RUN}${prefix}`,
+    },
+    { stage, what: 'in the finish', when: 'before', op: 'rename', nth: 1, pattern: published },
+    { stage, what: 'in the finish, later', when: 'after', op: 'rename', nth: 2, pattern: published },
+  ];
+}
+
+export const POWER_CUT_POINTS: PowerCutPoint[] = [
+  { stage: 'prepare', what: 'writing the run manifest', when: 'after', op: 'rename', nth: 1, pattern: 'run_manifest' },
+  ...stagePoints('collect', 'rollouts'),
+  { stage: 'convert', what: 'writing candidates', when: 'before', op: 'write', nth: 2, pattern: `${RUN}candidates` },
+  {
+    stage: 'convert',
+    what: 'after the candidates',
+    when: 'after',
+    op: 'any',
+    nth: 1,
+    pattern: `${RUN}candidates_metrics`,
+  },
+  ...stagePoints('local_profile', 'local_profile'),
+  { stage: 'publish', what: 'writing the dataset', when: 'before', op: 'write', nth: 1, pattern: `${RUN}dataset/` },
+  {
+    stage: 'publish',
+    what: 'between publishing renames',
+    when: 'after',
+    op: 'rename',
+    nth: 1,
+    pattern: `-> ${RUN}dataset/`,
+  },
+  {
+    stage: 'publish',
+    what: 'between publishing renames, later',
+    when: 'after',
+    op: 'rename',
+    nth: 2,
+    pattern: `-> ${RUN}dataset/`,
+  },
+  { stage: 'publish', what: 'the run summary', when: 'before', op: 'rename', nth: 1, pattern: `-> ${RUN}run_summary` },
+];

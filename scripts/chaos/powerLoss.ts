@@ -1,0 +1,206 @@
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import YAML from 'yaml';
+import { pivotMiningWorkflow } from '../../workflows';
+import { forgetfulFsBinary } from '../forgetfulFs/mount';
+import { checkRolloutKeys, compareRunDirs } from './compare';
+import { runDiskFull } from './diskFull';
+import { POWER_CUT_POINTS, type PowerCutPoint } from './powerCutPoints';
+import { PowerHost } from './powerHost';
+import type { CutRecord, PowerLossReport } from './powerLossReport';
+import { settle, waitForResult } from './workflowEnd';
+import { pipelineConfig, type ChaosOptions } from './scenario';
+import { startRestartableTemporal } from './temporalServer';
+import { WorkerPool } from './workers';
+
+// `npm run chaos -- --power-loss`: the pipeline once undisturbed, then on a host whose artifacts root
+// is a forgetful-fs mount. At each cut point the filesystem freezes at that very operation; every
+// worker of the host is SIGKILLed, the power is cut (what was not fsynced is lost), the filesystem is
+// remounted and the workers restarted. Temporal runs on its own disk throughout. Once the run is done
+// the power is cut once more, so what is compared is what the disk kept: it must be the undisturbed
+// run's artifacts, every rollout key once. Then a full disk (diskFull.ts).
+
+export interface PowerLossOptions extends Omit<ChaosOptions, 'kills' | 'killGapMs' | 'serverRestarts'> {
+  points: PowerCutPoint[];
+  /** How long to wait for a point to be reached: a stage activity killed mid-way is retried only
+   * after its heartbeat timeout (2 minutes). */
+  pointTimeoutMs: number;
+  finishTimeoutMs: number;
+  diskFull: boolean;
+}
+
+/** The issue's bar: at least this many cuts, across every stage. */
+export const MIN_POWER_CUTS = 20;
+
+const common = { seed: 7, collectChunkSize: 8, localProfileChunkSize: 16, workers: 2 };
+
+export const FULL_POWER_LOSS: PowerLossOptions = {
+  ...common,
+  label: 'full',
+  numRepeats: 4,
+  points: POWER_CUT_POINTS,
+  pointTimeoutMs: 200_000,
+  finishTimeoutMs: 400_000,
+  diskFull: true,
+};
+
+/** A few cuts in chunk activities only (their heartbeat timeout is 15 s), for `npm test`. */
+export const SHORT_POWER_LOSS: PowerLossOptions = {
+  ...common,
+  label: 'short',
+  numRepeats: 2,
+  localProfileChunkSize: 32,
+  points: POWER_CUT_POINTS.filter((p) => p.what === 'mid-chunk' || p.what === 'right after a chunk completed').slice(
+    0,
+    3,
+  ),
+  pointTimeoutMs: 90_000,
+  finishTimeoutMs: 240_000,
+  diskFull: false,
+};
+
+const repoRoot = path.resolve(__dirname, '../..');
+const CONFIG = 'pipeline.yaml';
+
+/** Cuts the power at each point in turn; a point not reached in time is recorded and skipped. */
+async function cutAtPoints(
+  host: PowerHost,
+  handle: WorkflowHandle,
+  opts: PowerLossOptions,
+  log: (line: string) => void,
+): Promise<{ cuts: CutRecord[]; missed: CutRecord[] }> {
+  const cuts: CutRecord[] = [];
+  const missed: CutRecord[] = [];
+  let closed = false;
+  void waitForResult(handle)
+    .catch(() => undefined)
+    .finally(() => (closed = true));
+  for (const point of opts.points) {
+    const record = { stage: point.stage, what: point.what };
+    if (closed) {
+      missed.push(record);
+      continue;
+    }
+    const { fired } = await host.fs.arm(point.when, point.op, point.nth, point.pattern);
+    const deadline = Date.now() + opts.pointTimeoutMs;
+    let at: string | undefined;
+    void fired.then((where) => (at = where));
+    while (at === undefined && !closed && Date.now() < deadline) await sleep(200);
+    if (at === undefined) {
+      log(`[power-loss] not reached: ${point.stage} / ${point.what}`);
+      missed.push(record);
+      continue;
+    }
+    await host.cut();
+    cuts.push({ ...record, at });
+    log(`[power-loss] cut ${cuts.length}: ${point.stage} / ${point.what} at ${at}`);
+  }
+  return { cuts, missed };
+}
+
+export async function runPowerLoss(
+  opts: PowerLossOptions,
+  log: (line: string) => void = console.error,
+): Promise<PowerLossReport> {
+  const baseDir = mkdtempSync(path.join(os.tmpdir(), `pivot-miner-power-loss-${opts.label}-`));
+  copyFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl'), path.join(baseDir, 'tasks.jsonl'));
+  writeFileSync(
+    path.join(baseDir, CONFIG),
+    YAML.stringify(pipelineConfig({ ...opts, kills: 0, killGapMs: [0, 0], serverRestarts: 0 })),
+  );
+  const binary = forgetfulFsBinary();
+  const temporal = await startRestartableTemporal({
+    dbFile: path.join(baseDir, 'temporal.sqlite'),
+    logFile: path.join(baseDir, 'temporal.log'),
+  });
+  const connection = await Connection.connect({ address: temporal.address });
+  const client = new Client({ connection });
+  const start = (name: string) =>
+    client.workflow.start(pivotMiningWorkflow, {
+      taskQueue: `chaos-${name}`,
+      workflowId: `power-loss-${name}`,
+      args: [{ config_path: CONFIG, run_id: 'chaos' }],
+    });
+  const hostOpts = (name: string) => ({ name, workers: opts.workers, temporalAddress: temporal.address, baseDir });
+  const stops: Array<() => Promise<void>> = [];
+  let cleaned: Promise<void> | undefined;
+  const cleanup = () =>
+    (cleaned ??= (async () => {
+      for (const stop of stops.reverse())
+        await stop().catch((err: unknown) => log(`[power-loss] cleanup: ${String(err)}`));
+      await connection.close();
+      await temporal.stop();
+      if (!opts.keepDir) rmSync(baseDir, { recursive: true, force: true });
+    })());
+  // Interrupted, the harness still unmounts and stops what it started before it goes.
+  const onSignal = (signal: NodeJS.Signals) => void cleanup().finally(() => process.kill(process.pid, signal));
+  process.once('SIGINT', onSignal).once('SIGTERM', onSignal);
+  try {
+    log(`[power-loss] ${opts.label}: work dir ${baseDir}, Temporal at ${temporal.address}`);
+    const calm = new WorkerPool({
+      ...hostOpts('undisturbed'),
+      size: opts.workers,
+      taskQueue: 'chaos-undisturbed',
+      artifactsRoot: path.join(baseDir, 'undisturbed'),
+      logFile: path.join(baseDir, 'workers-undisturbed.log'),
+    });
+    stops.push(() => calm.stop());
+    let t0 = Date.now();
+    const undisturbed = await (await start('undisturbed')).result();
+    const undisturbedSeconds = (Date.now() - t0) / 1000;
+    await calm.stop();
+    log(`[power-loss] undisturbed run done in ${undisturbedSeconds.toFixed(1)} s`);
+
+    const host = await PowerHost.start(hostOpts('powerloss'), binary);
+    stops.push(() => host.stop());
+    t0 = Date.now();
+    const handle = await start('powerloss');
+    const { cuts, missed } = await cutAtPoints(host, handle, opts, log);
+    const outcome = await settle(handle, opts.finishTimeoutMs);
+    // What counts is what the disk kept: one more cut after the run, then compare.
+    await host.cut();
+    cuts.push({ stage: 'done', what: 'after the run completed', at: 'the last activity returned' });
+    const powerLossSeconds = (Date.now() - t0) / 1000;
+    const runDir = path.join(host.artifactsRoot, 'runs', 'chaos');
+    const comparison = existsSync(runDir)
+      ? compareRunDirs(undisturbed.runDir, runDir)
+      : { identical: false, differing: ['runs/chaos (missing)'] };
+    const keys = checkRolloutKeys(runDir, undisturbed.runDir);
+    log(`[power-loss] power-loss run: ${'result' in outcome ? 'finished' : outcome.failure}`);
+
+    let diskFull: Awaited<ReturnType<typeof runDiskFull>> | undefined;
+    if (opts.diskFull) {
+      const diskHost = await PowerHost.start(hostOpts('diskfull'), binary);
+      stops.push(() => diskHost.stop());
+      const diskHandle = await start('diskfull');
+      diskFull = await runDiskFull({
+        handle: diskHandle,
+        host: diskHost,
+        reference: undisturbed.runDir,
+        finishTimeoutMs: opts.finishTimeoutMs,
+        log,
+      });
+    }
+    return {
+      label: opts.label,
+      cuts,
+      missed,
+      finished: 'result' in outcome,
+      outcome: 'result' in outcome ? 'finished' : outcome.failure,
+      identical: 'result' in outcome && comparison.identical,
+      differing: comparison.differing,
+      duplicate_keys: keys.duplicateKeys,
+      missing_keys: keys.missingKeys,
+      unexpected_worker_exits: host.unexpectedExits,
+      wall_seconds: { undisturbed: undisturbedSeconds, power_loss: powerLossSeconds, disk_full: diskFull?.seconds },
+      disk_full: diskFull?.record,
+      work_dir: baseDir,
+    };
+  } finally {
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+    await cleanup();
+  }
+}

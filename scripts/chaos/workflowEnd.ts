@@ -1,0 +1,38 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { WorkflowHandle } from '@temporalio/client';
+import type { PivotMiningResult } from '../../contracts/payloads';
+
+// Waiting for a chaos run's workflow to end while its server restarts or its workers lose power.
+
+/** Waits for the workflow to close, riding out server restarts (calls fail while it is down). */
+export async function waitForResult(handle: WorkflowHandle): Promise<PivotMiningResult> {
+  for (;;) {
+    try {
+      const { status } = await handle.describe();
+      if (status.name !== 'RUNNING') return (await handle.result()) as PivotMiningResult;
+    } catch (err) {
+      if ((err as Error).name === 'WorkflowFailedError') throw err;
+    }
+    await sleep(1_000);
+  }
+}
+
+export type Outcome = { result: PivotMiningResult } | { failure: string };
+
+/** The workflow's result, or why there is none within `timeoutMs` (the workflow is then terminated). */
+export async function settle(handle: WorkflowHandle, timeoutMs: number): Promise<Outcome> {
+  const timeout = sleep(timeoutMs).then(() => ({ failure: `not finished within ${timeoutMs / 1000} s` }));
+  const ended = waitForResult(handle).then(
+    (result) => ({ result }),
+    (err: unknown) => ({ failure: `workflow failed: ${failureText(err)}` }),
+  );
+  const outcome = await Promise.race([ended, timeout]);
+  if ('failure' in outcome) await handle.terminate('judged by the chaos harness').catch(() => undefined);
+  return outcome;
+}
+
+function failureText(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause instanceof Error ? err.cause.message : undefined;
+  return cause ?? err.message;
+}
