@@ -12,6 +12,9 @@ digest=$(cat "$src"/go.mod "$src"/go.sum "$src"/*.go | sha256sum | cut -c1-16)
 dir="$PIVOT_MINER_CACHE/forgetful-fs-$digest"
 bin="$dir/forgetful-fs"
 if [ -x "$bin" ] && [ -f "$dir/.complete" ]; then echo "$bin"; exit 0; fi
+cache_lock "forgetful-fs-$digest"
+# Another run may have built it while this one waited for the lock.
+if [ -x "$bin" ] && [ -f "$dir/.complete" ]; then echo "$bin"; exit 0; fi
 command -v go >/dev/null 2>&1 || { say "Go is missing; install Go 1.22 or later to build $src"; exit 1; }
 [ -c /dev/fuse ] || { say "/dev/fuse is missing: this machine cannot mount FUSE filesystems"; exit 1; }
 say "building $src into $dir (first run only)"

@@ -20,9 +20,10 @@ const RUN = 'runs/chaos/';
 /** The cut points of one collect-like stage whose files start with `prefix`. */
 function stagePoints(stage: string, prefix: string): PowerCutPoint[] {
   const shards = `${RUN}${prefix}_shards/`;
-  // A chunk attempt writes <chunk>.attempts/<token>.jsonl (and _failures.jsonl beside it).
+  // A chunk attempt writes <chunk>.attempts/<token>.jsonl and <token>_failures.jsonl; a token ends
+  // in a hex digit, which tells its rollouts shard from the sidecar without naming its format.
   const shardFile = `${shards}\\d+\\.attempts/[^/]+\\.jsonl$`;
-  const shardCreate = `${shards}\\d+\\.attempts/\\d+-\\d+\\.jsonl$`;
+  const shardCreate = `${shards}\\d+\\.attempts/[^/]*[0-9a-f]\\.jsonl$`;
   const published = `-> ${RUN}${prefix}_\\S*(metrics|profiling)`;
   return [
     {
