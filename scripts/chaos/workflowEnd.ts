@@ -21,12 +21,18 @@ export type Outcome = { result: PivotMiningResult } | { failure: string };
 
 /** The workflow's result, or why there is none within `timeoutMs` (the workflow is then terminated). */
 export async function settle(handle: WorkflowHandle, timeoutMs: number): Promise<Outcome> {
-  const timeout = sleep(timeoutMs).then(() => ({ failure: `not finished within ${timeoutMs / 1000} s` }));
+  // Cancelled once the race is decided, or the pending timer would keep the process alive.
+  const timer = new AbortController();
+  const timeout = sleep(timeoutMs, undefined, { signal: timer.signal }).then(
+    () => ({ failure: `not finished within ${timeoutMs / 1000} s` }),
+    () => ({ failure: 'cancelled' }),
+  );
   const ended = waitForResult(handle).then(
     (result) => ({ result }),
     (err: unknown) => ({ failure: `workflow failed: ${failureText(err)}` }),
   );
   const outcome = await Promise.race([ended, timeout]);
+  timer.abort();
   if ('failure' in outcome) await handle.terminate('judged by the chaos harness').catch(() => undefined);
   return outcome;
 }
