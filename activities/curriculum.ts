@@ -1,4 +1,4 @@
-import { appendFile, copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { appendFile, copyFile, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
 import { readJsonl } from '../gym/jsonl';
@@ -28,7 +28,7 @@ import {
   writeRows,
 } from './pool';
 import { checkRunManifest, currentRunManifest, fileDigest, recordRunManifest, textDigest } from './runManifest';
-import { syncFiles } from '../gym/durable';
+import { mkdirDurably, syncFiles } from '../gym/durable';
 
 // The pivot loop: each policy checkpoint re-profiles the curriculum pool, and pivots the policy now
 // always solves (learned) or never solves (unsolvable) retire. A curriculum lives in
@@ -67,7 +67,7 @@ export async function startCurriculum(
     initial_pool: await fileDigest(source, path.relative(ctx.baseDir, source)),
   });
   const recorded = await checkRunManifest(curriculumDir, manifest, `the curriculum ${curriculumDir}`);
-  await mkdir(curriculumDir, { recursive: true });
+  await mkdirDurably(curriculumDir);
   const poolPath = path.join(curriculumDir, 'initial_pool.jsonl');
   await copyFile(source, poolPath);
   await recordRunManifest(curriculumDir, manifest, recorded);
@@ -112,7 +112,7 @@ export async function prepareCurriculumRound(
     pool: textDigest(pool.map((row) => `${JSON.stringify(row)}\n`).join(''), 'pool.jsonl'),
   });
   const recorded = await checkRunManifest(roundDir, manifest, `curriculum ${roundId}`);
-  await mkdir(roundDir, { recursive: true });
+  await mkdirDurably(roundDir);
   await writeFile(path.join(roundDir, 'pipeline_config.yaml'), YAML.stringify(config));
   await writeRows(candidatesPath, pool);
   await recordRunManifest(roundDir, manifest, recorded);

@@ -1,8 +1,8 @@
-import { mkdir, open, readdir, rm } from 'node:fs/promises';
+import { open, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { renameSynced, syncFile } from '../gym/durable';
+import { mkdirDurably, renameSynced, syncFile } from '../gym/durable';
 import { pauseAt } from './testHooks';
 
 // Fencing of shared writes (docs/fencing.md). A partitioned worker is not dead: an attempt Temporal
@@ -139,7 +139,7 @@ export class Fence {
     const before = await fenceEntries(dir);
     const late = before.find(({ token }) => token.run === identity.run && scheduledLater(token, identity) > 0);
     if (late) throw supersededFailure(what, `${identity.attemptMs}-${identity.attempt}-${identity.run}`, late.token);
-    await mkdir(dir, { recursive: true });
+    await mkdirDurably(dir);
     const fence = new Fence(dir, await takeSequence(dir, identity), what);
     await open(fence.claimFile, 'w').then((h) => h.close());
     await pauseAt('fence.claimed', fence.token.name);

@@ -1,4 +1,4 @@
-import { access, mkdir, readdir, rm, symlink } from 'node:fs/promises';
+import { access, readdir, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
@@ -11,6 +11,7 @@ import { pauseAt } from './testHooks';
 import { aggregateMetricsPath } from '../gym/aggregateMetrics';
 import { rewardProfileOutputPaths } from '../gym/rewardProfile';
 import type { MergeProgress, MergeResult, ProfileResult, RolloutStage, RunPlan } from '../contracts/payloads';
+import { mkdirDurably } from '../gym/durable';
 
 /**
  * From this many completed rollouts on, the reward profile and the aggregate metrics run one after
@@ -59,7 +60,7 @@ export async function profileWithAggregateMetrics(input: {
 async function finishView(fence: Fence, outPrefix: string, files: PartialFiles): Promise<string> {
   const dir = fence.own('.view');
   await pauseAt('finish.checked', fence.token.name);
-  await mkdir(path.join(dir, `${path.basename(outPrefix)}_shards`), { recursive: true });
+  await mkdirDurably(path.join(dir, `${path.basename(outPrefix)}_shards`));
   await fence.checkClaimed([dir]);
   const stem = path.basename(outPrefix);
   const view = path.join(dir, stem);

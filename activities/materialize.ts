@@ -1,8 +1,8 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { heartbeat } from '@temporalio/activity';
 import { JsonlWriter, readJsonl } from '../gym/jsonl';
-import { syncFiles } from '../gym/durable';
+import { mkdirDurably, syncFiles } from '../gym/durable';
 import { JsonlError } from '../gym/errors';
 import { ConfigError } from '../contracts/errors';
 import { materializeRecords } from '../gym/materialize';
@@ -47,7 +47,7 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   const allowedRoot = stage === 'collect' ? plan.baseDir : plan.runDir;
   const source = resolveInside(allowedRoot, plan.baseDir, input.inputPath);
   const agents = stage === 'collect' ? await agentDirectory(plan) : undefined;
-  await mkdir(path.dirname(outFile), { recursive: true });
+  await mkdirDurably(path.dirname(outFile));
   const writer = await JsonlWriter.open(outFile);
   const index = await RowIndexWriter.create(outPrefix);
   const chunkStarts: number[] = [];

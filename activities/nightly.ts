@@ -1,4 +1,4 @@
-import { copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
+import { copyFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
 import { convertToCandidates } from '../gym/convert';
@@ -24,6 +24,7 @@ import { loadRunContext, poolDirOf, type WorkerSettings } from './runContext';
 import { publishBatch } from './publish';
 import { findNewSources, readManifest, recordSources, writeManifest } from './sources';
 import { checkRunManifest, currentRunManifest, recordRunManifest } from './runManifest';
+import { mkdirDurably } from '../gym/durable';
 
 // Incremental nightly mining: only source rollouts files the pool manifest has not seen are
 // converted and locally profiled; their mixed pivots are added to the latest version's pivots.
@@ -56,10 +57,10 @@ export async function prepareNightlyRun(
   );
   const runRecorded =
     scan.fresh.length > 0 ? await checkRunManifest(runDir, runManifest, `nightly run ${versionId}`) : undefined;
-  await mkdir(poolDir, { recursive: true });
+  await mkdirDurably(poolDir);
   await recordRunManifest(poolDir, poolManifest, poolRecorded);
   if (scan.fresh.length > 0) {
-    await mkdir(runDir, { recursive: true });
+    await mkdirDurably(runDir);
     await writeFile(path.join(runDir, 'pipeline_config.yaml'), YAML.stringify(config));
     await recordRunManifest(runDir, runManifest, runRecorded);
   }

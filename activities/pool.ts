@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
-import { mkdir, open, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { open, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DatasetMetricsAccumulator, datasetMetricsHeader, formatDatasetMetricsFile } from '../gym/datasetMetrics';
 import { readJsonl } from '../gym/jsonl';
-import { renameDurably, syncDir, syncDirContents } from '../gym/durable';
+import { mkdirDurably, renameDurably, syncDir, syncDirContents } from '../gym/durable';
 import { PIVOTS_FILE, PIVOTS_METRICS_FILE } from '../gym/publish';
 import { validatePivotDataset } from '../gym/validator';
 import { InvalidDatasetError } from '../contracts/errors';
@@ -115,7 +115,7 @@ export function freeVersionId(poolDir: string, base: string): string {
 export async function stagingDir(poolDir: string, id: string): Promise<string> {
   const dir = path.join(poolDir, VERSIONS_DIR, `.${id}.staging`);
   await rm(dir, { recursive: true, force: true });
-  await mkdir(dir, { recursive: true });
+  await mkdirDurably(dir);
   return dir;
 }
 

@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
 import { pivotMiningInputSchema } from '../contracts/workflowInputs';
@@ -6,7 +5,7 @@ import type { RunPlan } from '../contracts/payloads';
 import { resolveInside } from './configFile';
 import { configPathInside, loadRunContext, mustBeReadableFile, type WorkerSettings } from './runContext';
 import { checkRunManifest, currentRunManifest, fileDigest, recordRunManifest } from './runManifest';
-import { writeFileDurably } from '../gym/durable';
+import { mkdirDurably, writeFileDurably } from '../gym/durable';
 
 /** A run without its own run_id is named after its workflow id, made safe for a directory name. */
 export function defaultRunId(workflowId: string): string {
@@ -40,7 +39,7 @@ export async function prepareRun(settings: WorkerSettings, rawInput: unknown, wo
     'collect.input_jsonl': await fileDigest(inputPath, config.collect.input_jsonl),
   });
   const recorded = await checkRunManifest(runDir, manifest, `run ${runId}`);
-  await mkdir(runDir, { recursive: true });
+  await mkdirDurably(runDir);
   await writeFileDurably(path.join(runDir, 'pipeline_config.yaml'), YAML.stringify(config));
   await recordRunManifest(runDir, manifest, recorded);
   return { runId, runDir, baseDir, config };

@@ -1,4 +1,4 @@
-import { open, readdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
 // Durable before done (docs/fencing.md, "Durable before done"): a step reports a file complete only
@@ -19,6 +19,21 @@ export async function syncFile(file: string): Promise<void> {
 /** Makes a directory's entries durable: needed after a create, rename or unlink in it. */
 export async function syncDir(dir: string): Promise<void> {
   await syncFile(dir);
+}
+
+/**
+ * Creates a directory and its missing parents, and makes each new entry durable: a directory made
+ * but not synced into its parent vanishes at a power cut with everything under it, synced or not.
+ */
+export async function mkdirDurably(dir: string): Promise<void> {
+  const first = await mkdir(dir, { recursive: true });
+  if (first === undefined) return;
+  const created: string[] = [];
+  for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+    created.push(d);
+    if (d === path.resolve(first) || d === path.dirname(d)) break;
+  }
+  for (const d of created.reverse()) await syncDir(path.dirname(d));
 }
 
 /** Syncs files, then each directory that holds one of them, once. */

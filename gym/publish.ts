@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import { z } from 'zod';
@@ -13,7 +13,7 @@ import {
   validationDatasetName,
 } from './gymConfig';
 import { jsonLine, readJsonl } from './jsonl';
-import { renameDurably, syncDir, writeFileDurably } from './durable';
+import { mkdirDurably, renameDurably, syncDir, writeFileDurably } from './durable';
 import { withKindedProvenance } from './convert/candidates';
 import {
   readCandidateSummaries,
@@ -286,7 +286,7 @@ async function writeGymFiles(
 export async function publishPivotDataset(input: PublishOptions): Promise<PublishResult> {
   const opts = publishOptionsSchema.parse(input);
   const outDir = path.resolve(opts.outDir);
-  await mkdir(outDir, { recursive: true });
+  await mkdirDurably(outDir);
   await syncDir(path.dirname(outDir));
   const splitting = (opts.validationFraction ?? 0) > 0;
   const pivotsPath = path.join(outDir, PIVOTS_FILE);

@@ -1,5 +1,4 @@
 import { createWriteStream, rmSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import {
@@ -15,7 +14,7 @@ import { convertRow, detectSourceFormat, fitsFormat } from './detect';
 import { describeValue, readJsonlRows } from './lineReader';
 import { withoutRolloutObservations } from '../rolloutObservations';
 import { jsonLine } from '../jsonl';
-import { renameDurably, writeFileDurably } from '../durable';
+import { mkdirDurably, renameDurably, writeFileDurably } from '../durable';
 import { ConvertInputError } from '../errors';
 import {
   SOURCE_PREFERENCES,
@@ -125,7 +124,7 @@ export async function convertToCandidates(
     by_skip_reason: Object.fromEntries(SKIP_REASONS.map((r) => [r, 0])),
     by_action_type: { function_call: 0, message: 0, function_call_batch: 0 },
   };
-  await mkdir(outDir, { recursive: true });
+  await mkdirDurably(outDir);
   const candidatesPath = path.join(outDir, CANDIDATES_FILE);
   const skippedPath = path.join(outDir, SKIPPED_FILE);
   const metricsPath = path.join(outDir, METRICS_FILE);

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { renameDurably, syncDirContents, writeFileDurably } from '../../gym/durable';
+import { mkdirDurably, renameDurably, syncDirContents, writeFileDurably } from '../../gym/durable';
 import { recordSyncs } from '../helpers/syncSpy';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-durable-'));
@@ -34,6 +34,17 @@ test('a staged directory has every file in it synced, and itself', async () => {
   for (const file of files) writeFileSync(file, path.basename(file));
   const { record } = await recordSyncs(() => syncDirContents(staging));
   assert.deepEqual(record.missing(files), []);
+});
+
+test('new directories are synced into their parents, from the first one made down', async () => {
+  mkdirSync(path.join(dir, 'artifacts'));
+  const runDir = path.join(dir, 'artifacts', 'runs', 'run-1', 'dataset');
+  const { record } = await recordSyncs(() => mkdirDurably(runDir));
+  const parents = ['', 'runs', 'runs/run-1'].map((d) => path.join(dir, 'artifacts', d));
+  assert.deepEqual(record.missing(parents, false), []);
+  assert.ok(!record.synced(dir), 'the existing grandparent gained no entry, so it is not synced');
+  const again = await recordSyncs(() => mkdirDurably(runDir));
+  assert.equal(again.record.inodes.size, 0, 'an existing directory costs no sync');
 });
 
 test('the spy sees what was not synced', async () => {
