@@ -68,6 +68,11 @@ func (c *controller) command(args []string, reply func(string)) (answer string, 
 		go func() { reply("fired " + <-t.fired) }()
 		f.arm(t)
 		return "armed", nil
+	case args[0] == "disarm" && len(args) == 1:
+		if f.disarm() {
+			return "frozen", nil
+		}
+		return "disarmed", nil
 	case args[0] == "fill" && len(args) == 3:
 		room, err1 := strconv.ParseInt(args[1], 10, 64)
 		count, err2 := strconv.ParseInt(args[2], 10, 64)

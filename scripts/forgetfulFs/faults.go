@@ -88,6 +88,16 @@ func (f *faults) arm(t *trigger) {
 	f.armed = t
 }
 
+// disarm drops a trigger that has not fired. It reports whether the filesystem is frozen, i.e. the
+// trigger fired after the harness stopped waiting for it: the harness must then cut, or every
+// changing operation stays blocked.
+func (f *faults) disarm() (frozen bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.armed = nil
+	return f.frozen
+}
+
 // beginCut fails every operation in flight or to come, and releases the frozen ones.
 func (f *faults) beginCut() {
 	f.mu.Lock()

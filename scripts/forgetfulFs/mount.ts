@@ -116,6 +116,14 @@ export class ForgetfulMount {
     return { fired };
   }
 
+  /**
+   * Drops the armed trigger. True when it fired meanwhile (the filesystem is frozen at its point, and
+   * only a cut lets the host go on).
+   */
+  async disarm(): Promise<boolean> {
+    return (await this.command('disarm')) === 'frozen';
+  }
+
   /** After `bytes` more bytes, writes fail with ENOSPC `enospcCount` times, then with EIO. */
   async fill(bytes: number, enospcCount: number): Promise<void> {
     await this.command(`fill ${bytes} ${enospcCount}`);

@@ -11,7 +11,7 @@ import { formatPowerLossReport, powerLossPassed } from '../../scripts/chaos/powe
 
 test(
   'power loss (short): cuts mid-chunk and after a chunk leave the artifacts of an undisturbed run',
-  { timeout: 600_000 },
+  { timeout: 900_000 },
   async () => {
     const report = await runPowerLoss(SHORT_POWER_LOSS, () => undefined);
     const table = formatPowerLossReport(report);

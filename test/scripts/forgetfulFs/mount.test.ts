@@ -195,6 +195,24 @@ test('an armed trigger freezes the filesystem so a cut lands between two renames
   assert.deepEqual(readdirSync(dirs.backing).sort(), ['one', 'two.tmp']);
 });
 
+test('disarm drops a trigger not reached, and says when one fired after all', async () => {
+  const { fs, dirs } = await mount();
+  const m = dirs.mountPoint;
+  await fs.arm('before', 'rename', 1, 'never-matches');
+  assert.equal(await fs.disarm(), false);
+  writeFile(path.join(m, 'a.tmp'), 'a\n', true);
+  renameSync(path.join(m, 'a.tmp'), path.join(m, 'a'));
+  const { fired } = await fs.arm('after', 'write', 1, '^b$');
+  const child = spawn(process.execPath, ['-e', `require('node:fs').writeFileSync(${JSON.stringify(m)} + '/b', 'b')`], {
+    stdio: 'ignore',
+  });
+  assert.match(await fired, /^write b$/);
+  assert.equal(await fs.disarm(), true, 'frozen at the point: only a cut lets the host go on');
+  child.kill('SIGKILL');
+  await new Promise((resolve) => child.once('exit', resolve));
+  await fs.cut();
+});
+
 test('a clean unmount keeps everything and leaves no mount behind', async () => {
   const { fs, dirs } = await mount();
   writeFile(path.join(dirs.mountPoint, 'unsynced.txt'), 'kept\n', false);
