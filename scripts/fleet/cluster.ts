@@ -1,5 +1,5 @@
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { workerHeapArgs, workerProcessEnv } from '../../bin/workerHeap';
@@ -59,17 +59,25 @@ export interface ClusterOptions extends FleetNetOptions {
   taskQueue: string;
 }
 
+/** The last lines a host logged, so that a process that died at start-up says why. */
+function logTail(logFile: string | undefined): string {
+  if (!logFile || !existsSync(logFile)) return '';
+  const lines = readFileSync(logFile, 'utf8').trimEnd().split('\n').slice(-20);
+  return `; last lines of ${logFile}:\n${lines.join('\n')}`;
+}
+
 async function waitForPort(
   host: string,
   port: number,
   what: string,
   child: ChildProcess,
+  logFile?: string,
   timeoutMs = 90_000,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null)
-      throw new Error(`${what} exited during start-up (${child.exitCode ?? child.signalCode})`);
+      throw new Error(`${what} exited during start-up (${child.exitCode ?? child.signalCode})${logTail(logFile)}`);
     if (await portOpen(port, host)) return;
     await sleep(200);
   }
@@ -176,7 +184,7 @@ export class Cluster {
       '--seed',
       String(this.opts.seed),
     ]);
-    await waitForPort(host.address, ENGINE_PORT, `engine ${name}`, child);
+    await waitForPort(host.address, ENGINE_PORT, `engine ${name}`, child, path.join(host.dir, 'host.log'));
     this.engines.push(name);
   }
 
