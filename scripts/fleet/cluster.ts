@@ -1,5 +1,5 @@
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { workerHeapArgs, workerProcessEnv } from '../../bin/workerHeap';
@@ -48,6 +48,10 @@ function deployCheckout(baseDir: string): string {
     cwd: dir,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  // Hosts get node_modules bound over an empty directory instead (FleetNet.binds): a checkout under
+  // /tmp is hidden inside hosts, and a symlink into it would dangle there.
+  unlinkSync(path.join(dir, 'node_modules'));
+  mkdirSync(path.join(dir, 'node_modules'));
   return dir;
 }
 
@@ -109,6 +113,8 @@ export class Cluster {
     this.artifactsRoot = path.join(this.sharedDir, 'artifacts');
     mkdirSync(this.artifactsRoot, { recursive: true });
     this.release = deployCheckout(opts.baseDir);
+    this.net.binds.push({ from: path.join(repoRoot, 'node_modules'), to: path.join(this.release, 'node_modules') });
+    this.net.workDir = this.release;
   }
 
   static async start(opts: ClusterOptions): Promise<Cluster> {

@@ -91,6 +91,14 @@ export class FleetNet {
   readonly bridge: string;
   /** The bridge's own address: the driver (this process, in the root namespace) reaches hosts through it. */
   readonly driverAddress: string;
+  /**
+   * Directories every host sees at a path of the driver's choosing, bound inside the host's mount
+   * namespace before its own /tmp hides the driver's (a checkout under /tmp keeps its node_modules
+   * there), and gone with the namespace.
+   */
+  readonly binds: Array<{ from: string; to: string }> = [];
+  /** The working directory of host processes; the driver's own may be under the /tmp hosts hide. */
+  workDir = '/';
   private nextOctet = 1;
   private readonly logs = new Map<string, WriteStream>();
   private closed = false;
@@ -145,7 +153,8 @@ export class FleetNet {
    */
   spawn(hostName: string, argv: string[], env: Record<string, string> = {}): ChildProcess {
     const host = this.host(hostName);
-    const script = `mount --bind "$FLEET_HOST_DIR/tmp" /tmp && exec "$@"`;
+    const binds = this.binds.map((b) => `mount --bind '${b.from}' '${b.to}' && `).join('');
+    const script = `${binds}mount --bind "$FLEET_HOST_DIR/tmp" /tmp && cd '${this.workDir}' && exec "$@"`;
     const child = spawn(
       'ip',
       ['netns', 'exec', host.netns, 'unshare', '-m', '--propagation', 'private', 'sh', '-c', script, 'sh', ...argv],
