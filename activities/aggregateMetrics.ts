@@ -148,7 +148,7 @@ async function writeEntries(
   const tmp = `${out}.${fence.token.name}.tmp`;
   const file = await open(entriesPath, 'r');
   const writer = await open(tmp, 'w');
-  const entries = new AggregateMetricsWriter(writer);
+  const entries = new AggregateMetricsWriter(writer, tmp);
   let written = 0;
   const beat = setInterval(() => heartbeat({ aggregateMetrics: written }), 5000);
   try {

@@ -29,6 +29,7 @@ import {
 } from './pool';
 import { checkRunManifest, currentRunManifest, fileDigest, recordRunManifest, textDigest } from './runManifest';
 import { mkdirDurably, syncFiles } from '../gym/durable';
+import { onFile } from '../gym/fileError';
 
 // The pivot loop: each policy checkpoint re-profiles the curriculum pool, and pivots the policy now
 // always solves (learned) or never solves (unsolvable) retire. A curriculum lives in
@@ -113,7 +114,8 @@ export async function prepareCurriculumRound(
   });
   const recorded = await checkRunManifest(roundDir, manifest, `curriculum ${roundId}`);
   await mkdirDurably(roundDir);
-  await writeFile(path.join(roundDir, 'pipeline_config.yaml'), YAML.stringify(config));
+  const configFile = path.join(roundDir, 'pipeline_config.yaml');
+  await onFile(configFile, () => writeFile(configFile, YAML.stringify(config)));
   await writeRows(candidatesPath, pool);
   await recordRunManifest(roundDir, manifest, recorded);
   return {
@@ -199,15 +201,15 @@ export async function publishCurriculumRound(args: {
     pivotsPath: finalPivotsPath,
   };
   round.dropped = round.poolSize - round.kept - round.retiredLearned - round.retiredUnsolvable;
-  await writeFile(
-    path.join(staging, 'version.json'),
-    `${JSON.stringify({ version: versionId, kind: 'curriculum_round', checkpoint: args.checkpoint, ...round }, null, 2)}\n`,
-  );
+  const versionFile = path.join(staging, 'version.json');
+  const version = { version: versionId, kind: 'curriculum_round', checkpoint: args.checkpoint, ...round };
+  await onFile(versionFile, () => writeFile(versionFile, `${JSON.stringify(version, null, 2)}\n`));
   await copyFile(path.join(plan.runDir, 'pipeline_config.yaml'), path.join(staging, 'pipeline_config.yaml'));
   await commitVersionDir(state.curriculumDir, staging, versionId);
   if (retired.length > 0) {
     const retiredPath = path.join(state.curriculumDir, RETIRED_FILE);
-    await appendFile(retiredPath, retired.map((r) => `${JSON.stringify(r)}\n`).join(''));
+    const lines = retired.map((r) => `${JSON.stringify(r)}\n`).join('');
+    await onFile(retiredPath, () => appendFile(retiredPath, lines));
     await syncFiles([retiredPath]);
   }
   return round;

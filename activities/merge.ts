@@ -5,6 +5,7 @@ import { Context, heartbeat } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import { readJsonl, readLines } from '../gym/jsonl';
 import { syncDir } from '../gym/durable';
+import { onFile } from '../gym/fileError';
 import { NOTHING_MERGED, type MergeProgress } from '../contracts/payloads';
 import {
   chunkRange,
@@ -51,14 +52,15 @@ async function readAll(file: string): Promise<Array<{ value: Keyed; text: string
 class LineWriter {
   private lines: string[] = [];
   private constructor(
+    private readonly file: string,
     private readonly handle: FileHandle,
     public position: number,
   ) {}
 
   /** Writes through a handle opened before the attempt's last look at its claim, cut to `position`. */
-  static async at(handle: FileHandle, position: number): Promise<LineWriter> {
-    await handle.truncate(position);
-    return new LineWriter(handle, position);
+  static async at(file: string, handle: FileHandle, position: number): Promise<LineWriter> {
+    await onFile(file, () => handle.truncate(position));
+    return new LineWriter(file, handle, position);
   }
 
   push(text: string): void {
@@ -70,14 +72,14 @@ class LineWriter {
     if (this.lines.length === 0) return;
     const data = Buffer.from(this.lines.join(''), 'utf8');
     this.lines = [];
-    await this.handle.write(data, 0, data.length, this.position);
+    await onFile(this.file, () => this.handle.write(data, 0, data.length, this.position));
     this.position += data.length;
   }
 
   /** The lines written so far, on stable storage: the progress a merge reports is what the next one continues from. */
   async sync(): Promise<void> {
     await this.flush();
-    await this.handle.sync();
+    await onFile(this.file, () => this.handle.sync());
   }
 }
 
@@ -240,9 +242,9 @@ async function appendChunks(
       (await atLeast(handles.digests, from.digestsBytes));
     const start = intact ? from : NOTHING_MERGED;
     const out = {
-      rollouts: await LineWriter.at(handles.rollouts, start.rolloutsBytes),
-      failures: await LineWriter.at(handles.failures, start.failuresBytes),
-      digests: await LineWriter.at(handles.digests, start.digestsBytes ?? 0),
+      rollouts: await LineWriter.at(files.rollouts, handles.rollouts, start.rolloutsBytes),
+      failures: await LineWriter.at(files.failures, handles.failures, start.failuresBytes),
+      digests: await LineWriter.at(files.digests, handles.digests, start.digestsBytes ?? 0),
     };
     let { completed, failedKeys } = start;
     for (let chunk = start.chunks; chunk < to; chunk++) {

@@ -25,6 +25,7 @@ import { publishBatch } from './publish';
 import { findNewSources, readManifest, recordSources, writeManifest } from './sources';
 import { checkRunManifest, currentRunManifest, recordRunManifest } from './runManifest';
 import { mkdirDurably } from '../gym/durable';
+import { onFile } from '../gym/fileError';
 
 // Incremental nightly mining: only source rollouts files the pool manifest has not seen are
 // converted and locally profiled; their mixed pivots are added to the latest version's pivots.
@@ -61,7 +62,8 @@ export async function prepareNightlyRun(
   await recordRunManifest(poolDir, poolManifest, poolRecorded);
   if (scan.fresh.length > 0) {
     await mkdirDurably(runDir);
-    await writeFile(path.join(runDir, 'pipeline_config.yaml'), YAML.stringify(config));
+    const configFile = path.join(runDir, 'pipeline_config.yaml');
+    await onFile(configFile, () => writeFile(configFile, YAML.stringify(config)));
     await recordRunManifest(runDir, runManifest, runRecorded);
   }
   return {
@@ -128,7 +130,7 @@ export async function publishNightlyVersion(args: {
   const finalPivotsPath = path.join(poolDir, 'versions', versionId, PIVOTS_FILE);
   const datasetName = plan.config.publish.dataset_name ?? plan.config.name;
   const emptyProfile = path.join(plan.runDir, 'local_profile_empty.jsonl');
-  if (args.localProfilePath === null) await writeFile(emptyProfile, '');
+  if (args.localProfilePath === null) await onFile(emptyProfile, () => writeFile(emptyProfile, ''));
   const published = await publishBatch(plan, {
     candidatesPath: convert.candidatesPath,
     localProfilePath: args.localProfilePath ?? emptyProfile,
@@ -163,21 +165,16 @@ export async function publishNightlyVersion(args: {
     added: union.added,
     pivots,
   };
-  await writeFile(
-    path.join(staging, 'version.json'),
-    `${JSON.stringify(
-      {
-        version: versionId,
-        previous_version: latest?.id ?? null,
-        kind: 'nightly',
-        sources: nightly.newSources.map((s) => ({ path: s.path, size: s.size, sha256: s.sha256 })),
-        counts,
-        simulated_policy: args.simulated,
-      },
-      null,
-      2,
-    )}\n`,
-  );
+  const versionFile = path.join(staging, 'version.json');
+  const version = {
+    version: versionId,
+    previous_version: latest?.id ?? null,
+    kind: 'nightly',
+    sources: nightly.newSources.map((s) => ({ path: s.path, size: s.size, sha256: s.sha256 })),
+    counts,
+    simulated_policy: args.simulated,
+  };
+  await onFile(versionFile, () => writeFile(versionFile, `${JSON.stringify(version, null, 2)}\n`));
   const versionDir = await commitVersionDir(poolDir, staging, versionId);
   await writeManifest(poolDir, recordSources(await readManifest(poolDir), nightly.newSources, versionId));
   return {

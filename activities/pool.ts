@@ -4,6 +4,7 @@ import path from 'node:path';
 import { DatasetMetricsAccumulator, datasetMetricsHeader, formatDatasetMetricsFile } from '../gym/datasetMetrics';
 import { readJsonl } from '../gym/jsonl';
 import { mkdirDurably, renameDurably, syncDir, syncDirContents } from '../gym/durable';
+import { onFile } from '../gym/fileError';
 import { PIVOTS_FILE, PIVOTS_METRICS_FILE } from '../gym/publish';
 import { validatePivotDataset } from '../gym/validator';
 import { InvalidDatasetError } from '../contracts/errors';
@@ -43,7 +44,8 @@ export async function writeRows(
   let count = 0;
   try {
     for await (const row of rows) {
-      await out.write(typeof row === 'string' ? `${row}\n` : `${JSON.stringify(row)}\n`);
+      const line = typeof row === 'string' ? `${row}\n` : `${JSON.stringify(row)}\n`;
+      await onFile(`${file}.tmp`, () => out.write(line));
       count += 1;
     }
   } finally {
@@ -139,7 +141,8 @@ export async function writeDatasetMetrics(
   const metrics = new DatasetMetricsAccumulator();
   for await (const { row } of poolRows(pivotsPath)) metrics.add(row);
   const header = datasetMetricsHeader({ name: datasetName, type: 'train', jsonl_fpath: jsonlFpath, license: 'TBD' });
-  await writeFile(path.join(dir, PIVOTS_METRICS_FILE), formatDatasetMetricsFile(header, metrics.result()));
+  const metricsFile = path.join(dir, PIVOTS_METRICS_FILE);
+  await onFile(metricsFile, () => writeFile(metricsFile, formatDatasetMetricsFile(header, metrics.result())));
 }
 
 /** NeMo Gym's validator over a version before it is committed; an empty pool is a valid (empty) version. */

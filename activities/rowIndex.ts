@@ -1,5 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { renameDurably } from '../gym/durable';
+import { onFile } from '../gym/fileError';
 
 // The row index of a materialized inputs file: per row its key, its agent and where its line is,
 // as fixed-size binary records. The stages after the chunks need only these few fields of a row
@@ -48,7 +49,8 @@ export class RowIndexWriter {
   }
 
   private async flush(): Promise<void> {
-    await this.handle.write(new Uint8Array(this.batch.buffer, 0, this.filled * RECORD_BYTES));
+    const batch = new Uint8Array(this.batch.buffer, 0, this.filled * RECORD_BYTES);
+    await onFile(`${this.file}.tmp`, () => this.handle.write(batch));
     this.filled = 0;
   }
 

@@ -1,4 +1,5 @@
 import type { FileHandle } from 'node:fs/promises';
+import { onFile } from './fileError';
 import { orjsonDumps } from './pythonJsonDumps';
 import type { PyValue } from './pythonJson';
 
@@ -21,12 +22,16 @@ export class AggregateMetricsWriter {
   private entries = 0;
   private pending = '';
 
-  constructor(private readonly file: FileHandle) {}
+  constructor(
+    private readonly file: FileHandle,
+    private readonly path: string,
+  ) {}
 
   private async write(text: string, force = false): Promise<void> {
     this.pending += text;
     if (force || this.pending.length >= 1 << 16) {
-      await this.file.write(this.pending);
+      const text = this.pending;
+      await onFile(this.path, () => this.file.write(text));
       this.pending = '';
     }
   }

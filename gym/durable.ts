@@ -1,5 +1,6 @@
 import { mkdir, open, readdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { onFile } from './fileError';
 
 // Durable before done (docs/fencing.md, "Durable before done"): a step reports a file complete only
 // once it is on stable storage. A killed process leaves the page cache to the kernel, but a power cut,
@@ -8,12 +9,14 @@ import path from 'node:path';
 
 /** Flushes a file's data and metadata to stable storage. */
 export async function syncFile(file: string): Promise<void> {
-  const handle = await open(file, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
+  await onFile(file, async () => {
+    const handle = await open(file, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  });
 }
 
 /** Makes a directory's entries durable: needed after a create, rename or unlink in it. */
@@ -74,6 +77,6 @@ export async function renameSynced(moves: Moves): Promise<void> {
 /** Writes a file whole under a temporary name, syncs it and renames it into place durably. */
 export async function writeFileDurably(file: string, data: string | Uint8Array): Promise<void> {
   const tmp = `${file}.tmp`;
-  await writeFile(tmp, data);
+  await onFile(tmp, () => writeFile(tmp, data));
   await renameDurably([[tmp, file]]);
 }

@@ -1,6 +1,7 @@
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { JsonlError } from './errors';
+import { namedFileError, onFile } from './fileError';
 import { orjsonDumps } from './pythonJsonDumps';
 
 // JSONL as NeMo Gym reads and writes it: one JSON value per `\n`-terminated UTF-8 line. Reading
@@ -188,7 +189,7 @@ export class JsonlWriter {
     this.stream = stream;
     this.bytesWritten = initialBytes;
     stream.on('error', (err) => {
-      this.failure = err;
+      this.failure = namedFileError(err, String(stream.path));
     });
   }
 
@@ -239,7 +240,7 @@ export class JsonlWriter {
       const onError = (err: Error): void => {
         this.stream.off('drain', onDrain);
         this.drained = undefined;
-        reject(err);
+        reject(namedFileError(err, String(this.stream.path)));
       };
       this.stream.once('drain', onDrain);
       this.stream.once('error', onError);
@@ -253,7 +254,9 @@ export class JsonlWriter {
       return;
     }
     await new Promise<void>((resolve, reject) => {
-      this.stream.end((err?: Error | null) => (err ? reject(err) : resolve()));
+      this.stream.end((err?: Error | null) =>
+        err ? reject(namedFileError(err, String(this.stream.path))) : resolve(),
+      );
     });
     if (this.failure) throw this.failure;
   }
@@ -280,7 +283,7 @@ export async function truncateTornTail(file: string): Promise<number> {
       }
       chunkEnd = chunkStart;
     }
-    if (keep < size) await handle.truncate(keep);
+    if (keep < size) await onFile(file, () => handle.truncate(keep));
     return size - keep;
   } finally {
     await handle.close();

@@ -1,8 +1,4 @@
-import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { finished } from 'node:stream/promises';
 import { z } from 'zod';
 import { limitActionMix, maxShareSchema } from './actionMix';
 import { DatasetMetricsAccumulator, datasetMetricsHeader, formatDatasetMetricsFile } from './datasetMetrics';
@@ -13,7 +9,8 @@ import {
   validationDatasetName,
 } from './gymConfig';
 import { jsonLine, readJsonl } from './jsonl';
-import { mkdirDurably, renameDurably, syncDir, writeFileDurably } from './durable';
+import { mkdirDurably, syncDir, writeFileDurably } from './durable';
+import { StagedJsonlFile } from './stagedJsonl';
 import { withKindedProvenance } from './convert/candidates';
 import {
   readCandidateSummaries,
@@ -102,29 +99,13 @@ export interface PublishResult {
   publishedBySplit: Partial<Record<Split, number>>;
 }
 
-/** One published JSONL file: written beside its target, renamed into place once complete. */
-class PivotFile {
+/** One published JSONL file, with the metrics of what was written to it. */
+class PivotFile extends StagedJsonlFile {
   readonly metrics = new DatasetMetricsAccumulator();
-  private readonly out;
-
-  constructor(readonly path: string) {
-    this.out = createWriteStream(`${path}.tmp`);
-  }
 
   async write(pivot: Record<string, unknown> & { provenance: Record<string, unknown> }): Promise<void> {
     this.metrics.add(pivot);
-    if (!this.out.write(jsonLine(withKindedProvenance(pivot)))) await once(this.out, 'drain');
-  }
-
-  async commit(): Promise<void> {
-    this.out.end();
-    await finished(this.out);
-    await renameDurably([[`${this.path}.tmp`, this.path]]);
-  }
-
-  async abort(): Promise<void> {
-    this.out.destroy();
-    await rm(`${this.path}.tmp`, { force: true });
+    await this.writeLine(jsonLine(withKindedProvenance(pivot)));
   }
 }
 

@@ -1,4 +1,3 @@
-import { createWriteStream, rmSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import {
@@ -14,8 +13,9 @@ import { convertRow, detectSourceFormat, fitsFormat } from './detect';
 import { describeValue, readJsonlRows } from './lineReader';
 import { withoutRolloutObservations } from '../rolloutObservations';
 import { jsonLine } from '../jsonl';
-import { mkdirDurably, renameDurably, writeFileDurably } from '../durable';
+import { mkdirDurably, writeFileDurably } from '../durable';
 import { ConvertInputError } from '../errors';
+import { StagedJsonlFile } from '../stagedJsonl';
 import {
   SOURCE_PREFERENCES,
   TaskRewardSpread,
@@ -128,8 +128,8 @@ export async function convertToCandidates(
   const candidatesPath = path.join(outDir, CANDIDATES_FILE);
   const skippedPath = path.join(outDir, SKIPPED_FILE);
   const metricsPath = path.join(outDir, METRICS_FILE);
-  const candidatesOut = new JsonlWriter(candidatesPath);
-  const skippedOut = new JsonlWriter(skippedPath);
+  const candidatesOut = new StagedJsonlFile(candidatesPath);
+  const skippedOut = new StagedJsonlFile(skippedPath);
 
   try {
     const profile = rewardProfilePath === undefined ? undefined : await readRewardProfile(rewardProfilePath);
@@ -144,7 +144,7 @@ export async function convertToCandidates(
       for await (const { source, conversion } of sourcedRows(file, options, formats, sourceRoot)) {
         counts.trajectories += 1;
         if (!conversion.ok) {
-          await skippedOut.write(rowRejectionAudit(source, conversion.detail));
+          await skippedOut.writeLine(rowLine(rowRejectionAudit(source, conversion.detail)));
           counts.skipped += 1;
           counts.by_skip_reason.malformed_trajectory += 1;
           continue;
@@ -170,18 +170,18 @@ export async function convertToCandidates(
           for (const outcome of outcomes) {
             counts.decision_points += 1;
             if (!outcome.ok) {
-              await skippedOut.write(outcome.audit);
+              await skippedOut.writeLine(rowLine(outcome.audit));
               counts.skipped += 1;
               counts.by_skip_reason[outcome.reason] += 1;
               continue;
             }
             const keptUuid = keptUuids.get(outcome.dedupeKey);
             if (keptUuid !== undefined) {
-              await skippedOut.write(duplicateAudit(outcome.candidate, keptUuid));
+              await skippedOut.writeLine(rowLine(duplicateAudit(outcome.candidate, keptUuid)));
               counts.deduped += 1;
             } else {
               keptUuids.set(outcome.dedupeKey, outcome.candidate.provenance.uuid);
-              await candidatesOut.write(outcome.candidate);
+              await candidatesOut.writeLine(rowLine(outcome.candidate));
               counts.candidates += 1;
               counts.by_action_type[outcome.candidate.expected_action.type] += 1;
             }
@@ -199,8 +199,8 @@ export async function convertToCandidates(
     };
     await writeFileDurably(metricsPath, `${JSON.stringify(metrics, null, 2)}\n`);
   } finally {
-    candidatesOut.abandon();
-    skippedOut.abandon();
+    await candidatesOut.abort();
+    await skippedOut.abort();
   }
   return { candidatesPath, skippedPath, metricsPath, counts };
 }
@@ -263,33 +263,5 @@ function rowRejectionAudit(source: TrajectorySource, detail: string): SkipAuditR
   };
 }
 
-/** Writes JSONL to a temporary file and moves it into place on commit, so a crash leaves no half file. */
-class JsonlWriter {
-  private readonly tmpPath: string;
-  private readonly stream;
-  private committed = false;
-
-  constructor(private readonly finalPath: string) {
-    this.tmpPath = `${finalPath}.tmp`;
-    this.stream = createWriteStream(this.tmpPath);
-  }
-
-  async write(row: PivotCandidate | SkipAuditRow): Promise<void> {
-    if (!this.stream.write(jsonLine(withKindedProvenance(row))))
-      await new Promise<void>((resolve) => this.stream.once('drain', () => resolve()));
-  }
-
-  async commit(): Promise<void> {
-    await new Promise<void>((resolve, reject) =>
-      this.stream.end((err?: Error | null) => (err ? reject(err) : resolve())),
-    );
-    await renameDurably([[this.tmpPath, this.finalPath]]);
-    this.committed = true;
-  }
-
-  abandon(): void {
-    if (this.committed) return;
-    this.stream.destroy();
-    rmSync(this.tmpPath, { force: true });
-  }
-}
+/** A candidate or audit row as its JSONL line. */
+const rowLine = (row: PivotCandidate | SkipAuditRow): string => jsonLine(withKindedProvenance(row));

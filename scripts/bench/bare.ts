@@ -142,9 +142,10 @@ async function writeAggregateMetricsOf(opts: BareCollectOptions, digests: readon
     },
     60_000,
   );
-  const file = await open(aggregateMetricsPath(opts.outPath), 'w');
+  const out = aggregateMetricsPath(opts.outPath);
+  const file = await open(out, 'w');
   try {
-    const writer = new AggregateMetricsWriter(file);
+    const writer = new AggregateMetricsWriter(file, out);
     await writer.entry(opts.agentName, values);
     await writer.close();
   } finally {

@@ -19,6 +19,15 @@ export interface DiskFullRecord {
   published_changed: string[];
 }
 
+const DISK_ERROR = /\b(ENOSPC|EIO)\b/;
+/** "<absolute path>: ENOSPC…" or "…, open '<absolute path>'": the error names the file it failed on. */
+const NAMES_A_FILE = /(\/[^\s:']+: (ENOSPC|EIO)\b)|((ENOSPC|EIO)\b[^']*'\/[^']+')/;
+
+/** Disk errors among the failures whose message does not say which file they hit: must be none. */
+export function unnamedDiskErrors(failures: readonly string[]): string[] {
+  return failures.filter((f) => DISK_ERROR.test(f) && !NAMES_A_FILE.test(f));
+}
+
 export interface PowerLossReport {
   label: string;
   cuts: CutRecord[];
@@ -53,6 +62,7 @@ export function formatPowerLossReport(r: PowerLossReport): string {
       `disk full: ${d.enospc} ENOSPC, ${d.eio} EIO; recovered ${d.recovered}, identical ${d.identical}` +
         (d.differing.length ? ` (${d.differing.join(', ')})` : ''),
       `disk full: published files changed while full: ${d.published_changed.length ? d.published_changed.join(', ') : 'none'}`,
+      `disk full: errors that name no file: ${unnamedDiskErrors(d.failures).length}`,
       ...d.failures.map((f) => `disk full: activity failure: ${f}`),
     );
   }
@@ -71,6 +81,12 @@ export function formatPowerLossReport(r: PowerLossReport): string {
 
 export function powerLossPassed(r: PowerLossReport, minCuts: number): boolean {
   const d = r.disk_full;
-  const diskFullPassed = !d || (d.recovered && d.identical && d.published_changed.length === 0);
+  const diskFullPassed =
+    !d ||
+    (d.recovered &&
+      d.identical &&
+      d.published_changed.length === 0 &&
+      d.failures.some((f) => DISK_ERROR.test(f)) &&
+      unnamedDiskErrors(d.failures).length === 0);
   return r.cuts.length >= minCuts && r.identical && r.duplicate_keys === 0 && r.missing_keys === 0 && diskFullPassed;
 }
