@@ -1,4 +1,5 @@
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { optionalTsToDate } from '@temporalio/common/lib/time';
 import type { z } from 'zod';
 import { describeIssues } from '../contracts/config';
 import { InvalidInputError } from '../contracts/errors';
@@ -64,25 +65,62 @@ export function startPivotMining(client: Client, input: PivotMiningInput, opts: 
   return startChecked(client, pivotMiningWorkflow, pivotMiningInputSchema, input, opts);
 }
 
+/** An activity of the run that failed and waits for Temporal to try it again. */
+export interface ActivityRetry {
+  /** The run's workflow, or the stage's child workflow the activity belongs to. */
+  workflowId: string;
+  activityType: string;
+  /** The attempt that runs next. */
+  attempt: number;
+  lastFailure: string;
+  /** When Temporal schedules that attempt; null once it has started. */
+  nextAttemptAt: Date | null;
+}
+
 export interface MiningProgress extends PivotMiningProgress {
   status: string;
   /** Live numbers of the chunked stage running now, when there is one. */
   childStage: StageProgress | null;
+  /** What the run waits for: its activities that failed and will be tried again (a full disk, a down server). */
+  waiting: ActivityRetry[];
+}
+
+type Described = Awaited<ReturnType<WorkflowHandle['describe']>>;
+
+/** The pending activities of a workflow that have failed at least once. */
+function activityRetries(workflowId: string, described: Described | undefined): ActivityRetry[] {
+  return (described?.raw.pendingActivities ?? []).flatMap((a) =>
+    a.lastFailure?.message
+      ? [
+          {
+            workflowId,
+            activityType: a.activityType?.name ?? '?',
+            attempt: a.attempt ?? 1,
+            lastFailure: a.lastFailure.message,
+            nextAttemptAt: optionalTsToDate(a.nextAttemptScheduleTime) ?? null,
+          },
+        ]
+      : [],
+  );
 }
 
 export async function getProgress(client: Client, workflowId: string): Promise<MiningProgress> {
   const handle = client.workflow.getHandle<typeof pivotMiningWorkflow>(workflowId);
-  const { status } = await handle.describe();
+  const described = await handle.describe();
+  const status = described.status.name;
   const progress = await handle.query(pivotMiningProgressQuery);
   let childStage: StageProgress | null = null;
-  if (status.name === 'RUNNING' && progress.childWorkflowId) {
-    // The child may be between continue-as-new runs or already finished: no live numbers then.
-    childStage = await client.workflow
-      .getHandle(progress.childWorkflowId)
-      .query(stageProgressQuery)
-      .catch(() => null);
+  const waiting: ActivityRetry[] = [];
+  if (status === 'RUNNING') {
+    waiting.push(...activityRetries(workflowId, described));
+    if (progress.childWorkflowId) {
+      // The child may be between continue-as-new runs or already finished: no live numbers then.
+      const child = client.workflow.getHandle(progress.childWorkflowId);
+      childStage = await child.query(stageProgressQuery).catch(() => null);
+      waiting.push(...activityRetries(child.workflowId, await child.describe().catch(() => undefined)));
+    }
   }
-  return { ...progress, status: status.name, childStage };
+  return { ...progress, status, childStage, waiting };
 }
 
 /** Waits for the run and returns where its dataset is; a failed run rejects with the workflow failure. */

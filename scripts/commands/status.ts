@@ -1,8 +1,15 @@
 import type { Command } from 'commander';
-import { awaitDataset, getProgress } from '../../client';
+import { awaitDataset, getProgress, type ActivityRetry } from '../../client';
 import { connectClient } from '../lib/client';
 import { followRun } from '../lib/follow';
 import { printResult } from '../lib/printResult';
+
+/** "waiting: mergeChunks of run/local_profile, attempt 3 in 12 s, after: <its last failure>". */
+export function waitingLine(retry: ActivityRetry, now: Date): string {
+  const seconds = retry.nextAttemptAt === null ? null : Math.max(0, Math.ceil((+retry.nextAttemptAt - +now) / 1000));
+  const when = seconds === null ? 'running' : `in ${seconds} s`;
+  return `waiting: ${retry.activityType} of ${retry.workflowId}, attempt ${retry.attempt} ${when}, after: ${retry.lastFailure}`;
+}
 
 export function registerStatusCommand(program: Command): void {
   program
@@ -32,6 +39,7 @@ export function registerStatusCommand(program: Command): void {
             `${child.stage}: ${child.done}/${child.total} rollouts, ${child.failed} failed, ${child.rolloutsPerSecond}/s, ETA ${eta}`,
           );
         }
+        for (const retry of progress.waiting) console.log(waitingLine(retry, new Date()));
         for (const [k, v] of Object.entries(progress.counts)) console.log(`  ${k}: ${v}`);
       } finally {
         await close();
