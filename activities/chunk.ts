@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
+import { CancelledFailure } from '@temporalio/common';
 import { readLines } from '../gym/jsonl';
 import { withEntries, type JsonDict } from '../gym/kindedJson';
 import { stageSettings, type StageSettings } from '../contracts/stageSettings';
@@ -181,8 +181,11 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
     }
     await attempt.complete();
   } catch (err) {
+    // The SDK reports a CancelledFailure as Temporal expects for the reason: cancelled when the
+    // workflow asked, an attempt to retry when an operator paused or reset the activity
+    // (`temporal activity pause|reset`). Any other failure here would end the chunk, and the run.
     if (err instanceof RequestFailure && err.failureClass === 'cancelled')
-      throw ApplicationFailure.create({ message: 'chunk cancelled', nonRetryable: true });
+      throw new CancelledFailure('chunk cancelled');
     throw err;
   } finally {
     stopHeartbeat();

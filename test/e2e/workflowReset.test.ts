@@ -1,16 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import type { WorkflowHandle } from '@temporalio/client';
 import Long from 'long';
 import type { temporal } from '@temporalio/proto';
-import { pipelineConfigSchema } from '../../contracts/config';
-import type { CollectStageInput, CollectStageResult } from '../../contracts/payloads';
-import { startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
+import type { CollectStageResult } from '../../contracts/payloads';
+import { assertSameStageFiles, collectStageTest } from '../helpers/collectStage';
 
 // An operator's `temporal workflow reset` of a collect stage on a real dev server, twice: to its
 // last workflow task while chunks are in flight and a merge has completed, then to the workflow
@@ -18,49 +14,18 @@ import { startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
 // count attempts from one again (docs/fencing.md, "The token"); the stage must complete and write
 // the bytes of an undisturbed run.
 
-const repoRoot = path.resolve(__dirname, '../..');
-const TASK_QUEUE = 'pivot-mining-reset-test';
-const PUBLISHED = ['rollouts.jsonl', 'rollouts_failures.jsonl', 'rollouts_reward_profiling.jsonl'];
-let stack: WorkerTestEnv | undefined;
-let workDir: string;
-
-before(async () => {
-  workDir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-reset-'));
-  stack = await startWorkerTestEnv(TASK_QUEUE);
+const stage = collectStageTest('workflow-reset', {
+  // Every agent request answers 300 ms late once, so chunks are in flight when the operator acts.
+  servers: { mode: 'embedded', faults: { agent: { rate: 1, kinds: ['slow'], slow_ms: 300 } } },
+  collect: {
+    input_jsonl: 'configs/demo_tasks.jsonl',
+    agent_name: 'demo_tool_agent',
+    num_repeats: 2,
+    chunk_size: 2,
+    max_chunks_in_flight: 4,
+    max_concurrency: 4,
+  },
 });
-
-after(async () => {
-  await stack?.stop();
-  rmSync(workDir, { recursive: true, force: true });
-});
-
-function stageInput(runName: string): CollectStageInput {
-  const runDir = path.join(workDir, runName);
-  mkdirSync(runDir, { recursive: true });
-  const config = pipelineConfigSchema.parse({
-    name: 'workflow_reset_test',
-    seed: 7,
-    // Every agent request answers 300 ms late once, so chunks are in flight when the operator acts.
-    servers: { mode: 'embedded', faults: { agent: { rate: 1, kinds: ['slow'], slow_ms: 300 } } },
-    collect: {
-      input_jsonl: 'configs/demo_tasks.jsonl',
-      agent_name: 'demo_tool_agent',
-      num_repeats: 2,
-      chunk_size: 2,
-      max_chunks_in_flight: 4,
-      max_concurrency: 4,
-    },
-  });
-  return {
-    plan: { runId: runName, runDir, baseDir: repoRoot, config },
-    stage: 'collect',
-    inputPath: 'configs/demo_tasks.jsonl',
-    outPrefix: path.join(runDir, 'rollouts'),
-  };
-}
-
-const start = (workflowId: string, input: CollectStageInput) =>
-  stack!.env.client.workflow.start('collectRolloutsWorkflow', { taskQueue: TASK_QUEUE, workflowId, args: [input] });
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -83,7 +48,7 @@ async function waitFor(handle: WorkflowHandle, what: string, ready: (history: Hi
 async function reset(handle: WorkflowHandle, workflowTaskFinishEventId: number): Promise<string> {
   const { runId } = (await handle.describe()) as { runId: string };
   const response: temporal.api.workflowservice.v1.IResetWorkflowExecutionResponse =
-    await stack!.env.client.workflowService.resetWorkflowExecution({
+    await stage.stack.env.client.workflowService.resetWorkflowExecution({
       namespace: 'default',
       workflowExecution: { workflowId: handle.workflowId, runId },
       reason: 'operator reset in a test',
@@ -104,12 +69,12 @@ test(
   'a collect stage reset by an operator mid-chunks and before its first merge writes the undisturbed bytes',
   { timeout: 600_000 },
   async () => {
-    const reference = stageInput('reference');
-    await (await start('reset-reference', reference)).result();
+    const reference = stage.input('reference');
+    await (await stage.start('reset-reference', reference)).result();
 
-    const subject = stageInput('reset');
-    const handle = await start('reset-me', subject);
-    const latest = stack!.env.client.workflow.getHandle('reset-me');
+    const subject = stage.input('reset');
+    const handle = await stage.start('reset-me', subject);
+    const latest = stage.stack.env.client.workflow.getHandle('reset-me');
     // First: the last workflow task, with a merge completed and chunks still running.
     await waitFor(latest, 'a merge completed', (h) => completedMerges(h).length >= 1);
     const history = await events(latest);
@@ -127,11 +92,6 @@ test(
 
     const result = (await latest.result()) as CollectStageResult;
     assert.equal(result.merge.completed, 40);
-    for (const file of PUBLISHED)
-      assert.equal(
-        readFileSync(path.join(subject.plan.runDir, file), 'utf8'),
-        readFileSync(path.join(reference.plan.runDir, file), 'utf8'),
-        file,
-      );
+    assertSameStageFiles(subject, reference);
   },
 );
