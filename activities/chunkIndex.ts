@@ -9,10 +9,10 @@ import { z } from 'zod';
 export function materializedInputsPath(outPrefix: string): string {
   return `${outPrefix}_materialized_inputs.jsonl`;
 }
-function offsetsPath(outPrefix: string): string {
+export function offsetsPath(outPrefix: string): string {
   return `${outPrefix}_materialized_inputs.offsets.bin`;
 }
-function metaPath(outPrefix: string): string {
+export function metaPath(outPrefix: string): string {
   return `${outPrefix}_materialized_inputs.meta.json`;
 }
 export function shardPath(outPrefix: string, chunkIndex: number, kind: 'rollouts' | 'failures'): string {

@@ -1,6 +1,7 @@
 import { convertToCandidates } from '../gym/convert';
 import { pivotAgentName } from '../contracts/stageSettings';
 import type { ConvertResult, RunPlan } from '../contracts/payloads';
+import { recordPublished } from './publishedDigests';
 
 /** Clean positive trajectories → one pivot candidate per assistant decision point, plus the skip audit. */
 export async function convertStage(input: {
@@ -19,6 +20,7 @@ export async function convertStage(input: {
     source_format: 'gym_rollouts',
     ...plan.config.convert,
   });
+  await recordPublished(plan.runDir, 'convert', [summary.candidatesPath, summary.skippedPath, summary.metricsPath]);
   return {
     candidatesPath: summary.candidatesPath,
     skippedPath: summary.skippedPath,

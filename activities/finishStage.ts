@@ -8,6 +8,7 @@ import { profileStage } from './profile';
 import { mergedPaths } from './chunkIndex';
 import { claimStageFence, isSuperseded, type Fence } from './fence';
 import { pauseAt } from './testHooks';
+import { recordPublished } from './publishedDigests';
 import { aggregateMetricsPath } from '../gym/aggregateMetrics';
 import { rewardProfileOutputPaths } from '../gym/rewardProfile';
 import type { MergeProgress, MergeResult, ProfileResult, RolloutStage, RunPlan } from '../contracts/payloads';
@@ -130,6 +131,11 @@ export async function finishStage(input: {
   const aggregated = aggregateMetricsPath(`${view}.jsonl`);
   if (await exists(aggregated)) moves.push([aggregated, aggregateMetricsPath(rolloutsPath)]);
   await fence.publish(moves);
+  await recordPublished(
+    plan.runDir,
+    `${stage} finish`,
+    moves.map(([, to]) => to),
+  );
   await rm(path.dirname(view), { recursive: true, force: true });
   return { merge: { rolloutsPath, failuresPath, completed, failedKeys }, profile: { ...viewed, ...profiled } };
 }

@@ -11,14 +11,18 @@ import type { CollectStageInput, MaterializeResult } from '../contracts/payloads
 import {
   materializedInputsPath,
   mergedPaths,
+  metaPath,
+  offsetsPath,
   readMaterializedMeta,
   writeChunkIndex,
   type MaterializedMeta,
 } from './chunkIndex';
-import { RowIndexWriter } from './rowIndex';
+import { RowIndexWriter, rowIndexPath } from './rowIndex';
 import { resolveInside } from './configFile';
 import { agentDirectory, unknownAgentReason } from './servers';
-import { checkMaterializedInputs } from './runManifest';
+import { checkMaterializedInputs, readRunManifest } from './runManifest';
+import { recordPublished } from './publishedDigests';
+import { RUN_MANIFEST_FILE } from '../gym/runManifest';
 
 /**
  * Materializes task rows × num_repeats into `<out>_materialized_inputs.jsonl` with NeMo Gym's
@@ -102,7 +106,20 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   };
   await writeChunkIndex(outPrefix, chunkStarts, meta);
   await checkMaterializedInputs(plan.runDir, stage, outFile);
+  await recordMaterialized(plan.runDir, stage, outPrefix);
   return materializeResult(outFile, meta);
+}
+
+/** The materialized files and the manifest that now records them, as published by this step. */
+async function recordMaterialized(runDir: string, stage: string, outPrefix: string): Promise<void> {
+  const files = [
+    materializedInputsPath(outPrefix),
+    offsetsPath(outPrefix),
+    rowIndexPath(outPrefix),
+    metaPath(outPrefix),
+  ];
+  if ((await readRunManifest(runDir)) !== undefined) files.push(path.join(runDir, RUN_MANIFEST_FILE));
+  await recordPublished(runDir, `${stage} materialize`, files);
 }
 
 /** What the workflow gets: counts and a path (the agent names stay in the meta file, out of history). */

@@ -16,6 +16,8 @@ import {
   type WorkerSettings,
 } from './runContext';
 import { checkRunManifest, currentRunManifest, fileDigest, readRunManifest } from './runManifest';
+import { inspectPublished } from './publishedDigests';
+import { damageLine } from '../gym/publishedDigests';
 
 // Everything a run would refuse, found on the machine that starts it before Temporal is involved:
 // `pivot-miner check` and `pivot-miner run` call this. It only reads files and asks servers, so a
@@ -85,7 +87,7 @@ export async function preflight(
   findings.problems.push(...endpoints.problems);
   findings.notes.push(...endpoints.notes);
   if (!scan) return findings;
-  await checkResume(ctx, plan, scan.inputPath, findings.problems);
+  await checkResume(ctx, plan, scan.inputPath, findings);
   return { ...findings, outline: outlineOf(ctx, plan, scan) };
 }
 
@@ -148,13 +150,24 @@ async function scanInputs(ctx: RunContext<unknown>, problems: string[]): Promise
   return scan;
 }
 
-/** A run id already used must name the same run (config and inputs), or the run refuses to resume. */
+/**
+ * A run id already used must name the same run (config and inputs), or the run refuses to resume;
+ * each file its steps published that is damaged since is a note (the resume makes it again) or a
+ * problem (the resume refuses).
+ */
 async function checkResume(
   ctx: RunContext<unknown>,
   plan: RunPlan,
   inputPath: string,
-  problems: string[],
+  { problems, notes }: Findings,
 ): Promise<void> {
+  try {
+    for (const damaged of await inspectPublished(plan.runDir))
+      (damaged.remedy === 'refuse' ? problems : notes).push(damageLine(plan.runDir, damaged));
+  } catch (err) {
+    if (!(err instanceof ApplicationFailure)) throw err;
+    problems.push(err.message);
+  }
   // Digesting the input costs a read of it, so only when there is a recorded run to compare with.
   if ((await readRunManifest(plan.runDir)) === undefined) return;
   const manifest = currentRunManifest(ctx.config, {

@@ -5,6 +5,8 @@ import type { RunPlan } from '../contracts/payloads';
 import { resolveInside } from './configFile';
 import { configPathInside, loadRunContext, mustBeReadableFile, type WorkerSettings } from './runContext';
 import { checkRunManifest, currentRunManifest, fileDigest, recordRunManifest } from './runManifest';
+import { dropDamaged, inspectPublished, recordPublished, refuseUnrebuildable } from './publishedDigests';
+import { RUN_MANIFEST_FILE } from '../gym/runManifest';
 import { mkdirDurably, writeFileDurably } from '../gym/durable';
 
 /** A run without its own run_id is named after its workflow id, made safe for a directory name. */
@@ -14,8 +16,9 @@ export function defaultRunId(workflowId: string): string {
 
 /**
  * Validates the workflow input and config, creates the run directory and snapshots the config in it.
- * A run id already used must name the same run: its manifest is checked before anything in the run
- * directory is written, so a refused resume leaves the directory exactly as it was.
+ * A run id already used must name the same run: its manifest, and every file its steps published, are
+ * checked before anything in the run directory is written, so a refused resume leaves the directory
+ * exactly as it was. A damaged file the resume can make again is removed, with a line in the log.
  */
 export async function prepareRun(settings: WorkerSettings, rawInput: unknown, workflowId: string): Promise<RunPlan> {
   const { input, configPath, config, baseDir, artifactsRoot } = await loadRunContext(
@@ -38,9 +41,13 @@ export async function prepareRun(settings: WorkerSettings, rawInput: unknown, wo
   const manifest = currentRunManifest(config, {
     'collect.input_jsonl': await fileDigest(inputPath, config.collect.input_jsonl),
   });
+  const damaged = await inspectPublished(runDir);
+  refuseUnrebuildable(runDir, damaged, `run ${runId}`);
   const recorded = await checkRunManifest(runDir, manifest, `run ${runId}`);
   await mkdirDurably(runDir);
+  await dropDamaged(runDir, damaged);
   await writeFileDurably(path.join(runDir, 'pipeline_config.yaml'), YAML.stringify(config));
   await recordRunManifest(runDir, manifest, recorded);
+  await recordPublished(runDir, 'prepare', [path.join(runDir, RUN_MANIFEST_FILE)]);
   return { runId, runDir, baseDir, config };
 }

@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileDurably } from '../gym/durable';
 import { PIPELINE_VERSION } from '../gym/runManifest';
@@ -8,6 +9,7 @@ import { publishPivotDataset } from '../gym/publish';
 import { validatePivotDataset } from '../gym/validator';
 import { pivotAgentName } from '../contracts/stageSettings';
 import type { ConvertResult, PublishResult, RunPlan } from '../contracts/payloads';
+import { recordPublished } from './publishedDigests';
 
 /**
  * Selection (keep mixed-reward pivots) and publishing. The published file is run through the port of
@@ -24,12 +26,13 @@ export async function publishStage(input: {
 }): Promise<PublishResult> {
   const { plan, convert } = input;
   const agentName = pivotAgentName(plan);
+  const datasetDir = path.join(plan.runDir, 'dataset');
   const published = await publishBatch(plan, {
     candidatesPath: convert.candidatesPath,
     localProfilePath: input.localProfilePath,
     skippedPath: convert.skippedPath,
     convertMetricsPath: convert.metricsPath,
-    outDir: path.join(plan.runDir, 'dataset'),
+    outDir: datasetDir,
     simulated: input.simulated,
     // Embedded collect always runs the simulator's policy, whatever model local profiling uses.
     sourceRolloutsSimulated: plan.config.servers.mode === 'embedded',
@@ -79,6 +82,11 @@ export async function publishStage(input: {
   });
   const runSummaryPath = path.join(plan.runDir, RUN_SUMMARY_FILE);
   await writeFileDurably(runSummaryPath, `${JSON.stringify(summary, null, 2)}\n`);
+  // Every file in dataset/ is this step's: the pivots, the validation split, the Gym config, metrics, report.
+  const datasetFiles = (await readdir(datasetDir, { withFileTypes: true }))
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.join(datasetDir, entry.name));
+  await recordPublished(plan.runDir, 'publish', [...datasetFiles, runSummaryPath]);
   return {
     pivotsPath: published.pivotsPath,
     gymConfigPath: published.gymConfigPath,

@@ -4,6 +4,7 @@ import YAML from 'yaml';
 import { materializedRowSchema } from '../../gym/schemas';
 import { faultRequestKey, type FaultEvent } from '../../servers/faults';
 import { type FaultKind } from '../../contracts/faultsConfig';
+import { PUBLISHED_DIGESTS_FILE } from '../../gym/publishedDigests';
 
 // What a chaos run must leave behind: the same artifacts as an undisturbed run of the same seed, no
 // duplicate or missing rollout keys, and a failures sidecar that only records faults we injected.
@@ -35,10 +36,15 @@ export function listFiles(dir: string, rel = ''): string[] {
 
 /**
  * Files that legitimately differ: failure sidecars (the undisturbed run has none), shards (written in
- * completion order, merged deterministically) and the config snapshot, compared without `faults`.
+ * completion order, merged deterministically), the config snapshot, compared without `faults`, and
+ * the published-files digests, which cover the failure sidecars and the run records compared here
+ * without their faults and attempt counts (every file they name is compared itself).
  */
 const isVolatile = (rel: string) =>
-  rel.includes('_shards/') || rel.endsWith('_failures.jsonl') || rel === 'pipeline_config.yaml';
+  rel.includes('_shards/') ||
+  rel.endsWith('_failures.jsonl') ||
+  rel === 'pipeline_config.yaml' ||
+  rel === PUBLISHED_DIGESTS_FILE;
 
 /** What a run's identity and accounting must agree on across faults: not its config's `faults` (nor
  * the digest that covers them), and not its count of failed attempts, which are the faults' own
