@@ -25,9 +25,17 @@ export type PublishedDigests = z.infer<typeof publishedDigestsSchema>;
 
 export const NO_PUBLISHED_DIGESTS: PublishedDigests = { digests_version: 1, files: {} };
 
-/** The sidecar with `files` recorded, its keys sorted so the same files give the same bytes. */
+/**
+ * The sidecar with `files` recorded, its keys sorted so the same files give the same bytes. A file
+ * recorded with the same content keeps its entry: the step that first published those bytes (a
+ * resume's prepare finds the manifest a materialize last wrote), so a resume rewrites nothing.
+ */
 export function withPublished(recorded: PublishedDigests, files: Record<string, PublishedFile>): PublishedDigests {
-  const merged = { ...recorded.files, ...files };
+  const changed = Object.entries(files).filter(([file, entry]) => {
+    const was = recorded.files[file];
+    return was === undefined || was.sha256 !== entry.sha256 || was.bytes !== entry.bytes;
+  });
+  const merged = { ...recorded.files, ...Object.fromEntries(changed) };
   const sorted = Object.keys(merged).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   return { digests_version: 1, files: Object.fromEntries(sorted.map((file) => [file, merged[file]!])) };
 }

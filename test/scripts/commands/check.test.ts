@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import os from 'node:os';
@@ -11,6 +12,9 @@ import { startPolicyModelServer } from '../../../servers/policyModel';
 import type { RunningServer } from '../../../servers/http';
 import { runCli } from '../../helpers/cli';
 import { checksums } from '../../helpers/runDir';
+import { prepareRun } from '../../../activities/prepare';
+import { recordPublished } from '../../../activities/publishedDigests';
+import { RUN_MANIFEST_FILE } from '../../../gym/runManifest';
 
 // `pivot-miner check` against real files and real HTTP servers: a good config passes with the run
 // it would start; each broken config or input is named with file:line, the command exits non-zero,
@@ -72,10 +76,15 @@ function snapshot(dir: string): string {
   return JSON.stringify({ entries, files: checksums(dir) });
 }
 
-/** Runs `pivot-miner <command> -c config.yaml` in `baseDir` and checks that it wrote nothing there. */
-async function check(baseDir: string, env: NodeJS.ProcessEnv = { CHECK_TEST_KEY: API_KEY }, command = 'check') {
+/** Runs `pivot-miner <command> -c config.yaml [args]` in `baseDir` and checks that it wrote nothing there. */
+async function check(
+  baseDir: string,
+  env: NodeJS.ProcessEnv = { CHECK_TEST_KEY: API_KEY },
+  command = 'check',
+  args: string[] = [],
+) {
   const before = snapshot(baseDir);
-  const result = await runCli([command, '-c', 'config.yaml'], {
+  const result = await runCli([command, '-c', 'config.yaml', ...args], {
     cwd: baseDir,
     env: { PIVOT_MINER_BASE_DIR: baseDir, CHECK_TEST_KEY: undefined, ...env },
   });
@@ -113,6 +122,39 @@ test('a good config passes and shows what the run would do', async () => {
   assert.match(stdout, new RegExp(`run dir +${path.join(dir, 'artifacts/runs/pivot-mining-START_TIME')}`));
   assert.match(stdout, /^ok: nothing a run would refuse$/m);
   assert.doesNotMatch(stdout + stderr, new RegExp(API_KEY));
+});
+
+test('--run-id of a run with files damaged since they were published: each named, and what a resume does', async () => {
+  const dir = baseDirWith(goodConfig());
+  const settings = { baseDir: dir, artifactsRoot: path.join(dir, 'artifacts') };
+  const { runDir } = await prepareRun(settings, { config_path: 'config.yaml', run_id: 'damaged' }, 'wf-damaged');
+  const pivots = path.join(runDir, 'dataset', 'pivots.jsonl');
+  mkdirSync(path.dirname(pivots));
+  writeFileSync(pivots, '{"p":1}\n');
+  await recordPublished(runDir, 'publish', [pivots]);
+  const undamaged = await check(dir, { CHECK_TEST_KEY: API_KEY }, 'check', ['--run-id', 'damaged']);
+  assert.equal(undamaged.code, 0, undamaged.stderr);
+
+  writeFileSync(pivots, '{"p":2}\n');
+  const manifest = path.join(runDir, RUN_MANIFEST_FILE);
+  const recorded = readFileSync(manifest);
+  // One byte more that leaves the run's identity as it was: only its digest tells.
+  writeFileSync(manifest, Buffer.concat([recorded, Buffer.from('\n')]));
+  const { code, stderr } = await check(dir, { CHECK_TEST_KEY: API_KEY }, 'check', ['--run-id', 'damaged']);
+  assert.equal(code, 1);
+  const sha = (text: string | Buffer) => createHash('sha256').update(text).digest('hex');
+  assert.deepEqual(problems(stderr), [
+    `${manifest} is changed since it was published: expected sha256 ${sha(recorded)} (${recorded.length} bytes), ` +
+      `found sha256 ${sha(Buffer.concat([recorded, Buffer.from('\n')]))} (${recorded.length + 1} bytes); ` +
+      'it cannot be rebuilt, so the run refuses to resume; start a new run id',
+  ]);
+  assert.ok(
+    stderr.includes(
+      `note: ${pivots} is changed since it was published: expected sha256 ${sha('{"p":1}\n')} (8 bytes), ` +
+        `found sha256 ${sha('{"p":2}\n')} (8 bytes); a resume writes it again (published by publish)\n`,
+    ),
+    stderr,
+  );
 });
 
 test('a config that fails the schema: every issue with its line', async () => {
