@@ -152,8 +152,8 @@ async function scanInputs(ctx: RunContext<unknown>, problems: string[]): Promise
 
 /**
  * A run id already used must name the same run (config and inputs), or the run refuses to resume;
- * each file its steps published that is damaged since is a note (the resume makes it again) or a
- * problem (the resume refuses).
+ * each file its steps published that is damaged since is a note (the resume makes it again or checks
+ * it) or a problem (the resume refuses there, before it compares identities).
  */
 async function checkResume(
   ctx: RunContext<unknown>,
@@ -161,6 +161,7 @@ async function checkResume(
   inputPath: string,
   { problems, notes }: Findings,
 ): Promise<void> {
+  const problemsBefore = problems.length;
   try {
     for (const damaged of await inspectPublished(plan.runDir))
       (damaged.remedy === 'refuse' ? problems : notes).push(damageLine(plan.runDir, damaged));
@@ -168,6 +169,7 @@ async function checkResume(
     if (!(err instanceof ApplicationFailure)) throw err;
     problems.push(err.message);
   }
+  if (problems.length > problemsBefore) return;
   // Digesting the input costs a read of it, so only when there is a recorded run to compare with.
   if ((await readRunManifest(plan.runDir)) === undefined) return;
   const manifest = currentRunManifest(ctx.config, {

@@ -18,7 +18,7 @@ import {
 } from '../gym/publishedDigests';
 import { canonicalJson } from '../gym/runManifest';
 import { renameDurably, syncDir } from '../gym/durable';
-import { fileDigest } from './runManifest';
+import { fileDigest, readRunManifest } from './runManifest';
 
 // The published-files sidecar of a run directory (gym/publishedDigests.ts has the rules): each step
 // records what it published before it returns; a resume inspects the directory before it reuses any
@@ -87,12 +87,21 @@ async function foundDigest(file: string): Promise<Found | undefined> {
   }
 }
 
+async function manifestReadable(runDir: string): Promise<boolean> {
+  try {
+    return (await readRunManifest(runDir)) !== undefined;
+  } catch (err) {
+    if (err instanceof SyntaxError || err instanceof ApplicationFailure) return false;
+    throw err;
+  }
+}
+
 /** Every recorded file of `runDir` that is missing, truncated or changed. Reads only. */
 export async function inspectPublished(runDir: string): Promise<DamagedFile[]> {
   const recorded = await readPublishedDigests(runDir);
   const found = new Map<string, Found | undefined>();
   for (const file of Object.keys(recorded.files)) found.set(file, await foundDigest(path.join(runDir, file)));
-  return damagedFiles(recorded, found);
+  return damagedFiles(recorded, found, await manifestReadable(runDir));
 }
 
 /** Refuses the resume, naming each damaged file nothing can rebuild; the run directory is left as it is. */
@@ -125,15 +134,17 @@ function warn(message: string): void {
 }
 
 /**
- * Removes each damaged file a resume writes again, and the meta file of damaged materialized inputs
- * so the stage materializes them again, logging a line for each.
+ * Logs a line for each damaged file and removes each one a resume writes again, with the meta file
+ * of damaged materialized inputs so the stage materializes them again. A changed manifest that
+ * passed the identity check is kept; the step that writes it next records it.
  */
 export async function dropDamaged(runDir: string, damaged: readonly DamagedFile[]): Promise<void> {
   const dirs = new Set<string>();
   for (const d of damaged) {
     if (d.remedy === 'refuse') continue;
     const meta = materializedMetaOf(d.file);
-    for (const file of meta === undefined ? [d.file] : [d.file, meta]) {
+    const removed = d.remedy === 'identity' ? [] : meta === undefined ? [d.file] : [d.file, meta];
+    for (const file of removed) {
       const full = path.join(runDir, file);
       if (await removeIfThere(full)) dirs.add(path.dirname(full));
     }

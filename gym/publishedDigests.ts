@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RUN_MANIFEST_FILE } from './runManifest';
 
 // What each step of a run published, by content: a resume or `pivot-miner check` compares the run
 // directory with it and finds a file truncated or changed since (a full disk, a bad copy, a hand edit).
@@ -42,20 +43,25 @@ export function withPublished(recorded: PublishedDigests, files: Record<string, 
 
 /**
  * What a resume does about a damaged file:
- * - `refuse`: nothing in the run directory can make it again. The run manifest is the record a resume
- *   is checked against; rebuilding it from the resume's own config would accept any config.
+ * - `refuse`: nothing in the run directory can make it again: the run manifest, missing or no longer
+ *   a run manifest. It is the record a resume is checked against; rebuilding it from the resume's
+ *   own config would accept any config.
+ * - `identity`: the run manifest, changed but still one (a step that rewrote it stopped before it
+ *   recorded it, or a hand edit). The resume checks it as it checks every manifest: the config and
+ *   inputs, then each stage's materialized inputs; it goes on only if they all match.
  * - `rebuild`: a file the resume would reuse. A stage's materialized inputs and their indexes are
  *   made again from the stage's input (the run manifest then checks the rows are the recorded ones).
  * - `rewritten`: a file every resume writes again from the shards and the files before it (merged
  *   rollouts, reward profile, metrics, candidates, the dataset); it is only removed, so nothing reads
  *   the damaged bytes meanwhile.
  */
-export type Remedy = 'refuse' | 'rebuild' | 'rewritten';
+export type Remedy = 'refuse' | 'identity' | 'rebuild' | 'rewritten';
 
 const MATERIALIZED = /^(.*)_materialized_inputs\.(jsonl|offsets\.bin|rows\.bin|meta\.json)$/;
 
-export function remedyOf(file: string): Remedy {
-  if (file === 'run_manifest.json') return 'refuse';
+/** `manifestReadable`: the run manifest found is one this version reads. */
+export function remedyOf(file: string, manifestReadable: boolean): Remedy {
+  if (file === RUN_MANIFEST_FILE) return manifestReadable ? 'identity' : 'refuse';
   return MATERIALIZED.test(file) ? 'rebuild' : 'rewritten';
 }
 
@@ -79,11 +85,15 @@ export interface DamagedFile {
 }
 
 /** Damaged files of the recorded ones, in the sidecar's (sorted) order; `found` is each file's content now. */
-export function damagedFiles(recorded: PublishedDigests, found: ReadonlyMap<string, Found | undefined>): DamagedFile[] {
+export function damagedFiles(
+  recorded: PublishedDigests,
+  found: ReadonlyMap<string, Found | undefined>,
+  manifestReadable: boolean,
+): DamagedFile[] {
   return Object.entries(recorded.files).flatMap(([file, entry]) => {
     const now = found.get(file);
     if (now !== undefined && now.sha256 === entry.sha256 && now.bytes === entry.bytes) return [];
-    return [{ file, recorded: entry, found: now, remedy: remedyOf(file) }];
+    return [{ file, recorded: entry, found: now, remedy: remedyOf(file, manifestReadable) }];
   });
 }
 
@@ -94,6 +104,7 @@ function kindOf({ recorded, found }: DamagedFile): string {
 
 const REMEDY_TEXT: Record<Remedy, (d: DamagedFile) => string> = {
   refuse: () => 'it cannot be rebuilt, so the run refuses to resume; start a new run id',
+  identity: () => 'a resume goes on only if it still names this run (config, inputs, materialized inputs)',
   rebuild: (d) => `a resume makes it again from the stage's input (published by ${d.recorded.step})`,
   rewritten: (d) => `a resume writes it again (published by ${d.recorded.step})`,
 };

@@ -121,30 +121,26 @@ test('a truncated, a changed and a missing file are each named with the recorded
   assert.equal(existsSync(path.join(runDir, 'rollouts_materialized_inputs.meta.json')), false);
 });
 
-test('a resume refuses a damaged run manifest or sidecar, naming it, and changes nothing', async () => {
+test('a resume refuses a manifest that no longer reads as one, naming it, and checks one that still does', async () => {
   const plan = await prepareRun(settings, { config_path: 'run.yaml', run_id: 'run-a' }, 'wf-a');
   const manifestPath = path.join(plan.runDir, RUN_MANIFEST_FILE);
+  const sidecarPath = path.join(plan.runDir, PUBLISHED_DIGESTS_FILE);
   const recorded = readFileSync(manifestPath);
-  const sidecar = JSON.parse(readFileSync(path.join(plan.runDir, PUBLISHED_DIGESTS_FILE), 'utf8'));
-  assert.deepEqual(sidecar.files[RUN_MANIFEST_FILE], {
-    step: 'prepare',
-    sha256: sha256(recorded),
-    bytes: recorded.length,
-  });
+  const entry = () => JSON.parse(readFileSync(sidecarPath, 'utf8')).files[RUN_MANIFEST_FILE];
+  assert.deepEqual(entry(), { step: 'prepare', sha256: sha256(recorded), bytes: recorded.length });
+  const resume = (workflowId: string) => prepareRun(settings, { config_path: 'run.yaml', run_id: 'run-a' }, workflowId);
 
-  // The same config and seed as recorded, but one byte of the manifest changed: not a config difference.
-  const edited = Buffer.from(recorded);
-  edited[edited.indexOf('"seed": 7') + 8] = '9'.charCodeAt(0);
-  writeFileSync(manifestPath, edited);
+  const truncated = recorded.subarray(0, Math.floor(recorded.length / 2));
+  writeFileSync(manifestPath, truncated);
   const before = checksums(plan.runDir);
-  await assert.rejects(prepareRun(settings, { config_path: 'run.yaml', run_id: 'run-a' }, 'wf-a2'), (err) => {
+  await assert.rejects(resume('wf-a2'), (err) => {
     assert.ok(err instanceof ApplicationFailure, String(err));
     assert.equal(err.nonRetryable, true);
     assert.equal(err.type, PUBLISHED_FILE_DAMAGED);
     assert.ok(
       err.message.includes(
-        `${manifestPath} is changed since it was published: expected sha256 ${sha256(recorded)} (${recorded.length} bytes), ` +
-          `found sha256 ${sha256(edited)} (${edited.length} bytes); it cannot be rebuilt`,
+        `${manifestPath} is truncated since it was published: expected sha256 ${sha256(recorded)} ` +
+          `(${recorded.length} bytes), found sha256 ${sha256(truncated)} (${truncated.length} bytes); it cannot be rebuilt`,
       ),
       err.message,
     );
@@ -152,11 +148,35 @@ test('a resume refuses a damaged run manifest or sidecar, naming it, and changes
   });
   assert.deepEqual(checksums(plan.runDir), before, 'a refused resume changes nothing');
 
-  writeFileSync(manifestPath, recorded);
-  await prepareRun(settings, { config_path: 'run.yaml', run_id: 'run-a' }, 'wf-a3');
-  writeFileSync(path.join(plan.runDir, PUBLISHED_DIGESTS_FILE), '{"digests_version": 1, "files": ');
+  // Still a manifest, and of this run: the resume goes on, says so, and records the bytes it found.
+  const padded = Buffer.concat([recorded, Buffer.from('\n')]);
+  writeFileSync(manifestPath, padded);
+  const warnings: string[] = [];
+  const warn = console.warn;
+  console.warn = (message: string) => warnings.push(message);
+  try {
+    await resume('wf-a3');
+  } finally {
+    console.warn = warn;
+  }
+  assert.deepEqual(warnings, [
+    `${manifestPath} is changed since it was published: expected sha256 ${sha256(recorded)} (${recorded.length} bytes), ` +
+      `found sha256 ${sha256(padded)} (${padded.length} bytes); a resume goes on only if it still names this run ` +
+      '(config, inputs, materialized inputs)',
+  ]);
+  assert.deepEqual(entry(), { step: 'prepare', sha256: sha256(padded), bytes: padded.length });
+
+  // Still a manifest, of another input: refused as every other identity is.
+  const edited = Buffer.from(padded);
+  const digestAt = edited.indexOf('"sha256": "', edited.indexOf('"inputs"')) + '"sha256": "'.length;
+  edited[digestAt] = edited[digestAt] === 0x30 ? 0x31 : 0x30;
+  writeFileSync(manifestPath, edited);
+  await assert.rejects(resume('wf-a4'), /^ {2}collect\.input_jsonl sha256 [0-9a-f]{12}… -> [0-9a-f]{12}…$/m);
+
+  writeFileSync(manifestPath, padded);
+  writeFileSync(sidecarPath, '{"digests_version": 1, "files": ');
   await assert.rejects(
-    prepareRun(settings, { config_path: 'run.yaml', run_id: 'run-a' }, 'wf-a4'),
+    resume('wf-a5'),
     new RegExp(`${PUBLISHED_DIGESTS_FILE} is damaged \\(.*JSON.*\\), so the run's files cannot be checked`),
   );
 });

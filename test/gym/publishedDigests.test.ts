@@ -25,17 +25,18 @@ test('entries are sorted by path; the same bytes recorded again keep the step th
   assert.equal(changed.files['rollouts.jsonl']!.step, 'prepare');
 });
 
-test('the manifest is refused, materialized files are rebuilt, the rest is written again', () => {
-  assert.equal(remedyOf('run_manifest.json'), 'refuse');
+test('a manifest that no longer reads as one is refused, materialized files are rebuilt, the rest is written again', () => {
+  assert.equal(remedyOf('run_manifest.json', false), 'refuse');
+  assert.equal(remedyOf('run_manifest.json', true), 'identity');
   for (const file of ['jsonl', 'offsets.bin', 'rows.bin', 'meta.json'])
-    assert.equal(remedyOf(`local_profile_materialized_inputs.${file}`), 'rebuild');
+    assert.equal(remedyOf(`local_profile_materialized_inputs.${file}`, true), 'rebuild');
   assert.equal(
     materializedMetaOf('local_profile_materialized_inputs.rows.bin'),
     'local_profile_materialized_inputs.meta.json',
   );
   assert.equal(materializedMetaOf('local_profile.jsonl'), undefined);
   for (const file of ['rollouts.jsonl', 'dataset/pivots.jsonl', 'run_summary.json', 'pivot_candidates.jsonl'])
-    assert.equal(remedyOf(file), 'rewritten');
+    assert.equal(remedyOf(file, true), 'rewritten');
 });
 
 test('a file is damaged when missing or when its digest or size differs', () => {
@@ -49,7 +50,7 @@ test('a file is damaged when missing or when its digest or size differs', () => 
     ['b', { sha256: digest('d'), bytes: 2 }],
   ]);
   assert.deepEqual(
-    damagedFiles(recorded, found).map((d) => [d.file, d.found?.sha256]),
+    damagedFiles(recorded, found, true).map((d) => [d.file, d.found?.sha256]),
     [
       ['b', digest('d')],
       ['c', undefined],
