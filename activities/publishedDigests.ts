@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFile, stat, unlink, writeFile } from 'node:fs/promises';
+import { readFile, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -18,6 +18,7 @@ import {
 } from '../gym/publishedDigests';
 import { canonicalJson } from '../gym/runManifest';
 import { renameDurably, syncDir } from '../gym/durable';
+import { onFile } from '../gym/fileError';
 import { fileDigest, readRunManifest } from './runManifest';
 
 // The published-files sidecar of a run directory (gym/publishedDigests.ts has the rules): each step
@@ -72,8 +73,14 @@ export async function recordPublished(runDir: string, step: string, files: reado
   if (canonicalJson(next) === canonicalJson(recorded)) return;
   const target = path.join(runDir, PUBLISHED_DIGESTS_FILE);
   const tmp = `${target}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-  await writeFile(tmp, `${JSON.stringify(next, null, 2)}\n`);
-  await renameDurably([[tmp, target]]);
+  try {
+    await onFile(tmp, () => writeFile(tmp, `${JSON.stringify(next, null, 2)}\n`));
+    await renameDurably([[tmp, target]]);
+  } catch (err) {
+    // A full disk must not leave a file of this attempt's own name behind for every retry.
+    await rm(tmp, { force: true });
+    throw err;
+  }
 }
 
 async function foundDigest(file: string): Promise<Found | undefined> {
