@@ -82,9 +82,10 @@ export async function publishStage(input: {
   });
   const runSummaryPath = path.join(plan.runDir, RUN_SUMMARY_FILE);
   await writeFileDurably(runSummaryPath, `${JSON.stringify(summary, null, 2)}\n`);
-  // Every file in dataset/ is this step's: the pivots, the validation split, the Gym config, metrics, report.
+  // Every file in dataset/ is this step's: the pivots, the validation split, the Gym config, metrics,
+  // report; a temporary one is what a crashed attempt left, published by no one.
   const datasetFiles = (await readdir(datasetDir, { withFileTypes: true }))
-    .filter((entry) => entry.isFile())
+    .filter((entry) => entry.isFile() && !entry.name.endsWith('.tmp'))
     .map((entry) => path.join(datasetDir, entry.name));
   await recordPublished(plan.runDir, 'publish', [...datasetFiles, runSummaryPath]);
   return {
