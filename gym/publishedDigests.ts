@@ -10,7 +10,7 @@ export const PUBLISHED_DIGESTS_FILE = 'published_digests.json';
 const sha256Schema = z.string().regex(/^[0-9a-f]{64}$/);
 
 const publishedFileSchema = z.strictObject({
-  /** The step that published the file, as its activity is named in logs: `prepare`, `materialize`, ... */
+  /** The step that published it: `prepare`, `collect materialize`, `local_profile finish`, `convert`, `publish`. */
   step: z.string().min(1),
   sha256: sha256Schema,
   bytes: z.number().int().nonnegative(),
