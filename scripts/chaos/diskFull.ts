@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
 import { pivotMiningProgressQuery } from '../../contracts/temporal';
+import { PUBLISHED_DIGESTS_FILE, publishedDigestsSchema } from '../../gym/publishedDigests';
 import { checkRolloutKeys, compareRunDirs } from './compare';
 import type { PowerHost } from './powerHost';
 import type { DiskFullRecord } from './powerLossReport';
@@ -26,14 +27,17 @@ export interface DiskFullArgs {
   log: (line: string) => void;
 }
 
-/** Digests of the run directory's own files (not shards or temporary files): what it has published. */
+/**
+ * Digests of what the run has published: the files its completed steps recorded in the sidecar (a
+ * file a step is still writing, such as materialized inputs half made, is not published yet).
+ */
 function publishedDigests(runDir: string): Map<string, string> {
   const out = new Map<string, string>();
-  if (!existsSync(runDir)) return out;
-  for (const name of readdirSync(runDir)) {
+  const sidecar = path.join(runDir, PUBLISHED_DIGESTS_FILE);
+  if (!existsSync(sidecar)) return out;
+  for (const name of Object.keys(publishedDigestsSchema.parse(JSON.parse(readFileSync(sidecar, 'utf8'))).files)) {
     const file = path.join(runDir, name);
-    if (name.endsWith('.tmp') || !statSync(file).isFile()) continue;
-    out.set(name, createHash('sha256').update(readFileSync(file)).digest('hex'));
+    out.set(name, existsSync(file) ? createHash('sha256').update(readFileSync(file)).digest('hex') : 'missing');
   }
   return out;
 }
@@ -70,6 +74,8 @@ export async function runDiskFull(args: DiskFullArgs): Promise<{ seconds: number
   if (!(await waitForStage(handle, 'local_profile', args.finishTimeoutMs)))
     throw new Error('the disk-full run never reached local_profile');
   const published = publishedDigests(runDir);
+  if (published.size === 0)
+    throw new Error(`${runDir} has published nothing by local_profile: no sidecar to check against`);
   await host.fs.fill(0, ENOSPC_BEFORE_EIO);
   log(`[power-loss] disk full during local_profile (${ENOSPC_BEFORE_EIO} ENOSPC, then EIO)`);
   const failures = new Set<string>();
