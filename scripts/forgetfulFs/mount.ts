@@ -10,6 +10,8 @@ import { z } from 'zod';
 // directory; remounting is a new ForgetfulMount on the same directories.
 
 const repoRoot = path.resolve(__dirname, '../..');
+/** Every command answers at once but a cut, which rebuilds the backing directory: seconds at most. */
+const COMMAND_TIMEOUT_MS = 60_000;
 
 /** The built binary: $FORGETFUL_FS_BIN, or built once into the cache by scripts/ensure-forgetful-fs.sh. */
 export function forgetfulFsBinary(): string {
@@ -97,10 +99,19 @@ export class ForgetfulMount {
     for (const resolve of this.waiting.splice(0)) resolve('error: forgetful-fs closed its control socket');
   }
 
-  private async command(line: string): Promise<string> {
+  /**
+   * Sends one control command and waits for its answer, for at most `timeoutMs`: a daemon that stops
+   * answering must not hang the harness's clean-up (unmount then falls back to signals).
+   */
+  private async command(line: string, timeoutMs = COMMAND_TIMEOUT_MS): Promise<string> {
     const answer = new Promise<string>((resolve) => this.waiting.push(resolve));
     this.socket.write(`${line}\n`);
-    const text = await answer;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<string>((resolve) => {
+      timer = setTimeout(() => resolve(`error: no answer within ${timeoutMs / 1000} s`), timeoutMs);
+    });
+    const text = await Promise.race([answer, late]);
+    clearTimeout(timer);
     if (text.startsWith('error:')) throw new Error(`forgetful-fs ${line.split(' ')[0]}: ${text.slice(7)}`);
     return text;
   }
