@@ -77,9 +77,11 @@ test("requests spread by least outstanding, never past a replica's cap, oldest r
   b.releaseAll();
   await Promise.all([...first, ...queued]);
 
-  // A fast and a slow replica: each takes work as its slots free, so the fast one takes most.
+  // A fast and a slow replica: each takes work as its slots free, so the fast one takes most. The
+  // gap is wide (2 ms against 200 ms) so that a loaded host, which adds its own milliseconds to
+  // every request, does not close it.
   a.mode = { kind: 'answer', delayMs: 2 };
-  b.mode = { kind: 'answer', delayMs: 40 };
+  b.mode = { kind: 'answer', delayMs: 200 };
   const answers = await Promise.all(Array.from({ length: 120 }, (_, i) => send(`s${i}`)));
   const onA = answers.filter((x) => x.engine === 'a').length;
   const onB = answers.length - onA;
