@@ -1,10 +1,12 @@
-import { appendFile, copyFile, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { copyFile, readFile, writeFile } from 'node:fs/promises';
+import { isDeepStrictEqual } from 'node:util';
 import path from 'node:path';
 import YAML from 'yaml';
 import { readJsonl } from '../gym/jsonl';
 import { PIVOTS_FILE } from '../gym/publish';
 import { localProfileRowSchema, localProfileStats, type LocalProfileStats } from '../gym/selection';
-import { retirements, topUp } from '../gym/curriculum';
+import { retirements, topUp, type Retirement } from '../gym/curriculum';
 import { pivotCurriculumInputSchema, policyCheckpointSchema } from '../contracts/workflowInputs';
 import type {
   CurriculumRound,
@@ -20,7 +22,9 @@ import { loadRunContext, poolDirOf, type WorkerSettings } from './runContext';
 import { publishBatch } from './publish';
 import {
   commitVersionDir,
+  committedVersion,
   freeVersionId,
+  lastVersionId,
   latestVersion,
   readRows,
   stagingDir,
@@ -28,7 +32,7 @@ import {
   writeRows,
 } from './pool';
 import { checkRunManifest, currentRunManifest, fileDigest, recordRunManifest, textDigest } from './runManifest';
-import { mkdirDurably, syncFiles } from '../gym/durable';
+import { mkdirDurably, syncFiles, writeFileDurably } from '../gym/durable';
 import { onFile } from '../gym/fileError';
 
 // The pivot loop: each policy checkpoint re-profiles the curriculum pool, and pivots the policy now
@@ -71,6 +75,7 @@ export async function startCurriculum(
   await mkdirDurably(curriculumDir);
   const poolPath = path.join(curriculumDir, 'initial_pool.jsonl');
   await copyFile(source, poolPath);
+  await syncFiles([poolPath]);
   await recordRunManifest(curriculumDir, manifest, recorded);
   return { curriculumDir, poolPath, rounds: [] };
 }
@@ -114,8 +119,7 @@ export async function prepareCurriculumRound(
   });
   const recorded = await checkRunManifest(roundDir, manifest, `curriculum ${roundId}`);
   await mkdirDurably(roundDir);
-  const configFile = path.join(roundDir, 'pipeline_config.yaml');
-  await onFile(configFile, () => writeFile(configFile, YAML.stringify(config)));
+  await writeFileDurably(path.join(roundDir, 'pipeline_config.yaml'), YAML.stringify(config));
   await writeRows(candidatesPath, pool);
   await recordRunManifest(roundDir, manifest, recorded);
   return {
@@ -141,25 +145,95 @@ async function retiredKeys(curriculumDir: string): Promise<string[]> {
     .map((l) => (JSON.parse(l) as { key: string }).key);
 }
 
-/** Publishes the mixed pivots as the curriculum's next version and records what retired and why. */
-export async function publishCurriculumRound(args: {
+interface RoundPublishArgs {
   state: CurriculumState;
   round: number;
   roundPlan: CurriculumRoundPlan;
   checkpoint: PolicyCheckpoint;
   localProfilePath: string;
   simulated: boolean;
-}): Promise<CurriculumRound> {
+}
+
+/**
+ * Publishes the mixed pivots as the curriculum's next version and records what retired and why. A
+ * retry that finds its version committed (the same round and checkpoint) records the retirements only.
+ */
+export async function publishCurriculumRound(args: RoundPublishArgs): Promise<CurriculumRound> {
+  const { state, roundPlan } = args;
+  const outcome = await roundOutcome(args);
+  const last = lastVersionId(state.curriculumDir, roundPlan.plan.runId);
+  const own =
+    last === null
+      ? null
+      : await committedVersion(
+          state.curriculumDir,
+          last,
+          (v) =>
+            v.kind === 'curriculum_round' && v.round === args.round && isDeepStrictEqual(v.checkpoint, args.checkpoint),
+        );
+  const round = own
+    ? roundResult(args, outcome, path.basename(own.dir), (await readRows(path.join(own.dir, PIVOTS_FILE))).length)
+    : await commitRoundVersion(args, outcome);
+  await recordRetirements(state.curriculumDir, args.round, outcome.retired);
+  return round;
+}
+
+interface RoundOutcome {
+  retired: Retirement[];
+  meanPassRate: number;
+}
+
+/**
+ * A profile row's _ng_task_index is the candidate's line in the pool file (materialization keeps
+ * first-seen order). Retirement uses the publish step's own classification, so a pivot the publish
+ * step calls incomplete (a partial profile) is never retired as learned or unsolvable.
+ */
+async function roundOutcome(args: RoundPublishArgs): Promise<RoundOutcome> {
+  const { plan } = args.roundPlan;
+  const profiles = new Map<number, LocalProfileStats>();
+  for await (const { value } of readJsonl(args.localProfilePath)) {
+    const stats = localProfileStats(localProfileRowSchema.parse(value));
+    profiles.set(stats.task_index, stats);
+  }
+  const pool = await readRows(args.roundPlan.candidatesPath);
+  const retired = retirements(pool, profiles, plan.config.filter.allow_partial, args.round);
+  const rates = [...profiles.values()].flatMap((p) => (p.pass_rate === null ? [] : [p.pass_rate]));
+  const meanPassRate =
+    rates.length === 0 ? 0 : Math.round((rates.reduce((a, b) => a + b, 0) / rates.length) * 1e6) / 1e6;
+  return { retired, meanPassRate };
+}
+
+function roundResult(args: RoundPublishArgs, outcome: RoundOutcome, versionId: string, kept: number): CurriculumRound {
+  const { poolSize, toppedUp } = args.roundPlan;
+  const retiredLearned = outcome.retired.filter((r) => r.reason === 'learned').length;
+  const retiredUnsolvable = outcome.retired.filter((r) => r.reason === 'unsolvable').length;
+  return {
+    round: args.round,
+    model: args.checkpoint.model,
+    trainingStep: args.checkpoint.training_step ?? null,
+    poolSize,
+    toppedUp,
+    kept,
+    retiredLearned,
+    retiredUnsolvable,
+    dropped: poolSize - kept - retiredLearned - retiredUnsolvable,
+    meanPassRate: outcome.meanPassRate,
+    versionId,
+    pivotsPath: path.join(args.state.curriculumDir, 'versions', versionId, PIVOTS_FILE),
+  };
+}
+
+/** Stages the round's version (published pivots, version.json, its config) and commits it. */
+async function commitRoundVersion(args: RoundPublishArgs, outcome: RoundOutcome): Promise<CurriculumRound> {
   const { state, roundPlan } = args;
   const { plan } = roundPlan;
   const versionId = freeVersionId(state.curriculumDir, plan.runId);
   const staging = await stagingDir(state.curriculumDir, versionId);
-  const finalPivotsPath = path.join(state.curriculumDir, 'versions', versionId, PIVOTS_FILE);
   const published = await publishBatch(plan, {
     candidatesPath: roundPlan.candidatesPath,
     localProfilePath: args.localProfilePath,
     outDir: staging,
-    jsonlFpath: finalPivotsPath,
+    jsonlFpath: path.join(state.curriculumDir, 'versions', versionId, PIVOTS_FILE),
     simulated: args.simulated,
     funnel: { pool: roundPlan.poolSize },
   });
@@ -171,46 +245,23 @@ export async function publishCurriculumRound(args: {
     kept,
     plan.config.convert.batch_pivots,
   );
-
-  // A profile row's _ng_task_index is the candidate's line in the pool file (materialization keeps
-  // first-seen order). Retirement uses the publish step's own classification, so a pivot the publish
-  // step calls incomplete (a partial profile) is never retired as learned or unsolvable.
-  const profiles = new Map<number, LocalProfileStats>();
-  for await (const { value } of readJsonl(args.localProfilePath)) {
-    const stats = localProfileStats(localProfileRowSchema.parse(value));
-    profiles.set(stats.task_index, stats);
-  }
-  const pool = await readRows(roundPlan.candidatesPath);
-  const retired = retirements(pool, profiles, plan.config.filter.allow_partial, args.round);
-  const passRates = new Map(
-    [...profiles].flatMap(([i, p]) => (p.pass_rate === null ? [] : [[i, p.pass_rate] as const])),
-  );
-  const rates = [...passRates.values()];
-  const round: CurriculumRound = {
-    round: args.round,
-    model: args.checkpoint.model,
-    trainingStep: args.checkpoint.training_step ?? null,
-    poolSize: roundPlan.poolSize,
-    toppedUp: roundPlan.toppedUp,
-    kept,
-    retiredLearned: retired.filter((r) => r.reason === 'learned').length,
-    retiredUnsolvable: retired.filter((r) => r.reason === 'unsolvable').length,
-    dropped: 0,
-    meanPassRate: rates.length === 0 ? 0 : Math.round((rates.reduce((a, b) => a + b, 0) / rates.length) * 1e6) / 1e6,
-    versionId,
-    pivotsPath: finalPivotsPath,
-  };
-  round.dropped = round.poolSize - round.kept - round.retiredLearned - round.retiredUnsolvable;
+  const round = roundResult(args, outcome, versionId, kept);
   const versionFile = path.join(staging, 'version.json');
   const version = { version: versionId, kind: 'curriculum_round', checkpoint: args.checkpoint, ...round };
   await onFile(versionFile, () => writeFile(versionFile, `${JSON.stringify(version, null, 2)}\n`));
   await copyFile(path.join(plan.runDir, 'pipeline_config.yaml'), path.join(staging, 'pipeline_config.yaml'));
   await commitVersionDir(state.curriculumDir, staging, versionId);
-  if (retired.length > 0) {
-    const retiredPath = path.join(state.curriculumDir, RETIRED_FILE);
-    const lines = retired.map((r) => `${JSON.stringify(r)}\n`).join('');
-    await onFile(retiredPath, () => appendFile(retiredPath, lines));
-    await syncFiles([retiredPath]);
-  }
   return round;
+}
+
+/** Rewrites the retired file with this round's retirements in place of any a crashed attempt left. */
+async function recordRetirements(curriculumDir: string, round: number, retired: Retirement[]): Promise<void> {
+  const file = path.join(curriculumDir, RETIRED_FILE);
+  const lines: string[] = [];
+  if (existsSync(file)) {
+    for await (const { value, text } of readJsonl(file))
+      if ((value as Partial<Retirement>).round !== round) lines.push(text!);
+  }
+  lines.push(...retired.map((r) => JSON.stringify(r)));
+  if (lines.length > 0) await writeRows(file, lines);
 }

@@ -1,8 +1,10 @@
 import { copyFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import YAML from 'yaml';
+import { z } from 'zod';
 import { convertToCandidates } from '../gym/convert';
-import { PIVOTS_FILE } from '../gym/publish';
+import { PIVOTS_FILE, REPORT_FILE } from '../gym/publish';
+import { pivotGymConfigFileName } from '../gym/gymConfig';
 import { nightlyMiningInputSchema } from '../contracts/workflowInputs';
 import type { NightlyConvertResult, NightlyPlan, PoolVersionResult } from '../contracts/poolPayloads';
 import { pivotAgentName } from '../contracts/stageSettings';
@@ -10,6 +12,7 @@ import { ConfigError } from '../contracts/errors';
 import { configKeyLocation } from './configFile';
 import {
   commitVersionDir,
+  committedVersion,
   freeVersionId,
   latestVersion,
   poolRows,
@@ -24,7 +27,7 @@ import { loadRunContext, poolDirOf, type WorkerSettings } from './runContext';
 import { publishBatch } from './publish';
 import { findNewSources, readManifest, recordSources, writeManifest } from './sources';
 import { checkRunManifest, currentRunManifest, recordRunManifest } from './runManifest';
-import { mkdirDurably } from '../gym/durable';
+import { mkdirDurably, writeFileDurably } from '../gym/durable';
 import { onFile } from '../gym/fileError';
 
 // Incremental nightly mining: only source rollouts files the pool manifest has not seen are
@@ -62,8 +65,7 @@ export async function prepareNightlyRun(
   await recordRunManifest(poolDir, poolManifest, poolRecorded);
   if (scan.fresh.length > 0) {
     await mkdirDurably(runDir);
-    const configFile = path.join(runDir, 'pipeline_config.yaml');
-    await onFile(configFile, () => writeFile(configFile, YAML.stringify(config)));
+    await writeFileDurably(path.join(runDir, 'pipeline_config.yaml'), YAML.stringify(config));
     await recordRunManifest(runDir, runManifest, runRecorded);
   }
   return {
@@ -113,22 +115,49 @@ export async function convertNewSources(args: { nightly: NightlyPlan }): Promise
 /**
  * Publishes the new candidates' mixed pivots, appends them to the latest version's pivots as a new
  * version, then moves `latest` and records the sources in the manifest, in that order: a crash in
- * between only makes the next run re-mine sources whose pivots the pool already deduplicates.
+ * between only makes the next run re-mine sources whose pivots the pool already deduplicates. A
+ * retry that finds its version committed finishes the steps after the commit.
  */
-export async function publishNightlyVersion(args: {
+export async function publishNightlyVersion(args: NightlyPublishArgs): Promise<PoolVersionResult> {
+  const { nightly } = args;
+  const { plan, poolDir, versionId } = nightly;
+  const datasetName = plan.config.publish.dataset_name ?? plan.config.name;
+  const own = await committedVersion(poolDir, versionId, (v) => v.kind === 'nightly');
+  const committed = own
+    ? { versionDir: own.dir, counts: nightlyCountsSchema.parse(own.version.counts) }
+    : await commitNightlyVersion(args, datasetName);
+  await writeManifest(poolDir, recordSources(await readManifest(poolDir), nightly.newSources, versionId));
+  return {
+    versionId,
+    versionDir: committed.versionDir,
+    pivotsPath: path.join(committed.versionDir, PIVOTS_FILE),
+    gymConfigPath: path.join(committed.versionDir, pivotGymConfigFileName(datasetName)),
+    reportPath: path.join(committed.versionDir, REPORT_FILE),
+    counts: committed.counts,
+  };
+}
+
+interface NightlyPublishArgs {
   nightly: NightlyPlan;
   convert: NightlyConvertResult;
   /** Null when no new candidate survived deduplication (nothing was profiled). */
   localProfilePath: string | null;
   simulated: boolean;
   funnel: Record<string, number>;
-}): Promise<PoolVersionResult> {
+}
+
+const nightlyCountsSchema = z.record(z.string(), z.number());
+
+/** Stages the version (published pivots, the union with `latest`, metrics, version.json) and commits it. */
+async function commitNightlyVersion(
+  args: NightlyPublishArgs,
+  datasetName: string,
+): Promise<{ versionDir: string; counts: Record<string, number> }> {
   const { nightly, convert } = args;
   const { plan, poolDir, versionId } = nightly;
   const agentName = pivotAgentName(plan);
   const staging = await stagingDir(poolDir, versionId);
   const finalPivotsPath = path.join(poolDir, 'versions', versionId, PIVOTS_FILE);
-  const datasetName = plan.config.publish.dataset_name ?? plan.config.name;
   const emptyProfile = path.join(plan.runDir, 'local_profile_empty.jsonl');
   if (args.localProfilePath === null) await onFile(emptyProfile, () => writeFile(emptyProfile, ''));
   const published = await publishBatch(plan, {
@@ -175,14 +204,5 @@ export async function publishNightlyVersion(args: {
     simulated_policy: args.simulated,
   };
   await onFile(versionFile, () => writeFile(versionFile, `${JSON.stringify(version, null, 2)}\n`));
-  const versionDir = await commitVersionDir(poolDir, staging, versionId);
-  await writeManifest(poolDir, recordSources(await readManifest(poolDir), nightly.newSources, versionId));
-  return {
-    versionId,
-    versionDir,
-    pivotsPath: finalPivotsPath,
-    gymConfigPath: path.join(versionDir, path.basename(published.gymConfigPath)),
-    reportPath: path.join(versionDir, path.basename(published.reportPath)),
-    counts,
-  };
+  return { versionDir: await commitVersionDir(poolDir, staging, versionId), counts };
 }

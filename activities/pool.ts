@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
-import { open, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { open, readFile, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { z } from 'zod';
 import { DatasetMetricsAccumulator, datasetMetricsHeader, formatDatasetMetricsFile } from '../gym/datasetMetrics';
 import { readJsonl } from '../gym/jsonl';
 import { mkdirDurably, renameDurably, syncDir, syncDirContents } from '../gym/durable';
@@ -9,6 +10,7 @@ import { PIVOTS_FILE, PIVOTS_METRICS_FILE } from '../gym/publish';
 import { validatePivotDataset } from '../gym/validator';
 import { InvalidDatasetError } from '../contracts/errors';
 import { PivotUnion } from '../gym/curriculum';
+import { pauseAt } from './testHooks';
 
 // The pivot pool on disk: `<pool>/versions/<id>/` holds immutable dataset versions, `<pool>/latest`
 // is a symlink swapped by rename (atomic), so readers always see one complete version.
@@ -113,6 +115,13 @@ export function freeVersionId(poolDir: string, base: string): string {
   return id;
 }
 
+/** The newest version id taken under `<pool>/versions` from `base` (`base`, then `base-2`...), or null. */
+export function lastVersionId(poolDir: string, base: string): string | null {
+  let last: string | null = null;
+  for (let id = base, n = 2; existsSync(path.join(poolDir, VERSIONS_DIR, id)); id = `${base}-${n++}`) last = id;
+  return last;
+}
+
 /** The staging directory a version is written in before `commitVersionDir` renames it into place. */
 export async function stagingDir(poolDir: string, id: string): Promise<string> {
   const dir = path.join(poolDir, VERSIONS_DIR, `.${id}.staging`);
@@ -128,7 +137,38 @@ export async function commitVersionDir(poolDir: string, staging: string, id: str
   await rename(staging, dir);
   await syncDir(path.dirname(dir));
   await pointLatestAt(poolDir, dir);
+  await pauseAt('version.committed', id);
   return dir;
+}
+
+const versionFileSchema = z.looseObject({ version: z.string(), kind: z.enum(['nightly', 'curriculum_round']) });
+export type VersionFile = z.infer<typeof versionFileSchema>;
+
+/**
+ * The version a retried publish already committed, or null. A worker can die, or a host lose power,
+ * after the rename that commits a version and before its activity reports done; the retry must then
+ * finish the steps after the commit (moving `latest`, recording sources or retirements) rather than
+ * stage the version again, which would publish it twice or fail on the name it already holds.
+ * `isOwn` tells this publish's version from an older one of the same name.
+ */
+export async function committedVersion(
+  root: string,
+  id: string,
+  isOwn: (version: VersionFile) => boolean,
+): Promise<{ dir: string; version: VersionFile } | null> {
+  const dir = path.join(root, VERSIONS_DIR, id);
+  const file = path.join(dir, 'version.json');
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  const version = versionFileSchema.parse(JSON.parse(text));
+  if (!isOwn(version)) return null;
+  if ((await latestVersion(root))?.dir !== dir) await pointLatestAt(root, dir);
+  return { dir, version };
 }
 
 /** Rewrites pivots_metrics.json for the rows now in pivots.jsonl (publish wrote it for a different set). */
