@@ -16,6 +16,8 @@ export interface PowerCutPoint {
 }
 
 const RUN = 'runs/chaos/';
+const POOL = 'pools/chaos/';
+const CURRICULUM = `${POOL}curricula/[^/]+/`;
 
 /** The cut points of one collect-like stage whose files start with `prefix`. */
 function stagePoints(stage: string, prefix: string): PowerCutPoint[] {
@@ -83,4 +85,80 @@ export const POWER_CUT_POINTS: PowerCutPoint[] = [
     pattern: `-> ${RUN}dataset/`,
   },
   { stage: 'publish', what: 'the run summary', when: 'before', op: 'rename', nth: 1, pattern: `-> ${RUN}run_summary` },
+  ...poolPoints(),
 ];
+
+/**
+ * The nightly run and the curriculum round that follow the pipeline (poolPhase.ts): a version is
+ * staged, renamed into place, `latest` swapped to it, then the sources manifest or the retirements
+ * recorded. A cut right after the rename leaves a committed version whose activity never reported.
+ */
+function poolPoints(): PowerCutPoint[] {
+  const committed = (dir: string) => `\\.staging -> ${dir}versions/[^/]+$`;
+  return [
+    {
+      stage: 'nightly',
+      what: 'mid-chunk of its local profile',
+      when: 'before',
+      op: 'write',
+      nth: 3,
+      pattern: `${POOL}runs/[^/]+/local_profile_shards/\\d+\\.attempts/`,
+    },
+    {
+      stage: 'nightly',
+      what: 'staging its version',
+      when: 'before',
+      op: 'write',
+      nth: 2,
+      pattern: `${POOL}versions/\\.`,
+    },
+    {
+      stage: 'nightly',
+      what: 'right after its version was committed',
+      when: 'after',
+      op: 'rename',
+      nth: 1,
+      pattern: committed(POOL),
+    },
+    {
+      stage: 'nightly',
+      what: 'after latest moved, before the manifest',
+      when: 'after',
+      op: 'rename',
+      nth: 1,
+      pattern: `-> ${POOL}latest$`,
+    },
+    {
+      stage: 'curriculum',
+      what: 'copying its initial pool',
+      when: 'after',
+      op: 'create',
+      nth: 1,
+      pattern: `${CURRICULUM}initial_pool\\.jsonl$`,
+    },
+    {
+      stage: 'curriculum',
+      what: 'mid-chunk of the round',
+      when: 'before',
+      op: 'write',
+      nth: 3,
+      pattern: `${CURRICULUM}runs/round-001/local_profile_shards/\\d+\\.attempts/`,
+    },
+    {
+      stage: 'curriculum',
+      what: 'right after the round was committed',
+      when: 'after',
+      op: 'rename',
+      nth: 1,
+      pattern: committed(CURRICULUM),
+    },
+    {
+      stage: 'curriculum',
+      what: 'recording the retirements',
+      when: 'before',
+      op: 'rename',
+      nth: 1,
+      pattern: `${CURRICULUM}retired\\.jsonl\\.tmp -> `,
+    },
+  ];
+}

@@ -9,9 +9,10 @@ import { forgetfulFsBinary } from '../forgetfulFs/mount';
 import { checkRolloutKeys, compareRunDirs } from './compare';
 import { runDiskFull } from './diskFull';
 import { POWER_CUT_POINTS, type PowerCutPoint } from './powerCutPoints';
-import { PowerHost } from './powerHost';
+import { PowerHost, type PowerHostOptions } from './powerHost';
+import { comparePools, POOL_DIR, runPoolPhase, writePoolInputs, type PoolPhaseResult } from './poolPhase';
 import type { CutRecord, PowerLossReport } from './powerLossReport';
-import { settle, waitForResult } from './workflowEnd';
+import { waitForResult } from './workflowEnd';
 import { pipelineConfig, type ChaosOptions } from './scenario';
 import { startRestartableTemporal } from './temporalServer';
 import { WorkerPool } from './workers';
@@ -30,6 +31,8 @@ export interface PowerLossOptions extends Omit<ChaosOptions, 'kills' | 'killGapM
   pointTimeoutMs: number;
   finishTimeoutMs: number;
   diskFull: boolean;
+  /** Also run a nightly run and a curriculum round after the pipeline, and cut in them (poolPhase.ts). */
+  pool: boolean;
 }
 
 /** The issue's bar: at least this many cuts, across every stage. */
@@ -45,6 +48,7 @@ export const FULL_POWER_LOSS: PowerLossOptions = {
   pointTimeoutMs: 200_000,
   finishTimeoutMs: 300_000,
   diskFull: true,
+  pool: true,
 };
 
 /** A few cuts in chunk activities only (their heartbeat timeout is 15 s), for `npm test`. */
@@ -61,6 +65,7 @@ export const SHORT_POWER_LOSS: PowerLossOptions = {
   pointTimeoutMs: 150_000,
   finishTimeoutMs: 240_000,
   diskFull: false,
+  pool: false,
 };
 
 const repoRoot = path.resolve(__dirname, '../..');
@@ -69,21 +74,17 @@ const CONFIG = 'pipeline.yaml';
 /** Cuts the power at each point in turn; a point not reached in time is recorded and skipped. */
 async function cutAtPoints(
   host: PowerHost,
-  handle: WorkflowHandle,
+  isOver: () => boolean,
   opts: PowerLossOptions,
   log: (line: string) => void,
 ): Promise<{ cuts: CutRecord[]; missed: CutRecord[] }> {
   const cuts: CutRecord[] = [];
   const missed: CutRecord[] = [];
-  let closed = false;
-  void waitForResult(handle)
-    .catch(() => undefined)
-    .finally(() => (closed = true));
   let missedInARow = 0;
   for (const point of opts.points) {
     const record = { stage: point.stage, what: point.what };
     // Two points in a row not reached: the run is stuck (or over), and the rest would only wait.
-    if (closed || missedInARow >= 2) {
+    if (isOver() || missedInARow >= 2) {
       missed.push(record);
       continue;
     }
@@ -91,7 +92,7 @@ async function cutAtPoints(
     const deadline = Date.now() + opts.pointTimeoutMs;
     let at: string | undefined;
     void fired.then((where) => (at = where));
-    while (at === undefined && !closed && Date.now() < deadline) await sleep(200);
+    while (at === undefined && !isOver() && Date.now() < deadline) await sleep(200);
     // A trigger that fires just after the deadline would freeze the host for good: disarm it, and if
     // it fired meanwhile, the point was reached after all.
     if (at === undefined && (await host.fs.disarm())) at = await fired;
@@ -109,16 +110,49 @@ async function cutAtPoints(
   return { cuts, missed };
 }
 
+/** What the power-loss host ran: the pipeline, then (with `opts.pool`) the nightly run and curriculum round. */
+interface HostJob {
+  over: boolean;
+  failure?: string;
+  pool?: PoolPhaseResult;
+  done: Promise<void>;
+}
+
+function startHostJob(handle: WorkflowHandle, client: Client, host: PowerHost, opts: PowerLossOptions): HostJob {
+  const job: HostJob = { over: false, done: Promise.resolve() };
+  job.done = (async () => {
+    await waitForResult(handle);
+    if (opts.pool) job.pool = await runPoolPhase(client, 'powerloss', host.artifactsRoot);
+  })()
+    .catch((err: unknown) => {
+      job.failure = `failed: ${err instanceof Error ? err.message : String(err)}`;
+    })
+    .finally(() => (job.over = true));
+  return job;
+}
+
+/** Waits for the job after the last cut; one not over in time is judged unfinished and its workflows terminated. */
+async function settleJob(client: Client, job: HostJob, timeoutMs: number): Promise<string> {
+  const timer = new AbortController();
+  await Promise.race([job.done, sleep(timeoutMs, undefined, { signal: timer.signal }).catch(() => undefined)]);
+  timer.abort();
+  if (job.over) return job.failure ?? 'finished';
+  for (const id of ['power-loss-powerloss', 'power-loss-powerloss-nightly', 'power-loss-powerloss-curriculum'])
+    await client.workflow
+      .getHandle(id)
+      .terminate('judged by the power-loss harness')
+      .catch(() => undefined);
+  return `not finished within ${timeoutMs / 1000} s`;
+}
+
 export async function runPowerLoss(
   opts: PowerLossOptions,
   log: (line: string) => void = console.error,
 ): Promise<PowerLossReport> {
   const baseDir = mkdtempSync(path.join(os.tmpdir(), `pivot-miner-power-loss-${opts.label}-`));
   copyFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl'), path.join(baseDir, 'tasks.jsonl'));
-  writeFileSync(
-    path.join(baseDir, CONFIG),
-    YAML.stringify(pipelineConfig({ ...opts, kills: 0, killGapMs: [0, 0], serverRestarts: 0 })),
-  );
+  const pipeline = pipelineConfig({ ...opts, kills: 0, killGapMs: [0, 0], serverRestarts: 0 });
+  writeFileSync(path.join(baseDir, CONFIG), YAML.stringify(pipeline));
   const binary = forgetfulFsBinary();
   const temporal = await startRestartableTemporal({
     dbFile: path.join(baseDir, 'temporal.sqlite'),
@@ -158,6 +192,11 @@ export async function runPowerLoss(
     stops.push(() => calm.stop());
     let t0 = Date.now();
     const undisturbed = await (await start('undisturbed')).result();
+    let undisturbedPool: PoolPhaseResult | undefined;
+    if (opts.pool) {
+      writePoolInputs(baseDir, pipeline, path.join(undisturbed.runDir, 'rollouts.jsonl'));
+      undisturbedPool = await runPoolPhase(client, 'undisturbed', path.join(baseDir, 'undisturbed'));
+    }
     const undisturbedSeconds = (Date.now() - t0) / 1000;
     await calm.stop();
     log(`[power-loss] undisturbed run done in ${undisturbedSeconds.toFixed(1)} s`);
@@ -165,9 +204,9 @@ export async function runPowerLoss(
     const host = await PowerHost.start(hostOpts('powerloss'), binary);
     stops.push(() => host.stop());
     t0 = Date.now();
-    const handle = await start('powerloss');
-    const { cuts, missed } = await cutAtPoints(host, handle, opts, log);
-    const outcome = await settle(handle, opts.finishTimeoutMs);
+    const job = startHostJob(await start('powerloss'), client, host, opts);
+    const { cuts, missed } = await cutAtPoints(host, () => job.over, opts, log);
+    const outcome = await settleJob(client, job, opts.finishTimeoutMs);
     // What counts is what the disk kept: one more cut after the run, then compare.
     await host.cut();
     cuts.push({ stage: 'done', what: 'after the run', at: 'its end' });
@@ -176,29 +215,26 @@ export async function runPowerLoss(
     const comparison = existsSync(runDir)
       ? compareRunDirs(undisturbed.runDir, runDir)
       : { identical: false, differing: ['runs/chaos (missing)'] };
-    const keys = checkRolloutKeys(runDir, undisturbed.runDir);
-    log(`[power-loss] power-loss run: ${'result' in outcome ? 'finished' : outcome.failure}`);
-
-    let diskFull: Awaited<ReturnType<typeof runDiskFull>> | undefined;
-    if (opts.diskFull) {
-      const diskHost = await PowerHost.start(hostOpts('diskfull'), binary);
-      stops.push(() => diskHost.stop());
-      const diskHandle = await start('diskfull');
-      diskFull = await runDiskFull({
-        handle: diskHandle,
-        host: diskHost,
-        reference: undisturbed.runDir,
-        finishTimeoutMs: opts.finishTimeoutMs,
-        log,
-      });
+    if (undisturbedPool !== undefined) {
+      const pools = job.pool
+        ? comparePools(undisturbedPool, job.pool)
+        : { identical: false, differing: [`${POOL_DIR} (not published)`] };
+      comparison.identical &&= pools.identical;
+      comparison.differing.push(...pools.differing);
     }
+    const keys = checkRolloutKeys(runDir, undisturbed.runDir);
+    log(`[power-loss] power-loss run: ${outcome}`);
+
+    const diskFull = opts.diskFull
+      ? await diskFullPhase(hostOpts('diskfull'), binary, start, undisturbed.runDir, opts, stops, log)
+      : undefined;
     return {
       label: opts.label,
       cuts,
       missed,
-      finished: 'result' in outcome,
-      outcome: 'result' in outcome ? 'finished' : outcome.failure,
-      identical: 'result' in outcome && comparison.identical,
+      finished: outcome === 'finished',
+      outcome,
+      identical: outcome === 'finished' && comparison.identical,
       differing: comparison.differing,
       duplicate_keys: keys.duplicateKeys,
       missing_keys: keys.missingKeys,
@@ -211,4 +247,25 @@ export async function runPowerLoss(
     process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
     await cleanup();
   }
+}
+
+/** The full-disk run on a host of its own (diskFull.ts). */
+async function diskFullPhase(
+  hostOptions: PowerHostOptions,
+  binary: string,
+  start: (name: string) => Promise<WorkflowHandle>,
+  reference: string,
+  opts: PowerLossOptions,
+  stops: Array<() => Promise<void>>,
+  log: (line: string) => void,
+): Promise<Awaited<ReturnType<typeof runDiskFull>>> {
+  const diskHost = await PowerHost.start(hostOptions, binary);
+  stops.push(() => diskHost.stop());
+  return runDiskFull({
+    handle: await start('diskfull'),
+    host: diskHost,
+    reference,
+    finishTimeoutMs: opts.finishTimeoutMs,
+    log,
+  });
 }
