@@ -26,13 +26,19 @@ export function writePoolInputs(baseDir: string, pipeline: object, rolloutsPath:
 }
 
 export interface PoolPhaseResult {
+  /** The worker base directory: the curriculum records its initial pool's path relative to it. */
+  baseDir: string;
   artifactsRoot: string;
   nightlyVersion: string;
   curriculumDir: string;
 }
 
 /** A nightly run, then one curriculum round on the version it published; the curriculum is then cancelled. */
-export async function runPoolPhase(client: Client, name: string, artifactsRoot: string): Promise<PoolPhaseResult> {
+export async function runPoolPhase(
+  client: Client,
+  name: string,
+  dirs: { baseDir: string; artifactsRoot: string },
+): Promise<PoolPhaseResult> {
   const taskQueue = `chaos-${name}`;
   const nightly = (await client.workflow.execute(nightlyMiningWorkflow, {
     taskQueue,
@@ -49,7 +55,7 @@ export async function runPoolPhase(client: Client, name: string, artifactsRoot: 
   const round = await submitPolicyCheckpoint(client, curriculumId, CHECKPOINT);
   await curriculum.cancel();
   return {
-    artifactsRoot,
+    ...dirs,
     nightlyVersion: nightly.versionId,
     curriculumDir: path.dirname(path.dirname(path.dirname(round.pivotsPath))),
   };
@@ -57,8 +63,8 @@ export async function runPoolPhase(client: Client, name: string, artifactsRoot: 
 
 /**
  * The published files of a pool as `relative path -> normalized content`: versions, `latest`
- * (its target), the manifest and the curriculum's files, not the runs/ that produced them (shards
- * and attempts differ by design, as in a pipeline run).
+ * (its target), the manifest and the curriculum's files, not the runs/ directories that produced
+ * them (shards and attempts differ by design, as in a pipeline run).
  */
 function publishedPool(result: PoolPhaseResult): Map<string, string> {
   const poolDir = path.join(result.artifactsRoot, POOL_DIR);
@@ -67,6 +73,8 @@ function publishedPool(result: PoolPhaseResult): Map<string, string> {
     text
       .split(result.artifactsRoot)
       .join('<root>')
+      .split(`${path.relative(result.baseDir, result.artifactsRoot)}/`)
+      .join('<root>/')
       .split(result.nightlyVersion)
       .join('<version>')
       .split(curriculumName)
@@ -78,8 +86,8 @@ function publishedPool(result: PoolPhaseResult): Map<string, string> {
     if (stat === undefined) return;
     if (stat.isSymbolicLink()) files.set(normalize(rel), `-> ${normalize(readlinkSync(abs))}`);
     else if (stat.isDirectory()) {
-      for (const entry of readdirSync(abs).sort()) if (rel !== '' || entry !== 'runs') walk(path.join(rel, entry));
-    } else if (!/curricula\/[^/]+\/runs\//.test(rel)) files.set(normalize(rel), normalize(readFileSync(abs, 'utf8')));
+      for (const entry of readdirSync(abs).sort()) if (entry !== 'runs') walk(path.join(rel, entry));
+    } else files.set(normalize(rel), normalize(readFileSync(abs, 'utf8')));
   };
   walk('');
   return files;

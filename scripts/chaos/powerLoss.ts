@@ -122,7 +122,11 @@ function startHostJob(handle: WorkflowHandle, client: Client, host: PowerHost, o
   const job: HostJob = { over: false, done: Promise.resolve() };
   job.done = (async () => {
     await waitForResult(handle);
-    if (opts.pool) job.pool = await runPoolPhase(client, 'powerloss', host.artifactsRoot);
+    if (opts.pool)
+      job.pool = await runPoolPhase(client, 'powerloss', {
+        baseDir: path.dirname(host.artifactsRoot),
+        artifactsRoot: host.artifactsRoot,
+      });
   })()
     .catch((err: unknown) => {
       job.failure = `failed: ${err instanceof Error ? err.message : String(err)}`;
@@ -195,7 +199,10 @@ export async function runPowerLoss(
     let undisturbedPool: PoolPhaseResult | undefined;
     if (opts.pool) {
       writePoolInputs(baseDir, pipeline, path.join(undisturbed.runDir, 'rollouts.jsonl'));
-      undisturbedPool = await runPoolPhase(client, 'undisturbed', path.join(baseDir, 'undisturbed'));
+      undisturbedPool = await runPoolPhase(client, 'undisturbed', {
+        baseDir,
+        artifactsRoot: path.join(baseDir, 'undisturbed'),
+      });
     }
     const undisturbedSeconds = (Date.now() - t0) / 1000;
     await calm.stop();
