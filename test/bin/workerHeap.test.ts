@@ -51,13 +51,19 @@ function startWorker(): ChildProcess {
   });
 }
 
+/**
+ * The worker child, once it runs its own program: a child seen between its fork and its exec shows
+ * the wrapper's command line, or none at all while the exec is under way (seen on a loaded host).
+ */
 async function childOf(pid: number): Promise<number> {
   for (let i = 0; i < 100; i++) {
     const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim();
-    if (children) return Number(children.split(' ')[0]);
+    const child = children ? Number(children.split(' ')[0]) : undefined;
+    const own = child === undefined ? '' : cmdline(child).join(' ');
+    if (child !== undefined && own.trim() !== '' && own !== cmdline(pid).join(' ')) return child;
     await sleep(100);
   }
-  throw new Error(`process ${pid} started no child`);
+  throw new Error(`process ${pid} started no child that ran its own program`);
 }
 
 async function gone(pid: number): Promise<boolean> {
