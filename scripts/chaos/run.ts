@@ -189,6 +189,8 @@ async function main(): Promise<void> {
 if (require.main === module) {
   main().catch((err: unknown) => {
     console.error(`chaos run failed: ${err instanceof Error ? err.message : String(err)}`);
-    process.exitCode = 1;
+    // Everything the run started is stopped by now, but a poll of its workflow may still be waiting
+    // on the server it stopped, and would keep the process alive.
+    process.exit(1);
   });
 }
