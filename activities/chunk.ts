@@ -6,6 +6,7 @@ import { stageSettings, type StageSettings } from '../contracts/stageSettings';
 import type { ChunkInput, ChunkResult } from '../contracts/payloads';
 import { chunkRange, materializedInputsPath, readMaterializedMeta } from './chunkIndex';
 import { buildExecutor } from './chunkExecutor';
+import { readPrefetched, withPrefetched } from './prefetched';
 import { runWindow } from './chunkWindow';
 import { MaterializedLine } from './executors/materializedLine';
 import {
@@ -168,7 +169,10 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
   try {
     attempt = await ChunkAttempt.open(input.outPrefix, input.chunkIndex);
     try {
-      const executor = await buildExecutor(secrets, input, rank);
+      const executor = withPrefetched(
+        await buildExecutor(secrets, input, rank),
+        await readPrefetched(input.outPrefix, input.chunkIndex),
+      );
       const failed = failedAttempts(attempt.held);
       // The endpoint limiter caps requests per worker; the window only bounds rows held in memory.
       await runWindow(

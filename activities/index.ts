@@ -8,6 +8,8 @@ import { prepareCurriculumRound, publishCurriculumRound, startCurriculum } from 
 import { materializeStage } from './materialize';
 import { mergeChunks } from './merge';
 import { convertNewSources, prepareNightlyRun, publishNightlyVersion } from './nightly';
+import { prefetchSegment } from './prefetch';
+import { alignPrefetched } from './prefetched';
 import { prepareRun } from './prepare';
 import { publishStage } from './publish';
 import { workerSettingsFromEnv, type WorkerSettings } from './runContext';
@@ -38,6 +40,8 @@ export function createActivities(deps: ActivityDeps = activityDepsFromEnv()) {
     finishStage,
     stageAccounting,
     convertStage,
+    prefetchSegment,
+    alignPrefetched,
     publishStage,
     prepareNightlyRun: (args: Parameters<typeof prepareNightlyRun>[1]) => prepareNightlyRun(settings, args),
     convertNewSources,

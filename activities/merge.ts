@@ -125,6 +125,27 @@ async function* chunkKeys(outPrefix: string, meta: MaterializedMeta, chunk: numb
     yield key(value as Keyed);
 }
 
+/**
+ * The rollout lines of materialized rows [from, to) that completed, in materialized order, read
+ * from their finished chunks' shards as a merge reads them, while later chunks still run.
+ */
+export async function* finishedRollouts(
+  outPrefix: string,
+  meta: MaterializedMeta,
+  from: number,
+  to: number,
+): AsyncGenerator<string> {
+  for (let chunk = Math.floor(from / meta.chunkSize); chunk * meta.chunkSize < to; chunk++) {
+    const results = await readRolloutShard((await chunkShard(outPrefix, chunk)).rollouts);
+    let row = chunk * meta.chunkSize;
+    for await (const k of chunkKeys(outPrefix, meta, chunk)) {
+      const result = row >= from && row < to ? results.get(k) : undefined;
+      if (result !== undefined) yield result.line;
+      row++;
+    }
+  }
+}
+
 /** A merge attempt's partial merged files, in the stage's fence directory. */
 export interface PartialFiles {
   rollouts: string;

@@ -252,6 +252,12 @@ export const pipelineConfigSchema = z.strictObject({
     .prefault({})
     .describe('Cutting clean positive trajectories into pivot candidates'),
   local_profile: localProfileSchema.prefault({}).describe('Local profiling: K samples per candidate, each verified'),
+  overlap: z
+    .boolean()
+    .default(true)
+    .describe(
+      'Start local profiling while collection runs: the candidates of each finished task are sampled early and the results reused, so the published files equal a sequential run (false) byte for byte; verifier builtin only',
+    ),
   filter: z
     .strictObject({
       max_pivots: z

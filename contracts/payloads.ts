@@ -31,6 +31,58 @@ export interface CollectStageInput {
   inputPath: string;
   /** Output stem: `<outPrefix>.jsonl` holds rollouts, `<outPrefix>_materialized_inputs.jsonl` the inputs. */
   outPrefix: string;
+  /** Workflow told (chunksFinishedSignal) as chunks finish, so local profiling can start early. */
+  notifyWorkflowId?: string;
+}
+
+/** Input of the early local profiling that runs beside collect (`overlap: true`). */
+export interface PrefetchInput {
+  plan: RunPlan;
+  /** Collect's output stem, whose finished chunks are read. */
+  collectPrefix: string;
+  continueAsNewAfterEvents?: number;
+  /** Set by continue-as-new. */
+  resume?: PrefetchState;
+}
+
+export interface PrefetchCounts {
+  /** Segments cut: runs of whole tasks whose collect chunks had all finished. */
+  segments: number;
+  /** Candidates those segments gave (cross-task duplicates are only found later, by the run's convert). */
+  candidates: number;
+  /** Local-profile samples completed early. */
+  samples: number;
+}
+
+export interface PrefetchState {
+  /** The first materialized collect row not cut into a segment yet. */
+  fromRow: number;
+  finishedChunks: number;
+  collectDone: boolean;
+  /** Directories of the segments profiled, in row order. */
+  segments: string[];
+  counts: PrefetchCounts;
+}
+
+export type PrefetchResult = PrefetchCounts & {
+  /** Directories of the segments profiled, in row order. */
+  segmentDirs: string[];
+};
+
+export interface PrefetchProgress extends PrefetchCounts {
+  /** Segment workflows running now (query them with stageProgressQuery for live numbers). */
+  running: string[];
+  collectChunksFinished: number;
+}
+
+/** A cut of collect rows into a segment for early local profiling. */
+export interface PrefetchSegment {
+  /** First row after the segment: the next segment starts there. */
+  toRow: number;
+  /** Absent when the rows gave no candidate. */
+  dir?: string;
+  candidatesPath?: string;
+  candidates: number;
 }
 
 export interface MaterializeResult {
@@ -143,6 +195,8 @@ export interface PivotMiningProgress {
   stage: string;
   /** The chunked child workflow running now (collect or local_profile); query it for live numbers. */
   childWorkflowId: string | null;
+  /** The early local profiling running beside collect (`overlap: true`), until the run's own local profile starts. */
+  prefetchWorkflowId?: string | null;
   counts: Record<string, number>;
   /** Per rollout stage done so far: expected, succeeded, failed by class, terminal, omitted. */
   accounting?: Record<string, RolloutAccounting>;
@@ -161,4 +215,6 @@ export interface PivotMiningResult {
   accounting?: Record<string, RolloutAccounting>;
   /** `<runDir>/run_summary.json`; absent for runs begun before it was written. */
   runSummaryPath?: string;
+  /** With `overlap: true`: what was profiled early, and how many of the run's samples it answered. */
+  prefetch?: PrefetchCounts & { reused: number };
 }

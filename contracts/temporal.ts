@@ -1,5 +1,5 @@
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
-import type { PivotMiningProgress, StageProgress } from './payloads';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { PivotMiningProgress, PrefetchProgress, StageProgress } from './payloads';
 import type { CurriculumRound, PolicyCheckpoint } from './poolPayloads';
 
 // The Temporal surface every caller shares: the workflows register these handlers and the client
@@ -15,6 +15,9 @@ export const nightlyProgressQuery = defineQuery<{
   versionId: string | null;
   childWorkflowId: string | null;
 }>('progress');
+export const prefetchProgressQuery = defineQuery<PrefetchProgress>('progress');
+/** Collect → early local profiling: every chunk below `chunks` has finished; `final` once all have. */
+export const chunksFinishedSignal = defineSignal<[{ chunks: number; final: boolean }]>('chunksFinished');
 export const roundsQuery = defineQuery<CurriculumRound[]>('rounds');
 /** An Update, not a Signal: the caller gets the round it triggered back (or its failure). */
 export const policyCheckpointUpdate = defineUpdate<CurriculumRound, [PolicyCheckpoint]>('policyCheckpoint');

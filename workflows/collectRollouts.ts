@@ -1,6 +1,13 @@
-import { continueAsNew, deprecatePatch, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  continueAsNew,
+  deprecatePatch,
+  getExternalWorkflowHandle,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { PivotActivities } from '../activities';
-import { stageProgressQuery } from '../contracts/temporal';
+import { chunksFinishedSignal, stageProgressQuery } from '../contracts/temporal';
 import { collectStageActivityOptions, chunkActivityOptions } from './activityOptions';
 import { stageSettings } from '../contracts/stageSettings';
 import {
@@ -10,6 +17,7 @@ import {
   type CollectStageResult,
 } from '../contracts/payloads';
 import { MergeFrontier } from './mergeFrontier';
+import { ChunkNotifier } from './chunkNotifier';
 import type { RolloutAccounting } from '../gym/rolloutAccounting';
 
 // collect → profile as one reusable sub-pipeline (docs/architecture.md): the collect stage runs it with the
@@ -66,9 +74,16 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
   const frontier = new MergeFrontier(input.resume?.merged ?? NOTHING_MERGED, next, (from, to) =>
     mergeChunks({ outPrefix: input.outPrefix, from, to }),
   );
+  const notifyId = input.notifyWorkflowId;
+  const notifier = notifyId
+    ? new ChunkNotifier(next, (chunks, final) =>
+        getExternalWorkflowHandle(notifyId).signal(chunksFinishedSignal, { chunks, final }),
+      )
+    : undefined;
   const inFlight = new Map<number, Promise<ChunkResult>>();
   const onChunkDone = (r: ChunkResult) => {
     inFlight.delete(r.chunkIndex);
+    notifier?.chunkFinished(r.chunkIndex);
     done += r.completed + r.failed + r.alreadyDone;
     failed += r.failed;
     // The last chunk is left to finishStage, so the tail after the chunk span is one activity, not two.
@@ -93,12 +108,15 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
   }
   const merged = await frontier.drain();
   if (next < materialize.chunks) {
+    await notifier?.drain();
     await continueAsNew<typeof collectRolloutsWorkflow>({
       ...input,
       resume: { materialize, nextChunk: next, done, failed, startedAtMs, merged },
     });
   }
 
+  // Told beside the finish, which early profiling does not wait for: it reads the chunks themselves.
+  const told = notifier?.finish(materialize.chunks);
   const { plan, stage, outPrefix } = input;
   phase = 'finish';
   deprecatePatch(FINISH_IN_ONE_ACTIVITY);
@@ -109,6 +127,7 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
     merged,
     allowPartialRollouts: settings.allowPartialRollouts,
   });
+  await told;
   deprecatePatch(ROLLOUT_ACCOUNTING);
   phase = 'accounting';
   accounting = await stageAccounting({ plan, stage, outPrefix });

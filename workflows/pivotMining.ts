@@ -4,8 +4,10 @@ import {
   CancellationScope,
   executeChild,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
+  startChild,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PivotActivities } from '../activities';
@@ -13,15 +15,24 @@ import { stageActivityOptions } from './activityOptions';
 import { pivotMiningProgressQuery } from '../contracts/temporal';
 import { NON_RETRYABLE_ERROR_TYPES } from '../contracts/errors';
 import { collectRolloutsWorkflow } from './collectRollouts';
+import { prefetchLocalProfileWorkflow } from './prefetchLocalProfile';
 import type { PivotMiningInput } from '../contracts/workflowInputs';
-import type { CollectStageResult, PivotMiningResult, RolloutStage, RunPlan } from '../contracts/payloads';
+import type {
+  CollectStageResult,
+  PivotMiningResult,
+  PrefetchCounts,
+  RolloutStage,
+  RunPlan,
+} from '../contracts/payloads';
 import { accountingCounts, type RolloutAccounting } from '../gym/rolloutAccounting';
 
 // serve → collect → profile → convert → local-profile → filter/publish, one run per dataset.
 // Orchestration only: every file and network touch happens in activities.
 
-const { prepareRun, ensureServers, convertStage, publishStage, workerHostQueue } =
+const { prepareRun, ensureServers, convertStage, publishStage, workerHostQueue, alignPrefetched } =
   proxyActivities<PivotActivities>(stageActivityOptions);
+
+const OVERLAP = 'overlap-prefetch';
 
 /** Mixed pivots dropped by a filter rule (pass-rate ceiling, budget, action mix), as publish counts them. */
 const RULE_DROPS = ['over_ceiling', 'over_budget', 'over_share'] as const;
@@ -56,6 +67,7 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
   let plan: RunPlan | undefined;
   let stage = 'prepare';
   let childWorkflowId: string | null = null;
+  let prefetchWorkflowId: string | null = null;
   const counts: Record<string, number> = {};
   const accounting: Record<string, RolloutAccounting> = {};
   setHandler(pivotMiningProgressQuery, () => ({
@@ -63,6 +75,7 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
     runDir: plan?.runDir ?? '',
     stage,
     childWorkflowId,
+    prefetchWorkflowId,
     counts: { ...counts },
     accounting: { ...accounting },
   }));
@@ -71,7 +84,11 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
   const runPlan = plan;
 
   const mineWithServers = async (): Promise<PivotMiningResult> => {
-    const runChunkedStage = async (rolloutStage: RolloutStage, inputPath: string): Promise<CollectStageResult> => {
+    const runChunkedStage = async (
+      rolloutStage: RolloutStage,
+      inputPath: string,
+      notifyWorkflowId?: string,
+    ): Promise<CollectStageResult> => {
       stage = rolloutStage;
       childWorkflowId = `${workflowId}/${rolloutStage}`;
       const result = await executeChild(collectRolloutsWorkflow, {
@@ -82,6 +99,7 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
             stage: rolloutStage,
             inputPath,
             outPrefix: `${runPlan.runDir}/${rolloutStage === 'collect' ? 'rollouts' : 'local_profile'}`,
+            ...(notifyWorkflowId ? { notifyWorkflowId } : {}),
           },
         ],
       });
@@ -95,7 +113,16 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
 
     const servers = await ensureServers(runPlan);
 
-    const collected = await runChunkedStage('collect', runPlan.config.collect.input_jsonl);
+    // Overlap: local profiling starts on the tasks collect has finished (docs/architecture.md).
+    const overlap = runPlan.config.overlap && runPlan.config.local_profile.verifier === 'builtin' && patched(OVERLAP);
+    const prefetch = overlap
+      ? await startChild(prefetchLocalProfileWorkflow, {
+          workflowId: `${workflowId}/prefetch`,
+          args: [{ plan: runPlan, collectPrefix: `${runPlan.runDir}/rollouts` }],
+        })
+      : undefined;
+    prefetchWorkflowId = prefetch?.workflowId ?? null;
+    const collected = await runChunkedStage('collect', runPlan.config.collect.input_jsonl, prefetch?.workflowId);
     counts.tasks = collected.materialize.tasks;
     counts.rollouts = collected.merge.completed;
     counts.rollout_failures = collected.merge.failedKeys;
@@ -121,6 +148,18 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
       );
     }
 
+    let prefetched: (PrefetchCounts & { reused: number }) | undefined;
+    if (prefetch) {
+      const early = await prefetch.result();
+      const { reused } = await alignPrefetched({
+        plan: runPlan,
+        candidatesPath: converted.candidatesPath,
+        outPrefix: `${runPlan.runDir}/local_profile`,
+        segments: early.segmentDirs,
+      });
+      prefetched = { segments: early.segments, candidates: early.candidates, samples: early.samples, reused };
+      prefetchWorkflowId = null;
+    }
     const profiled = await runChunkedStage('local_profile', converted.candidatesPath);
     counts.local_profile_rollouts = profiled.merge.completed;
     counts.local_profile_failures = profiled.merge.failedKeys;
@@ -159,6 +198,7 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
       counts: { ...counts },
       accounting: { ...accounting },
       ...(published.runSummaryPath ? { runSummaryPath: published.runSummaryPath } : {}),
+      ...(prefetched ? { prefetch: prefetched } : {}),
     };
   };
 

@@ -29,6 +29,10 @@ export interface SingleStepOptions {
   rank?: number;
 }
 
+/** What a sample adds to its materialized row, in this order; the rest of its line is the row. */
+export const SINGLE_STEP_VERDICT_KEYS = ['response', 'reward', 'category'] as const;
+type SingleStepVerdictKey = (typeof SINGLE_STEP_VERDICT_KEYS)[number];
+
 /**
  * `single_step`: one policy call on the pivot's exact prefix, scored by the built-in port of NeMo
  * Gym's argument-comparison verifier. This is local profiling: no tools run, because the pivot asks
@@ -127,11 +131,8 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
       );
       const { reward, category } = verifyResponse(expected.data, response, opts.comparatorConfig);
       // The reward is a Python float (BaseVerifyResponse.reward), written `1.0` as a resources server's is.
-      const verdict = new Map<string, PyValue>([
-        ['response', toPy(kinded)],
-        ['reward', reward],
-        ['category', category],
-      ]);
+      const values: Record<SingleStepVerdictKey, PyValue> = { response: toPy(kinded), reward, category };
+      const verdict = new Map<string, PyValue>(SINGLE_STEP_VERDICT_KEYS.map((k) => [k, values[k]]));
       return shardLine(keyedResult(input, withEntries(input.value, verdict)));
     },
   };

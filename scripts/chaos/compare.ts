@@ -5,6 +5,8 @@ import { materializedRowSchema } from '../../gym/schemas';
 import { faultRequestKey, type FaultEvent } from '../../servers/faults';
 import { type FaultKind } from '../../contracts/faultsConfig';
 import { PUBLISHED_DIGESTS_FILE } from '../../gym/publishedDigests';
+import { PREFETCH_DIR } from '../../activities/prefetch';
+import { prefetchedDir } from '../../activities/prefetched';
 
 // What a chaos run must leave behind: the same artifacts as an undisturbed run of the same seed, no
 // duplicate or missing rollout keys, and a failures sidecar that only records faults we injected.
@@ -35,6 +37,13 @@ export function listFiles(dir: string, rel = ''): string[] {
 }
 
 /**
+ * Early local profiling (`overlap: true`) cuts its segments where collect's chunks happened to have
+ * finished, so its files depend on timing; what the run reused from them is in its own files.
+ */
+export const isEarlyProfiling = (rel: string) =>
+  rel.startsWith(`${PREFETCH_DIR}${path.sep}`) || rel.startsWith(`${prefetchedDir('local_profile')}${path.sep}`);
+
+/**
  * Files that legitimately differ: failure sidecars (the undisturbed run has none), shards (written in
  * completion order, merged deterministically), the config snapshot, compared without `faults`, and
  * the published-files digests, which cover the failure sidecars and the run records compared here
@@ -42,6 +51,7 @@ export function listFiles(dir: string, rel = ''): string[] {
  */
 const isVolatile = (rel: string) =>
   rel.includes('_shards/') ||
+  isEarlyProfiling(rel) ||
   rel.endsWith('_failures.jsonl') ||
   rel === 'pipeline_config.yaml' ||
   rel === PUBLISHED_DIGESTS_FILE;

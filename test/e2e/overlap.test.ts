@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import YAML from 'yaml';
+import { listFiles, isEarlyProfiling } from '../../scripts/chaos/compare';
+import { runPivotMining, startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
+
+// Overlap: local profiling starts on the tasks collect has finished. The same seed must publish the
+// same bytes as the sequential pipeline whatever the completion order, so the overlapped runs get
+// slow answers at random (a different draw each) to shuffle which chunks and samples finish first.
+
+const repoRoot = path.resolve(__dirname, '../..');
+const TASK_QUEUE = 'pivot-mining-overlap-test';
+let stack: WorkerTestEnv | undefined;
+let env: TestWorkflowEnvironment;
+let baseDir: string;
+
+function writeConfig(name: string, overlap: boolean, faultSeed?: number): string {
+  const slow = { rate: 0.3, kinds: ['slow'], slow_ms: 60 };
+  const config = {
+    name: 'overlap',
+    seed: 7,
+    overlap,
+    servers: {
+      mode: 'embedded',
+      ...(faultSeed === undefined ? {} : { faults: { seed: faultSeed, agent: slow, model: slow } }),
+    },
+    collect: {
+      input_jsonl: 'tasks.jsonl',
+      agent_name: 'demo_tool_agent',
+      num_repeats: 4,
+      seed_per_repeat: true,
+      chunk_size: 4,
+      max_chunks_in_flight: 4,
+    },
+    local_profile: { num_samples: 8, chunk_size: 16, max_chunks_in_flight: 4 },
+    publish: { dataset_name: 'overlap_pivots' },
+  };
+  writeFileSync(path.join(baseDir, `${name}.yaml`), YAML.stringify(config));
+  return `${name}.yaml`;
+}
+
+before(async () => {
+  baseDir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-overlap-'));
+  writeFileSync(path.join(baseDir, 'tasks.jsonl'), readFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl')));
+  stack = await startWorkerTestEnv(TASK_QUEUE, {
+    PIVOT_MINER_BASE_DIR: baseDir,
+    PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts'),
+  });
+  env = stack.env;
+});
+
+after(async () => {
+  await stack?.stop();
+  if (!process.env.KEEP) rmSync(baseDir, { recursive: true, force: true });
+});
+
+/** Files whose bytes depend on the config itself (overlap and faults), not on what was mined. */
+const CONFIG_RECORDS = new Set(['pipeline_config.yaml', 'run_manifest.json', 'published_digests.json']);
+
+/** A file's bytes, but for where its run lives and the run's own id (which differ by design). */
+function runFile(dir: string, rel: string): string {
+  const text = readFileSync(path.join(dir, rel), 'utf8').split(dir).join('<run_dir>');
+  return rel === 'run_summary.json' ? text.replace(/"run_id": "[^"]*"/, '"run_id": "<run_id>"') : text;
+}
+
+/** Every file of the sequential run, byte for byte, but config records, failure sidecars and shards. */
+function differingFiles(sequentialDir: string, overlappedDir: string): string[] {
+  const compared = (dir: string) =>
+    listFiles(dir).filter(
+      (rel) =>
+        !CONFIG_RECORDS.has(rel) &&
+        !rel.includes('_shards/') &&
+        !rel.endsWith('_failures.jsonl') &&
+        !isEarlyProfiling(rel),
+    );
+  const theirs = new Set(compared(overlappedDir));
+  const differing: string[] = [];
+  for (const rel of compared(sequentialDir)) {
+    if (!theirs.delete(rel)) differing.push(`${rel} (missing)`);
+    else if (runFile(sequentialDir, rel) !== runFile(overlappedDir, rel)) differing.push(rel);
+  }
+  return [...differing, ...[...theirs].map((rel) => `${rel} (extra)`)];
+}
+
+/** When a workflow's first child started, and when it closed, from its history. */
+async function childSpan(workflowId: string, which: 'first-start' | 'close'): Promise<number> {
+  const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+  const events = history.events ?? [];
+  const event =
+    which === 'first-start' ? events.find((e) => e.childWorkflowExecutionStartedEventAttributes) : events.at(-1);
+  assert.ok(event?.eventTime, `${workflowId}: no ${which} event`);
+  return Number(event.eventTime.seconds) * 1000 + Math.floor((event.eventTime.nanos ?? 0) / 1e6);
+}
+
+test(
+  'overlapped runs with shuffled completion orders publish the sequential run’s bytes',
+  { timeout: 900_000 },
+  async () => {
+    const run = (configPath: string, runId: string) =>
+      runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath, runId });
+    const sequential = await run(writeConfig('sequential', false), 'sequential');
+    assert.equal(sequential.prefetch, undefined);
+
+    for (const faultSeed of [1, 2]) {
+      const runId = `overlapped-${faultSeed}`;
+      const overlapped = await run(writeConfig(runId, true, faultSeed), runId);
+      assert.deepEqual(differingFiles(sequential.runDir, overlapped.runDir), [], runId);
+      assert.deepEqual(overlapped.counts, sequential.counts, runId);
+
+      // It did overlap: early profiling answered most of the run's samples, and its first segment
+      // started before collect had finished.
+      const early = overlapped.prefetch;
+      assert.ok(early, runId);
+      assert.ok(early.segments >= 2, `${runId}: ${JSON.stringify(early)}`);
+      assert.ok(early.reused >= 0.8 * sequential.counts.local_profile_rollouts!, `${runId}: ${JSON.stringify(early)}`);
+      const firstSegment = await childSpan(`${runId}/prefetch`, 'first-start');
+      const collectClosed = await childSpan(`${runId}/collect`, 'close');
+      assert.ok(
+        firstSegment < collectClosed,
+        `${runId}: first segment at ${firstSegment}, collect closed ${collectClosed}`,
+      );
+    }
+  },
+);

@@ -1,0 +1,116 @@
+import {
+  condition,
+  continueAsNew,
+  executeChild,
+  log,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { PivotActivities } from '../activities';
+import { chunksFinishedSignal, prefetchProgressQuery } from '../contracts/temporal';
+import type { PrefetchInput, PrefetchResult, PrefetchSegment, PrefetchState } from '../contracts/payloads';
+import { collectStageActivityOptions } from './activityOptions';
+import { collectRolloutsWorkflow } from './collectRollouts';
+
+// Overlap (docs/architecture.md): local profiling that starts while collect runs. Collect signals
+// how far its chunks have all finished; each time, the whole tasks among them not cut yet become a
+// segment, converted on its own and profiled by a chunked child on the policy engine. Nothing here
+// decides what is published: the run's convert and local profile still run over the whole run in
+// its order, reusing a sample from here only for the very same request (activities/prefetched.ts).
+
+const { prefetchSegment } = proxyActivities<PivotActivities>(collectStageActivityOptions);
+
+/**
+ * Segments profiled at once: two, so one's tail (its last chunks, merge and finish) overlaps the
+ * next one's chunks and the policy engine is not left idle between segments.
+ */
+const SEGMENTS_IN_FLIGHT = 2;
+const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 4000;
+
+const INITIAL_STATE: PrefetchState = {
+  fromRow: 0,
+  finishedChunks: 0,
+  collectDone: false,
+  segments: [],
+  counts: { segments: 0, candidates: 0, samples: 0 },
+};
+
+export async function prefetchLocalProfileWorkflow(input: PrefetchInput): Promise<PrefetchResult> {
+  const state = JSON.parse(JSON.stringify(input.resume ?? INITIAL_STATE)) as PrefetchState;
+  const running = new Map<string, Promise<void>>();
+  let cutUpTo = 0;
+  let cutFinal = false;
+  setHandler(chunksFinishedSignal, ({ chunks, final }) => {
+    state.finishedChunks = Math.max(state.finishedChunks, chunks);
+    if (final) state.collectDone = true;
+  });
+  setHandler(prefetchProgressQuery, () => ({
+    ...state.counts,
+    running: [...running.keys()],
+    collectChunksFinished: state.finishedChunks,
+  }));
+
+  const historyLimit = input.continueAsNewAfterEvents ?? DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS;
+  const mustContinueAsNew = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= historyLimit;
+  const canCut = () => running.size < SEGMENTS_IN_FLIGHT && (state.finishedChunks > cutUpTo || state.collectDone);
+
+  while (!cutFinal) {
+    await condition(() => (mustContinueAsNew() ? running.size === 0 : canCut()));
+    if (mustContinueAsNew()) await continueAsNew<typeof prefetchLocalProfileWorkflow>({ ...input, resume: state });
+    const final = state.collectDone;
+    cutUpTo = state.finishedChunks;
+    const segment = await prefetchSegment({
+      plan: input.plan,
+      collectPrefix: input.collectPrefix,
+      fromRow: state.fromRow,
+      finishedChunks: cutUpTo,
+      final,
+    });
+    state.fromRow = segment.toRow;
+    cutFinal = final;
+    const { dir, candidatesPath } = segment;
+    if (dir && candidatesPath) startSegment(input, state, running, { ...segment, dir, candidatesPath });
+  }
+  await Promise.all(running.values());
+  return { ...state.counts, segmentDirs: [...state.segments].sort((a, b) => fromRow(a) - fromRow(b)) };
+}
+
+/** A segment directory's first row (`rows-<from>-<to>`): segments finish in any order, the run reads them in row order. */
+function fromRow(dir: string): number {
+  return Number(/rows-(\d+)-\d+$/.exec(dir)?.[1] ?? 0);
+}
+
+/** Profiles a segment's candidates in a chunked child; a failed segment is only sampled later, live. */
+function startSegment(
+  input: PrefetchInput,
+  state: PrefetchState,
+  running: Map<string, Promise<void>>,
+  segment: PrefetchSegment & { dir: string; candidatesPath: string },
+): void {
+  const workflowId = `${workflowInfo().workflowId}/${segment.dir.slice(segment.dir.lastIndexOf('/') + 1)}`;
+  state.counts.segments++;
+  state.counts.candidates += segment.candidates;
+  const profiled = executeChild(collectRolloutsWorkflow, {
+    workflowId,
+    args: [
+      {
+        // The segment is its own little run directory: its manifest and digests stay out of the run's.
+        plan: { ...input.plan, runDir: segment.dir },
+        stage: 'local_profile',
+        inputPath: segment.candidatesPath,
+        outPrefix: `${segment.dir}/local_profile`,
+      },
+    ],
+  }).then(
+    (result) => {
+      state.counts.samples += result.merge.completed;
+      state.segments.push(segment.dir);
+    },
+    (err: unknown) => log.warn('early local profiling of a segment failed', { workflowId, error: String(err) }),
+  );
+  running.set(
+    workflowId,
+    profiled.finally(() => running.delete(workflowId)),
+  );
+}
