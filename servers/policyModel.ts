@@ -45,6 +45,8 @@ export interface PolicyModelOptions {
    * concurrency, like a real engine's batch. Unset = no limit.
    */
   slots?: number;
+  /** Called as each generation leaves its slot, with when it took the slot and when it left (epoch ms). */
+  onServed?: (startMs: number, endMs: number) => void;
   log?: (line: string) => void;
 }
 
@@ -57,16 +59,35 @@ function readChatRequest(body: Record<string, unknown>): Record<string, unknown>
   }
 }
 
+const epochMs = () => performance.timeOrigin + performance.now();
+
+/** Runs `task` and reports the span it ran, or runs it alone when no one listens. */
+function timed(onServed: PolicyModelOptions['onServed']): <T>(task: () => T | Promise<T>) => Promise<T> {
+  if (onServed === undefined) return async (task) => task();
+  return async (task) => {
+    const start = epochMs();
+    try {
+      return await task();
+    } finally {
+      onServed(start, epochMs());
+    }
+  };
+}
+
 /** A FIFO of `slots` slots around `task`, or `task` itself when unlimited. */
-function slotted(slots: number | undefined): <T>(task: () => T | Promise<T>) => Promise<T> {
-  if (slots === undefined) return async (task) => task();
+function slotted(
+  slots: number | undefined,
+  onServed: PolicyModelOptions['onServed'],
+): <T>(task: () => T | Promise<T>) => Promise<T> {
+  const served = timed(onServed);
+  if (slots === undefined) return served;
   let busy = 0;
   const waiting: Array<() => void> = [];
   return async (task) => {
     if (busy < slots) busy++;
     else await new Promise<void>((resolve) => waiting.push(resolve));
     try {
-      return await task();
+      return await served(task);
     } finally {
       // The slot goes straight to the next waiter, so a new request cannot overtake it.
       const next = waiting.shift();
@@ -78,7 +99,7 @@ function slotted(slots: number | undefined): <T>(task: () => T | Promise<T>) => 
 
 export async function startPolicyModelServer(options: PolicyModelOptions): Promise<RunningServer> {
   const latency = options.latencyMs ?? 0;
-  const inSlot = slotted(options.slots);
+  const inSlot = slotted(options.slots, options.onServed);
   const server = await listenJson({
     host: options.host ?? '127.0.0.1',
     port: options.port ?? 0,

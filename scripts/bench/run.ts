@@ -10,6 +10,7 @@ import { freePort } from '../lib/net';
 import { CONCURRENCY, DEFAULT_CHUNK_SIZE, DEFAULT_CHUNKS_IN_FLIGHT, loadNow, type Bench } from './benchContext';
 import { childPidsMatching } from './cpu';
 import { parseFlags, refuse, wholeNumber } from './flags';
+import { runOverlapBench } from './overlap';
 import { runPeerBench } from './peer';
 import { candidatesFrom, localProfileRun, sampleCandidates, type ScaleRun } from './scale';
 import { historyLines, scaleLines } from './scaleReport';
@@ -33,6 +34,7 @@ const USAGE =
   'npm run bench -- [--quick | --million] [--cycles=N] [--only=throughput|scale] [--rows=small,large] [--keep] [--worker-heap] ' +
   '[--worker-max-old-space-mb=N] [--worker-node-options="..."] [--chunk-size=N] [--chunks-in-flight=N] [--tasks=N] [--without-temporal] ' +
   '[--worker-cpu-profile=DIR] [--pin-simulators]\n' +
+  '       npm run bench -- --overlap [--quick] [--repeats=N] [--latency-ms=N] [--slots=N] [--rounds=N] [--keep]\n' +
   '       npm run bench -- --peer | --only=peer [--repeats=N] [--cycles=N] [--chunk-size=N] [--worker-node-options="..."] [--pivots=PIVOTS.jsonl] [--worker-cpu-profile=DIR] [--keep]';
 const flags = parseFlags(USAGE, {
   quick: { type: 'boolean' },
@@ -53,6 +55,10 @@ const flags = parseFlags(USAGE, {
   peer: { type: 'boolean' },
   repeats: { type: 'string' },
   pivots: { type: 'string' },
+  overlap: { type: 'boolean' },
+  'latency-ms': { type: 'string' },
+  slots: { type: 'string' },
+  rounds: { type: 'string' },
 });
 if (flags.only !== undefined && !['throughput', 'scale', 'peer'].includes(flags.only))
   refuse(`--only=${flags.only}: expected throughput, scale or peer`);
@@ -73,7 +79,15 @@ const PEER_FLAGS = new Set([
 const notForPeer = Object.keys(flags).filter((name) => !PEER_FLAGS.has(name));
 if (peer && notForPeer.length > 0)
   refuse(`--${notForPeer.join(', --')}: not a flag of the peer bench\nusage: ${USAGE}`);
-if (!peer && (flags.repeats !== undefined || flags.pivots !== undefined))
+// The overlap bench (scripts/bench/overlap.ts): the pipeline on two engine simulators with slots.
+const overlapBench = flags.overlap === true;
+const OVERLAP_FLAGS = new Set(['overlap', 'quick', 'repeats', 'latency-ms', 'slots', 'rounds', 'keep']);
+const notForOverlap = Object.keys(flags).filter((name) => !OVERLAP_FLAGS.has(name));
+if (overlapBench && notForOverlap.length > 0)
+  refuse(`--${notForOverlap.join(', --')}: not a flag of the overlap bench\nusage: ${USAGE}`);
+if (!overlapBench && ['latency-ms', 'slots', 'rounds'].some((name) => name in flags))
+  refuse(`--latency-ms, --slots and --rounds are flags of the overlap bench (--overlap)\nusage: ${USAGE}`);
+if (!peer && !overlapBench && (flags.repeats !== undefined || flags.pivots !== undefined))
   refuse(`--repeats and --pivots are flags of the peer bench (--peer)\nusage: ${USAGE}`);
 // 64 repeats of the demo's pivots, as issue 42 measured them; fewer for a smoke run.
 const peerRepeats = wholeNumber('repeats', flags.repeats) ?? 64;
@@ -109,10 +123,29 @@ const TARGETS = { durableOverBare: 0.95, durableOverBareAt4x: 0.9, rssRatio: 1.2
 const rowsFlag = flags.rows?.split(',').map((n) => wholeNumber('rows', n)!);
 const SCALE_ROWS = rowsFlag ?? (million ? [10_000, 1_000_000] : quick ? [2_000, 20_000] : [10_000, 100_000]);
 const MB = 1024 * 1024;
+const OVERLAP_DEFAULT_REPEATS = 8;
+
+/**
+ * The overlap bench's size. By default each stage keeps its engine working at least 60 s alone, the
+ * issue's sizing; --quick is a smoke run of seconds that only checks the bench works.
+ */
+function overlapOptions() {
+  return {
+    repeats: wholeNumber('repeats', flags.repeats) ?? (quick ? 1 : OVERLAP_DEFAULT_REPEATS),
+    engine: {
+      latencyMs: wholeNumber('latency-ms', flags['latency-ms'], 0) ?? (quick ? 20 : 250),
+      slots: wholeNumber('slots', flags.slots) ?? 8,
+      seed: 7,
+    },
+    rounds: wholeNumber('rounds', flags.rounds) ?? (quick ? 1 : 2),
+    keep: flags.keep === true,
+  };
+}
 const round = (x: number, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
 const log = (line: string) => console.log(line);
 
 async function main(): Promise<void> {
+  if (overlapBench) return runOverlapBench(overlapOptions());
   if (workerCpuProfileFlag === '') throw new Error('--worker-cpu-profile=DIR needs the directory the profiles go to');
   if (peer) {
     // Two A B B A cycles (four pairs) unless --cycles says otherwise: with two pairs a median is a mean.

@@ -5,6 +5,7 @@ import {
   type IncomingMessage,
   type ServerResponse,
 } from 'node:http';
+import { openSync, writeSync } from 'node:fs';
 import { startAgentServer, DEFAULT_MAX_STEPS } from '../../servers/agent';
 import {
   EMBEDDED_AGENT_NAME,
@@ -20,7 +21,9 @@ import { startResourcesServer } from '../../servers/resources';
 //     a policy replica: the SEEDED POLICY SIMULATOR answering at most S requests at once, each
 //     holding its slot L ms, so a replica's throughput is S/L whatever the machine's cores do (a
 //     real engine's batch slots). The simulator answers the same bytes for the same request on every
-//     replica, as replicas of one model with seeded sampling would.
+//     replica, as replicas of one model with seeded sampling would. With --record FILE it appends
+//     one line `<start ms> <end ms>` per generation to FILE (epoch ms, while it held its slot), for
+//     the overlap bench's busy and idle figures.
 //   gym --address A --engines URL,URL --seed N
 //     agent, resources and head servers, and the model server the agent calls, which spreads over
 //     the engine replicas by outstanding requests and fails over, as NeMo Gym's vllm_model does with
@@ -29,11 +32,24 @@ import { startResourcesServer } from '../../servers/resources';
 export const ENGINE_PORT = 8000;
 export const GYM_PORTS = { head: 8100, agent: 8101, resources: 8102, model: 8103 } as const;
 
-function flag(args: string[], name: string): string {
+function optionalFlag(args: string[], name: string): string | undefined {
   const i = args.indexOf(`--${name}`);
-  const value = i >= 0 ? args[i + 1] : undefined;
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+function flag(args: string[], name: string): string {
+  const value = optionalFlag(args, name);
   if (value === undefined) throw new Error(`--${name} is required`);
   return value;
+}
+
+/** A writer of served spans to `file`, one synchronous append each so a killed engine loses none. */
+function spanRecorder(file: string | undefined): ((startMs: number, endMs: number) => void) | undefined {
+  if (file === undefined) return undefined;
+  const fd = openSync(file, 'a');
+  return (startMs, endMs) => {
+    writeSync(fd, `${startMs.toFixed(3)} ${endMs.toFixed(3)}\n`);
+  };
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer> {
@@ -111,6 +127,7 @@ async function engine(args: string[]): Promise<void> {
     port,
     latencyMs,
     slots,
+    onServed: spanRecorder(optionalFlag(args, 'record')),
     log: (l) => console.error(l),
   });
 }

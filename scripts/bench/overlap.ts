@@ -1,0 +1,258 @@
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import YAML from 'yaml';
+import { pipelineConfigSchema } from '../../contracts/config';
+import type { PivotMiningResult } from '../../contracts/payloads';
+import { startAgentServer } from '../../servers/agent';
+import { startResourcesServer } from '../../servers/resources';
+import { createPivotWorker, releaseWorkerResources } from '../../workers/pivotWorker';
+import { ensureDevServer } from '../lib/devServer';
+import { freePort } from '../lib/net';
+import { loadNow } from './benchContext';
+import { startEngine, type EngineSettings } from './overlapEngines';
+import { busyShare, extent, idleShare, type Span } from './overlapMetrics';
+
+// `npm run bench -- --overlap` (issue 51): the pipeline on two engine simulators, a source engine the
+// agent calls during collect and a policy engine local profiling calls, each with a per-call latency
+// and fixed slots; and the same seed on one engine serving both stages. Runs the sequential pipeline
+// and, once the config has `pipeline.overlap`, the overlapped one, alternating, two rounds. The last
+// line is one JSON object; figures the pipeline cannot produce yet are null, never estimated.
+
+export type PipelineMode = 'sequential' | 'overlapped';
+
+export interface OverlapBenchOptions {
+  /** collect.num_repeats over the demo tasks: the size of both stages. */
+  repeats: number;
+  engine: EngineSettings;
+  rounds: number;
+  keep: boolean;
+}
+
+interface BenchRun {
+  client: Client;
+  /** The worker's base directory: config paths are relative to it. */
+  baseDir: string;
+  opts: OverlapBenchOptions;
+}
+
+export interface RunFigures {
+  mode: PipelineMode;
+  engines: 1 | 2;
+  wallS: number;
+  source: Span[];
+  policy: Span[];
+  digest: string;
+}
+
+const REPO = path.resolve(__dirname, '../..');
+const TASK_QUEUE = 'pivot-overlap-bench';
+const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
+const meanOf = (xs: number[]) => (xs.length === 0 ? NaN : xs.reduce((a, b) => a + b, 0) / xs.length);
+/** The issue's sizing: each stage keeps its engine working at least this long when it runs alone. */
+export const STAGE_ALONE_TARGET_S = 60;
+
+function benchConfig(opts: OverlapBenchOptions, urls: { agent: string; resources: string; policy: string }) {
+  const chunking = { chunk_size: 32, max_chunks_in_flight: 4, max_concurrency: 2 * opts.engine.slots };
+  return {
+    name: 'overlap_bench',
+    seed: 7,
+    servers: { mode: 'attach', agent_url: urls.agent, resources_url: urls.resources },
+    collect: {
+      input_jsonl: 'tasks.jsonl',
+      agent_name: 'demo_tool_agent',
+      num_repeats: opts.repeats,
+      seed_per_repeat: true,
+      ...chunking,
+    },
+    convert: { min_source_reward: 1.0, source_preference: 'prefer_mixed' },
+    local_profile: { num_samples: 8, model: { url: urls.policy, max_concurrency: 2 * opts.engine.slots }, ...chunking },
+    publish: { dataset_name: 'overlap_pivots' },
+  };
+}
+
+/** Whether the config schema has `pipeline.overlap` yet: the bench compares the modes once it does. */
+export function overlapModeExists(config: Record<string, unknown>): boolean {
+  const base = pipelineConfigSchema.safeParse(config);
+  if (!base.success) throw new Error(`the bench's own config is invalid: ${base.error.message}`);
+  return pipelineConfigSchema.safeParse({ ...config, pipeline: { overlap: true } }).success;
+}
+
+/** SHA-256 over the published dataset directory's files, by name. */
+function datasetDigest(result: PivotMiningResult): string {
+  const dir = path.dirname(result.pivotsPath);
+  const hash = createHash('sha256');
+  for (const name of readdirSync(dir).sort())
+    hash
+      .update(name)
+      .update('\0')
+      .update(readFileSync(path.join(dir, name)));
+  return hash.digest('hex');
+}
+
+/** One pipeline run on fresh engines (one serving both stages, or a source and a policy engine). */
+async function runOnce(bench: BenchRun, name: string, mode: PipelineMode, engines: 1 | 2): Promise<RunFigures> {
+  const runDir = path.join(bench.baseDir, name);
+  mkdirSync(runDir, { recursive: true });
+  const source = await startEngine(bench.opts.engine, path.join(runDir, 'source_engine.spans'));
+  const policy =
+    engines === 2 ? await startEngine(bench.opts.engine, path.join(runDir, 'policy_engine.spans')) : source;
+  const resources = await startResourcesServer();
+  const agent = await startAgentServer({ modelUrl: source.url, resourcesUrl: resources.url });
+  let result: { wallS: number; digest: string };
+  try {
+    const config = benchConfig(bench.opts, { agent: agent.url, resources: resources.url, policy: policy.url });
+    const withMode = overlapModeExists(config) ? { ...config, pipeline: { overlap: mode === 'overlapped' } } : config;
+    copyFileSync(path.join(REPO, 'configs/demo_tasks.jsonl'), path.join(runDir, 'tasks.jsonl'));
+    writeFileSync(path.join(runDir, 'config.yaml'), YAML.stringify(withMode));
+    const started = performance.now();
+    const done = (await bench.client.workflow.execute('pivotMiningWorkflow', {
+      taskQueue: TASK_QUEUE,
+      workflowId: `overlap-bench-${name}`,
+      args: [{ config_path: `${name}/config.yaml`, run_id: `overlap-bench-${name}` }],
+    })) as PivotMiningResult;
+    result = { wallS: (performance.now() - started) / 1000, digest: datasetDigest(done) };
+  } finally {
+    await agent.close();
+    await resources.close();
+  }
+  const sourceSpans = await source.stop();
+  const policySpans = engines === 2 ? await policy.stop() : sourceSpans;
+  return { mode, engines, ...result, source: sourceSpans, policy: policySpans };
+}
+
+/** Seconds between an engine's first and last request: how long its stage kept it working. */
+const engineSpanS = (spans: Span[]) => {
+  const [from, to] = extent(spans);
+  return (to - from) / 1000;
+};
+
+/** The share of a one-engine run's engine span (first to last request) with no request in flight. */
+export function oneEngineGapShare(spans: Span[]): number {
+  const [from, to] = extent(spans);
+  return idleShare(spans, from, to);
+}
+
+/** The bench's JSON line from its runs; figures of a mode that did not run are null. */
+export function overlapSummary(runs: RunFigures[], slots: number) {
+  const of = (mode: PipelineMode, engines: 1 | 2) => runs.filter((r) => r.mode === mode && r.engines === engines);
+  const sequential = of('sequential', 2);
+  const overlapped = of('overlapped', 2);
+  // The goals are about the overlapped pipeline; until it exists, today's sequential figures stand.
+  const measured = overlapped.length > 0 ? overlapped : sequential;
+  const oneEngine = overlapped.length > 0 ? of('overlapped', 1) : of('sequential', 1);
+  const longest = meanOf(sequential.map((r) => Math.max(engineSpanS(r.source), engineSpanS(r.policy))));
+  const overlappedS = overlapped.length > 0 ? meanOf(overlapped.map((r) => r.wallS)) : null;
+  const reference = sequential[0]?.digest;
+  return {
+    bench: 'overlap',
+    sequential_s: round(meanOf(sequential.map((r) => r.wallS)), 1),
+    overlapped_s: overlappedS === null ? null : round(overlappedS, 1),
+    longest_stage_alone_s: round(longest, 1),
+    wall_over_longest: overlappedS === null ? null : round(overlappedS / longest),
+    policy_busy: round(meanOf(measured.map((r) => busyShare(r.policy, slots)))),
+    source_busy: round(meanOf(measured.map((r) => busyShare(r.source, slots)))),
+    one_engine_gap_share: round(meanOf(oneEngine.map((r) => oneEngineGapShare(r.source)))),
+    identical: overlapped.length > 0 ? overlapped.every((r) => r.digest === reference) : null,
+  };
+}
+
+/** Round r runs the modes in alternating order, each on two engines and then on one. */
+function schedule(rounds: number, modes: PipelineMode[]): Array<{ mode: PipelineMode; engines: 1 | 2 }> {
+  const order = [];
+  for (let r = 0; r < rounds; r++) {
+    const inRound = r % 2 === 0 ? modes : [...modes].reverse();
+    for (const mode of inRound) order.push({ mode, engines: 2 as const }, { mode, engines: 1 as const });
+  }
+  return order;
+}
+
+function runLine(name: string, run: RunFigures, slots: number): string {
+  const stages =
+    run.engines === 2
+      ? `source engine ${round(engineSpanS(run.source), 1)} s busy ${round(busyShare(run.source, slots))}, ` +
+        `policy engine ${round(engineSpanS(run.policy), 1)} s busy ${round(busyShare(run.policy, slots))}`
+      : `one engine ${round(engineSpanS(run.source), 1)} s busy ${round(busyShare(run.source, slots))}, ` +
+        `nothing in flight ${round(100 * oneEngineGapShare(run.source), 1)}% of it`;
+  return `${name}: ${run.mode}, ${run.engines} engine(s), wall ${round(run.wallS, 1)} s; ${stages} (load ${loadNow()})`;
+}
+
+/** Printed before the JSON line: what the figures mean and what the runs could not show. */
+function closingLines(runs: RunFigures[], slots: number, overlapExists: boolean): string[] {
+  const sequential = runs.filter((r) => r.mode === 'sequential');
+  const shortest = Math.min(
+    ...sequential.filter((r) => r.engines === 2).flatMap((r) => [r.source, r.policy].map(engineSpanS)),
+  );
+  const sameBytes = sequential.every((r) => r.digest === sequential[0]?.digest);
+  return [
+    `sequential runs (one and two engines, every round) published identical bytes: ${sameBytes ? 'yes' : 'NO'}`,
+    `shortest stage alone: ${round(shortest, 1)} s (${shortest >= STAGE_ALONE_TARGET_S ? 'at least' : 'BELOW'} the ${STAGE_ALONE_TARGET_S} s the issue sizes for)`,
+    overlapExists
+      ? "busy and gap figures below are the overlapped runs'"
+      : "the config has no pipeline.overlap yet: sequential runs only; busy and gap figures below are today's sequential pipeline, overlapped_s and identical are null",
+    `busy = served slot-time / (${slots} slots x first-to-last request); gap share = time with nothing in flight / first-to-last request. ` +
+      `Engines are sleep-bound simulators, but the worker shares this machine's CPUs: figures are load-bound (load ${loadNow()}).`,
+  ];
+}
+
+/** The runs in their order, their lines, and the JSON line last. */
+async function measure(bench: BenchRun, dir: string): Promise<void> {
+  const { opts } = bench;
+  const probe = benchConfig(opts, {
+    agent: 'http://127.0.0.1:1',
+    resources: 'http://127.0.0.1:1',
+    policy: 'http://127.0.0.1:1',
+  });
+  const overlapExists = overlapModeExists(probe);
+  const { latencyMs, slots } = opts.engine;
+  console.log(
+    `pivot-miner bench --overlap: demo tasks x ${opts.repeats} repeats, engines of ${slots} slots at ${latencyMs} ms a call, ` +
+      `${opts.rounds} round(s), ${os.cpus().length} CPUs, load ${loadNow()}; work dir ${dir}`,
+  );
+  const runs: RunFigures[] = [];
+  for (const [i, step] of schedule(
+    opts.rounds,
+    overlapExists ? ['sequential', 'overlapped'] : ['sequential'],
+  ).entries()) {
+    const name = `run${i + 1}-${step.mode}-${step.engines}engine`;
+    const run = await runOnce(bench, name, step.mode, step.engines);
+    runs.push(run);
+    console.log(runLine(name, run, slots));
+  }
+  closingLines(runs, slots, overlapExists).forEach((line) => console.log(line));
+  console.log(JSON.stringify(overlapSummary(runs, slots)));
+}
+
+/** The whole bench: its own dev server and in-process worker, then the runs, then the JSON line. */
+export async function runOverlapBench(opts: OverlapBenchOptions): Promise<void> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-overlap-'));
+  const server = await ensureDevServer({
+    port: await freePort(),
+    uiPort: await freePort(),
+    stateDir: path.join(dir, 'state'),
+  });
+  const baseDir = path.join(dir, 'work');
+  mkdirSync(baseDir);
+  process.env.PIVOT_MINER_BASE_DIR = baseDir;
+  const nativeConnection = await NativeConnection.connect({ address: server.address });
+  const connection = await Connection.connect({ address: server.address });
+  try {
+    const worker = await createPivotWorker({ connection: nativeConnection, taskQueue: TASK_QUEUE });
+    const working = worker.run();
+    try {
+      await measure({ client: new Client({ connection }), baseDir, opts }, dir);
+    } finally {
+      worker.shutdown();
+      await working.catch(() => undefined);
+    }
+  } finally {
+    await releaseWorkerResources();
+    await nativeConnection.close();
+    await connection.close();
+    await server.stop();
+    if (!opts.keep) rmSync(dir, { recursive: true, force: true });
+  }
+}
