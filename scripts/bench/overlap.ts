@@ -55,14 +55,18 @@ const meanOf = (xs: number[]) => (xs.length === 0 ? NaN : xs.reduce((a, b) => a 
 /** The issue's sizing: each stage keeps its engine working at least this long when it runs alone. */
 export const STAGE_ALONE_TARGET_S = 60;
 
-function benchConfig(opts: OverlapBenchOptions, urls: { agent: string; resources: string; policy: string }) {
+function benchConfig(
+  opts: OverlapBenchOptions,
+  urls: { agent: string; resources: string; policy: string },
+  tasksPath = 'tasks.jsonl',
+) {
   const chunking = { chunk_size: 32, max_chunks_in_flight: 4, max_concurrency: 2 * opts.engine.slots };
   return {
     name: 'overlap_bench',
     seed: 7,
     servers: { mode: 'attach', agent_url: urls.agent, resources_url: urls.resources },
     collect: {
-      input_jsonl: 'tasks.jsonl',
+      input_jsonl: tasksPath,
       agent_name: 'demo_tool_agent',
       num_repeats: opts.repeats,
       seed_per_repeat: true,
@@ -104,7 +108,9 @@ async function runOnce(bench: BenchRun, name: string, mode: PipelineMode, engine
   const agent = await startAgentServer({ modelUrl: source.url, resourcesUrl: resources.url });
   let result: { wallS: number; digest: string };
   try {
-    const config = benchConfig(bench.opts, { agent: agent.url, resources: resources.url, policy: policy.url });
+    const urls = { agent: agent.url, resources: resources.url, policy: policy.url };
+    // Paths in a config are relative to the worker's base directory.
+    const config = benchConfig(bench.opts, urls, `${name}/tasks.jsonl`);
     const withMode = overlapModeExists(config) ? { ...config, pipeline: { overlap: mode === 'overlapped' } } : config;
     copyFileSync(path.join(REPO, 'configs/demo_tasks.jsonl'), path.join(runDir, 'tasks.jsonl'));
     writeFileSync(path.join(runDir, 'config.yaml'), YAML.stringify(withMode));
