@@ -3,12 +3,13 @@ import { optionalTsToDate } from '@temporalio/common/lib/time';
 import type { z } from 'zod';
 import { describeIssues } from '../contracts/config';
 import { InvalidInputError } from '../contracts/errors';
-import type { PivotMiningProgress, PivotMiningResult, StageProgress } from '../contracts/payloads';
+import type { PivotMiningProgress, PivotMiningResult, PrefetchProgress, StageProgress } from '../contracts/payloads';
 import type { CurriculumRound, PolicyCheckpoint } from '../contracts/poolPayloads';
 import {
   DEFAULT_TASK_QUEUE,
   pivotMiningProgressQuery,
   policyCheckpointUpdate,
+  prefetchProgressQuery,
   roundsQuery,
   stageProgressQuery,
 } from '../contracts/temporal';
@@ -83,6 +84,37 @@ export interface MiningProgress extends PivotMiningProgress {
   childStage: StageProgress | null;
   /** What the run waits for: its activities that failed and will be tried again (a full disk, a down server). */
   waiting: ActivityRetry[];
+  /** Local profiling running beside collect (`overlap: true`): its counts, and its running segments' live numbers. */
+  early: EarlyProfiling | null;
+}
+
+export interface EarlyProfiling extends PrefetchProgress {
+  /** Samples done and expected in the segments running now. */
+  runningDone: number;
+  runningTotal: number;
+}
+
+/** The early profiling's counts, and its running segments' samples; null when there is none now. */
+async function earlyProfiling(client: Client, workflowId: string): Promise<EarlyProfiling | null> {
+  const progress = await client.workflow
+    .getHandle(workflowId)
+    .query(prefetchProgressQuery)
+    .catch(() => null);
+  if (!progress) return null;
+  const stages = await Promise.all(
+    progress.running.map((id) =>
+      client.workflow
+        .getHandle(id)
+        .query(stageProgressQuery)
+        .catch(() => null),
+    ),
+  );
+  const live = stages.filter((stage) => stage !== null);
+  return {
+    ...progress,
+    runningDone: live.reduce((sum, stage) => sum + stage.done, 0),
+    runningTotal: live.reduce((sum, stage) => sum + stage.total, 0),
+  };
 }
 
 type Described = Awaited<ReturnType<WorkflowHandle['describe']>>;
@@ -120,7 +152,11 @@ export async function getProgress(client: Client, workflowId: string): Promise<M
       waiting.push(...activityRetries(child.workflowId, await child.describe().catch(() => undefined)));
     }
   }
-  return { ...progress, status, childStage, waiting };
+  const early =
+    status === 'RUNNING' && progress.prefetchWorkflowId
+      ? await earlyProfiling(client, progress.prefetchWorkflowId)
+      : null;
+  return { ...progress, status, childStage, waiting, early };
 }
 
 /** Waits for the run and returns where its dataset is; a failed run rejects with the workflow failure. */

@@ -150,6 +150,8 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
 
     let prefetched: (PrefetchCounts & { reused: number }) | undefined;
     if (prefetch) {
+      // Local profiling already runs: what is left of it is the early segments' tail.
+      stage = 'local_profile';
       const early = await prefetch.result();
       const { reused } = await alignPrefetched({
         plan: runPlan,

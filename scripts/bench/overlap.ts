@@ -5,7 +5,6 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import YAML from 'yaml';
-import { pipelineConfigSchema } from '../../contracts/config';
 import type { PivotMiningResult } from '../../contracts/payloads';
 import { startAgentServer } from '../../servers/agent';
 import { startResourcesServer } from '../../servers/resources';
@@ -19,8 +18,8 @@ import { busyShare, extent, idleShare, type Span } from './overlapMetrics';
 // `npm run bench -- --overlap` (issue 51): the pipeline on two engine simulators, a source engine the
 // agent calls during collect and a policy engine local profiling calls, each with a per-call latency
 // and fixed slots; and the same seed on one engine serving both stages. Runs the sequential pipeline
-// and, once the config has `pipeline.overlap`, the overlapped one, alternating, two rounds. The last
-// line is one JSON object; figures the pipeline cannot produce yet are null, never estimated.
+// and the overlapped one (`overlap: false` and `true`), alternating, two rounds. The last line is one
+// JSON object.
 
 export type PipelineMode = 'sequential' | 'overlapped';
 
@@ -78,14 +77,7 @@ function benchConfig(
   };
 }
 
-/** Whether the config schema has `pipeline.overlap` yet: the bench compares the modes once it does. */
-export function overlapModeExists(config: Record<string, unknown>): boolean {
-  const base = pipelineConfigSchema.safeParse(config);
-  if (!base.success) throw new Error(`the bench's own config is invalid: ${base.error.message}`);
-  return pipelineConfigSchema.safeParse({ ...config, pipeline: { overlap: true } }).success;
-}
-
-/** SHA-256 over the published dataset directory's files, by name. */
+/** SHA-256 over the published dataset directory's files, by name, each with its run's path set aside. */
 function datasetDigest(result: PivotMiningResult): string {
   const dir = path.dirname(result.pivotsPath);
   const hash = createHash('sha256');
@@ -93,7 +85,7 @@ function datasetDigest(result: PivotMiningResult): string {
     hash
       .update(name)
       .update('\0')
-      .update(readFileSync(path.join(dir, name)));
+      .update(readFileSync(path.join(dir, name), 'utf8').split(result.runDir).join('<run_dir>'));
   return hash.digest('hex');
 }
 
@@ -110,10 +102,9 @@ async function runOnce(bench: BenchRun, name: string, mode: PipelineMode, engine
   try {
     const urls = { agent: agent.url, resources: resources.url, policy: policy.url };
     // Paths in a config are relative to the worker's base directory.
-    const config = benchConfig(bench.opts, urls, `${name}/tasks.jsonl`);
-    const withMode = overlapModeExists(config) ? { ...config, pipeline: { overlap: mode === 'overlapped' } } : config;
+    const config = { ...benchConfig(bench.opts, urls, `${name}/tasks.jsonl`), overlap: mode === 'overlapped' };
     copyFileSync(path.join(REPO, 'configs/demo_tasks.jsonl'), path.join(runDir, 'tasks.jsonl'));
-    writeFileSync(path.join(runDir, 'config.yaml'), YAML.stringify(withMode));
+    writeFileSync(path.join(runDir, 'config.yaml'), YAML.stringify(config));
     const started = performance.now();
     const done = (await bench.client.workflow.execute('pivotMiningWorkflow', {
       taskQueue: TASK_QUEUE,
@@ -142,27 +133,24 @@ export function oneEngineGapShare(spans: Span[]): number {
   return idleShare(spans, from, to);
 }
 
-/** The bench's JSON line from its runs; figures of a mode that did not run are null. */
+/** The bench's JSON line from its runs: goals are about the overlapped pipeline, against the sequential one. */
 export function overlapSummary(runs: RunFigures[], slots: number) {
   const of = (mode: PipelineMode, engines: 1 | 2) => runs.filter((r) => r.mode === mode && r.engines === engines);
   const sequential = of('sequential', 2);
   const overlapped = of('overlapped', 2);
-  // The goals are about the overlapped pipeline; until it exists, today's sequential figures stand.
-  const measured = overlapped.length > 0 ? overlapped : sequential;
-  const oneEngine = overlapped.length > 0 ? of('overlapped', 1) : of('sequential', 1);
   const longest = meanOf(sequential.map((r) => Math.max(engineSpanS(r.source), engineSpanS(r.policy))));
-  const overlappedS = overlapped.length > 0 ? meanOf(overlapped.map((r) => r.wallS)) : null;
+  const overlappedS = meanOf(overlapped.map((r) => r.wallS));
   const reference = sequential[0]?.digest;
   return {
     bench: 'overlap',
     sequential_s: round(meanOf(sequential.map((r) => r.wallS)), 1),
-    overlapped_s: overlappedS === null ? null : round(overlappedS, 1),
+    overlapped_s: round(overlappedS, 1),
     longest_stage_alone_s: round(longest, 1),
-    wall_over_longest: overlappedS === null ? null : round(overlappedS / longest),
-    policy_busy: round(meanOf(measured.map((r) => busyShare(r.policy, slots)))),
-    source_busy: round(meanOf(measured.map((r) => busyShare(r.source, slots)))),
-    one_engine_gap_share: round(meanOf(oneEngine.map((r) => oneEngineGapShare(r.source)))),
-    identical: overlapped.length > 0 ? overlapped.every((r) => r.digest === reference) : null,
+    wall_over_longest: round(overlappedS / longest),
+    policy_busy: round(meanOf(overlapped.map((r) => busyShare(r.policy, slots)))),
+    source_busy: round(meanOf(overlapped.map((r) => busyShare(r.source, slots)))),
+    one_engine_gap_share: round(meanOf(of('overlapped', 1).map((r) => oneEngineGapShare(r.source)))),
+    identical: reference !== undefined && runs.every((r) => r.digest === reference),
   };
 }
 
@@ -187,7 +175,7 @@ function runLine(name: string, run: RunFigures, slots: number): string {
 }
 
 /** Printed before the JSON line: what the figures mean and what the runs could not show. */
-function closingLines(runs: RunFigures[], slots: number, overlapExists: boolean): string[] {
+function closingLines(runs: RunFigures[], slots: number): string[] {
   const sequential = runs.filter((r) => r.mode === 'sequential');
   const shortest = Math.min(
     ...sequential.filter((r) => r.engines === 2).flatMap((r) => [r.source, r.policy].map(engineSpanS)),
@@ -196,9 +184,7 @@ function closingLines(runs: RunFigures[], slots: number, overlapExists: boolean)
   return [
     `sequential runs (one and two engines, every round) published identical bytes: ${sameBytes ? 'yes' : 'NO'}`,
     `shortest stage alone: ${round(shortest, 1)} s (${shortest >= STAGE_ALONE_TARGET_S ? 'at least' : 'BELOW'} the ${STAGE_ALONE_TARGET_S} s the issue sizes for)`,
-    overlapExists
-      ? "busy and gap figures below are the overlapped runs'"
-      : "the config has no pipeline.overlap yet: sequential runs only; busy and gap figures below are today's sequential pipeline, overlapped_s and identical are null",
+    "busy and gap figures below are the overlapped runs'; identical compares every run's dataset with the first sequential run's",
     `busy = served slot-time / (${slots} slots x first-to-last request); gap share = time with nothing in flight / first-to-last request. ` +
       `Engines are sleep-bound simulators, but the worker shares this machine's CPUs: figures are load-bound (load ${loadNow()}).`,
   ];
@@ -207,28 +193,19 @@ function closingLines(runs: RunFigures[], slots: number, overlapExists: boolean)
 /** The runs in their order, their lines, and the JSON line last. */
 async function measure(bench: BenchRun, dir: string): Promise<void> {
   const { opts } = bench;
-  const probe = benchConfig(opts, {
-    agent: 'http://127.0.0.1:1',
-    resources: 'http://127.0.0.1:1',
-    policy: 'http://127.0.0.1:1',
-  });
-  const overlapExists = overlapModeExists(probe);
   const { latencyMs, slots } = opts.engine;
   console.log(
     `pivot-miner bench --overlap: demo tasks x ${opts.repeats} repeats, engines of ${slots} slots at ${latencyMs} ms a call, ` +
       `${opts.rounds} round(s), ${os.cpus().length} CPUs, load ${loadNow()}; work dir ${dir}`,
   );
   const runs: RunFigures[] = [];
-  for (const [i, step] of schedule(
-    opts.rounds,
-    overlapExists ? ['sequential', 'overlapped'] : ['sequential'],
-  ).entries()) {
+  for (const [i, step] of schedule(opts.rounds, ['sequential', 'overlapped']).entries()) {
     const name = `run${i + 1}-${step.mode}-${step.engines}engine`;
     const run = await runOnce(bench, name, step.mode, step.engines);
     runs.push(run);
     console.log(runLine(name, run, slots));
   }
-  closingLines(runs, slots, overlapExists).forEach((line) => console.log(line));
+  closingLines(runs, slots).forEach((line) => console.log(line));
   console.log(JSON.stringify(overlapSummary(runs, slots)));
 }
 

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { awaitDataset, getProgress, type ActivityRetry } from '../../client';
+import { awaitDataset, getProgress, type ActivityRetry, type EarlyProfiling } from '../../client';
 import { connectClient } from '../lib/client';
 import { followRun } from '../lib/follow';
 import { printResult } from '../lib/printResult';
@@ -9,6 +9,14 @@ export function waitingLine(retry: ActivityRetry, now: Date): string {
   const seconds = retry.nextAttemptAt === null ? null : Math.max(0, Math.ceil((+retry.nextAttemptAt - +now) / 1000));
   const when = seconds === null ? 'running' : `in ${seconds} s`;
   return `waiting: ${retry.activityType} of ${retry.workflowId}, attempt ${retry.attempt} ${when}, after: ${retry.lastFailure}`;
+}
+
+/** "local_profile (early): 3 segments, 137 candidates, 512 samples done, 96/128 in running segments; collect chunks finished: 12". */
+export function earlyLine(early: EarlyProfiling): string {
+  return (
+    `local_profile (early): ${early.segments} segments, ${early.candidates} candidates, ${early.samples} samples done, ` +
+    `${early.runningDone}/${early.runningTotal} in running segments; collect chunks finished: ${early.collectChunksFinished}`
+  );
 }
 
 export function registerStatusCommand(program: Command): void {
@@ -39,6 +47,7 @@ export function registerStatusCommand(program: Command): void {
             `${child.stage}: ${child.done}/${child.total} rollouts, ${child.failed} failed, ${child.rolloutsPerSecond}/s, ETA ${eta}`,
           );
         }
+        if (progress.early) console.log(earlyLine(progress.early));
         for (const retry of progress.waiting) console.log(waitingLine(retry, new Date()));
         for (const [k, v] of Object.entries(progress.counts)) console.log(`  ${k}: ${v}`);
       } finally {

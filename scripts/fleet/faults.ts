@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { prefetchProgressQuery } from '../../contracts/temporal';
 import type { Cluster } from './cluster';
 import type { RunSettings } from './runConfig';
 
@@ -39,6 +40,20 @@ interface Target {
 }
 
 /**
+ * The chunked workflows that run a stage now: the stage's child, and for local profiling also the
+ * segments profiled early while collect runs (`overlap: true`), which is where most of its chunks,
+ * merges and finishes then are.
+ */
+async function stageWorkflows(client: Client, workflowId: string, stage: string): Promise<string[]> {
+  if (stage !== 'local_profile') return [`${workflowId}/${stage}`];
+  const early = await client.workflow
+    .getHandle(`${workflowId}/prefetch`)
+    .query(prefetchProgressQuery)
+    .catch(() => undefined);
+  return [...(early?.running ?? []), `${workflowId}/${stage}`];
+}
+
+/**
  * Waits until the step a fault aims at is running, and says which worker host runs it: a chunk
  * that has been running a couple of seconds (so the partition lands mid-chunk), or one of the
  * stage's merge/finish activities. Gives up when the step is over (`hit` false) so a run never hangs.
@@ -54,29 +69,26 @@ export async function waitForStep(
   const aimsAtStep = fault.stage === 'merge' || fault.stage === 'finish';
   const stage = aimsAtStep ? 'local_profile' : fault.stage;
   const types = fault.stage === 'merge' ? MERGE_ACTIVITIES : FINISH_ACTIVITIES;
-  const child = client.workflow.getHandle(`${workflowId}/${stage}`);
-  let chunkSeenAt: number | undefined;
-  let stageSeen = false;
+  const chunkSeenAt = new Map<string, number>();
   while (!done()) {
-    try {
-      const d = await child.describe();
-      stageSeen = true;
-      if (d.status.name !== 'RUNNING') return { hit: false, target: {} };
-      for (const a of d.raw.pendingActivities ?? []) {
+    for (const id of await stageWorkflows(client, workflowId, stage)) {
+      const d = await client.workflow
+        .getHandle(id)
+        .describe()
+        .catch(() => undefined);
+      // The stage's own child over: the step is past.
+      if (d && d.status.name !== 'RUNNING' && id === `${workflowId}/${stage}`) return { hit: false, target: {} };
+      for (const a of d?.status.name === 'RUNNING' ? (d.raw.pendingActivities ?? []) : []) {
         const type = a.activityType?.name ?? '';
         const started = a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
-        const worker = a.lastWorkerIdentity ?? undefined;
-        if (!started) continue;
-        if (aimsAtStep ? types.has(type) : type === 'runChunk') {
-          if (!aimsAtStep) {
-            chunkSeenAt ??= Date.now();
-            if (Date.now() - chunkSeenAt < 2_000) continue;
-          }
-          return { hit: true, target: { worker: worker ?? undefined } };
+        if (!started || !(aimsAtStep ? types.has(type) : type === 'runChunk')) continue;
+        if (!aimsAtStep) {
+          const seen = chunkSeenAt.get(id) ?? Date.now();
+          chunkSeenAt.set(id, seen);
+          if (Date.now() - seen < 2_000) continue;
         }
+        return { hit: true, target: { worker: a.lastWorkerIdentity ?? undefined } };
       }
-    } catch {
-      if (stageSeen) return { hit: false, target: {} };
     }
     await sleep(aimsAtStep ? 20 : 250);
   }

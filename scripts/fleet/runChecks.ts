@@ -51,11 +51,28 @@ export function retriedLines(runDir: string): { byFile: Record<string, number>; 
   return { byFile, unexplained };
 }
 
-/** Attempts > 1 of each activity type in the stage workflows' histories (their first runs). */
+/** The segments local profiling ran early beside collect (`overlap: true`), from its workflow's history. */
+async function earlySegments(client: Client, workflowId: string): Promise<string[]> {
+  const history = await client.workflow
+    .getHandle(`${workflowId}/prefetch`)
+    .fetchHistory()
+    .catch(() => undefined);
+  return (history?.events ?? []).flatMap((e) => {
+    const id = e.childWorkflowExecutionStartedEventAttributes?.workflowExecution?.workflowId;
+    return id ? [id] : [];
+  });
+}
+
+/** Attempts > 1 of each activity type in the stage workflows' histories (their first runs), early segments counted as local profiling. */
 export async function retriedActivities(client: Client, workflowId: string): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const stage of ['collect', 'local_profile']) {
-    const history = await client.workflow.getHandle(`${workflowId}/${stage}`).fetchHistory();
+  const workflows: Array<[string, string]> = [
+    ['collect', `${workflowId}/collect`],
+    ['local_profile', `${workflowId}/local_profile`],
+    ...(await earlySegments(client, workflowId)).map((id): [string, string] => ['local_profile', id]),
+  ];
+  for (const [stage, id] of workflows) {
+    const history = await client.workflow.getHandle(id).fetchHistory();
     const typeOf = new Map<string, string>();
     for (const e of history.events ?? []) {
       const scheduled = e.activityTaskScheduledEventAttributes;

@@ -7,7 +7,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import YAML from 'yaml';
 import { accountingProblems } from '../../gym/rolloutAccounting';
 import { readJsonlSync } from '../helpers/jsonl';
-import { runPivotMining, startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
+import { runPivotMining, startBaseDirWorkerEnv, type WorkerTestEnv } from '../helpers/temporal';
 
 // Exact accounting on a faulty run: the model answers 500 to some local-profile samples, which with
 // one attempt each fail for good. Every expected rollout of both stages is counted once in
@@ -33,10 +33,7 @@ before(async () => {
     publish: { dataset_name: 'accounting_pivots' },
   };
   writeFileSync(path.join(baseDir, 'faulty.yaml'), YAML.stringify(config));
-  stack = await startWorkerTestEnv(TASK_QUEUE, {
-    PIVOT_MINER_BASE_DIR: baseDir,
-    PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts'),
-  });
+  stack = await startBaseDirWorkerEnv(TASK_QUEUE, baseDir);
   env = stack.env;
 });
 

@@ -9,7 +9,7 @@ import { prepareRun } from '../../activities/prepare';
 import type { CollectStageResult } from '../../contracts/payloads';
 import { readJsonlSync } from '../helpers/jsonl';
 import { causeMessages, checksums } from '../helpers/runDir';
-import { runPivotMining, startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
+import { runPivotMining, startBaseDirWorkerEnv, type WorkerTestEnv } from '../helpers/temporal';
 
 // The failures sidecar on a real Temporal server: faults injected in front of the embedded agent
 // are recovered by per-request retries (one failure line per failed attempt), a row that always
@@ -64,10 +64,7 @@ before(async () => {
   writeFileSync(path.join(baseDir, 'tasks.jsonl'), `${tasks.join('\n')}\n`);
   writeConfig('partial.yaml', true);
   writeConfig('strict.yaml', false);
-  stack = await startWorkerTestEnv(TASK_QUEUE, {
-    PIVOT_MINER_BASE_DIR: baseDir,
-    PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts'),
-  });
+  stack = await startBaseDirWorkerEnv(TASK_QUEUE, baseDir);
   env = stack.env;
 });
 

@@ -6,7 +6,10 @@ import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import YAML from 'yaml';
 import { listFiles, isEarlyProfiling } from '../../scripts/chaos/compare';
-import { runPivotMining, startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
+import { getProgress } from '../../client';
+import type { PivotMiningResult } from '../../contracts/payloads';
+import { earlyLine } from '../../scripts/commands/status';
+import { runPivotMining, startBaseDirWorkerEnv, type WorkerTestEnv } from '../helpers/temporal';
 
 // Overlap: local profiling starts on the tasks collect has finished. The same seed must publish the
 // same bytes as the sequential pipeline whatever the completion order, so the overlapped runs get
@@ -46,16 +49,13 @@ function writeConfig(name: string, overlap: boolean, faultSeed?: number): string
 before(async () => {
   baseDir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-overlap-'));
   writeFileSync(path.join(baseDir, 'tasks.jsonl'), readFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl')));
-  stack = await startWorkerTestEnv(TASK_QUEUE, {
-    PIVOT_MINER_BASE_DIR: baseDir,
-    PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts'),
-  });
+  stack = await startBaseDirWorkerEnv(TASK_QUEUE, baseDir);
   env = stack.env;
 });
 
 after(async () => {
   await stack?.stop();
-  if (!process.env.KEEP) rmSync(baseDir, { recursive: true, force: true });
+  rmSync(baseDir, { recursive: true, force: true });
 });
 
 /** Files whose bytes depend on the config itself (overlap and faults), not on what was mined. */
@@ -102,12 +102,27 @@ test(
   async () => {
     const run = (configPath: string, runId: string) =>
       runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath, runId });
+    /** The run, and the status lines seen while collect and early profiling both advanced. */
+    const watched = async (configPath: string, runId: string): Promise<[PivotMiningResult, string[]]> => {
+      const result = run(configPath, runId);
+      const both: string[] = [];
+      let ended = false;
+      void result.finally(() => (ended = true)).catch(() => undefined);
+      while (!ended) {
+        const progress = await getProgress(env.client, runId).catch(() => null);
+        const collect = progress?.childStage;
+        if (progress?.early && collect?.stage.startsWith('collect') && progress.early.runningDone > 0)
+          both.push(`${collect.stage} ${collect.done}/${collect.total}; ${earlyLine(progress.early)}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return [await result, both];
+    };
     const sequential = await run(writeConfig('sequential', false), 'sequential');
     assert.equal(sequential.prefetch, undefined);
 
     for (const faultSeed of [1, 2]) {
       const runId = `overlapped-${faultSeed}`;
-      const overlapped = await run(writeConfig(runId, true, faultSeed), runId);
+      const [overlapped, both] = await watched(writeConfig(runId, true, faultSeed), runId);
       assert.deepEqual(differingFiles(sequential.runDir, overlapped.runDir), [], runId);
       assert.deepEqual(overlapped.counts, sequential.counts, runId);
 
@@ -117,6 +132,8 @@ test(
       assert.ok(early, runId);
       assert.ok(early.segments >= 2, `${runId}: ${JSON.stringify(early)}`);
       assert.ok(early.reused >= 0.8 * sequential.counts.local_profile_rollouts!, `${runId}: ${JSON.stringify(early)}`);
+      // `pivot-miner status` showed both stages advancing at once.
+      assert.ok(both.length > 0, `${runId}: status never showed collect and early profiling at once`);
       const firstSegment = await childSpan(`${runId}/prefetch`, 'first-start');
       const collectClosed = await childSpan(`${runId}/collect`, 'close');
       assert.ok(

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
@@ -49,6 +50,14 @@ export async function startWorkerTestEnv(
       apply(saved);
     },
   };
+}
+
+/** `startWorkerTestEnv` with the worker's base directory `baseDir` and its artifacts under `baseDir/artifacts`. */
+export function startBaseDirWorkerEnv(taskQueue: string, baseDir: string): Promise<WorkerTestEnv> {
+  return startWorkerTestEnv(taskQueue, {
+    PIVOT_MINER_BASE_DIR: baseDir,
+    PIVOT_MINER_ARTIFACTS_ROOT: path.join(baseDir, 'artifacts'),
+  });
 }
 
 /**

@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { alignPrefetched, prefetchedDir } from '../../activities/prefetched';
+import { stageMaterializeOptions } from '../../activities/materialize';
+import { stageSettings } from '../../contracts/stageSettings';
+import { materializeRecords } from '../../gym/materialize';
+import { collectPlan } from './fakeGym';
+
+// The run's local profile reuses an early sample only for its own key and the very same request:
+// candidates in another order (a later tier) are still found, a candidate whose request differs is
+// sampled live, and each reused line is filed under the run's own row indices and chunk.
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-prefetched-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const SAMPLES = 2;
+const plan = collectPlan(
+  dir,
+  { agent_url: 'http://127.0.0.1:1' },
+  {},
+  {
+    local_profile: { num_samples: SAMPLES, chunk_size: 3 },
+  },
+);
+
+function candidate(task: number, text: string) {
+  return {
+    responses_create_params: {
+      input: [{ role: 'user', content: text }],
+      tools: [],
+      tool_choice: 'auto',
+      parallel_tool_calls: false,
+    },
+    expected_action: { type: 'message', content: 'ok' },
+    agent_ref: { name: 'fake_pivot_agent', type: 'responses_api_agents' },
+    provenance: { task_index: task, rollout_index: 0, pivot_index: 0 },
+  };
+}
+
+/** A segment's local profile: its candidates materialized as the stage does (segment indices, seeds), each with a verdict. */
+async function segment(name: string, candidates: ReturnType<typeof candidate>[]): Promise<string> {
+  const segmentDir = path.join(plan.runDir, 'prefetch', name);
+  mkdirSync(segmentDir, { recursive: true });
+  const records = materializeRecords(
+    candidates.map((c, i) => ({ value: c, line: i + 1, byteOffset: 0, byteLength: 0 })),
+    stageMaterializeOptions(stageSettings(plan, 'local_profile')),
+    name,
+  );
+  const lines: string[] = [];
+  for await (const { row, text } of records) {
+    const id = `${name}-${row._ng_task_index}-${row._ng_rollout_index}`;
+    lines.push(`${text.slice(0, -1)},"response":{"id":"${id}"},"reward":1.0,"category":"match"}`);
+  }
+  writeFileSync(path.join(segmentDir, 'local_profile.jsonl'), `${lines.join('\n')}\n`);
+  return segmentDir;
+}
+
+test('early samples are reused by key and request, across tiers, under the run’s own indices', async () => {
+  // The run's order puts task 2 (a mixed task, tier 0) before tasks 0 and 1: the walk starts over.
+  const run = [candidate(2, 'c'), candidate(0, 'a'), candidate(1, 'b')];
+  const candidatesPath = path.join(plan.runDir, 'candidates.jsonl');
+  writeFileSync(candidatesPath, run.map((c) => `${JSON.stringify(c)}\n`).join(''));
+  // Early, task 1's candidate was cut from a different trajectory prefix: not the same request.
+  const segments = [
+    await segment('rows-0-4', [candidate(0, 'a'), candidate(1, 'other')]),
+    await segment('rows-4-8', [candidate(2, 'c')]),
+  ];
+  const outPrefix = path.join(plan.runDir, 'local_profile');
+
+  const result = await new MockActivityEnvironment().run(alignPrefetched, {
+    plan,
+    candidatesPath,
+    outPrefix,
+    segments,
+  });
+  assert.deepEqual(result, { reused: 4, rows: 6 });
+
+  // Rows 0-1 (task 2) and 2-3 (task 0) reused; rows 4-5 (task 1) left for a live call. Chunks of 3 rows.
+  const files = readdirSync(prefetchedDir(outPrefix)).sort();
+  assert.deepEqual(files, ['chunk-000000.jsonl', 'chunk-000001.jsonl']);
+  const keyed = (file: string) =>
+    readFileSync(path.join(prefetchedDir(outPrefix), file), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => [line.slice(0, line.indexOf('\t')), JSON.parse(line.slice(line.indexOf('\t') + 1)).response.id]);
+  assert.deepEqual(keyed(files[0]!), [
+    ['0:0', 'rows-4-8-0-0'],
+    ['0:1', 'rows-4-8-0-1'],
+    ['1:0', 'rows-0-4-0-0'],
+  ]);
+  assert.deepEqual(keyed(files[1]!), [['1:1', 'rows-0-4-0-1']]);
+});
