@@ -8,7 +8,7 @@ import { prepareCurriculumRound, publishCurriculumRound, startCurriculum } from 
 import { materializeStage } from './materialize';
 import { mergeChunks } from './merge';
 import { convertNewSources, prepareNightlyRun, publishNightlyVersion } from './nightly';
-import { prefetchSegment } from './prefetch';
+import { prefetchSegment, removeEarlyProfiling } from './prefetch';
 import { alignPrefetched } from './prefetched';
 import { prepareRun } from './prepare';
 import { publishStage } from './publish';
@@ -41,6 +41,7 @@ export function createActivities(deps: ActivityDeps = activityDepsFromEnv()) {
     stageAccounting,
     convertStage,
     prefetchSegment,
+    removeEarlyProfiling,
     alignPrefetched,
     publishStage,
     prepareNightlyRun: (args: Parameters<typeof prepareNightlyRun>[1]) => prepareNightlyRun(settings, args),

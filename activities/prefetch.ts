@@ -1,3 +1,4 @@
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { heartbeat } from '@temporalio/activity';
 import { convertToCandidates } from '../gym/convert';
@@ -7,6 +8,7 @@ import { pivotAgentName } from '../contracts/stageSettings';
 import type { PrefetchSegment, RunPlan } from '../contracts/payloads';
 import { readMaterializedMeta, type MaterializedMeta } from './chunkIndex';
 import { finishedRollouts } from './merge';
+import { prefetchedDir } from './prefetched';
 import { readRowIndex } from './rowIndex';
 
 // Overlap (docs/architecture.md): while collect runs, the rows of tasks whose chunks have all
@@ -93,4 +95,17 @@ export async function prefetchSegment(input: {
     source_preference: segmentPreference(plan),
   });
   return { toRow, dir, candidatesPath: summary.candidatesPath, candidates: summary.counts.candidates };
+}
+
+/**
+ * Early profiling's files once the run has what it needs from them: the segments once their samples
+ * are filed for the run's chunks, those files once the run's local profile is done. Kept, they would
+ * double what local profiling leaves on disk. Gone, a rerun of the run id only samples live.
+ */
+export async function removeEarlyProfiling(input: { runDir: string; part: 'segments' | 'matched' }): Promise<void> {
+  const target =
+    input.part === 'segments'
+      ? path.join(input.runDir, PREFETCH_DIR)
+      : prefetchedDir(path.join(input.runDir, 'local_profile'));
+  await rm(target, { recursive: true, force: true });
 }

@@ -2,8 +2,10 @@ import {
   ActivityCancellationType,
   ApplicationFailure,
   CancellationScope,
+  type ChildWorkflowHandle,
   executeChild,
   isCancellation,
+  log,
   patched,
   proxyActivities,
   setHandler,
@@ -21,6 +23,7 @@ import type {
   CollectStageResult,
   PivotMiningResult,
   PrefetchCounts,
+  PrefetchResult,
   RolloutStage,
   RunPlan,
 } from '../contracts/payloads';
@@ -29,8 +32,15 @@ import { accountingCounts, type RolloutAccounting } from '../gym/rolloutAccounti
 // serve → collect → profile → convert → local-profile → filter/publish, one run per dataset.
 // Orchestration only: every file and network touch happens in activities.
 
-const { prepareRun, ensureServers, convertStage, publishStage, workerHostQueue, alignPrefetched } =
-  proxyActivities<PivotActivities>(stageActivityOptions);
+const {
+  prepareRun,
+  ensureServers,
+  convertStage,
+  publishStage,
+  workerHostQueue,
+  alignPrefetched,
+  removeEarlyProfiling,
+} = proxyActivities<PivotActivities>(stageActivityOptions);
 
 const OVERLAP = 'overlap-prefetch';
 
@@ -60,6 +70,35 @@ async function startManagedServers(plan: RunPlan): Promise<() => Promise<void>> 
       if (!isCancellation(err)) throw err;
     });
   };
+}
+
+type EarlyCounts = PrefetchCounts & { reused: number };
+
+/**
+ * Waits for the early segments, files their samples for the run's local-profile chunks, and drops
+ * the segments. Early profiling only saves engine time: if it failed, the run samples everything live.
+ */
+async function fileEarlySamples(
+  plan: RunPlan,
+  prefetch: ChildWorkflowHandle<typeof prefetchLocalProfileWorkflow>,
+  candidatesPath: string,
+): Promise<EarlyCounts | undefined> {
+  let early: PrefetchResult;
+  try {
+    early = await prefetch.result();
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    log.warn('early local profiling failed; every sample is taken live', { error: String(err) });
+    return undefined;
+  }
+  const { reused } = await alignPrefetched({
+    plan,
+    candidatesPath,
+    outPrefix: `${plan.runDir}/local_profile`,
+    segments: early.segmentDirs,
+  });
+  await removeEarlyProfiling({ runDir: plan.runDir, part: 'segments' });
+  return { segments: early.segments, candidates: early.candidates, samples: early.samples, reused };
 }
 
 export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<PivotMiningResult> {
@@ -148,21 +187,15 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
       );
     }
 
-    let prefetched: (PrefetchCounts & { reused: number }) | undefined;
+    let prefetched: EarlyCounts | undefined;
     if (prefetch) {
       // Local profiling already runs: what is left of it is the early segments' tail.
       stage = 'local_profile';
-      const early = await prefetch.result();
-      const { reused } = await alignPrefetched({
-        plan: runPlan,
-        candidatesPath: converted.candidatesPath,
-        outPrefix: `${runPlan.runDir}/local_profile`,
-        segments: early.segmentDirs,
-      });
-      prefetched = { segments: early.segments, candidates: early.candidates, samples: early.samples, reused };
+      prefetched = await fileEarlySamples(runPlan, prefetch, converted.candidatesPath);
       prefetchWorkflowId = null;
     }
     const profiled = await runChunkedStage('local_profile', converted.candidatesPath);
+    if (prefetch) await removeEarlyProfiling({ runDir: runPlan.runDir, part: 'matched' });
     counts.local_profile_rollouts = profiled.merge.completed;
     counts.local_profile_failures = profiled.merge.failedKeys;
 

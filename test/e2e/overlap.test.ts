@@ -124,6 +124,8 @@ test(
       const runId = `overlapped-${faultSeed}`;
       const [overlapped, both] = await watched(writeConfig(runId, true, faultSeed), runId);
       assert.deepEqual(differingFiles(sequential.runDir, overlapped.runDir), [], runId);
+      // Early profiling's files are gone once the run has what it needs from them.
+      assert.deepEqual(listFiles(overlapped.runDir).filter(isEarlyProfiling), [], runId);
       assert.deepEqual(overlapped.counts, sequential.counts, runId);
 
       // It did overlap: early profiling answered most of the run's samples, and its first segment
