@@ -70,6 +70,9 @@ async function startEngine(port: number): Promise<{ url: string; child: ChildPro
 function writeConfig(name: string, modelUrl?: string[]): string {
   const config = YAML.parse(readFileSync(path.join(repoRoot, 'configs/demo.yaml'), 'utf8')) as Record<string, any>;
   config.collect.input_jsonl = 'demo_tasks.jsonl';
+  // The kill is aimed at the local-profile stage's own progress, so its samples must be taken there,
+  // not early beside collect (test/e2e/overlap.test.ts and the fleet cover engines under overlap).
+  config.overlap = false;
   // Four requests in flight per replica (its slots): the run is bound by the engines, not the worker.
   config.local_profile = {
     ...config.local_profile,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -20,6 +20,16 @@ after(() => {
   execFileSync('umount', ['-l', dir]);
   rmSync(dir, { recursive: true, force: true });
 });
+
+/**
+ * Waits until the tmpfs has room again: a writer that failed closes its descriptor asynchronously,
+ * and an unlinked file's blocks are only freed then.
+ */
+async function roomBack(): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (statfsSync(dir).bavail * statfsSync(dir).bsize < 16 * LINE.length && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 20));
+}
 
 /** Runs `fill` and returns what it threw (it must throw). */
 async function failure(fill: () => Promise<void>): Promise<NodeJS.ErrnoException> {
@@ -51,6 +61,7 @@ test('a shard writer on a full disk names its file and ENOSPC', async () => {
   assert.equal(err.code, 'ENOSPC');
   assert.match(err.message, new RegExp(`^${file}: ENOSPC`));
   rmSync(file);
+  await roomBack();
 });
 
 test('a published file stays whole when its replacement hits a full disk', async () => {
@@ -66,6 +77,7 @@ test('a published file stays whole when its replacement hits a full disk', async
   assert.match(err.message, new RegExp(`^${file}\\.tmp: ENOSPC`));
   assert.equal(readFileSync(file, 'utf8'), LINE, 'the published file is untouched');
   rmSync(file);
+  await roomBack();
 });
 
 test('a file written whole on a full disk names its temporary file', async () => {
