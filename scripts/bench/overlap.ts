@@ -26,7 +26,10 @@ export type PipelineMode = 'sequential' | 'overlapped';
 export interface OverlapBenchOptions {
   /** collect.num_repeats over the demo tasks: the size of both stages. */
   repeats: number;
+  /** The policy engine, and the one engine of the one-engine runs. */
   engine: EngineSettings;
+  /** Slots of the source engine of the two-engine runs (same latency): fewer, so collect lasts as long as profiling. */
+  sourceSlots: number;
   rounds: number;
   keep: boolean;
 }
@@ -41,6 +44,8 @@ interface BenchRun {
 export interface RunFigures {
   mode: PipelineMode;
   engines: 1 | 2;
+  sourceSlots: number;
+  policySlots: number;
   wallS: number;
   source: Span[];
   policy: Span[];
@@ -93,9 +98,12 @@ function datasetDigest(result: PivotMiningResult): string {
 async function runOnce(bench: BenchRun, name: string, mode: PipelineMode, engines: 1 | 2): Promise<RunFigures> {
   const runDir = path.join(bench.baseDir, name);
   mkdirSync(runDir, { recursive: true });
-  const source = await startEngine(bench.opts.engine, path.join(runDir, 'source_engine.spans'));
-  const policy =
-    engines === 2 ? await startEngine(bench.opts.engine, path.join(runDir, 'policy_engine.spans')) : source;
+  const { engine, sourceSlots } = bench.opts;
+  const source = await startEngine(
+    engines === 2 ? { ...engine, slots: sourceSlots } : engine,
+    path.join(runDir, 'source_engine.spans'),
+  );
+  const policy = engines === 2 ? await startEngine(engine, path.join(runDir, 'policy_engine.spans')) : source;
   const resources = await startResourcesServer();
   const agent = await startAgentServer({ modelUrl: source.url, resourcesUrl: resources.url });
   let result: { wallS: number; digest: string };
@@ -118,7 +126,8 @@ async function runOnce(bench: BenchRun, name: string, mode: PipelineMode, engine
   }
   const sourceSpans = await source.stop();
   const policySpans = engines === 2 ? await policy.stop() : sourceSpans;
-  return { mode, engines, ...result, source: sourceSpans, policy: policySpans };
+  const slots = { sourceSlots: engines === 2 ? sourceSlots : engine.slots, policySlots: engine.slots };
+  return { mode, engines, ...slots, ...result, source: sourceSpans, policy: policySpans };
 }
 
 /** Seconds between an engine's first and last request: how long its stage kept it working. */
@@ -134,7 +143,7 @@ export function oneEngineGapShare(spans: Span[]): number {
 }
 
 /** The bench's JSON line from its runs: goals are about the overlapped pipeline, against the sequential one. */
-export function overlapSummary(runs: RunFigures[], slots: number) {
+export function overlapSummary(runs: RunFigures[]) {
   const of = (mode: PipelineMode, engines: 1 | 2) => runs.filter((r) => r.mode === mode && r.engines === engines);
   const sequential = of('sequential', 2);
   const overlapped = of('overlapped', 2);
@@ -147,8 +156,8 @@ export function overlapSummary(runs: RunFigures[], slots: number) {
     overlapped_s: round(overlappedS, 1),
     longest_stage_alone_s: round(longest, 1),
     wall_over_longest: round(overlappedS / longest),
-    policy_busy: round(meanOf(overlapped.map((r) => busyShare(r.policy, slots)))),
-    source_busy: round(meanOf(overlapped.map((r) => busyShare(r.source, slots)))),
+    policy_busy: round(meanOf(overlapped.map((r) => busyShare(r.policy, r.policySlots)))),
+    source_busy: round(meanOf(overlapped.map((r) => busyShare(r.source, r.sourceSlots)))),
     one_engine_gap_share: round(meanOf(of('overlapped', 1).map((r) => oneEngineGapShare(r.source)))),
     identical: reference !== undefined && runs.every((r) => r.digest === reference),
   };
@@ -164,18 +173,18 @@ function schedule(rounds: number, modes: PipelineMode[]): Array<{ mode: Pipeline
   return order;
 }
 
-function runLine(name: string, run: RunFigures, slots: number): string {
+function runLine(name: string, run: RunFigures): string {
   const stages =
     run.engines === 2
-      ? `source engine ${round(engineSpanS(run.source), 1)} s busy ${round(busyShare(run.source, slots))}, ` +
-        `policy engine ${round(engineSpanS(run.policy), 1)} s busy ${round(busyShare(run.policy, slots))}`
-      : `one engine ${round(engineSpanS(run.source), 1)} s busy ${round(busyShare(run.source, slots))}, ` +
+      ? `source engine ${round(engineSpanS(run.source), 1)} s busy ${round(busyShare(run.source, run.sourceSlots))}, ` +
+        `policy engine ${round(engineSpanS(run.policy), 1)} s busy ${round(busyShare(run.policy, run.policySlots))}`
+      : `one engine ${round(engineSpanS(run.source), 1)} s busy ${round(busyShare(run.source, run.sourceSlots))}, ` +
         `nothing in flight ${round(100 * oneEngineGapShare(run.source), 1)}% of it`;
   return `${name}: ${run.mode}, ${run.engines} engine(s), wall ${round(run.wallS, 1)} s; ${stages} (load ${loadNow()})`;
 }
 
 /** Printed before the JSON line: what the figures mean and what the runs could not show. */
-function closingLines(runs: RunFigures[], slots: number): string[] {
+function closingLines(runs: RunFigures[]): string[] {
   const sequential = runs.filter((r) => r.mode === 'sequential');
   const shortest = Math.min(
     ...sequential.filter((r) => r.engines === 2).flatMap((r) => [r.source, r.policy].map(engineSpanS)),
@@ -185,7 +194,7 @@ function closingLines(runs: RunFigures[], slots: number): string[] {
     `sequential runs (one and two engines, every round) published identical bytes: ${sameBytes ? 'yes' : 'NO'}`,
     `shortest stage alone: ${round(shortest, 1)} s (${shortest >= STAGE_ALONE_TARGET_S ? 'at least' : 'BELOW'} the ${STAGE_ALONE_TARGET_S} s the issue sizes for)`,
     "busy and gap figures below are the overlapped runs'; identical compares every run's dataset with the first sequential run's",
-    `busy = served slot-time / (${slots} slots x first-to-last request); gap share = time with nothing in flight / first-to-last request. ` +
+    `busy = served slot-time / (the engine's slots x first-to-last request); gap share = time with nothing in flight / first-to-last request. ` +
       `Engines are sleep-bound simulators, but the worker shares this machine's CPUs: figures are load-bound (load ${loadNow()}).`,
   ];
 }
@@ -194,8 +203,9 @@ function closingLines(runs: RunFigures[], slots: number): string[] {
 async function measure(bench: BenchRun, dir: string): Promise<void> {
   const { opts } = bench;
   const { latencyMs, slots } = opts.engine;
+  const engines = `a source engine of ${opts.sourceSlots} and a policy engine of ${slots} slots (one engine: ${slots})`;
   console.log(
-    `pivot-miner bench --overlap: demo tasks x ${opts.repeats} repeats, engines of ${slots} slots at ${latencyMs} ms a call, ` +
+    `pivot-miner bench --overlap: demo tasks x ${opts.repeats} repeats, ${engines} at ${latencyMs} ms a call, ` +
       `${opts.rounds} round(s), ${os.cpus().length} CPUs, load ${loadNow()}; work dir ${dir}`,
   );
   const runs: RunFigures[] = [];
@@ -203,10 +213,10 @@ async function measure(bench: BenchRun, dir: string): Promise<void> {
     const name = `run${i + 1}-${step.mode}-${step.engines}engine`;
     const run = await runOnce(bench, name, step.mode, step.engines);
     runs.push(run);
-    console.log(runLine(name, run, slots));
+    console.log(runLine(name, run));
   }
-  closingLines(runs, slots).forEach((line) => console.log(line));
-  console.log(JSON.stringify(overlapSummary(runs, slots)));
+  closingLines(runs).forEach((line) => console.log(line));
+  console.log(JSON.stringify(overlapSummary(runs)));
 }
 
 /** The whole bench: its own dev server and in-process worker, then the runs, then the JSON line. */
