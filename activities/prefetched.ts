@@ -1,10 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { heartbeat } from '@temporalio/activity';
 import { jsonText, readJsonl, readLines } from '../gym/jsonl';
 import { dictGet, parseKinded, pickEntries, withEntries, type JsonDict } from '../gym/kindedJson';
 import { materializeRecords } from '../gym/materialize';
-import { mkdirDurably, syncDir } from '../gym/durable';
+import { mkdirDurably, renameDurably } from '../gym/durable';
 import { StagedJsonlFile } from '../gym/stagedJsonl';
 import { stageSettings } from '../contracts/stageSettings';
 import type { RunPlan } from '../contracts/payloads';
@@ -93,8 +94,8 @@ export function prefetchedDir(outPrefix: string): string {
   return `${outPrefix}_prefetched`;
 }
 
-function prefetchedPath(outPrefix: string, chunk: number): string {
-  return path.join(prefetchedDir(outPrefix), `chunk-${String(chunk).padStart(6, '0')}.jsonl`);
+function chunkFileName(chunk: number): string {
+  return `chunk-${String(chunk).padStart(6, '0')}.jsonl`;
 }
 
 /**
@@ -110,9 +111,11 @@ export async function alignPrefetched(input: {
 }): Promise<{ reused: number; rows: number }> {
   const { plan, candidatesPath, outPrefix } = input;
   const settings = stageSettings(plan, 'local_profile');
+  // Written under a name of this attempt's own and renamed into place whole: an older attempt still
+  // running (a partitioned worker) writes only into its own directory.
   const dir = prefetchedDir(outPrefix);
-  await rm(dir, { recursive: true, force: true });
-  await mkdirDurably(dir);
+  const staging = `${dir}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
+  await mkdirDurably(staging);
   const early = new EarlySamples(input.segments.map((segment) => path.join(segment, 'local_profile.jsonl')));
   await early.restart();
   let previous: readonly number[] | undefined;
@@ -132,7 +135,7 @@ export async function alignPrefetched(input: {
         const chunk = Math.floor(rows / settings.chunkSize);
         if (out?.chunk !== chunk) {
           await out?.file.commit();
-          out = { chunk, file: new StagedJsonlFile(prefetchedPath(outPrefix, chunk)) };
+          out = { chunk, file: new StagedJsonlFile(path.join(staging, chunkFileName(chunk))) };
         }
         await out.file.writeLine(`${row._ng_task_index}:${row._ng_rollout_index}\t${text}\n`);
         reused++;
@@ -140,10 +143,14 @@ export async function alignPrefetched(input: {
       if (++rows % 10_000 === 0) heartbeat({ rows });
     }
     await out?.file.commit();
+  } catch (err) {
+    await rm(staging, { recursive: true, force: true });
+    throw err;
   } finally {
     await out?.file.abort();
   }
-  await syncDir(dir);
+  await rm(dir, { recursive: true, force: true });
+  await renameDurably([[staging, dir]]);
   return { reused, rows };
 }
 
@@ -151,9 +158,10 @@ export async function alignPrefetched(input: {
 export async function readPrefetched(outPrefix: string, chunk: number): Promise<Map<string, string>> {
   const found = new Map<string, string>();
   try {
-    for await (const { text } of readLines(prefetchedPath(outPrefix, chunk))) {
+    for await (const { text, terminated } of readLines(path.join(prefetchedDir(outPrefix), chunkFileName(chunk)))) {
       const cut = text.indexOf('\t');
-      if (cut > 0) found.set(text.slice(0, cut), text.slice(cut + 1));
+      // Only whole lines: a row without one is sampled live, which is never wrong.
+      if (cut > 0 && terminated) found.set(text.slice(0, cut), text.slice(cut + 1));
     }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
