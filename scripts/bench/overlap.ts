@@ -75,6 +75,9 @@ function benchConfig(
       num_repeats: opts.repeats,
       seed_per_repeat: true,
       ...chunking,
+      // One task a chunk: a task's candidates can only go to profiling once its chunk has finished,
+      // and the demo's 20 tasks in chunks of 32 rows would be 5 chunks finishing near the end.
+      chunk_size: opts.repeats,
     },
     convert: { min_source_reward: 1.0, source_preference: 'prefer_mixed' },
     local_profile: { num_samples: 8, model: { url: urls.policy, max_concurrency: 2 * opts.engine.slots }, ...chunking },
