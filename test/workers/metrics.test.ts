@@ -66,6 +66,9 @@ function writeFaultyDemoConfig(): void {
   const config = YAML.parse(readFileSync(path.join(repoRoot, 'configs/demo.yaml'), 'utf8'));
   config.collect = { ...config.collect, input_jsonl: 'demo_tasks.jsonl', chunk_size: COLLECT_CHUNK_SIZE };
   config.local_profile = { ...config.local_profile, chunk_size: LOCAL_PROFILE_CHUNK_SIZE };
+  // The metrics are matched against the run's own stages. With overlap, workers also count the
+  // samples profiled early beside collect, and again the rows the run's local profile reused.
+  config.overlap = false;
   config.servers.faults = {
     agent: {
       slow_ms: 1500,
