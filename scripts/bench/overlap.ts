@@ -63,6 +63,7 @@ function benchConfig(
   opts: OverlapBenchOptions,
   urls: { agent: string; resources: string; policy: string },
   tasksPath = 'tasks.jsonl',
+  sourceSlots = opts.engine.slots,
 ) {
   const chunking = { chunk_size: 32, max_chunks_in_flight: 4, max_concurrency: 2 * opts.engine.slots };
   return {
@@ -78,6 +79,10 @@ function benchConfig(
       // One task a chunk: a task's candidates can only go to profiling once its chunk has finished,
       // and the demo's 20 tasks in chunks of 32 rows would be 5 chunks finishing near the end.
       chunk_size: opts.repeats,
+      // As many rollouts in flight as the source engine has slots: the rest wait in the worker, where
+      // the oldest chunk goes first, so tasks finish one after another. With more, they would queue in
+      // the engine in arrival order, and the chunks in flight would all finish together at their end.
+      max_concurrency: sourceSlots,
     },
     convert: { min_source_reward: 1.0, source_preference: 'prefer_mixed' },
     local_profile: { num_samples: 8, model: { url: urls.policy, max_concurrency: 2 * opts.engine.slots }, ...chunking },
@@ -102,10 +107,8 @@ async function runOnce(bench: BenchRun, name: string, mode: PipelineMode, engine
   const runDir = path.join(bench.baseDir, name);
   mkdirSync(runDir, { recursive: true });
   const { engine, sourceSlots } = bench.opts;
-  const source = await startEngine(
-    engines === 2 ? { ...engine, slots: sourceSlots } : engine,
-    path.join(runDir, 'source_engine.spans'),
-  );
+  const slots = { sourceSlots: engines === 2 ? sourceSlots : engine.slots, policySlots: engine.slots };
+  const source = await startEngine({ ...engine, slots: slots.sourceSlots }, path.join(runDir, 'source_engine.spans'));
   const policy = engines === 2 ? await startEngine(engine, path.join(runDir, 'policy_engine.spans')) : source;
   const resources = await startResourcesServer();
   const agent = await startAgentServer({ modelUrl: source.url, resourcesUrl: resources.url });
@@ -113,7 +116,10 @@ async function runOnce(bench: BenchRun, name: string, mode: PipelineMode, engine
   try {
     const urls = { agent: agent.url, resources: resources.url, policy: policy.url };
     // Paths in a config are relative to the worker's base directory.
-    const config = { ...benchConfig(bench.opts, urls, `${name}/tasks.jsonl`), overlap: mode === 'overlapped' };
+    const config = {
+      ...benchConfig(bench.opts, urls, `${name}/tasks.jsonl`, slots.sourceSlots),
+      overlap: mode === 'overlapped',
+    };
     copyFileSync(path.join(REPO, 'configs/demo_tasks.jsonl'), path.join(runDir, 'tasks.jsonl'));
     writeFileSync(path.join(runDir, 'config.yaml'), YAML.stringify(config));
     const started = performance.now();
@@ -129,7 +135,6 @@ async function runOnce(bench: BenchRun, name: string, mode: PipelineMode, engine
   }
   const sourceSpans = await source.stop();
   const policySpans = engines === 2 ? await policy.stop() : sourceSpans;
-  const slots = { sourceSlots: engines === 2 ? sourceSlots : engine.slots, policySlots: engine.slots };
   return { mode, engines, ...slots, ...result, source: sourceSpans, policy: policySpans };
 }
 
