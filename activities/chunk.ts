@@ -2,10 +2,11 @@ import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import { readLines } from '../gym/jsonl';
 import { withEntries, type JsonDict } from '../gym/kindedJson';
-import { stageSettings, type StageSettings } from '../contracts/stageSettings';
+import { metricsStage, stageSettings, type StageSettings } from '../contracts/stageSettings';
 import type { ChunkInput, ChunkResult } from '../contracts/payloads';
 import { chunkRange, materializedInputsPath, readMaterializedMeta } from './chunkIndex';
 import { buildExecutor } from './chunkExecutor';
+import { RequestSpans, timelineServer, writeAttemptSpans } from './engineTimeline';
 import { readPrefetched, withPrefetched } from './prefetched';
 import { runWindow } from './chunkWindow';
 import { MaterializedLine } from './executors/materializedLine';
@@ -120,7 +121,7 @@ function rowRunner(
       await fence.beforeWrite();
       await attempt.failures.write(line);
     }
-    attemptsFailed.add(1, { stage: input.stage, class: failedAttempt.failure.failureClass });
+    attemptsFailed.add(1, { stage: metricsStage(input), class: failedAttempt.failure.failureClass });
   };
   return async (row) => {
     const outcome = await withRetries(
@@ -163,15 +164,17 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
   // Taken before the first await, so chunks rank in the order their activities started.
   const rank = nextChunkRank();
   const settings = stageSettings(input.plan, input.stage);
-  const progress: Progress = { completed: 0, failed: 0, alreadyDone: 0 };
+  const progress: Progress = { completed: 0, failed: 0, alreadyDone: 0, reused: 0 };
+  const requests = new RequestSpans();
   let attempt: ChunkAttempt | undefined;
   const stopHeartbeat = startHeartbeat(progress, () => attempt?.fence);
   try {
     attempt = await ChunkAttempt.open(input.outPrefix, input.chunkIndex);
     try {
       const executor = withPrefetched(
-        await buildExecutor(secrets, input, rank),
+        await buildExecutor(secrets, input, rank, input.plan.timelineDir ? requests.record : undefined),
         await readPrefetched(input.outPrefix, input.chunkIndex),
+        () => progress.reused++,
       );
       const failed = failedAttempts(attempt.held);
       // The endpoint limiter caps requests per worker; the window only bounds rows held in memory.
@@ -184,6 +187,12 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
       await attempt.close();
     }
     await attempt.complete();
+    if (input.plan.timelineDir)
+      await writeAttemptSpans(
+        input.plan.timelineDir,
+        { outPrefix: input.outPrefix, chunkIndex: input.chunkIndex, attempt: attempt.fence.token.name },
+        { stage: input.stage, server: timelineServer(input.plan, input.stage), spans: requests.spans },
+      );
   } catch (err) {
     // The SDK reports a CancelledFailure as Temporal expects for the reason: cancelled when the
     // workflow asked, an attempt to retry when an operator paused or reset the activity

@@ -14,6 +14,7 @@ export async function buildExecutor(
   secrets: NodeJS.ProcessEnv,
   input: ChunkInput,
   rank: number,
+  onRequest?: (startMs: number, endMs: number) => void,
 ): Promise<RolloutExecutor> {
   const { plan, stage } = input;
   const settings = stageSettings(plan, stage);
@@ -23,6 +24,7 @@ export async function buildExecutor(
       timeoutMs: settings.requestTimeoutMs,
       maxConcurrency: settings.maxConcurrency,
       rank,
+      onRequest,
     });
   }
   const lp = plan.config.local_profile;
@@ -37,6 +39,7 @@ export async function buildExecutor(
       timeoutMs: settings.requestTimeoutMs,
       maxConcurrency: settings.maxConcurrency,
       rank,
+      onRequest,
     });
   }
   const endpoints = await resolveEndpoints(plan);
@@ -59,5 +62,6 @@ export async function buildExecutor(
     comparatorConfig: lp.tool_call_comparator_config,
     unpackExtraBody: model.unpack_extra_body,
     rank,
+    onRequest,
   });
 }

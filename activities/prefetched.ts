@@ -170,12 +170,17 @@ export async function readPrefetched(outPrefix: string, chunk: number): Promise<
 }
 
 /** The executor, but a row with an early sample gets that sample's verdict on its own line instead of a call. */
-export function withPrefetched(executor: RolloutExecutor, prefetched: Map<string, string>): RolloutExecutor {
+export function withPrefetched(
+  executor: RolloutExecutor,
+  prefetched: Map<string, string>,
+  onReused: () => void = () => undefined,
+): RolloutExecutor {
   if (prefetched.size === 0) return executor;
   return {
     async run(input, signal) {
       const text = prefetched.get(`${input.task}:${input.rollout}`);
       if (text === undefined) return executor.run(input, signal);
+      onReused();
       const verdict = pickEntries(parseKinded(text).kinded as JsonDict, SINGLE_STEP_VERDICT_KEYS);
       return shardLine(keyedResult(input, withEntries(input.value, verdict)));
     },

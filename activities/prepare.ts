@@ -8,6 +8,7 @@ import { checkRunManifest, currentRunManifest, fileDigest, recordRunManifest } f
 import { dropDamaged, inspectPublished, recordPublished, refuseUnrebuildable } from './publishedDigests';
 import { RUN_MANIFEST_FILE } from '../gym/runManifest';
 import { mkdirDurably, writeFileDurably } from '../gym/durable';
+import { ENGINE_TIMELINE_DIR } from './engineTimeline';
 
 /** A run without its own run_id is named after its workflow id, made safe for a directory name. */
 export function defaultRunId(workflowId: string): string {
@@ -49,5 +50,5 @@ export async function prepareRun(settings: WorkerSettings, rawInput: unknown, wo
   await writeFileDurably(path.join(runDir, 'pipeline_config.yaml'), YAML.stringify(config));
   await recordRunManifest(runDir, manifest, recorded);
   await recordPublished(runDir, 'prepare', [path.join(runDir, RUN_MANIFEST_FILE)]);
-  return { runId, runDir, baseDir, config };
+  return { runId, runDir, baseDir, config, timelineDir: path.join(runDir, ENGINE_TIMELINE_DIR) };
 }

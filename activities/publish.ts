@@ -10,6 +10,7 @@ import { validatePivotDataset } from '../gym/validator';
 import { pivotAgentName } from '../contracts/stageSettings';
 import type { ConvertResult, PublishResult, RunPlan } from '../contracts/payloads';
 import { recordPublished } from './publishedDigests';
+import { writeEngineTimeline } from './engineTimeline';
 
 /**
  * Selection (keep mixed-reward pivots) and publishing. The published file is run through the port of
@@ -27,6 +28,7 @@ export async function publishStage(input: {
   const { plan, convert } = input;
   const agentName = pivotAgentName(plan);
   const datasetDir = path.join(plan.runDir, 'dataset');
+  const timeline = plan.timelineDir && (await writeEngineTimeline(plan.runDir, plan.timelineDir));
   const published = await publishBatch(plan, {
     candidatesPath: convert.candidatesPath,
     localProfilePath: input.localProfilePath,
@@ -39,6 +41,7 @@ export async function publishStage(input: {
     funnel: input.funnel,
     accounting: input.accounting,
     validationSplit: true,
+    ...(timeline ? { engineTimelineSrc: path.relative(datasetDir, timeline) } : {}),
   });
   const validate = (file: string) =>
     validatePivotDataset({
@@ -116,6 +119,7 @@ export async function publishBatch(
     accounting?: Record<string, RolloutAccounting>;
     /** Split off publish.validation_fraction; a pool version (nightly, curriculum) stays train only. */
     validationSplit?: boolean;
+    engineTimelineSrc?: string;
   },
 ) {
   const { filter, publish, local_profile: lp } = plan.config;

@@ -9,6 +9,13 @@ export interface RunPlan {
   /** Directory config-relative paths are resolved against (the worker's working directory). */
   baseDir: string;
   config: PipelineConfig;
+  /**
+   * Where chunk attempts record when their requests were in flight, for the report's engine timeline;
+   * unset (pool runs, runs begun before the timeline), nothing is recorded.
+   */
+  timelineDir?: string;
+  /** Set on early local profiling's segments (`overlap: true`), whose work worker metrics count apart. */
+  early?: boolean;
 }
 
 export type RolloutStage = 'collect' | 'local_profile';
@@ -104,6 +111,8 @@ export interface ChunkResult {
   completed: number;
   failed: number;
   alreadyDone: number;
+  /** Of `completed`, rows answered from early local profiling's samples, without a request. */
+  reused: number;
 }
 
 /** How far the merged files have got while chunks still run: chunks [0, chunks) are in them, ending at these byte sizes. */

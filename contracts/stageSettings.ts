@@ -17,6 +17,14 @@ export interface StageSettings {
   allowPartialRollouts: boolean;
 }
 
+/**
+ * The `stage` label of a chunk's worker metrics. Early local profiling's chunks are counted apart,
+ * so `local_profile` adds up to the run's own stage, as run_summary.json counts it.
+ */
+export function metricsStage(input: { stage: string; plan?: { early?: boolean } }): string {
+  return input.plan?.early ? `${input.stage}_early` : input.stage;
+}
+
 export function pivotAgentName(plan: RunPlan): string {
   return plan.config.publish.agent_name ?? `${plan.config.publish.dataset_name ?? plan.config.name}_pivot_agent`;
 }

@@ -82,6 +82,8 @@ export const publishOptionsSchema = z.strictObject({
       z.custom<RolloutAccounting>((v) => typeof v === 'object' && v !== null),
     )
     .optional(),
+  /** The run's engine timeline drawing, relative to the dataset directory; the report links it. */
+  engineTimelineSrc: z.string().min(1).optional(),
 });
 export type PublishOptions = z.input<typeof publishOptionsSchema>;
 
@@ -313,6 +315,7 @@ export async function publishPivotDataset(input: PublishOptions): Promise<Publis
       selection: selectionMetrics,
       datasetMetrics: files.get('train')!.metrics.result(),
       accounting: opts.accounting ?? null,
+      engineTimelineSrc: opts.engineTimelineSrc ?? null,
       files: {
         pivots: PIVOTS_FILE,
         ...(splitting ? { validationPivots: VALIDATION_PIVOTS_FILE } : {}),

@@ -5,6 +5,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { countRequestsInFlight, requestsInFlight } from '../activities/http/inFlight';
 import { replicaStats, type ReplicaStats } from '../activities/http/replicas';
+import { metricsStage } from '../contracts/stageSettings';
 
 // Prometheus scraping of a worker is off unless asked for: the Temporal SDK's own exporter serves
 // /metrics (temporal_* task slot, poll and activity latency metrics), and the series below add
@@ -143,10 +144,11 @@ export function replicaMetricsSampler(
 
 // Chunk inputs and results are read loosely: only the fields counted here matter, and a change
 // elsewhere in the payloads must not break a worker's metrics.
-const chunkInputSchema = z.object({ stage: z.string() });
+const chunkInputSchema = z.object({ stage: z.string(), plan: z.object({ early: z.boolean().optional() }).optional() });
 const chunkResultSchema = z.object({
   completed: z.number().int().nonnegative(),
   failed: z.number().int().nonnegative(),
+  reused: z.number().int().nonnegative().optional(),
 });
 
 /**
@@ -164,7 +166,7 @@ export const rolloutMetricsInterceptor: ActivityInterceptorsFactory = (ctx: Acti
       const chunk = chunkResultSchema.safeParse(result);
       const stage = chunkInputSchema.safeParse(input.args[0]);
       if (chunk.success && stage.success) {
-        const meter = ctx.metricMeter.withTags({ stage: stage.data.stage });
+        const meter = ctx.metricMeter.withTags({ stage: metricsStage(stage.data) });
         meter
           .createCounter('pivot_miner_rollouts_completed', 'rollouts', 'Rollouts written by finished chunks')
           .add(chunk.data.completed);
@@ -175,6 +177,13 @@ export const rolloutMetricsInterceptor: ActivityInterceptorsFactory = (ctx: Acti
             'Rollouts that ran out of attempts in finished chunks',
           )
           .add(chunk.data.failed);
+        meter
+          .createCounter(
+            'pivot_miner_rollouts_reused',
+            'rollouts',
+            'Of the rollouts completed, those answered from samples early local profiling took (no request)',
+          )
+          .add(chunk.data.reused ?? 0);
         meter
           .createHistogram(CHUNK_DURATION, 'int', 'ms', 'Wall time of the chunk attempt that finished the chunk')
           .record(Math.round(performance.now() - started));

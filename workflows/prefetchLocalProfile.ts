@@ -96,7 +96,7 @@ function startSegment(
     args: [
       {
         // The segment is its own little run directory: its manifest and digests stay out of the run's.
-        plan: { ...input.plan, runDir: segment.dir },
+        plan: { ...input.plan, runDir: segment.dir, early: true },
         stage: 'local_profile',
         inputPath: segment.candidatesPath,
         outPrefix: `${segment.dir}/local_profile`,

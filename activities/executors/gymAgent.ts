@@ -3,6 +3,7 @@ import { parseKinded, type JsonDict, type KindedJson } from '../../gym/kindedJso
 import { splicedRollout, type SplicedRollout } from '../../gym/rolloutSplice';
 import { postJsonText, RequestFailure } from '../http/client';
 import { endpointLimiter } from '../http/endpointLimiter';
+import { timed } from '../http/timed';
 import { shardLine, splicedShardLine } from '../shardLines';
 import { agentReportedFailure, keyedResult, type MaterializedInput, type RolloutExecutor } from './types';
 
@@ -18,6 +19,8 @@ export interface GymAgentOptions {
   maxConcurrency: number;
   /** Where this executor's requests queue at each endpoint's cap: lower ranks are served first. */
   rank?: number;
+  /** Told when each request was in flight (from leaving the queue to its answer), for the engine timeline. */
+  onRequest?: (startMs: number, endMs: number) => void;
 }
 
 /**
@@ -54,7 +57,14 @@ export function gymAgentExecutor(opts: GymAgentOptions): RolloutExecutor {
         (keys && splicedRollout(text, keys)) || parseKinded(text);
       const answer = (await limiter.run(
         () =>
-          postJsonText(url, input.text, { timeoutMs: opts.timeoutMs, signal, connections: opts.maxConcurrency, parse }),
+          timed(opts.onRequest, () =>
+            postJsonText(url, input.text, {
+              timeoutMs: opts.timeoutMs,
+              signal,
+              connections: opts.maxConcurrency,
+              parse,
+            }),
+          ),
         opts.rank,
       )) as SplicedRollout | KindedJson;
       if ('line' in answer) return splicedShardLine(answer.digest, answer.line);

@@ -11,6 +11,7 @@ import { expectedActionSchema } from '../../gym/schemas';
 import { verifyResponse, type ToolCallComparatorConfig } from '../../gym/verifier';
 import { postJsonText, RequestFailure } from '../http/client';
 import { modelEndpoint } from '../http/replicas';
+import { timed } from '../http/timed';
 import { shardLine } from '../shardLines';
 import { keyedResult, type MaterializedInput, type RolloutExecutor } from './types';
 
@@ -27,6 +28,8 @@ export interface SingleStepOptions {
   unpackExtraBody?: boolean;
   /** Where this executor's calls queue at the model's cap: lower ranks are served first. */
   rank?: number;
+  /** Told when each call was in flight (from leaving the queue to its answer), for the engine timeline. */
+  onRequest?: (startMs: number, endMs: number) => void;
 }
 
 /** What a sample adds to its materialized row, in this order; the rest of its line is the row. */
@@ -56,13 +59,15 @@ export function singleStepExecutor(opts: SingleStepOptions): RolloutExecutor {
     const { url, answer } = await endpoint.run(
       async (url) => ({
         url,
-        answer: (await postJsonText(url, body, {
-          timeoutMs: opts.timeoutMs,
-          signal,
-          headers,
-          connections: opts.maxConcurrency,
-          parse: parseKinded,
-        })) as KindedJson,
+        answer: (await timed(opts.onRequest, () =>
+          postJsonText(url, body, {
+            timeoutMs: opts.timeoutMs,
+            signal,
+            headers,
+            connections: opts.maxConcurrency,
+            parse: parseKinded,
+          }),
+        )) as KindedJson,
       }),
       { rank: opts.rank, affinity: session, signal },
     );

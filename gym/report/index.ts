@@ -27,6 +27,8 @@ export interface ReportData {
   datasetMetrics: DatasetMetrics | null;
   /** Where each rollout stage's expected rollouts went; the section is left out when absent. */
   accounting?: Record<string, RolloutAccounting> | null;
+  /** The run's engine timeline drawing (a path relative to the report); the section is left out when absent. */
+  engineTimelineSrc?: string | null;
   files: Record<string, string>;
 }
 
@@ -195,6 +197,18 @@ function policyLine(p: ReportPolicy): string {
   return `<p class="policy" id="policy-model">Local pass rates: samples of the real model <b>${escapeHtml(p.model)}</b> (${api}), each scored by the verifier.${escapeHtml(source)}</p>`;
 }
 
+/**
+ * Linked, not embedded: the drawing holds wall-clock times, and the report is part of the dataset,
+ * whose bytes a seed fixes. It lives beside the run, so the link works where the run is kept.
+ */
+function engineTimelineSection(src: string): string {
+  return section(
+    'Engine timeline',
+    `<img id="engine-timeline" src="${escapeHtml(src)}" alt="requests in flight to each server over the run (${escapeHtml(src)})">`,
+    "Requests the workers had in flight to each server over the run, from every completed chunk attempt (early local profiling included). A flat top at the engine's slots is a busy engine; a dip is time the engine paid for and did not use.",
+  );
+}
+
 export function renderReport(data: ReportData): string {
   const s = data.selection;
   const banner = data.simulatorLabel
@@ -260,6 +274,7 @@ export function renderReport(data: ReportData): string {
         : '<p>No skipped decision points.</p>',
     ),
     section('Published dataset', metricsTable(data.datasetMetrics)),
+    ...(data.engineTimelineSrc ? [engineTimelineSection(data.engineTimelineSrc)] : []),
   ].join('\n');
   return `<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n<title>Pivot dataset ${escapeHtml(data.datasetName)}</title>\n<style>${STYLE}</style>\n</head>\n<body>\n${body}\n</body>\n</html>\n`;
 }

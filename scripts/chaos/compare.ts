@@ -7,6 +7,7 @@ import { type FaultKind } from '../../contracts/faultsConfig';
 import { PUBLISHED_DIGESTS_FILE } from '../../gym/publishedDigests';
 import { PREFETCH_DIR } from '../../activities/prefetch';
 import { prefetchedDir } from '../../activities/prefetched';
+import { isEngineTimeline } from '../../activities/engineTimeline';
 
 // What a chaos run must leave behind: the same artifacts as an undisturbed run of the same seed, no
 // duplicate or missing rollout keys, and a failures sidecar that only records faults we injected.
@@ -46,12 +47,13 @@ export const isEarlyProfiling = (rel: string) =>
 /**
  * Files that legitimately differ: failure sidecars (the undisturbed run has none), shards (written in
  * completion order, merged deterministically), the config snapshot, compared without `faults`, and
- * the published-files digests, which cover the failure sidecars and the run records compared here
+ * the engine timeline (wall-clock times), the published-files digests, which cover the failure sidecars and the run records compared here
  * without their faults and attempt counts (every file they name is compared itself).
  */
 const isVolatile = (rel: string) =>
   rel.includes('_shards/') ||
   isEarlyProfiling(rel) ||
+  isEngineTimeline(rel) ||
   rel.endsWith('_failures.jsonl') ||
   rel === 'pipeline_config.yaml' ||
   rel === PUBLISHED_DIGESTS_FILE;

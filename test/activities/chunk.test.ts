@@ -206,7 +206,7 @@ test('a chunk longer than its window of rows in memory runs every row once, in a
   const { chunks } = await materialize(plan);
   assert.equal(chunks, 1);
   const [result] = await runChunks(plan, chunks);
-  assert.deepEqual(result, { chunkIndex: 0, completed: 15, failed: 0, alreadyDone: 0 });
+  assert.deepEqual(result, { chunkIndex: 0, completed: 15, failed: 0, alreadyDone: 0, reused: 0 });
   assert.equal(alpha.runs.length - alphaRuns, 15);
   await merge(plan);
   const rollouts = readJsonlSync<Row>(`${outPrefixOf(plan)}.jsonl`);

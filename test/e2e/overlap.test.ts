@@ -9,6 +9,12 @@ import { listFiles, isEarlyProfiling } from '../../scripts/chaos/compare';
 import { getProgress } from '../../client';
 import type { PivotMiningResult } from '../../contracts/payloads';
 import { earlyLine } from '../../scripts/commands/status';
+import {
+  ENGINE_TIMELINE_DIR,
+  ENGINE_TIMELINE_SVG,
+  isEngineTimeline,
+  readTimeline,
+} from '../../activities/engineTimeline';
 import { runPivotMining, startBaseDirWorkerEnv, type WorkerTestEnv } from '../helpers/temporal';
 
 // Overlap: local profiling starts on the tasks collect has finished. The same seed must publish the
@@ -75,7 +81,8 @@ function differingFiles(sequentialDir: string, overlappedDir: string): string[] 
         !CONFIG_RECORDS.has(rel) &&
         !rel.includes('_shards/') &&
         !rel.endsWith('_failures.jsonl') &&
-        !isEarlyProfiling(rel),
+        !isEarlyProfiling(rel) &&
+        !isEngineTimeline(rel),
     );
   const theirs = new Set(compared(overlappedDir));
   const differing: string[] = [];
@@ -84,6 +91,22 @@ function differingFiles(sequentialDir: string, overlappedDir: string): string[] 
     else if (runFile(sequentialDir, rel) !== runFile(overlappedDir, rel)) differing.push(rel);
   }
   return [...differing, ...[...theirs].map((rel) => `${rel} (extra)`)];
+}
+
+/**
+ * Slices of the run's engine timeline in which both stages had requests in flight, after checking
+ * that the report links the drawing and the drawing shows both.
+ */
+async function bothStagesInFlight(runDir: string): Promise<number> {
+  const report = readFileSync(path.join(runDir, 'dataset', 'report.html'), 'utf8');
+  assert.match(report, new RegExp(`<img id="engine-timeline" src="\\.\\./${ENGINE_TIMELINE_SVG}"`));
+  const svg = readFileSync(path.join(runDir, ENGINE_TIMELINE_SVG), 'utf8');
+  const timeline = await readTimeline(path.join(runDir, ENGINE_TIMELINE_DIR));
+  const labels = timeline.series.map((s) => s.label);
+  assert.deepEqual(labels, ['collect → agent (its model calls inside)', 'local_profile → policy model']);
+  for (const label of labels) assert.ok(svg.includes(label), `${ENGINE_TIMELINE_SVG} lacks ${label}`);
+  const [collect, profile] = timeline.series.map((s) => s.inFlight);
+  return collect!.filter((n, i) => n > 0 && profile![i]! > 0).length;
 }
 
 /** When a workflow's first child started, and when it closed, from its history. */
@@ -119,6 +142,8 @@ test(
     };
     const sequential = await run(writeConfig('sequential', false), 'sequential');
     assert.equal(sequential.prefetch, undefined);
+    // One stage after the other: at most the slice where one ends and the next begins holds both.
+    assert.ok((await bothStagesInFlight(sequential.runDir)) <= 1);
 
     for (const faultSeed of [1, 2]) {
       const runId = `overlapped-${faultSeed}`;
@@ -136,6 +161,9 @@ test(
       assert.ok(early.reused >= 0.8 * sequential.counts.local_profile_rollouts!, `${runId}: ${JSON.stringify(early)}`);
       // `pivot-miner status` showed both stages advancing at once.
       assert.ok(both.length > 0, `${runId}: status never showed collect and early profiling at once`);
+      // And the report's engine timeline shows both at once, well past the one slice a stage boundary holds.
+      const shared = await bothStagesInFlight(overlapped.runDir);
+      assert.ok(shared >= 5, `${runId}: both stages in flight in only ${shared} of the timeline's slices`);
       const firstSegment = await childSpan(`${runId}/prefetch`, 'first-start');
       const collectClosed = await childSpan(`${runId}/collect`, 'close');
       assert.ok(

@@ -81,6 +81,15 @@ test('the report is one self-contained HTML page with inline SVG charts', () => 
   assert.match(html, /parallel_tool_calls/);
 });
 
+test('the engine timeline is linked from beside the run, not embedded, and only when the run drew one', () => {
+  const without = renderReport(reportData(null));
+  assert.doesNotMatch(without, /Engine timeline/);
+  const html = renderReport({ ...reportData(null), engineTimelineSrc: '../engine_timeline.svg' });
+  assert.match(html, /<h2>Engine timeline<\/h2>/);
+  assert.deepEqual(html.match(/\b(src|href)="[^"]*"/g), ['src="../engine_timeline.svg"'], 'the one file it links');
+  assert.match(renderReport({ ...reportData(null), engineTimelineSrc: 'a"b.svg' }), /src="a&quot;b.svg"/);
+});
+
 test('a simulated policy is labelled visibly; a real one is not', () => {
   const simulated = renderReport(reportData('pivot-miner seeded policy simulator'));
   assert.match(
