@@ -159,6 +159,24 @@ function startHeartbeat(progress: Progress, fence: () => Fence | undefined): () 
   return () => clearInterval(timer);
 }
 
+/**
+ * Writes when the attempt's requests were in flight, for the engine timeline. A record of timing only:
+ * the chunk is done and durable, so failing to write it (a full disk) costs the drawing a chunk, not
+ * the chunk a retry.
+ */
+async function recordRequests(input: ChunkInput, attempt: ChunkAttempt, requests: RequestSpans): Promise<void> {
+  if (!input.plan.timelineDir) return;
+  try {
+    await writeAttemptSpans(
+      input.plan.timelineDir,
+      { outPrefix: input.outPrefix, chunkIndex: input.chunkIndex, attempt: attempt.fence.token.name },
+      { stage: input.stage, server: timelineServer(input.plan, input.stage), spans: requests.spans },
+    );
+  } catch (err) {
+    Context.current().log.warn('engine timeline: chunk record not written', { error: String(err) });
+  }
+}
+
 /** `secrets` is the worker's environment, where API keys named by `api_key_env` live (never in inputs). */
 export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): Promise<ChunkResult> {
   // Taken before the first await, so chunks rank in the order their activities started.
@@ -187,12 +205,7 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
       await attempt.close();
     }
     await attempt.complete();
-    if (input.plan.timelineDir)
-      await writeAttemptSpans(
-        input.plan.timelineDir,
-        { outPrefix: input.outPrefix, chunkIndex: input.chunkIndex, attempt: attempt.fence.token.name },
-        { stage: input.stage, server: timelineServer(input.plan, input.stage), spans: requests.spans },
-      );
+    await recordRequests(input, attempt, requests);
   } catch (err) {
     // The SDK reports a CancelledFailure as Temporal expects for the reason: cancelled when the
     // workflow asked, an attempt to retry when an operator paused or reset the activity
