@@ -3,7 +3,7 @@ import { CancelledFailure } from '@temporalio/common';
 import { readLines } from '../gym/jsonl';
 import { withEntries, type JsonDict } from '../gym/kindedJson';
 import { metricsStage, stageSettings, type StageSettings } from '../contracts/stageSettings';
-import type { ChunkInput, ChunkResult } from '../contracts/payloads';
+import { MAX_REUSED_CHUNKS, type ChunkInput, type ChunkResult } from '../contracts/payloads';
 import { chunkRange, materializedInputsPath, readMaterializedMeta } from './chunkIndex';
 import { buildExecutor } from './chunkExecutor';
 import { RequestSpans, timelineServer, writeAttemptSpans } from './engineTimeline';
@@ -217,4 +217,26 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
     stopHeartbeat();
   }
   return { chunkIndex: input.chunkIndex, ...progress };
+}
+
+/**
+ * Chunks [chunkIndex, toChunk) whose every row an early sample answers (overlap): they make no
+ * request, so one activity runs them one after another, each as an attempt of its own, where an
+ * activity each would spend more on its dispatch than on its chunk.
+ */
+export async function runReusedChunks(
+  secrets: NodeJS.ProcessEnv,
+  input: ChunkInput & { toChunk: number },
+): Promise<Array<ChunkResult & { durationMs: number }>> {
+  const { toChunk, ...first } = input;
+  if (toChunk - first.chunkIndex > MAX_REUSED_CHUNKS)
+    throw new Error(`runReusedChunks: ${toChunk - first.chunkIndex} chunks, at most ${MAX_REUSED_CHUNKS}`);
+  const results: Array<ChunkResult & { durationMs: number }> = [];
+  for (let chunkIndex = first.chunkIndex; chunkIndex < toChunk; chunkIndex++) {
+    const started = performance.now();
+    const result = await runChunk(secrets, { ...first, chunkIndex });
+    // Each chunk's own time, for the worker's chunk duration metric.
+    results.push({ ...result, durationMs: Math.round(performance.now() - started) });
+  }
+  return results;
 }

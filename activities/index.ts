@@ -1,7 +1,7 @@
 // Everything the worker registers. Activities are the IO shell around gym/: one file per stage.
 // What a worker process was started with (its base dir, artifacts root, secrets) is read once, here,
 // and handed to the activities that need it, instead of each reading process.env on every call.
-import { runChunk } from './chunk';
+import { runChunk, runReusedChunks } from './chunk';
 import { convertStage } from './convert';
 import { finishStage } from './finishStage';
 import { prepareCurriculumRound, publishCurriculumRound, startCurriculum } from './curriculum';
@@ -36,6 +36,7 @@ export function createActivities(deps: ActivityDeps = activityDepsFromEnv()) {
     workerHostQueue,
     materializeStage,
     runChunk: (input: Parameters<typeof runChunk>[1]) => runChunk(secrets, input),
+    runReusedChunks: (input: Parameters<typeof runReusedChunks>[1]) => runReusedChunks(secrets, input),
     mergeChunks,
     finishStage,
     stageAccounting,

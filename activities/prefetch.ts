@@ -3,6 +3,7 @@ import path from 'node:path';
 import { heartbeat } from '@temporalio/activity';
 import { convertToCandidates } from '../gym/convert';
 import { mkdirDurably } from '../gym/durable';
+import { readJsonl } from '../gym/jsonl';
 import { StagedJsonlFile } from '../gym/stagedJsonl';
 import { pivotAgentName } from '../contracts/stageSettings';
 import type { PrefetchSegment, RunPlan } from '../contracts/payloads';
@@ -11,34 +12,69 @@ import { finishedRollouts } from './merge';
 import { prefetchedDir } from './prefetched';
 import { readRowIndex } from './rowIndex';
 
-// Overlap (docs/architecture.md): while collect runs, the rows of tasks whose chunks have all
-// finished are cut into a segment and converted on their own, so their candidates can be profiled
-// early. Nothing here is published: the run's own convert still reads the whole of rollouts.jsonl,
+// Overlap (docs/architecture.md): while collect runs, the rows whose chunks have all finished are
+// cut into a segment (at whole tasks with require_mixed) and converted on their own, so their
+// candidates can be profiled early. Nothing here is published: the run's own convert still reads the whole of rollouts.jsonl,
 // and its local profile only reuses what an early sample answered for the very same request.
 
 /** Where a run keeps its early local profiling; never published, never compared. */
 export const PREFETCH_DIR = 'prefetch';
 
+/** Row index records read at once while walking back over a task's rows. */
+const WALK_ROWS = 256;
+
+async function tasksOf(outPrefix: string, meta: MaterializedMeta, from: number, to: number): Promise<number[]> {
+  const tasks: number[] = [];
+  for await (const r of readRowIndex(outPrefix, meta.agentNames ?? [], from, to)) tasks.push(r.task);
+  return tasks;
+}
+
 /**
- * The end of the last whole task before `limit`: the row where the task of row `limit` (the first
- * row whose chunk has not finished) begins, or `limit` when that task begins there. Rows are
- * task-major (abc → aabbcc), so a task's rows before `limit` are a run at its end; a task repeated
- * elsewhere in the file is only profiled late, never wrongly, since nothing early is trusted.
+ * The first row of the run of rows that ends at `row` and belongs to row `row`'s task, but not before
+ * `floor`. Rows are task-major (abc → aabbcc), so that run is where the task begins; a task repeated
+ * elsewhere in the file is only cut apart, never wrongly, since nothing early is trusted.
  */
-async function lastWholeTaskEnd(outPrefix: string, meta: MaterializedMeta, from: number, limit: number) {
-  const agentNames = meta.agentNames ?? [];
-  let open: number | undefined;
-  for await (const row of readRowIndex(outPrefix, agentNames, limit, limit + 1)) open = row.task;
-  let end = limit;
-  let row = limit - 1;
-  // Walk back over the open task's rows (at most num_repeats of them).
-  for (; row >= from; row--) {
-    let task: number | undefined;
-    for await (const r of readRowIndex(outPrefix, agentNames, row, row + 1)) task = r.task;
-    if (task !== open) break;
-    end = row;
+async function taskStart(outPrefix: string, meta: MaterializedMeta, row: number, floor: number): Promise<number> {
+  const [task] = await tasksOf(outPrefix, meta, row, row + 1);
+  let start = row;
+  while (start > floor) {
+    const from = Math.max(floor, start - WALK_ROWS);
+    const tasks = await tasksOf(outPrefix, meta, from, start);
+    let i = tasks.length;
+    while (i > 0 && tasks[i - 1] === task) i--;
+    start = from + i;
+    if (i > 0) break;
   }
-  return end;
+  return start;
+}
+
+/** `task:rollout` of rows [from, to). */
+async function rowKeys(outPrefix: string, meta: MaterializedMeta, from: number, to: number): Promise<Set<string>> {
+  const keys = new Set<string>();
+  for await (const r of readRowIndex(outPrefix, meta.agentNames ?? [], from, to)) keys.add(`${r.task}:${r.rollout}`);
+  return keys;
+}
+
+/**
+ * Drops the candidates of the given source rollouts. A segment that starts inside a task converts the
+ * task's earlier rollouts again so that its duplicates of their pivots are dropped as the run's convert
+ * drops them; their own candidates were profiled by the segment before.
+ */
+async function dropCandidatesOf(candidatesPath: string, keys: ReadonlySet<string>): Promise<number> {
+  const out = new StagedJsonlFile(candidatesPath);
+  let kept = 0;
+  try {
+    for await (const { value, text } of readJsonl(candidatesPath)) {
+      const provenance = (value as { provenance?: { task_index?: number; rollout_index?: number } }).provenance;
+      if (keys.has(`${provenance?.task_index}:${provenance?.rollout_index}`)) continue;
+      await out.writeLine(`${text}\n`);
+      kept++;
+    }
+    await out.commit();
+  } finally {
+    await out.abort();
+  }
+  return kept;
 }
 
 /**
@@ -51,9 +87,22 @@ function segmentPreference(plan: RunPlan): 'require_mixed' | 'off' {
 }
 
 /**
- * Cuts collect rows [fromRow, end of the last whole task among the finished chunks) into a segment
- * and converts its positive trajectories into candidates. With `final`, every chunk has finished and
- * the segment runs to the last row.
+ * Where a segment ends, below `limit` (the first row whose chunk has not finished). `require_mixed`
+ * keeps a task's trajectories only when its whole group is mixed, so the segment ends at its last
+ * whole task. Otherwise each rollout converts on its own (its decision points, its reward against
+ * min_source_reward), so the segment takes every finished row, and a task's rollouts reach the policy
+ * engine as they finish rather than with the task's last one.
+ */
+async function segmentEnd(plan: RunPlan, collectPrefix: string, meta: MaterializedMeta, from: number, limit: number) {
+  if (limit >= meta.rows) return meta.rows;
+  // The end of the last whole task: where the task of the first unfinished row begins.
+  return segmentPreference(plan) === 'require_mixed' ? taskStart(collectPrefix, meta, limit, from) : limit;
+}
+
+/**
+ * Cuts the finished collect rows from `fromRow` on (see segmentEnd) into a segment and converts its
+ * positive trajectories into candidates. With `final`, every chunk has finished and the segment runs
+ * to the last row. A segment without candidates is not profiled: it returns no directory.
  */
 export async function prefetchSegment(input: {
   plan: RunPlan;
@@ -67,17 +116,18 @@ export async function prefetchSegment(input: {
   // A materialization without a row index (older runs) cannot be cut by task: nothing early.
   if (!meta?.agentNames) return { toRow: fromRow, candidates: 0 };
   const limit = Math.min(meta.rows, input.finishedChunks * meta.chunkSize);
-  const toRow =
-    input.final || limit >= meta.rows ? meta.rows : await lastWholeTaskEnd(collectPrefix, meta, fromRow, limit);
+  const toRow = input.final ? meta.rows : await segmentEnd(plan, collectPrefix, meta, fromRow, limit);
   if (toRow <= fromRow) return { toRow: fromRow, candidates: 0 };
 
   const dir = path.join(plan.runDir, PREFETCH_DIR, `rows-${fromRow}-${toRow}`);
   await mkdirDurably(dir);
   const rolloutsPath = path.join(dir, 'rollouts.jsonl');
+  // Only without require_mixed can a segment start inside a task (segmentEnd).
+  const openFrom = segmentPreference(plan) === 'off' ? await taskStart(collectPrefix, meta, fromRow, 0) : fromRow;
   const out = new StagedJsonlFile(rolloutsPath);
   try {
     let lines = 0;
-    for await (const line of finishedRollouts(collectPrefix, meta, fromRow, toRow)) {
+    for await (const line of finishedRollouts(collectPrefix, meta, openFrom, toRow)) {
       await out.writeLine(`${line}\n`);
       if (++lines % 10_000 === 0) heartbeat({ lines });
     }
@@ -94,7 +144,13 @@ export async function prefetchSegment(input: {
     ...plan.config.convert,
     source_preference: segmentPreference(plan),
   });
-  return { toRow, dir, candidatesPath: summary.candidatesPath, candidates: summary.counts.candidates };
+  const candidates =
+    openFrom < fromRow
+      ? await dropCandidatesOf(summary.candidatesPath, await rowKeys(collectPrefix, meta, openFrom, fromRow))
+      : summary.counts.candidates;
+  // Its directory goes with the others once the run's local profile has filed their samples.
+  if (candidates === 0) return { toRow, candidates };
+  return { toRow, dir, candidatesPath: summary.candidatesPath, candidates };
 }
 
 /**

@@ -40,6 +40,8 @@ export interface CollectStageInput {
   outPrefix: string;
   /** Workflow told (chunksFinishedSignal) as chunks finish, so local profiling can start early. */
   notifyWorkflowId?: string;
+  /** Chunks ([from, to) ranges) whose every row early local profiling answered: run a run of them per activity. */
+  reusedChunks?: Array<[number, number]>;
 }
 
 /** Input of the early local profiling that runs beside collect (`overlap: true`). */
@@ -98,6 +100,9 @@ export interface MaterializeResult {
   tasks: number;
   chunks: number;
 }
+
+/** Chunks one runReusedChunks activity runs at most: a bounded result, and a retry that redoes little. */
+export const MAX_REUSED_CHUNKS = 64;
 
 export interface ChunkInput {
   plan: RunPlan;

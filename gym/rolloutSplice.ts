@@ -86,3 +86,31 @@ export function splicedRollout(text: string, keys: RowKeys): SplicedRollout | un
     kept.push(`"response":{${slice(text, usage)}}`);
   return { line: `${text.slice(0, -1)},${keys.entriesText}}`, digest: `{${kept.join(',')}}` };
 }
+
+/**
+ * The line and digest of a materialized row `rowText` given a verdict `verdictText`, an object of
+ * exactly `keys` in that order (a single step's `response`, `reward`, `category`), its entries
+ * assigned as withEntries assigns them: new keys go last. Undefined, to be decoded, when either is
+ * not in orjson's form, the verdict holds other keys, the row already holds one of them, or
+ * `response` is not an object.
+ */
+export function splicedVerdict(
+  rowText: string,
+  verdictText: string,
+  keys: readonly string[],
+): SplicedRollout | undefined {
+  const row = orjsonCanonicalObject(rowText);
+  const verdict = orjsonCanonicalObject(verdictText, 'response');
+  if (!row || !verdict?.nested) return undefined;
+  if (verdict.entries.length !== keys.length || verdict.entries.some((e, i) => e.key !== keys[i])) return undefined;
+  const verdictKeys = new Set(keys);
+  if (row.entries.some((e) => verdictKeys.has(e.key))) return undefined;
+  const kept = [
+    ...row.entries.filter((e) => !strippedForAggregateMetrics(e.key)).map((e) => slice(rowText, e)),
+    ...verdict.entries.filter((e) => !strippedForAggregateMetrics(e.key)).map((e) => slice(verdictText, e)),
+  ];
+  const usage = verdict.nested.find((e) => e.key === 'usage');
+  if (usage && !FALSY_TEXTS.has(verdictText.slice(usage.valueStart, usage.end)))
+    kept.push(`"response":{${slice(verdictText, usage)}}`);
+  return { line: `${rowText.slice(0, -1)},${verdictText.slice(1)}`, digest: `{${kept.join(',')}}` };
+}

@@ -149,45 +149,46 @@ const chunkResultSchema = z.object({
   completed: z.number().int().nonnegative(),
   failed: z.number().int().nonnegative(),
   reused: z.number().int().nonnegative().optional(),
+  /** Set by runReusedChunks, which runs several chunks: each one's own time. */
+  durationMs: z.number().nonnegative().optional(),
 });
 
 /**
- * Counts rollouts and times chunks per stage from each finished runChunk activity. A chunk attempt
- * that fails is not counted: its rollouts are kept in the shard and counted by the attempt that
- * finishes it, whose duration is its own. With metrics off the activity's meter is a no-op, so
- * this costs nothing.
+ * Counts rollouts and times chunks per stage from each finished runChunk activity, and from each
+ * runReusedChunks (chunks wholly answered by early samples, several an activity, each timed on its
+ * own). A chunk attempt that fails is not counted: its rollouts are kept in the shard and counted
+ * by the attempt that finishes it, whose duration is its own. With metrics off the activity's meter
+ * is a no-op, so this costs nothing.
  */
 export const rolloutMetricsInterceptor: ActivityInterceptorsFactory = (ctx: ActivityContext) => ({
   inbound: {
     async execute(input, next) {
       const started = performance.now();
       const result = await next(input);
-      if (ctx.info.activityType !== 'runChunk') return result;
-      const chunk = chunkResultSchema.safeParse(result);
+      const type = ctx.info.activityType;
+      if (type !== 'runChunk' && type !== 'runReusedChunks') return result;
+      const chunks = z.array(chunkResultSchema).safeParse(type === 'runChunk' ? [result] : result);
       const stage = chunkInputSchema.safeParse(input.args[0]);
-      if (chunk.success && stage.success) {
-        const meter = ctx.metricMeter.withTags({ stage: metricsStage(stage.data) });
-        meter
-          .createCounter('pivot_miner_rollouts_completed', 'rollouts', 'Rollouts written by finished chunks')
-          .add(chunk.data.completed);
-        meter
-          .createCounter(
-            'pivot_miner_rollouts_failed',
-            'rollouts',
-            'Rollouts that ran out of attempts in finished chunks',
-          )
-          .add(chunk.data.failed);
-        meter
-          .createCounter(
-            'pivot_miner_rollouts_reused',
-            'rollouts',
-            'Of the rollouts completed, those answered from samples early local profiling took (no request)',
-          )
-          .add(chunk.data.reused ?? 0);
-        meter
-          .createHistogram(CHUNK_DURATION, 'int', 'ms', 'Wall time of the chunk attempt that finished the chunk')
-          .record(Math.round(performance.now() - started));
-      }
+      if (!chunks.success || !stage.success) return result;
+      const meter = ctx.metricMeter.withTags({ stage: metricsStage(stage.data) });
+      const counter = (name: string, help: string) => meter.createCounter(name, 'rollouts', help);
+      const sum = (count: (chunk: z.infer<typeof chunkResultSchema>) => number) =>
+        chunks.data.reduce((total, chunk) => total + count(chunk), 0);
+      counter('pivot_miner_rollouts_completed', 'Rollouts written by finished chunks').add(sum((c) => c.completed));
+      counter('pivot_miner_rollouts_failed', 'Rollouts that ran out of attempts in finished chunks').add(
+        sum((c) => c.failed),
+      );
+      counter(
+        'pivot_miner_rollouts_reused',
+        'Of the rollouts completed, those answered from samples early local profiling took (no request)',
+      ).add(sum((c) => c.reused ?? 0));
+      const durations = meter.createHistogram(
+        CHUNK_DURATION,
+        'int',
+        'ms',
+        'Wall time of the chunk attempt that finished the chunk',
+      );
+      for (const chunk of chunks.data) durations.record(chunk.durationMs ?? Math.round(performance.now() - started));
       return result;
     },
   },

@@ -11,6 +11,7 @@ import { chunksFinishedSignal, stageProgressQuery } from '../contracts/temporal'
 import { collectStageActivityOptions, chunkActivityOptions } from './activityOptions';
 import { stageSettings } from '../contracts/stageSettings';
 import {
+  MAX_REUSED_CHUNKS,
   NOTHING_MERGED,
   type ChunkResult,
   type CollectStageInput,
@@ -26,7 +27,18 @@ import type { RolloutAccounting } from '../gym/rolloutAccounting';
 const { materializeStage, mergeChunks, finishStage, stageAccounting } =
   proxyActivities<PivotActivities>(collectStageActivityOptions);
 
-const { runChunk } = proxyActivities<PivotActivities>(chunkActivityOptions);
+const { runChunk, runReusedChunks } = proxyActivities<PivotActivities>(chunkActivityOptions);
+
+/**
+ * Where the run of wholly reused chunks that starts at `chunk` ends, or undefined when none starts
+ * there. A range is shared evenly among the activities in flight, so their waits on the disk overlap.
+ */
+function reusedRunEnd(input: CollectStageInput, chunk: number, inFlight: number): number | undefined {
+  const range = input.reusedChunks?.find(([from, to]) => from <= chunk && chunk < to);
+  if (!range) return undefined;
+  const share = Math.ceil((range[1] - range[0]) / inFlight);
+  return Math.min(range[1], chunk + Math.min(share, MAX_REUSED_CHUNKS));
+}
 
 const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 4000;
 
@@ -80,9 +92,16 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
         getExternalWorkflowHandle(notifyId).signal(chunksFinishedSignal, { chunks, final }),
       )
     : undefined;
-  const inFlight = new Map<number, Promise<ChunkResult>>();
+  // Keyed by the first chunk of what one activity runs: a chunk, or a run of wholly reused chunks.
+  const inFlight = new Map<number, Promise<ChunkResult[]>>();
+  const startChunks = (chunkIndex: number): Promise<ChunkResult[]> => {
+    const chunk = { plan: input.plan, stage: input.stage, outPrefix: input.outPrefix, chunkIndex };
+    const reusedEnd = reusedRunEnd(input, chunkIndex, settings.maxChunksInFlight);
+    if (reusedEnd === undefined) return runChunk(chunk).then((r) => [r]);
+    next = reusedEnd;
+    return runReusedChunks({ ...chunk, toChunk: reusedEnd });
+  };
   const onChunkDone = (r: ChunkResult) => {
-    inFlight.delete(r.chunkIndex);
     notifier?.chunkFinished(r.chunkIndex);
     done += r.completed + r.failed + r.alreadyDone;
     failed += r.failed;
@@ -94,17 +113,17 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
   while (next < materialize.chunks || inFlight.size > 0) {
     while (next < materialize.chunks && inFlight.size < settings.maxChunksInFlight && !mustContinueAsNew()) {
       const chunkIndex = next++;
-      inFlight.set(
-        chunkIndex,
-        runChunk({ plan: input.plan, stage: input.stage, outPrefix: input.outPrefix, chunkIndex }),
-      );
+      inFlight.set(chunkIndex, startChunks(chunkIndex));
     }
     if (inFlight.size === 0) break;
     const merging = frontier.pending;
-    const finished = await Promise.race<ChunkResult | void>(
+    const finished = await Promise.race<ChunkResult[] | void>(
       merging ? [...inFlight.values(), merging] : inFlight.values(),
     );
-    if (finished) onChunkDone(finished);
+    if (finished) {
+      inFlight.delete(finished[0]!.chunkIndex);
+      finished.forEach(onChunkDone);
+    }
   }
   const merged = await frontier.drain();
   if (next < materialize.chunks) {

@@ -20,6 +20,7 @@ import { collectRolloutsWorkflow } from './collectRollouts';
 import { prefetchLocalProfileWorkflow } from './prefetchLocalProfile';
 import type { PivotMiningInput } from '../contracts/workflowInputs';
 import type {
+  CollectStageInput,
   CollectStageResult,
   PivotMiningResult,
   PrefetchCounts,
@@ -43,6 +44,8 @@ const {
 } = proxyActivities<PivotActivities>(stageActivityOptions);
 
 const OVERLAP = 'overlap-prefetch';
+const REMOVE_SEGMENTS_BESIDE = 'remove-segments-beside-local-profile';
+const REUSED_CHUNKS_TOGETHER = 'reused-chunks-together';
 
 /** Mixed pivots dropped by a filter rule (pass-rate ceiling, budget, action mix), as publish counts them. */
 const RULE_DROPS = ['over_ceiling', 'over_budget', 'over_share'] as const;
@@ -74,15 +77,26 @@ async function startManagedServers(plan: RunPlan): Promise<() => Promise<void>> 
 
 type EarlyCounts = PrefetchCounts & { reused: number };
 
+/** What filing the early samples gives the run's local profile. */
+interface FiledSamples {
+  counts: EarlyCounts;
+  /** Chunks whose every row an early sample answers ([from, to) ranges). */
+  wholeChunks?: Array<[number, number]>;
+  /** The segments' removal, started beside the run's local profile. */
+  segmentsRemoved: Promise<void>;
+}
+
 /**
  * Waits for the early segments, files their samples for the run's local-profile chunks, and drops
- * the segments. Early profiling only saves engine time: if it failed, the run samples everything live.
+ * the segments: beside the run's local profile, which no longer reads them, so their removal is not
+ * one more step before it. Early profiling only saves engine time: if it failed, the run samples
+ * everything live.
  */
 async function fileEarlySamples(
   plan: RunPlan,
   prefetch: ChildWorkflowHandle<typeof prefetchLocalProfileWorkflow>,
   candidatesPath: string,
-): Promise<EarlyCounts | undefined> {
+): Promise<FiledSamples | undefined> {
   let early: PrefetchResult;
   try {
     early = await prefetch.result();
@@ -91,14 +105,18 @@ async function fileEarlySamples(
     log.warn('early local profiling failed; every sample is taken live', { error: String(err) });
     return undefined;
   }
-  const { reused } = await alignPrefetched({
+  const { reused, wholeChunks } = await alignPrefetched({
     plan,
     candidatesPath,
     outPrefix: `${plan.runDir}/local_profile`,
     segments: early.segmentDirs,
   });
-  await removeEarlyProfiling({ runDir: plan.runDir, part: 'segments' });
-  return { segments: early.segments, candidates: early.candidates, samples: early.samples, reused };
+  const removal = removeEarlyProfiling({ runDir: plan.runDir, part: 'segments' });
+  // Awaited after the local profile; a failure meanwhile must not surface as an unhandled rejection.
+  removal.catch(() => undefined);
+  if (!patched(REMOVE_SEGMENTS_BESIDE)) await removal;
+  const counts = { segments: early.segments, candidates: early.candidates, samples: early.samples, reused };
+  return { counts, wholeChunks, segmentsRemoved: removal };
 }
 
 export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<PivotMiningResult> {
@@ -126,7 +144,7 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
     const runChunkedStage = async (
       rolloutStage: RolloutStage,
       inputPath: string,
-      notifyWorkflowId?: string,
+      more: Pick<CollectStageInput, 'notifyWorkflowId' | 'reusedChunks'> = {},
     ): Promise<CollectStageResult> => {
       stage = rolloutStage;
       childWorkflowId = `${workflowId}/${rolloutStage}`;
@@ -138,7 +156,7 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
             stage: rolloutStage,
             inputPath,
             outPrefix: `${runPlan.runDir}/${rolloutStage === 'collect' ? 'rollouts' : 'local_profile'}`,
-            ...(notifyWorkflowId ? { notifyWorkflowId } : {}),
+            ...more,
           },
         ],
       });
@@ -161,7 +179,11 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
         })
       : undefined;
     prefetchWorkflowId = prefetch?.workflowId ?? null;
-    const collected = await runChunkedStage('collect', runPlan.config.collect.input_jsonl, prefetch?.workflowId);
+    const collected = await runChunkedStage(
+      'collect',
+      runPlan.config.collect.input_jsonl,
+      prefetch ? { notifyWorkflowId: prefetch.workflowId } : {},
+    );
     counts.tasks = collected.materialize.tasks;
     counts.rollouts = collected.merge.completed;
     counts.rollout_failures = collected.merge.failedKeys;
@@ -187,15 +209,24 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
       );
     }
 
-    let prefetched: EarlyCounts | undefined;
+    let filed: FiledSamples | undefined;
     if (prefetch) {
       // Local profiling already runs: what is left of it is the early segments' tail.
       stage = 'local_profile';
-      prefetched = await fileEarlySamples(runPlan, prefetch, converted.candidatesPath);
+      filed = await fileEarlySamples(runPlan, prefetch, converted.candidatesPath);
       prefetchWorkflowId = null;
     }
-    const profiled = await runChunkedStage('local_profile', converted.candidatesPath);
-    if (prefetch) await removeEarlyProfiling({ runDir: runPlan.runDir, part: 'matched' });
+    const reusedChunks = filed?.wholeChunks?.length && patched(REUSED_CHUNKS_TOGETHER) ? filed.wholeChunks : undefined;
+    const profiled = await runChunkedStage(
+      'local_profile',
+      converted.candidatesPath,
+      reusedChunks ? { reusedChunks } : {},
+    );
+    if (prefetch) {
+      await filed?.segmentsRemoved;
+      await removeEarlyProfiling({ runDir: runPlan.runDir, part: 'matched' });
+    }
+    const prefetched = filed?.counts;
     counts.local_profile_rollouts = profiled.merge.completed;
     counts.local_profile_failures = profiled.merge.failedKeys;
 

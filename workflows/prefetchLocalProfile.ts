@@ -14,10 +14,11 @@ import { collectStageActivityOptions } from './activityOptions';
 import { collectRolloutsWorkflow } from './collectRollouts';
 
 // Overlap (docs/architecture.md): local profiling that starts while collect runs. Collect signals
-// how far its chunks have all finished; each time, the whole tasks among them not cut yet become a
-// segment, converted on its own and profiled by a chunked child on the policy engine. Nothing here
-// decides what is published: the run's convert and local profile still run over the whole run in
-// its order, reusing a sample from here only for the very same request (activities/prefetched.ts).
+// how far its chunks have all finished; each time, the finished rows not cut yet become a segment
+// (activities/prefetch.ts says where one ends), converted on its own and profiled by a chunked child
+// on the policy engine. Nothing here decides what is published: the run's convert and local profile
+// still run over the whole run in its order, reusing a sample from here only for the very same
+// request (activities/prefetched.ts).
 
 const { prefetchSegment } = proxyActivities<PivotActivities>(collectStageActivityOptions);
 

@@ -77,7 +77,8 @@ test('early samples are reused by key and request, across tiers, under the runâ€
     outPrefix,
     segments,
   });
-  assert.deepEqual(result, { reused: 4, rows: 6 });
+  // Chunk 0 (rows 0-2) is answered whole; chunk 1 still calls the engine for rows 4-5.
+  assert.deepEqual(result, { reused: 4, rows: 6, wholeChunks: [[0, 1]] });
 
   // Rows 0-1 (task 2) and 2-3 (task 0) reused; rows 4-5 (task 1) left for a live call. Chunks of 3 rows.
   const files = readdirSync(prefetchedDir(outPrefix)).sort();
@@ -93,4 +94,33 @@ test('early samples are reused by key and request, across tiers, under the runâ€
     ['1:0', 'rows-0-4-0-0'],
   ]);
   assert.deepEqual(keyed(files[1]!), [['1:1', 'rows-0-4-0-1']]);
+});
+
+test('a sample line not in orjsonâ€™s form is decoded and gives the verdict bytes a scanned one gives', async () => {
+  const candidatesPath = path.join(plan.runDir, 'candidates-spaced.jsonl');
+  writeFileSync(candidatesPath, `${JSON.stringify(candidate(0, 'a'))}\n`);
+  const scanned = await segment('rows-0-2', [candidate(0, 'a')]);
+  // The same samples with a space after every top-level comma: valid JSON, not orjson's form.
+  const spaced = path.join(plan.runDir, 'prefetch', 'rows-0-2-spaced');
+  mkdirSync(spaced, { recursive: true });
+  const lines = readFileSync(path.join(scanned, 'local_profile.jsonl'), 'utf8').split('\n');
+  writeFileSync(
+    path.join(spaced, 'local_profile.jsonl'),
+    lines.map((l) => l.replace(',"reward"', ', "reward"')).join('\n'),
+  );
+  const filed = async (segments: string[], name: string) => {
+    const outPrefix = path.join(plan.runDir, name);
+    const result = await new MockActivityEnvironment().run(alignPrefetched, {
+      plan,
+      candidatesPath,
+      outPrefix,
+      segments,
+    });
+    return { result, text: readFileSync(path.join(prefetchedDir(outPrefix), 'chunk-000000.jsonl'), 'utf8') };
+  };
+  const fromScanned = await filed([scanned], 'scanned');
+  const fromDecoded = await filed([spaced], 'decoded');
+  assert.deepEqual(fromScanned.result, { reused: 2, rows: 2, wholeChunks: [[0, 1]] });
+  assert.equal(fromDecoded.text, fromScanned.text);
+  assert.match(fromScanned.text, /^0:0\t\{"response":\{"id":"rows-0-2-0-0"\},"reward":1\.0,"category":"match"\}\n/);
 });

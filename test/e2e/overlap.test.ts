@@ -17,9 +17,10 @@ import {
 } from '../../activities/engineTimeline';
 import { runPivotMining, startBaseDirWorkerEnv, type WorkerTestEnv } from '../helpers/temporal';
 
-// Overlap: local profiling starts on the tasks collect has finished. The same seed must publish the
-// same bytes as the sequential pipeline whatever the completion order, so the overlapped runs get
+// Overlap: local profiling starts on the rollouts collect has finished. The same seed must publish
+// the same bytes as the sequential pipeline whatever the completion order, so the overlapped runs get
 // slow answers at random (a different draw each) to shuffle which chunks and samples finish first.
+// Collect's chunks of 3 rows over tasks of 4 make segments that start and end inside a task.
 
 const repoRoot = path.resolve(__dirname, '../..');
 const TASK_QUEUE = 'pivot-mining-overlap-test';
@@ -27,7 +28,9 @@ let stack: WorkerTestEnv | undefined;
 let env: TestWorkflowEnvironment;
 let baseDir: string;
 
-function writeConfig(name: string, overlap: boolean, faultSeed?: number): string {
+type SourcePreference = 'prefer_mixed' | 'require_mixed';
+
+function writeConfig(name: string, overlap: boolean, faultSeed?: number, preference?: SourcePreference): string {
   const slow = { rate: 0.3, kinds: ['slow'], slow_ms: 60 };
   const config = {
     name: 'overlap',
@@ -42,9 +45,10 @@ function writeConfig(name: string, overlap: boolean, faultSeed?: number): string
       agent_name: 'demo_tool_agent',
       num_repeats: 4,
       seed_per_repeat: true,
-      chunk_size: 4,
+      chunk_size: 3,
       max_chunks_in_flight: 4,
     },
+    ...(preference ? { convert: { source_preference: preference } } : {}),
     local_profile: { num_samples: 8, chunk_size: 16, max_chunks_in_flight: 4 },
     publish: { dataset_name: 'overlap_pivots' },
   };
@@ -164,12 +168,67 @@ test(
       // And the report's engine timeline shows both at once, well past the one slice a stage boundary holds.
       const shared = await bothStagesInFlight(overlapped.runDir);
       assert.ok(shared >= 5, `${runId}: both stages in flight in only ${shared} of the timeline's slices`);
-      const firstSegment = await childSpan(`${runId}/prefetch`, 'first-start');
-      const collectClosed = await childSpan(`${runId}/collect`, 'close');
+      await assertSegmentBeforeCollectClosed(runId);
+      // The run's chunks that early samples answered whole ran several to an activity.
+      const batches = await activityCount(`${runId}/local_profile`, 'runReusedChunks');
+      assert.ok(batches > 0, `${runId}: no runReusedChunks activity`);
+      // Without require_mixed a segment takes every finished row: it ends where collect's finished
+      // chunks (of 3 rows) end, inside a task or not, or at the last row (80).
+      const bounds = await segmentBounds(runId);
       assert.ok(
-        firstSegment < collectClosed,
-        `${runId}: first segment at ${firstSegment}, collect closed ${collectClosed}`,
+        bounds.every((row) => row % 3 === 0 || row === 80),
+        `${runId}: segment bounds ${bounds.join(' ')}`,
       );
     }
   },
 );
+
+test(
+  'with require_mixed, segments end at whole tasks and publish the sequential run’s bytes',
+  { timeout: 600_000 },
+  async () => {
+    const run = (configPath: string, runId: string) =>
+      runPivotMining(env.client, { taskQueue: TASK_QUEUE, configPath, runId });
+    const sequential = await run(
+      writeConfig('mixed-sequential', false, undefined, 'require_mixed'),
+      'mixed-sequential',
+    );
+    const overlapped = await run(writeConfig('mixed-overlapped', true, 3, 'require_mixed'), 'mixed-overlapped');
+    assert.deepEqual(differingFiles(sequential.runDir, overlapped.runDir), []);
+    assert.deepEqual(overlapped.counts, sequential.counts);
+    const early = overlapped.prefetch;
+    assert.ok(early && early.segments >= 2, JSON.stringify(early));
+    assert.ok(early.reused >= 0.8 * sequential.counts.local_profile_rollouts!, JSON.stringify(early));
+    await assertSegmentBeforeCollectClosed('mixed-overlapped');
+    // Tasks of 4 rows: a group is whole only from a multiple of 4 to one, whatever chunks finished.
+    const bounds = await segmentBounds('mixed-overlapped');
+    assert.ok(bounds.length >= 2 && bounds.every((row) => row % 4 === 0), `segment bounds ${bounds.join(' ')}`);
+  },
+);
+
+/** How many activities of this type a workflow scheduled. */
+async function activityCount(workflowId: string, activityType: string): Promise<number> {
+  const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).filter(
+    (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activityType,
+  ).length;
+}
+
+/** The first and last rows of every segment early profiling started, from its workflow ids. */
+async function segmentBounds(runId: string): Promise<number[]> {
+  const history = await env.client.workflow.getHandle(`${runId}/prefetch`).fetchHistory();
+  return (history.events ?? []).flatMap((e) => {
+    const id = e.childWorkflowExecutionStartedEventAttributes?.workflowExecution?.workflowId ?? '';
+    const bounds = /rows-(\d+)-(\d+)$/.exec(id);
+    return bounds ? [Number(bounds[1]), Number(bounds[2])] : [];
+  });
+}
+
+async function assertSegmentBeforeCollectClosed(runId: string): Promise<void> {
+  const firstSegment = await childSpan(`${runId}/prefetch`, 'first-start');
+  const collectClosed = await childSpan(`${runId}/collect`, 'close');
+  assert.ok(
+    firstSegment < collectClosed,
+    `${runId}: first segment at ${firstSegment}, collect closed ${collectClosed}`,
+  );
+}

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { rolloutDigest } from '../../gym/aggregateMetrics';
 import { jsonText } from '../../gym/jsonl';
 import { parseKinded, pickEntries, withEntries, type JsonDict } from '../../gym/kindedJson';
-import { materializedRowKeys, splicedRollout, type RowKeys } from '../../gym/rolloutSplice';
+import { materializedRowKeys, splicedRollout, splicedVerdict, type RowKeys } from '../../gym/rolloutSplice';
 import { fixtureRollouts } from './rolloutFixtures';
 
 // The splice must write what the decoding path writes (itself checked against ng_collect_rollouts
@@ -85,4 +85,31 @@ test("answers that report a failure, carry the row's keys, lack a response objec
     '{"response": {"id":"r"}}',
   ];
   for (const answer of left) assert.equal(splicedRollout(answer, keys), undefined, answer);
+});
+
+const VERDICT = ['response', 'reward', 'category'];
+
+/** The single-step path: the row decoded, the verdict's entries assigned, encoded; and its digest. */
+function decodedVerdict(rowLine: string, verdict: string): { line: string; digest: string | null } {
+  const result = withEntries(parseKinded(rowLine).kinded as JsonDict, parseKinded(verdict).kinded as JsonDict);
+  return { line: jsonText(result), digest: rolloutDigest(result) };
+}
+
+test("a single-step verdict spliced on a row gives the decoding path's line and digest", () => {
+  const usages = ['null', '{}', '0', '{"input_tokens":3,"output_tokens":1.5}'];
+  for (const rowLine of ROWS)
+    for (const usage of usages) {
+      const verdict = `{"response":{"id":"r","output":[{"type":"message"}],"usage":${usage}},"reward":1.0,"category":"match"}`;
+      assert.deepEqual(splicedVerdict(rowLine, verdict, VERDICT), decodedVerdict(rowLine, verdict), usage);
+    }
+  const verdict = '{"response":{"id":"r"},"reward":0.0,"category":"wrong_tool"}';
+  const left = [
+    [ROWS[0]!, '{"response":"text","reward":0.0,"category":"x"}'],
+    [ROWS[0]!, '{"response": {"id":"r"},"reward":0.0,"category":"x"}'],
+    [ROWS[0]!, '{"response":{"id":"r"},"reward":0.0}'],
+    [ROWS[0]!, '{"reward":0.0,"response":{"id":"r"},"category":"x"}'],
+    [`${ROWS[0]!.slice(0, -1)},"reward":1.0}`, verdict],
+    ['{"responses_create_params": {},"_ng_task_index":0}', verdict],
+  ] as const;
+  for (const [rowLine, v] of left) assert.equal(splicedVerdict(rowLine, v, VERDICT), undefined, `${rowLine} ${v}`);
 });
