@@ -76,16 +76,22 @@ function benchConfig(
       num_repeats: opts.repeats,
       seed_per_repeat: true,
       ...chunking,
-      // One task a chunk: a task's candidates can only go to profiling once its chunk has finished,
-      // and the demo's 20 tasks in chunks of 32 rows would be 5 chunks finishing near the end.
-      chunk_size: opts.repeats,
+      // A chunk's rollouts can only go to profiling once the chunk has finished: chunks as small as the
+      // source engine's slots, so rollouts reach the policy engine a few at a time, as they finish.
+      chunk_size: sourceSlots,
       // As many rollouts in flight as the source engine has slots: the rest wait in the worker, where
-      // the oldest chunk goes first, so tasks finish one after another. With more, they would queue in
+      // the oldest chunk goes first, so chunks finish one after another. With more, they would queue in
       // the engine in arrival order, and the chunks in flight would all finish together at their end.
       max_concurrency: sourceSlots,
     },
     convert: { min_source_reward: 1.0, source_preference: 'prefer_mixed' },
-    local_profile: { num_samples: 8, model: { url: urls.policy, max_concurrency: 2 * opts.engine.slots }, ...chunking },
+    local_profile: {
+      // Profiling a little longer than collect, as it usually is (samples x candidates): an engine
+      // whose stage is the shorter one waits on the other's output, so only then can both be busy.
+      num_samples: 9,
+      model: { url: urls.policy, max_concurrency: 2 * opts.engine.slots },
+      ...chunking,
+    },
     publish: { dataset_name: 'overlap_pivots' },
   };
 }

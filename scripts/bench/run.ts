@@ -140,8 +140,8 @@ function overlapOptions() {
       slots: wholeNumber('slots', flags.slots) ?? 8,
       seed: 7,
     },
-    // A quarter of the policy's: the demo's rollouts make about a quarter of the calls local profiling
-    // makes on their candidates, so each stage then keeps its engine busy about as long.
+    // A quarter of the policy's: the demo's rollouts make a little under a quarter of the calls local
+    // profiling makes on their candidates, so collect takes a little less time than profiling.
     sourceSlots: wholeNumber('source-slots', flags['source-slots']) ?? 2,
     rounds: wholeNumber('rounds', flags.rounds) ?? (quick ? 1 : 2),
     keep: flags.keep === true,
