@@ -7,7 +7,8 @@ import { MAX_REUSED_CHUNKS, type ChunkInput, type ChunkResult } from '../contrac
 import { chunkRange, materializedInputsPath, readMaterializedMeta } from './chunkIndex';
 import { buildExecutor } from './chunkExecutor';
 import { RequestSpans, timelineServer, writeAttemptSpans } from './engineTimeline';
-import { readPrefetched, withPrefetched } from './prefetched';
+import { readPrefetched } from './filedChunks';
+import { withPrefetched } from './prefetched';
 import { runWindow } from './chunkWindow';
 import { MaterializedLine } from './executors/materializedLine';
 import {

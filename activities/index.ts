@@ -9,7 +9,7 @@ import { materializeStage } from './materialize';
 import { mergeChunks } from './merge';
 import { convertNewSources, prepareNightlyRun, publishNightlyVersion } from './nightly';
 import { prefetchSegment, removeEarlyProfiling } from './prefetch';
-import { alignPrefetched } from './prefetched';
+import { alignPending, alignPrefetched } from './prefetched';
 import { prepareRun } from './prepare';
 import { publishStage } from './publish';
 import { workerSettingsFromEnv, type WorkerSettings } from './runContext';
@@ -44,6 +44,7 @@ export function createActivities(deps: ActivityDeps = activityDepsFromEnv()) {
     prefetchSegment,
     removeEarlyProfiling,
     alignPrefetched,
+    alignPending,
     publishStage,
     prepareNightlyRun: (args: Parameters<typeof prepareNightlyRun>[1]) => prepareNightlyRun(settings, args),
     convertNewSources,

@@ -9,7 +9,7 @@ import { pivotAgentName } from '../contracts/stageSettings';
 import type { PrefetchSegment, RunPlan } from '../contracts/payloads';
 import { readMaterializedMeta, type MaterializedMeta } from './chunkIndex';
 import { finishedRollouts } from './merge';
-import { prefetchedDir } from './prefetched';
+import { prefetchedDir } from './filedChunks';
 import { readRowIndex } from './rowIndex';
 
 // Overlap (docs/architecture.md): while collect runs, the rows whose chunks have all finished are

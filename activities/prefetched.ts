@@ -1,18 +1,16 @@
-import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { heartbeat } from '@temporalio/activity';
-import { jsonText, readJsonl, readLines } from '../gym/jsonl';
-import { orjsonCanonicalObject, type CanonicalEntry } from '../gym/orjsonCanonical';
+import { readJsonl, readLines } from '../gym/jsonl';
 import { splicedVerdict } from '../gym/rolloutSplice';
 import { dictGet, parseKinded, pickEntries, withEntries, type JsonDict } from '../gym/kindedJson';
 import { materializeRecords } from '../gym/materialize';
-import { mkdirDurably, renameDurably } from '../gym/durable';
 import { StagedJsonlFile } from '../gym/stagedJsonl';
 import { stageSettings } from '../contracts/stageSettings';
-import type { RunPlan } from '../contracts/payloads';
+import type { PrefetchAlignment, RunPlan } from '../contracts/payloads';
 import { SINGLE_STEP_VERDICT_KEYS } from './executors/singleStep';
 import { keyedResult, type RolloutExecutor } from './executors/types';
+import { EarlySamples, SampleLine } from './earlySamples';
+import { FiledChunks, filing, prefetchedDir, TAIL_DIR, WholeChunks, withoutChunks, type RunRow } from './filedChunks';
 import { stageMaterializeOptions } from './materialize';
 import { shardLine, splicedShardLine } from './shardLines';
 
@@ -23,252 +21,141 @@ import { shardLine, splicedShardLine } from './shardLines';
 // materialized row. So a reused sample gives the bytes a live call gives, and a candidate the early
 // profiling missed or saw differently is simply sampled live.
 
-/**
- * Where a local-profile sample sits among the run's candidates: source task, source rollout,
- * decision point, sample index, the order the run's convert writes.
- */
-function sampleKey(row: Record<string, unknown>): number[] | undefined {
-  const provenance = row.provenance as Record<string, unknown> | undefined;
-  const key = [provenance?.task_index, provenance?.rollout_index, provenance?.pivot_index, row._ng_rollout_index];
-  return key.every((k): k is number => typeof k === 'number') ? key : undefined;
+/** The first pass's rows left for the segments still profiling, with their lines. */
+const PENDING_FILE = 'pending.jsonl';
+
+function samplesFile(segmentDir: string): string {
+  return path.join(segmentDir, 'local_profile.jsonl');
 }
 
-function compareKeys(a: readonly number[], b: readonly number[]): number {
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-  return 0;
-}
+export type AlignResult = PrefetchAlignment & {
+  /** Rows set aside for the segments still profiling (counted in wholeChunks as if answered). */
+  pending?: number;
+};
 
-const REQUEST_KEYS = ['responses_create_params', 'expected_action'] as const;
-
-/**
- * A sample's line (a run's materialized row, or an early sample) read for matching. A line in
- * orjson's form, which is how materialization and chunks write them, is only scanned: its request and
- * verdict are slices of it, the very bytes jsonText gives their values. Any other line is decoded.
- */
-class SampleLine {
-  private constructor(
-    readonly key: readonly number[],
-    private readonly text: string,
-    private readonly entries?: ReadonlyMap<string, CanonicalEntry>,
-  ) {}
-
-  /** Undefined when the line has no sample key (or is not JSON: that row is sampled live). */
-  static read(text: string): SampleLine | undefined {
-    const scanned = orjsonCanonicalObject(text, 'provenance');
-    if (scanned?.nested) {
-      const number = (e: CanonicalEntry | undefined) => (e ? Number(text.slice(e.valueStart, e.end)) : NaN);
-      const nested = new Map(scanned.nested.map((e) => [e.key, e]));
-      const entries = new Map(scanned.entries.map((e) => [e.key, e]));
-      const key = [
-        ...['task_index', 'rollout_index', 'pivot_index'].map((k) => nested.get(k)),
-        entries.get('_ng_rollout_index'),
-      ].map(number);
-      if (key.every(Number.isSafeInteger)) return new SampleLine(key, text, entries);
-    }
-    let plain: unknown;
-    try {
-      plain = JSON.parse(text);
-    } catch {
-      return undefined;
-    }
-    const key = sampleKey(plain as Record<string, unknown>);
-    return key ? new SampleLine(key, text) : undefined;
-  }
-
-  /** The request and expected action, as the row's bytes give them. */
-  request(): string {
-    const found = this.slices(REQUEST_KEYS);
-    if (found) return found.join('\n');
-    const value = this.decoded();
-    return REQUEST_KEYS.map((k) => jsonText(dictGet(value, k))).join('\n');
-  }
-
-  /** The verdict entries (`response`, `reward`, `category`) as a JSON object's text. */
-  verdict(): string {
-    const found = this.slices(SINGLE_STEP_VERDICT_KEYS);
-    if (found) return `{${SINGLE_STEP_VERDICT_KEYS.map((k, i) => `${JSON.stringify(k)}:${found[i]}`).join(',')}}`;
-    return jsonText(pickEntries(this.decoded(), SINGLE_STEP_VERDICT_KEYS));
-  }
-
-  private slices(keys: readonly string[]): string[] | undefined {
-    const found = keys.map((k) => this.entries?.get(k));
-    if (!found.every((e) => e !== undefined)) return undefined;
-    return found.map((e) => this.text.slice(e.valueStart, e.end));
-  }
-
-  private decoded(): JsonDict {
-    return parseKinded(this.text).kinded as JsonDict;
+async function* runRows(plan: RunPlan, candidatesPath: string): AsyncGenerator<RunRow> {
+  const options = stageMaterializeOptions(stageSettings(plan, 'local_profile'));
+  let index = 0;
+  for await (const { row, text } of materializeRecords(readJsonl(candidatesPath), options, candidatesPath)) {
+    yield { index: index++, id: `${row._ng_task_index}:${row._ng_rollout_index}`, text };
+    if (index % 10_000 === 0) heartbeat({ rows: index });
   }
 }
 
-async function* earlySamples(files: readonly string[]): AsyncGenerator<SampleLine> {
-  for (const file of files) {
-    try {
-      for await (const { text } of readLines(file)) {
-        const sample = SampleLine.read(text);
-        if (sample) yield sample;
-      }
-    } catch (err) {
-      // A segment whose profiling failed left no file: its candidates are sampled live.
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+/** The rows set aside for the segments still profiling, as the first pass wrote them. */
+async function* pendingRows(file: string): AsyncGenerator<RunRow> {
+  for await (const { text, terminated } of readLines(file)) {
+    const first = text.indexOf('\t');
+    const second = text.indexOf('\t', first + 1);
+    if (!terminated || first < 0 || second < 0) throw new Error(`${file}: a pending row cut short`);
+    yield { index: Number(text.slice(0, first)), id: text.slice(first + 1, second), text: text.slice(second + 1) };
+  }
+}
+
+/** `task:rollout` of the source rollout a sample was cut from. */
+function sourceOf(key: readonly number[]): string {
+  return `${key[0]}:${key[1]}`;
+}
+
+/** The source rollouts of candidates files (of the segments still profiling). */
+async function sourcesOf(candidatesPaths: readonly string[]): Promise<Set<string>> {
+  const sources = new Set<string>();
+  for (const file of candidatesPaths) {
+    for await (const { value } of readJsonl(file)) {
+      const provenance = dictGet(value as JsonDict, 'provenance') as Record<string, unknown> | undefined;
+      sources.add(`${String(provenance?.task_index)}:${String(provenance?.rollout_index)}`);
     }
   }
-}
-
-/**
- * The early samples in segment order, which is key order. The run's candidates come in key order
- * within each source-preference tier, so the run's walk starts the cursor over once per tier.
- */
-class EarlySamples {
-  private samples: AsyncGenerator<SampleLine> | undefined;
-  current: SampleLine | undefined;
-
-  constructor(private readonly files: readonly string[]) {}
-
-  async restart(): Promise<void> {
-    await this.samples?.return(undefined);
-    this.samples = earlySamples(this.files);
-    await this.advance();
-  }
-
-  async advance(): Promise<void> {
-    const next = await this.samples!.next();
-    this.current = next.done ? undefined : next.value;
-  }
-
-  /** The verdict text of the early sample with the run row's key and request, moving past the ones before it. */
-  async match(row: SampleLine): Promise<string | undefined> {
-    while (this.current && compareKeys(this.current.key, row.key) < 0) await this.advance();
-    const found = this.current;
-    if (!found || compareKeys(found.key, row.key) !== 0) return undefined;
-    await this.advance();
-    return found.request() === row.request() ? found.verdict() : undefined;
-  }
-}
-
-/** Two tiers, and a margin: past this the order is not the convert's, and the rest is sampled live. */
-const MAX_RESTARTS = 4;
-
-export function prefetchedDir(outPrefix: string): string {
-  return `${outPrefix}_prefetched`;
-}
-
-function chunkFileName(chunk: number): string {
-  return `chunk-${String(chunk).padStart(6, '0')}.jsonl`;
-}
-
-/** Ranges [from, to) of the chunks whose every row has an early sample, fed row by row in order. */
-class WholeChunks {
-  readonly ranges: Array<[number, number]> = [];
-  private chunk = 0;
-  private rows = 0;
-  private matched = 0;
-
-  constructor(private readonly chunkSize: number) {}
-
-  add(row: number, matched: boolean): void {
-    const chunk = Math.floor(row / this.chunkSize);
-    if (chunk !== this.chunk) this.close(chunk);
-    this.rows++;
-    if (matched) this.matched++;
-  }
-
-  finish(): Array<[number, number]> {
-    this.close(this.chunk + 1);
-    return this.ranges;
-  }
-
-  private close(next: number): void {
-    if (this.rows > 0 && this.matched === this.rows) {
-      const last = this.ranges.at(-1);
-      if (last && last[1] === this.chunk) last[1]++;
-      else this.ranges.push([this.chunk, this.chunk + 1]);
-    }
-    this.chunk = next;
-    this.rows = 0;
-    this.matched = 0;
-  }
-}
-
-export interface AlignResult {
-  reused: number;
-  rows: number;
-  /** Chunks whose every row is answered by an early sample, as [from, to) ranges: no request among them. */
-  wholeChunks: Array<[number, number]>;
+  return sources;
 }
 
 /**
  * Walks the run's local-profile rows (materialized from candidates.jsonl as the stage will) beside
  * the early samples, and writes each match into the file of the chunk that will run its row, keyed
  * by the row's own indices. Rewritten whole on every attempt.
+ *
+ * `pending` names the candidates of segments still profiling: their rows are only set aside (with
+ * their lines) for alignPending, so this pass can run while the policy engine finishes them.
  */
 export async function alignPrefetched(input: {
   plan: RunPlan;
   candidatesPath: string;
   outPrefix: string;
   segments: readonly string[];
+  pending?: readonly string[];
 }): Promise<AlignResult> {
   const { plan, candidatesPath, outPrefix } = input;
-  const settings = stageSettings(plan, 'local_profile');
-  // Written under a name of this attempt's own and renamed into place whole: an older attempt still
-  // running (a partitioned worker) writes only into its own directory.
-  const dir = prefetchedDir(outPrefix);
-  const staging = `${dir}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
-  await mkdirDurably(staging);
-  const early = new EarlySamples(input.segments.map((segment) => path.join(segment, 'local_profile.jsonl')));
-  await early.restart();
-  let previous: readonly number[] | undefined;
-  let restarts = 0;
-  let rows = 0;
-  let reused = 0;
-  const whole = new WholeChunks(settings.chunkSize);
-  let out: { chunk: number; file: StagedJsonlFile } | undefined;
-  try {
-    const records = materializeRecords(readJsonl(candidatesPath), stageMaterializeOptions(settings), candidatesPath);
-    for await (const { row, text } of records) {
-      const sample = SampleLine.read(text);
-      const key = sample?.key;
-      if (key && previous && compareKeys(key, previous) < 0 && ++restarts <= MAX_RESTARTS) await early.restart();
-      previous = key ?? previous;
-      const verdict = sample && restarts <= MAX_RESTARTS ? await early.match(sample) : undefined;
-      if (verdict !== undefined) {
-        const chunk = Math.floor(rows / settings.chunkSize);
-        if (out?.chunk !== chunk) {
-          await out?.file.commit();
-          out = { chunk, file: new StagedJsonlFile(path.join(staging, chunkFileName(chunk))) };
+  const pending = await sourcesOf(input.pending ?? []);
+  const filed = new FiledChunks(prefetchedDir(outPrefix), stageSettings(plan, 'local_profile').chunkSize);
+  const early = new EarlySamples(input.segments.map(samplesFile));
+  const whole = new WholeChunks(stageSettings(plan, 'local_profile').chunkSize);
+  return filing(filed, async () => {
+    const aside = pending.size > 0 ? new StagedJsonlFile(path.join(filed.staging, PENDING_FILE)) : undefined;
+    let reused = 0;
+    let setAside = 0;
+    try {
+      await early.open();
+      for await (const row of runRows(plan, candidatesPath)) {
+        const sample = SampleLine.read(row.text);
+        const inOrder = await early.follow(sample?.key);
+        if (aside && sample && inOrder && pending.has(sourceOf(sample.key))) {
+          await aside.writeLine(`${row.index}\t${row.id}\t${row.text}\n`);
+          setAside++;
+          whole.add(row.index, true);
+          continue;
         }
-        // Only the verdict: the chunk writes it on the run's own row, so that is all it reads.
-        await out.file.writeLine(`${row._ng_task_index}:${row._ng_rollout_index}\t${verdict}\n`);
-        reused++;
+        const verdict = sample && inOrder ? await early.match(sample) : undefined;
+        if (verdict !== undefined) {
+          await filed.file(row, verdict);
+          reused++;
+        }
+        whole.add(row.index, verdict !== undefined);
       }
-      whole.add(rows, verdict !== undefined);
-      if (++rows % 10_000 === 0) heartbeat({ rows });
+      await aside?.commit();
+    } finally {
+      await aside?.abort();
+      await early.close();
     }
-    await out?.file.commit();
-  } catch (err) {
-    await rm(staging, { recursive: true, force: true });
-    throw err;
-  } finally {
-    await out?.file.abort();
-  }
-  await rm(dir, { recursive: true, force: true });
-  await renameDurably([[staging, dir]]);
-  return { reused, rows, wholeChunks: whole.finish() };
+    return { reused, rows: whole.total, wholeChunks: whole.finish(), ...(aside ? { pending: setAside } : {}) };
+  });
 }
 
-/** The early samples matched to a chunk's rows, by `task:rollout`; none when there is no file. */
-export async function readPrefetched(outPrefix: string, chunk: number): Promise<Map<string, string>> {
-  const found = new Map<string, string>();
-  try {
-    for await (const { text, terminated } of readLines(path.join(prefetchedDir(outPrefix), chunkFileName(chunk)))) {
-      const cut = text.indexOf('\t');
-      // Only whole lines: a row without one is sampled live, which is never wrong.
-      if (cut > 0 && terminated) found.set(text.slice(0, cut), text.slice(cut + 1));
+/**
+ * The second pass, once the segments still profiling in the first have finished: matches the rows
+ * the first pass set aside against those segments' samples, filing them beside the first pass's
+ * (`tail/`), and drops from `wholeChunks` every chunk with a set-aside row left unanswered.
+ */
+export async function alignPending(input: {
+  plan: RunPlan;
+  outPrefix: string;
+  segments: readonly string[];
+  wholeChunks: Array<[number, number]>;
+}): Promise<Pick<PrefetchAlignment, 'reused' | 'wholeChunks'>> {
+  const chunkSize = stageSettings(input.plan, 'local_profile').chunkSize;
+  const dir = prefetchedDir(input.outPrefix);
+  const filed = new FiledChunks(path.join(dir, TAIL_DIR), chunkSize);
+  const early = new EarlySamples(input.segments.map(samplesFile));
+  return filing(filed, async () => {
+    let reused = 0;
+    const unanswered = new Set<number>();
+    await early.open();
+    try {
+      for await (const row of pendingRows(path.join(dir, PENDING_FILE))) {
+        const sample = SampleLine.read(row.text);
+        const inOrder = await early.follow(sample?.key);
+        const verdict = sample && inOrder ? await early.match(sample) : undefined;
+        if (verdict === undefined) {
+          unanswered.add(Math.floor(row.index / chunkSize));
+          continue;
+        }
+        await filed.file(row, verdict);
+        reused++;
+      }
+    } finally {
+      await early.close();
     }
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  return found;
+    return { reused, wholeChunks: withoutChunks(input.wholeChunks, unanswered) };
+  });
 }
 
 /** The executor, but a row with an early sample gets that sample's verdict on its own line instead of a call. */

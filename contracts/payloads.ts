@@ -49,6 +49,11 @@ export interface PrefetchInput {
   plan: RunPlan;
   /** Collect's output stem, whose finished chunks are read. */
   collectPrefix: string;
+  /**
+   * Early profiling also files its samples for the run's local profile, once the run signals its
+   * candidates (runCandidatesSignal): the bulk while the last segments still profile.
+   */
+  alignForRun?: boolean;
   continueAsNewAfterEvents?: number;
   /** Set by continue-as-new. */
   resume?: PrefetchState;
@@ -73,9 +78,19 @@ export interface PrefetchState {
   counts: PrefetchCounts;
 }
 
+/** The early samples filed for the run's local-profile chunks (activities/prefetched.ts). */
+export interface PrefetchAlignment {
+  reused: number;
+  rows: number;
+  /** Chunks whose every row is answered by an early sample, as [from, to) ranges: no request among them. */
+  wholeChunks: Array<[number, number]>;
+}
+
 export type PrefetchResult = PrefetchCounts & {
   /** Directories of the segments profiled, in row order. */
   segmentDirs: string[];
+  /** With `alignForRun`: the samples filed for the run. */
+  aligned?: PrefetchAlignment;
 };
 
 export interface PrefetchProgress extends PrefetchCounts {

@@ -18,6 +18,8 @@ export const nightlyProgressQuery = defineQuery<{
 export const prefetchProgressQuery = defineQuery<PrefetchProgress>('progress');
 /** Collect → early local profiling: every chunk below `chunks` has finished; `final` once all have. */
 export const chunksFinishedSignal = defineSignal<[{ chunks: number; final: boolean }]>('chunksFinished');
+/** The run → early local profiling: the run's candidates, to file the early samples for. */
+export const runCandidatesSignal = defineSignal<[{ candidatesPath: string; outPrefix: string }]>('runCandidates');
 export const roundsQuery = defineQuery<CurriculumRound[]>('rounds');
 /** An Update, not a Signal: the caller gets the round it triggered back (or its failure). */
 export const policyCheckpointUpdate = defineUpdate<CurriculumRound, [PolicyCheckpoint]>('policyCheckpoint');

@@ -14,7 +14,7 @@ import {
 } from '@temporalio/workflow';
 import type { PivotActivities } from '../activities';
 import { stageActivityOptions } from './activityOptions';
-import { pivotMiningProgressQuery } from '../contracts/temporal';
+import { pivotMiningProgressQuery, runCandidatesSignal } from '../contracts/temporal';
 import { NON_RETRYABLE_ERROR_TYPES } from '../contracts/errors';
 import { collectRolloutsWorkflow } from './collectRollouts';
 import { prefetchLocalProfileWorkflow } from './prefetchLocalProfile';
@@ -46,6 +46,7 @@ const {
 const OVERLAP = 'overlap-prefetch';
 const REMOVE_SEGMENTS_BESIDE = 'remove-segments-beside-local-profile';
 const REUSED_CHUNKS_TOGETHER = 'reused-chunks-together';
+const ALIGN_IN_PREFETCH = 'align-in-prefetch';
 
 /** Mixed pivots dropped by a filter rule (pass-rate ceiling, budget, action mix), as publish counts them. */
 const RULE_DROPS = ['over_ceiling', 'over_budget', 'over_share'] as const;
@@ -87,8 +88,8 @@ interface FiledSamples {
 }
 
 /**
- * Waits for the early segments, files their samples for the run's local-profile chunks, and drops
- * the segments: beside the run's local profile, which no longer reads them, so their removal is not
+ * Hands the run's candidates to early profiling, which files its samples for the run's local-profile
+ * chunks (a run from before that files them here, once the segments are done), and drops the segments: beside the run's local profile, which no longer reads them, so their removal is not
  * one more step before it. Early profiling only saves engine time: if it failed, the run samples
  * everything live.
  */
@@ -96,27 +97,39 @@ async function fileEarlySamples(
   plan: RunPlan,
   prefetch: ChildWorkflowHandle<typeof prefetchLocalProfileWorkflow>,
   candidatesPath: string,
+  alignForRun: boolean,
 ): Promise<FiledSamples | undefined> {
   let early: PrefetchResult;
   try {
+    if (alignForRun) {
+      await prefetch.signal(runCandidatesSignal, { candidatesPath, outPrefix: localProfilePrefix(plan) });
+    }
     early = await prefetch.result();
   } catch (err) {
     if (isCancellation(err)) throw err;
     log.warn('early local profiling failed; every sample is taken live', { error: String(err) });
     return undefined;
   }
-  const { reused, wholeChunks } = await alignPrefetched({
-    plan,
-    candidatesPath,
-    outPrefix: `${plan.runDir}/local_profile`,
-    segments: early.segmentDirs,
-  });
+  // Filed by early profiling itself when the run signalled its candidates (most of it while the
+  // policy engine was still busy); here otherwise.
+  const { reused, wholeChunks } =
+    early.aligned ??
+    (await alignPrefetched({
+      plan,
+      candidatesPath,
+      outPrefix: localProfilePrefix(plan),
+      segments: early.segmentDirs,
+    }));
   const removal = removeEarlyProfiling({ runDir: plan.runDir, part: 'segments' });
   // Awaited after the local profile; a failure meanwhile must not surface as an unhandled rejection.
   removal.catch(() => undefined);
   if (!patched(REMOVE_SEGMENTS_BESIDE)) await removal;
   const counts = { segments: early.segments, candidates: early.candidates, samples: early.samples, reused };
   return { counts, wholeChunks, segmentsRemoved: removal };
+}
+
+function localProfilePrefix(plan: RunPlan): string {
+  return `${plan.runDir}/local_profile`;
 }
 
 export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<PivotMiningResult> {
@@ -155,7 +168,7 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
             plan: runPlan,
             stage: rolloutStage,
             inputPath,
-            outPrefix: `${runPlan.runDir}/${rolloutStage === 'collect' ? 'rollouts' : 'local_profile'}`,
+            outPrefix: rolloutStage === 'collect' ? `${runPlan.runDir}/rollouts` : localProfilePrefix(runPlan),
             ...more,
           },
         ],
@@ -172,10 +185,13 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
 
     // Overlap: local profiling starts on the tasks collect has finished (docs/architecture.md).
     const overlap = runPlan.config.overlap && runPlan.config.local_profile.verifier === 'builtin' && patched(OVERLAP);
+    const alignForRun = overlap && patched(ALIGN_IN_PREFETCH);
     const prefetch = overlap
       ? await startChild(prefetchLocalProfileWorkflow, {
           workflowId: `${workflowId}/prefetch`,
-          args: [{ plan: runPlan, collectPrefix: `${runPlan.runDir}/rollouts` }],
+          args: [
+            { plan: runPlan, collectPrefix: `${runPlan.runDir}/rollouts`, ...(alignForRun ? { alignForRun } : {}) },
+          ],
         })
       : undefined;
     prefetchWorkflowId = prefetch?.workflowId ?? null;
@@ -213,7 +229,7 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
     if (prefetch) {
       // Local profiling already runs: what is left of it is the early segments' tail.
       stage = 'local_profile';
-      filed = await fileEarlySamples(runPlan, prefetch, converted.candidatesPath);
+      filed = await fileEarlySamples(runPlan, prefetch, converted.candidatesPath, alignForRun);
       prefetchWorkflowId = null;
     }
     const reusedChunks = filed?.wholeChunks?.length && patched(REUSED_CHUNKS_TOGETHER) ? filed.wholeChunks : undefined;

@@ -8,8 +8,14 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PivotActivities } from '../activities';
-import { chunksFinishedSignal, prefetchProgressQuery } from '../contracts/temporal';
-import type { PrefetchInput, PrefetchResult, PrefetchSegment, PrefetchState } from '../contracts/payloads';
+import { chunksFinishedSignal, prefetchProgressQuery, runCandidatesSignal } from '../contracts/temporal';
+import type {
+  PrefetchAlignment,
+  PrefetchInput,
+  PrefetchResult,
+  PrefetchSegment,
+  PrefetchState,
+} from '../contracts/payloads';
 import { collectStageActivityOptions } from './activityOptions';
 import { collectRolloutsWorkflow } from './collectRollouts';
 
@@ -20,7 +26,21 @@ import { collectRolloutsWorkflow } from './collectRollouts';
 // still run over the whole run in its order, reusing a sample from here only for the very same
 // request (activities/prefetched.ts).
 
-const { prefetchSegment } = proxyActivities<PivotActivities>(collectStageActivityOptions);
+const { prefetchSegment, alignPrefetched, alignPending } =
+  proxyActivities<PivotActivities>(collectStageActivityOptions);
+
+/** A segment being profiled: its files, and its child's end (which never rejects). */
+interface Profiling {
+  dir: string;
+  candidatesPath: string;
+  done: Promise<void>;
+}
+
+/** Where the run wants the early samples filed (runCandidatesSignal). */
+interface RunTarget {
+  candidatesPath: string;
+  outPrefix: string;
+}
 
 /**
  * Segments profiled at once: two, so one's tail (its last chunks, merge and finish) overlaps the
@@ -39,12 +59,16 @@ const INITIAL_STATE: PrefetchState = {
 
 export async function prefetchLocalProfileWorkflow(input: PrefetchInput): Promise<PrefetchResult> {
   const state = JSON.parse(JSON.stringify(input.resume ?? INITIAL_STATE)) as PrefetchState;
-  const running = new Map<string, Promise<void>>();
+  const running = new Map<string, Profiling>();
   let cutUpTo = 0;
   let cutFinal = false;
+  let target: RunTarget | undefined;
   setHandler(chunksFinishedSignal, ({ chunks, final }) => {
     state.finishedChunks = Math.max(state.finishedChunks, chunks);
     if (final) state.collectDone = true;
+  });
+  setHandler(runCandidatesSignal, (signalled) => {
+    target = signalled;
   });
   setHandler(prefetchProgressQuery, () => ({
     ...state.counts,
@@ -73,11 +97,48 @@ export async function prefetchLocalProfileWorkflow(input: PrefetchInput): Promis
     const { dir, candidatesPath } = segment;
     if (dir && candidatesPath) startSegment(input, state, running, { ...segment, dir, candidatesPath });
   }
-  await Promise.all(running.values());
-  return { ...state.counts, segmentDirs: [...state.segments].sort((a, b) => fromRow(a) - fromRow(b)) };
+  const aligned = input.alignForRun ? await fileForRun(input, state, running, () => target) : undefined;
+  await Promise.all([...running.values()].map((p) => p.done));
+  return { ...state.counts, segmentDirs: inRowOrder(state.segments), ...(aligned ? { aligned } : {}) };
 }
 
-/** A segment directory's first row (`rows-<from>-<to>`): segments finish in any order, the run reads them in row order. */
+/**
+ * Files the early samples for the run's local profile once the run has its candidates. The first
+ * pass takes the segments done and only sets aside the rows of those still profiling, so it runs
+ * while the policy engine finishes them; the second, over just those rows, is what is left after
+ * the engine's last request.
+ */
+async function fileForRun(
+  input: PrefetchInput,
+  state: PrefetchState,
+  running: ReadonlyMap<string, Profiling>,
+  signalled: () => RunTarget | undefined,
+): Promise<PrefetchAlignment> {
+  await condition(() => signalled() !== undefined);
+  const { candidatesPath, outPrefix } = signalled()!;
+  const still = [...running.values()];
+  const first = await alignPrefetched({
+    plan: input.plan,
+    candidatesPath,
+    outPrefix,
+    segments: inRowOrder(state.segments),
+    pending: still.map((s) => s.candidatesPath),
+  });
+  const { reused, rows, wholeChunks } = first;
+  if (!first.pending) return { reused, rows, wholeChunks };
+  await Promise.all(still.map((s) => s.done));
+  // A segment whose profiling failed is not in state.segments: its rows are sampled live.
+  const profiled = still.map((s) => s.dir).filter((dir) => state.segments.includes(dir));
+  const tail = await alignPending({ plan: input.plan, outPrefix, segments: inRowOrder(profiled), wholeChunks });
+  return { reused: reused + tail.reused, rows, wholeChunks: tail.wholeChunks };
+}
+
+/** Segments finish in any order; the run reads them in row order. */
+function inRowOrder(dirs: readonly string[]): string[] {
+  return [...dirs].sort((a, b) => fromRow(a) - fromRow(b));
+}
+
+/** A segment directory's first row (`rows-<from>-<to>`). */
 function fromRow(dir: string): number {
   return Number(/rows-(\d+)-\d+$/.exec(dir)?.[1] ?? 0);
 }
@@ -86,7 +147,7 @@ function fromRow(dir: string): number {
 function startSegment(
   input: PrefetchInput,
   state: PrefetchState,
-  running: Map<string, Promise<void>>,
+  running: Map<string, Profiling>,
   segment: PrefetchSegment & { dir: string; candidatesPath: string },
 ): void {
   const workflowId = `${workflowInfo().workflowId}/${segment.dir.slice(segment.dir.lastIndexOf('/') + 1)}`;
@@ -110,8 +171,9 @@ function startSegment(
     },
     (err: unknown) => log.warn('early local profiling of a segment failed', { workflowId, error: String(err) }),
   );
-  running.set(
-    workflowId,
-    profiled.finally(() => running.delete(workflowId)),
-  );
+  running.set(workflowId, {
+    dir: segment.dir,
+    candidatesPath: segment.candidatesPath,
+    done: profiled.finally(() => running.delete(workflowId)),
+  });
 }

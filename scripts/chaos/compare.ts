@@ -6,7 +6,7 @@ import { faultRequestKey, type FaultEvent } from '../../servers/faults';
 import { type FaultKind } from '../../contracts/faultsConfig';
 import { PUBLISHED_DIGESTS_FILE } from '../../gym/publishedDigests';
 import { PREFETCH_DIR } from '../../activities/prefetch';
-import { prefetchedDir } from '../../activities/prefetched';
+import { prefetchedDir } from '../../activities/filedChunks';
 import { isEngineTimeline } from '../../activities/engineTimeline';
 
 // What a chaos run must leave behind: the same artifacts as an undisturbed run of the same seed, no

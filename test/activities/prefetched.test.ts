@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { alignPrefetched, prefetchedDir } from '../../activities/prefetched';
+import { alignPending, alignPrefetched, type AlignResult } from '../../activities/prefetched';
+import { prefetchedDir, readPrefetched } from '../../activities/filedChunks';
 import { stageMaterializeOptions } from '../../activities/materialize';
 import { stageSettings } from '../../contracts/stageSettings';
 import { materializeRecords } from '../../gym/materialize';
@@ -123,4 +124,49 @@ test('a sample line not in orjson’s form is decoded and gives the verdict byte
   assert.deepEqual(fromScanned.result, { reused: 2, rows: 2, wholeChunks: [[0, 1]] });
   assert.equal(fromDecoded.text, fromScanned.text);
   assert.match(fromScanned.text, /^0:0\t\{"response":\{"id":"rows-0-2-0-0"\},"reward":1\.0,"category":"match"\}\n/);
+});
+
+test('two passes, the second over the rows of segments still profiling, file what one pass files', async () => {
+  const run = [candidate(2, 'c'), candidate(0, 'a'), candidate(1, 'b')];
+  const candidatesPath = path.join(plan.runDir, 'candidates-two-pass.jsonl');
+  writeFileSync(candidatesPath, run.map((c) => `${JSON.stringify(c)}\n`).join(''));
+  const done = await segment('rows-0-4', [candidate(0, 'a'), candidate(1, 'other')]);
+  const late = await segment('rows-4-8', [candidate(2, 'c')]);
+  const lateCandidates = path.join(late, 'candidates.jsonl');
+  writeFileSync(lateCandidates, `${JSON.stringify(candidate(2, 'c'))}\n`);
+  const env = new MockActivityEnvironment();
+  const filed = async (outPrefix: string) => [await readPrefetched(outPrefix, 0), await readPrefetched(outPrefix, 1)];
+  const chunk0: Array<[number, number]> = [[0, 1]];
+
+  const onePass = path.join(plan.runDir, 'one-pass');
+  const whole: AlignResult = await env.run(alignPrefetched, {
+    plan,
+    candidatesPath,
+    outPrefix: onePass,
+    segments: [done, late],
+  });
+
+  const twoPass = path.join(plan.runDir, 'two-pass');
+  const first = await env.run(alignPrefetched, {
+    plan,
+    candidatesPath,
+    outPrefix: twoPass,
+    segments: [done],
+    pending: [lateCandidates],
+  });
+  // Rows 0-1 (task 2, the late segment's) set aside; chunk 0 counted whole until the second pass says.
+  assert.deepEqual(first, { reused: 2, rows: 6, wholeChunks: [[0, 1]], pending: 2 });
+  const second: Pick<AlignResult, 'reused' | 'wholeChunks'> = await env.run(alignPending, {
+    plan,
+    outPrefix: twoPass,
+    segments: [late],
+    wholeChunks: chunk0,
+  });
+  assert.deepEqual({ ...second, reused: first.reused + second.reused }, { reused: 4, wholeChunks: whole.wholeChunks });
+  assert.deepEqual(await filed(twoPass), await filed(onePass));
+
+  // The late segment failed: its rows are sampled live, and chunk 0 is no longer whole.
+  const failed = await env.run(alignPending, { plan, outPrefix: twoPass, segments: [], wholeChunks: chunk0 });
+  assert.deepEqual(failed, { reused: 0, wholeChunks: [] });
+  assert.equal((await readPrefetched(twoPass, 0)).size, 1);
 });

@@ -172,6 +172,9 @@ test(
       // The run's chunks that early samples answered whole ran several to an activity.
       const batches = await activityCount(`${runId}/local_profile`, 'runReusedChunks');
       assert.ok(batches > 0, `${runId}: no runReusedChunks activity`);
+      // Early profiling filed its samples itself, not the run after it.
+      assert.equal(await activityCount(runId, 'alignPrefetched'), 0, runId);
+      assert.equal(await activityCount(`${runId}/prefetch`, 'alignPrefetched'), 1, runId);
       // Without require_mixed a segment takes every finished row: it ends where collect's finished
       // chunks (of 3 rows) end, inside a task or not, or at the last row (80).
       const bounds = await segmentBounds(runId);
