@@ -89,9 +89,10 @@ interface FiledSamples {
 
 /**
  * Hands the run's candidates to early profiling, which files its samples for the run's local-profile
- * chunks (a run from before that files them here, once the segments are done), and drops the segments: beside the run's local profile, which no longer reads them, so their removal is not
- * one more step before it. Early profiling only saves engine time: if it failed, the run samples
- * everything live.
+ * chunks (a run recorded before that files them here, once the segments are done), and drops the
+ * segments: beside the run's local profile, which no longer reads them, so their removal is not one
+ * more step before it. Early profiling only saves engine time: if it failed, the run samples what it
+ * did not file live.
  */
 async function fileEarlySamples(
   plan: RunPlan,
@@ -107,7 +108,7 @@ async function fileEarlySamples(
     early = await prefetch.result();
   } catch (err) {
     if (isCancellation(err)) throw err;
-    log.warn('early local profiling failed; every sample is taken live', { error: String(err) });
+    log.warn('early local profiling failed; what it did not file is sampled live', { error: String(err) });
     return undefined;
   }
   // Filed by early profiling itself when the run signalled its candidates (most of it while the
