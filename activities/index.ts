@@ -1,21 +1,21 @@
 // Everything the worker registers. Activities are the IO shell around gym/: one file per stage.
 // What a worker process was started with (its base dir, artifacts root, secrets) is read once, here,
 // and handed to the activities that need it, instead of each reading process.env on every call.
-import { runChunk, runReusedChunks } from './chunk';
-import { convertStage } from './convert';
-import { finishStage } from './finishStage';
-import { prepareCurriculumRound, publishCurriculumRound, startCurriculum } from './curriculum';
-import { materializeStage } from './materialize';
-import { mergeChunks } from './merge';
-import { convertNewSources, prepareNightlyRun, publishNightlyVersion } from './nightly';
-import { prefetchSegment, removeEarlyProfiling } from './prefetch';
-import { alignPending, alignPrefetched } from './prefetched';
-import { prepareRun } from './prepare';
-import { publishStage } from './publish';
-import { workerSettingsFromEnv, type WorkerSettings } from './runContext';
-import { ensureServers } from './servers';
-import { runManagedServers, workerHostQueue } from './spawn';
-import { stageAccounting } from './rolloutAccounting';
+import { runChunk, runReusedChunks } from './chunk/chunk';
+import { convertStage } from './run/convert';
+import { finishStage } from './stage/finishStage';
+import { prepareCurriculumRound, publishCurriculumRound, startCurriculum } from './pool/curriculum';
+import { materializeStage } from './stage/materialize';
+import { mergeChunks } from './stage/merge';
+import { convertNewSources, prepareNightlyRun, publishNightlyVersion } from './pool/nightly';
+import { prefetchSegment, removeEarlyProfiling } from './early/prefetch';
+import { alignPending, alignPrefetched } from './early/prefetched';
+import { prepareRun } from './run/prepare';
+import { publishStage } from './run/publish';
+import { workerSettingsFromEnv, type WorkerSettings } from './run/runContext';
+import { ensureServers } from './run/servers';
+import { runManagedServers, workerHostQueue } from './run/spawn';
+import { stageAccounting } from './stage/rolloutAccounting';
 
 export interface ActivityDeps {
   settings: WorkerSettings;

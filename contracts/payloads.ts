@@ -78,7 +78,7 @@ export interface PrefetchState {
   counts: PrefetchCounts;
 }
 
-/** The early samples filed for the run's local-profile chunks (activities/prefetched.ts). */
+/** The early samples filed for the run's local-profile chunks (activities/early/prefetched.ts). */
 export interface PrefetchAlignment {
   reused: number;
   rows: number;

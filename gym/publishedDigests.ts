@@ -3,7 +3,7 @@ import { RUN_MANIFEST_FILE } from './runManifest';
 
 // What each step of a run published, by content: a resume or `pivot-miner check` compares the run
 // directory with it and finds a file truncated or changed since (a full disk, a bad copy, a hand edit).
-// Pure: hashing, reading and removing files are the activities' part (activities/publishedDigests.ts).
+// Pure: hashing, reading and removing files are the activities' part (activities/run/publishedDigests.ts).
 
 export const PUBLISHED_DIGESTS_FILE = 'published_digests.json';
 

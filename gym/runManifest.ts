@@ -4,7 +4,7 @@ import { z } from 'zod';
 // checked first whenever the same run directory is used again, so a resume can only continue the run
 // it names: a resumed run with another seed, config or input would otherwise reuse shards made from
 // the old ones and publish a dataset its own config does not describe. Pure: hashing and files are
-// the activities' part (activities/runManifest.ts).
+// the activities' part (activities/run/runManifest.ts).
 
 /**
  * The version of everything that shapes the artifacts from a given config and inputs (materialized

@@ -12,5 +12,5 @@ npm run --silent lint
 npm run --silent format:check
 # Files that run NeMo Gym's Python or Chromium beside the pure checks stay in `npm test` alone.
 mapfile -t files < <(find test/gym test/contracts test/activities test/docs test/scripts/build.test.ts -name '*.test.ts' | sort |
-  grep -v -x -e test/gym/aggregateMetrics.test.ts -e test/gym/chatCompletions/requests.test.ts -e test/gym/report.test.ts -e test/activities/aggregateMetrics.test.ts)
+  grep -v -x -e test/gym/aggregateMetrics.test.ts -e test/gym/chatCompletions/requests.test.ts -e test/gym/report.test.ts -e test/activities/stage/aggregateMetrics.test.ts)
 exec node --import tsx --test "${files[@]}"

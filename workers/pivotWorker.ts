@@ -1,8 +1,8 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { closePools } from '../activities/http/client';
-import { closeEmbeddedStacks } from '../activities/servers';
-import { hostTaskQueue, runManagedServers } from '../activities/spawn';
+import { closeEmbeddedStacks } from '../activities/run/servers';
+import { hostTaskQueue, runManagedServers } from '../activities/run/spawn';
 import { TASK_QUEUE } from './connection';
 import { rolloutMetricsInterceptor } from './metrics';
 import { collectStartupGarbage } from './startupGarbage';

@@ -1,9 +1,9 @@
 import { open } from 'node:fs/promises';
 import { Agent, request } from 'undici';
-import { askAgent } from '../../activities/aggregateMetrics';
-import { materializedInputsPath } from '../../activities/chunkIndex';
-import { keyedResult } from '../../activities/executors/types';
-import { profiledResultOfDigest } from '../../activities/profile';
+import { askAgent } from '../../activities/stage/aggregateMetrics';
+import { materializedInputsPath } from '../../activities/chunk/chunkIndex';
+import { keyedResult } from '../../activities/chunk/executors/types';
+import { profiledResultOfDigest } from '../../activities/stage/profile';
 import { aggregateMetricsPath, rolloutDigest } from '../../gym/aggregateMetrics';
 import { AggregateMetricsWriter } from '../../gym/aggregateMetricsFile';
 import { JsonlWriter, readJsonl } from '../../gym/jsonl';

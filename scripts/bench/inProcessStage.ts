@@ -1,8 +1,8 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { runChunk } from '../../activities/chunk';
-import { finishStage } from '../../activities/finishStage';
-import { materializeStage } from '../../activities/materialize';
-import { mergeChunks } from '../../activities/merge';
+import { runChunk } from '../../activities/chunk/chunk';
+import { finishStage } from '../../activities/stage/finishStage';
+import { materializeStage } from '../../activities/stage/materialize';
+import { mergeChunks } from '../../activities/stage/merge';
 import { stageSettings } from '../../contracts/stageSettings';
 import { NOTHING_MERGED, type ChunkResult, type RunPlan } from '../../contracts/payloads';
 import { MergeFrontier } from '../../workflows/mergeFrontier';

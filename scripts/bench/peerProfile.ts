@@ -4,7 +4,7 @@ import { readCpuProfile, type CpuProfile } from '../diagnostics/v8CpuProfile';
 
 // Where the worker's CPU goes in the peer bench's profiled round (scripts/diagnostics/cpuProfile.cjs): V8's samples
 // of each thread, grouped by the module of the function on the stack. The worker runs dist/cli.js,
-// an esbuild bundle that marks where each source module begins (`// activities/chunk.ts`), so a
+// an esbuild bundle that marks where each source module begins (`// activities/chunk/chunk.ts`), so a
 // line of the bundle maps back to its module; node_modules packages and Node's own modules are
 // named as such, and V8's entries without a script (the collector, `(program)`, builtins such as
 // JSON.parse when sampled outside JavaScript) by their name.

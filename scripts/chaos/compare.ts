@@ -5,9 +5,9 @@ import { materializedRowSchema } from '../../gym/schemas';
 import { faultRequestKey, type FaultEvent } from '../../servers/faults';
 import { type FaultKind } from '../../contracts/faultsConfig';
 import { PUBLISHED_DIGESTS_FILE } from '../../gym/publishedDigests';
-import { PREFETCH_DIR } from '../../activities/prefetch';
-import { prefetchedDir } from '../../activities/filedChunks';
-import { isEngineTimeline } from '../../activities/engineTimeline';
+import { PREFETCH_DIR } from '../../activities/early/prefetch';
+import { prefetchedDir } from '../../activities/early/filedChunks';
+import { isEngineTimeline } from '../../activities/run/engineTimeline';
 
 // What a chaos run must leave behind: the same artifacts as an undisturbed run of the same seed, no
 // duplicate or missing rollout keys, and a failures sidecar that only records faults we injected.

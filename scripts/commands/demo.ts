@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import YAML from 'yaml';
 import { repoRoot } from '../../bin/built';
 import { activityDepsFromEnv, type ActivityDeps } from '../../activities';
-import { loadPipelineConfig } from '../../activities/configFile';
+import { loadPipelineConfig } from '../../activities/run/configFile';
 import { TASK_QUEUE } from '../../workers/connection';
 import { startPivotMining } from '../../client';
 import type { PivotMiningResult } from '../../contracts/payloads';

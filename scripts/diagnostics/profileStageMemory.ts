@@ -3,11 +3,11 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { profileWithAggregateMetrics } from '../../activities/finishStage';
-import { claimStageFence } from '../../activities/fence';
+import { profileWithAggregateMetrics } from '../../activities/stage/finishStage';
+import { claimStageFence } from '../../activities/chunk/fence';
 import type { ProfileResult } from '../../contracts/payloads';
-import { materializedInputsPath, mergedPaths, writeChunkIndex } from '../../activities/chunkIndex';
-import { RowIndexWriter } from '../../activities/rowIndex';
+import { materializedInputsPath, mergedPaths, writeChunkIndex } from '../../activities/chunk/chunkIndex';
+import { RowIndexWriter } from '../../activities/stage/rowIndex';
 import { workerHeapArgs, workerProcessEnv } from '../../bin/workerHeap';
 import { rolloutDigest } from '../../gym/aggregateMetrics';
 import type { JsonDict } from '../../gym/kindedJson';

@@ -1,6 +1,6 @@
-import { defaultRunId } from '../../activities/prepare';
-import { PIVOT_MINING_STAGES, preflight, type PreflightReport } from '../../activities/preflight';
-import { workerSettingsFromEnv } from '../../activities/runContext';
+import { defaultRunId } from '../../activities/run/prepare';
+import { PIVOT_MINING_STAGES, preflight, type PreflightReport } from '../../activities/run/preflight';
+import { workerSettingsFromEnv } from '../../activities/run/runContext';
 import type { PivotMiningInput } from '../../contracts/workflowInputs';
 
 // The pre-flight check as `check` and `run` show it: the run outline on stdout, notes and problems

@@ -1,9 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { runChunk } from '../../activities/chunk';
-import { materializeStage } from '../../activities/materialize';
-import { finishStage } from '../../activities/finishStage';
+import { runChunk } from '../../activities/chunk/chunk';
+import { materializeStage } from '../../activities/stage/materialize';
+import { finishStage } from '../../activities/stage/finishStage';
 import { pipelineConfigSchema } from '../../contracts/config';
 import type {
   ChunkInput,

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import YAML from 'yaml';
-import { loadPipelineConfig } from '../../activities/configFile';
+import { loadPipelineConfig } from '../../activities/run/configFile';
 import { describeIssues, pipelineConfigSchema } from '../../contracts/config';
 
 // Every YAML example in the docs is a pivot-miner config, or a part of one, that the schema accepts,

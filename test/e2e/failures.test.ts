@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import YAML from 'yaml';
-import { prepareRun } from '../../activities/prepare';
+import { prepareRun } from '../../activities/run/prepare';
 import type { CollectStageResult } from '../../contracts/payloads';
 import { readJsonlSync } from '../helpers/jsonl';
 import { causeMessages, checksums } from '../helpers/runDir';

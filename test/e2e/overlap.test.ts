@@ -14,7 +14,7 @@ import {
   ENGINE_TIMELINE_SVG,
   isEngineTimeline,
   readTimeline,
-} from '../../activities/engineTimeline';
+} from '../../activities/run/engineTimeline';
 import { runPivotMining, startBaseDirWorkerEnv, type WorkerTestEnv } from '../helpers/temporal';
 
 // Overlap: local profiling starts on the rollouts collect has finished. The same seed must publish

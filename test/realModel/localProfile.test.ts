@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { singleStepExecutor } from '../../activities/executors/singleStep';
+import { singleStepExecutor } from '../../activities/chunk/executors/singleStep';
 import { closePools } from '../../activities/http/client';
 import { convertToCandidates } from '../../gym/convert';
 import { JsonlWriter, readJsonl } from '../../gym/jsonl';
@@ -14,7 +14,7 @@ import { expectedActionSchema, type MaterializedRow } from '../../gym/schemas';
 import { verifyResponse } from '../../gym/verifier';
 import { resolveComparatorConfig } from '../../gym/verifier/config';
 import { ensureGemma, startLlamaServer, type LlamaServerHandle } from '../../scripts/lib/llamaServer';
-import { materializedInput, writtenResult } from '../activities/executors/materializedInput';
+import { materializedInput, writtenResult } from '../activities/chunk/executors/materializedInput';
 import { fixturesDir } from '../helpers/fixtures';
 
 // Local profiling with a real model: pivots cut by our converter from NeMo Gym's own example

@@ -2,7 +2,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import os from 'node:os';
 import path from 'node:path';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { loadPipelineConfig } from '../../activities/configFile';
+import { loadPipelineConfig } from '../../activities/run/configFile';
 import type { CollectStageResult } from '../../contracts/payloads';
 import { startWorkerTestEnv } from '../helpers/temporal';
 

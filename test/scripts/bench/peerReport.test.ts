@@ -108,12 +108,20 @@ test('rewards are compared per (task, rollout) key, whatever the line order', ()
 
 test('a bundle line maps to the source module whose marker precedes it', () => {
   const lookup = bundleModuleMap(
-    ['"use strict";', '// activities/chunk.ts', 'a', '// gym/jsonl.ts', 'b', '// activities/chunk.ts', 'c'].join('\n'),
+    [
+      '"use strict";',
+      '// activities/chunk/chunk.ts',
+      'a',
+      '// gym/jsonl.ts',
+      'b',
+      '// activities/chunk/chunk.ts',
+      'c',
+    ].join('\n'),
   );
   assert.equal(lookup(0), undefined);
-  assert.equal(lookup(2), 'activities/chunk.ts');
+  assert.equal(lookup(2), 'activities/chunk/chunk.ts');
   assert.equal(lookup(4), 'gym/jsonl.ts');
-  assert.equal(lookup(6), 'activities/chunk.ts');
+  assert.equal(lookup(6), 'activities/chunk/chunk.ts');
   const bundles = new Map([['file:///x/dist/cli.js', lookup]]);
   assert.equal(moduleOf({ functionName: 'f', url: 'file:///x/dist/cli.js', lineNumber: 4 }, bundles), 'gym/jsonl.ts');
   assert.equal(
@@ -140,14 +148,14 @@ test('self and inclusive time of a profile, idle samples apart', () => {
     samples: [2, 3, 3, 4],
     timeDeltas: [1000, 1000, 1000, 5000],
   };
-  const bundles = new Map([['file:///x/dist/cli.js', bundleModuleMap('x\n// activities/chunk.ts\ny\n')]]);
+  const bundles = new Map([['file:///x/dist/cli.js', bundleModuleMap('x\n// activities/chunk/chunk.ts\ny\n')]]);
   const t = summarizeProfile('1-t0', profile, bundles);
   assert.equal(t.busyMs, 3);
   assert.equal(t.idleMs, 5);
   assert.deepEqual(t.selfByModule, [
     ['(native) parse', 2],
-    ['activities/chunk.ts', 1],
+    ['activities/chunk/chunk.ts', 1],
   ]);
-  assert.deepEqual(new Map(t.inclusiveByModule).get('activities/chunk.ts'), 3);
-  assert.deepEqual(t.inclusiveByFunction, [['runChunk (activities/chunk.ts)', 3]]);
+  assert.deepEqual(new Map(t.inclusiveByModule).get('activities/chunk/chunk.ts'), 3);
+  assert.deepEqual(t.inclusiveByFunction, [['runChunk (activities/chunk/chunk.ts)', 3]]);
 });

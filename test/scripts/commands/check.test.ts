@@ -12,8 +12,8 @@ import { startPolicyModelServer } from '../../../servers/policyModel';
 import type { RunningServer } from '../../../servers/http';
 import { runCli } from '../../helpers/cli';
 import { checksums } from '../../helpers/runDir';
-import { prepareRun } from '../../../activities/prepare';
-import { recordPublished } from '../../../activities/publishedDigests';
+import { prepareRun } from '../../../activities/run/prepare';
+import { recordPublished } from '../../../activities/run/publishedDigests';
 import { RUN_MANIFEST_FILE } from '../../../gym/runManifest';
 
 // `pivot-miner check` against real files and real HTTP servers: a good config passes with the run

@@ -1,0 +1,243 @@
+import { Context } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
+import { readLines } from '../../gym/jsonl';
+import { withEntries, type JsonDict } from '../../gym/kindedJson';
+import { metricsStage, stageSettings, type StageSettings } from '../../contracts/stageSettings';
+import { MAX_REUSED_CHUNKS, type ChunkInput, type ChunkResult } from '../../contracts/payloads';
+import { chunkRange, materializedInputsPath, readMaterializedMeta } from './chunkIndex';
+import { buildExecutor } from './chunkExecutor';
+import { RequestSpans, timelineServer, writeAttemptSpans } from '../run/engineTimeline';
+import { readPrefetched } from '../early/filedChunks';
+import { withPrefetched } from '../early/prefetched';
+import { runWindow } from './chunkWindow';
+import { MaterializedLine } from './executors/materializedLine';
+import {
+  AgentReportedFailure,
+  isTerminalFailureLine,
+  type MaterializedInput,
+  type RolloutExecutor,
+} from './executors/types';
+import { RequestFailure } from '../http/client';
+import { nextChunkRank } from '../http/endpointLimiter';
+import { withRetries, type FailedAttempt } from '../http/retry';
+import type { Fence } from './fence';
+import { ChunkAttempt, type Held } from './fenceShards';
+
+// One chunk = one line range of the materialized inputs = one shard. Each attempt writes a shard of
+// its own (activities/chunk/fenceShards.ts): a retried chunk (worker killed or cut off, server restarted)
+// takes over the older attempts' whole lines and skips keys already there, so nothing is lost and
+// nothing is run twice, and an older attempt still running cannot write into the shard the merge
+// reads (docs/fencing.md). The merge later orders the shard deterministically.
+
+const key = (t: number, r: number) => `${t}:${r}`;
+
+/** What a chunk attempt reports with each heartbeat and returns. */
+type Progress = Omit<ChunkResult, 'chunkIndex'>;
+
+/** Failed attempts per key, and the keys never to retry. */
+interface FailedAttempts {
+  attempts: Map<string, number>;
+  terminal: Set<string>;
+}
+
+/** What the older attempts' failure lines say, read as NeMo Gym's `_load_from_cache` reads its sidecar. */
+function failedAttempts(held: Held): FailedAttempts {
+  const attempts = new Map<string, number>();
+  const terminal = new Set<string>();
+  for (const text of held.failureLines) {
+    const line = JSON.parse(text) as Record<string, unknown> & { _ng_task_index: number; _ng_rollout_index: number };
+    const k = key(line._ng_task_index, line._ng_rollout_index);
+    attempts.set(k, (attempts.get(k) ?? 0) + 1);
+    if (isTerminalFailureLine(line)) terminal.add(k);
+  }
+  return { attempts, terminal };
+}
+
+/**
+ * The sidecar line of one failed attempt. An agent-reported failure is written as NeMo Gym writes
+ * it, the whole keyed result, with our attempt number and class after it; `_ng_no_persist` results
+ * are written nowhere.
+ */
+function failureLine(row: MaterializedInput, { attempt, failure }: FailedAttempt): JsonDict | undefined {
+  if (failure instanceof AgentReportedFailure) {
+    if (failure.noPersist) return undefined;
+    return withEntries(failure.result, { attempt, failure_class: failure.failureClass, error: failure.message });
+  }
+  return {
+    _ng_task_index: row.task,
+    _ng_rollout_index: row.rollout,
+    attempt,
+    failure_class: failure.failureClass,
+    error: failure.message,
+  };
+}
+
+/** The rows of a chunk an attempt still has to run: not done, not failed for good, not out of attempts. */
+async function* rowsToRun(
+  input: ChunkInput,
+  held: Held,
+  { attempts, terminal }: FailedAttempts,
+  settings: StageSettings,
+  progress: Progress,
+): AsyncGenerator<MaterializedInput> {
+  const meta = await readMaterializedMeta(input.outPrefix);
+  if (!meta) throw new Error(`${input.outPrefix}: materialized inputs are not finished`);
+  const range = await chunkRange(input.outPrefix, input.chunkIndex, meta.chunkSize);
+  const inputsPath = materializedInputsPath(input.outPrefix);
+  // The meta file says materializeStage finished writing these lines.
+  for await (const { text, line } of readLines(inputsPath, range)) {
+    if (text === '') continue;
+    const row = new MaterializedLine(text, inputsPath, line);
+    const k = key(row.task, row.rollout);
+    if (held.keys.has(k) || terminal.has(k) || (attempts.get(k) ?? 0) >= settings.maxAttempts) {
+      progress.alreadyDone++;
+      continue;
+    }
+    yield row;
+  }
+}
+
+/** Runs one row with the stage's retries, writing its rollout or each failed attempt to the attempt's shard. */
+function rowRunner(
+  input: ChunkInput,
+  attempt: ChunkAttempt,
+  executor: RolloutExecutor,
+  { attempts }: FailedAttempts,
+  progress: Progress,
+): (row: MaterializedInput) => Promise<void> {
+  const ctx = Context.current();
+  const settings = stageSettings(input.plan, input.stage);
+  const signal = ctx.cancellationSignal;
+  // Counted as each attempt fails rather than when the chunk ends, so a burst of 429s shows on the
+  // worker's metrics while it lasts. With metrics off the meter is a no-op.
+  const attemptsFailed = ctx.metricMeter.createCounter(
+    'pivot_miner_attempts_failed',
+    'attempts',
+    'Failed rollout attempts by stage and failure class',
+  );
+  const { fence } = attempt;
+  const onFailedAttempt = async (row: MaterializedInput, failedAttempt: FailedAttempt): Promise<void> => {
+    const line = failureLine(row, failedAttempt);
+    if (line) {
+      await fence.beforeWrite();
+      await attempt.failures.write(line);
+    }
+    attemptsFailed.add(1, { stage: metricsStage(input), class: failedAttempt.failure.failureClass });
+  };
+  return async (row) => {
+    const outcome = await withRetries(
+      () => executor.run(row, signal),
+      { maxAttempts: settings.maxAttempts },
+      (failedAttempt) => onFailedAttempt(row, failedAttempt),
+      signal,
+      (attempts.get(key(row.task, row.rollout)) ?? 0) + 1,
+    );
+    if (!outcome.ok) {
+      progress.failed++;
+      return;
+    }
+    const looking = fence.beforeWrite();
+    if (looking) await looking;
+    await attempt.rollouts.writeLine(outcome.value);
+    progress.completed++;
+  };
+}
+
+/**
+ * The heartbeat, started before anything slow (the head server's agent directory, the takeover's
+ * copy) so the 15 s heartbeat timeout never sees a silent start. The fence is looked at with each
+ * beat, not per rollout: a write costs a clock read, and an attempt superseded meanwhile writes a
+ * second's lines at most, into a file its successor removed.
+ */
+function startHeartbeat(progress: Progress, fence: () => Fence | undefined): () => void {
+  const ctx = Context.current();
+  const timer = setInterval(() => {
+    ctx.heartbeat(progress);
+    fence()
+      ?.refresh()
+      .catch(() => undefined);
+  }, 1000);
+  return () => clearInterval(timer);
+}
+
+/**
+ * Writes when the attempt's requests were in flight, for the engine timeline. A record of timing only:
+ * the chunk is done and durable, so failing to write it (a full disk) costs the drawing a chunk, not
+ * the chunk a retry.
+ */
+async function recordRequests(input: ChunkInput, attempt: ChunkAttempt, requests: RequestSpans): Promise<void> {
+  if (!input.plan.timelineDir) return;
+  try {
+    await writeAttemptSpans(
+      input.plan.timelineDir,
+      { outPrefix: input.outPrefix, chunkIndex: input.chunkIndex, attempt: attempt.fence.token.name },
+      { stage: input.stage, server: timelineServer(input.plan, input.stage), spans: requests.spans },
+    );
+  } catch (err) {
+    Context.current().log.warn('engine timeline: chunk record not written', { error: String(err) });
+  }
+}
+
+/** `secrets` is the worker's environment, where API keys named by `api_key_env` live (never in inputs). */
+export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): Promise<ChunkResult> {
+  // Taken before the first await, so chunks rank in the order their activities started.
+  const rank = nextChunkRank();
+  const settings = stageSettings(input.plan, input.stage);
+  const progress: Progress = { completed: 0, failed: 0, alreadyDone: 0, reused: 0 };
+  const requests = new RequestSpans();
+  let attempt: ChunkAttempt | undefined;
+  const stopHeartbeat = startHeartbeat(progress, () => attempt?.fence);
+  try {
+    attempt = await ChunkAttempt.open(input.outPrefix, input.chunkIndex);
+    try {
+      const executor = withPrefetched(
+        await buildExecutor(secrets, input, rank, input.plan.timelineDir ? requests.record : undefined),
+        await readPrefetched(input.outPrefix, input.chunkIndex),
+        () => progress.reused++,
+      );
+      const failed = failedAttempts(attempt.held);
+      // The endpoint limiter caps requests per worker; the window only bounds rows held in memory.
+      await runWindow(
+        rowsToRun(input, attempt.held, failed, settings, progress),
+        settings.maxConcurrency * 2,
+        rowRunner(input, attempt, executor, failed, progress),
+      );
+    } finally {
+      await attempt.close();
+    }
+    await attempt.complete();
+    await recordRequests(input, attempt, requests);
+  } catch (err) {
+    // The SDK reports a CancelledFailure as Temporal expects for the reason: cancelled when the
+    // workflow asked, an attempt to retry when an operator paused or reset the activity
+    // (`temporal activity pause|reset`). Any other failure here would end the chunk, and the run.
+    if (err instanceof RequestFailure && err.failureClass === 'cancelled')
+      throw new CancelledFailure('chunk cancelled');
+    throw err;
+  } finally {
+    stopHeartbeat();
+  }
+  return { chunkIndex: input.chunkIndex, ...progress };
+}
+
+/**
+ * Chunks [chunkIndex, toChunk) whose every row an early sample answers (overlap): they make no
+ * request, so one activity runs them one after another, each as an attempt of its own, where an
+ * activity each would spend more on its dispatch than on its chunk.
+ */
+export async function runReusedChunks(
+  secrets: NodeJS.ProcessEnv,
+  input: ChunkInput & { toChunk: number },
+): Promise<Array<ChunkResult & { durationMs: number }>> {
+  const { toChunk, ...first } = input;
+  if (toChunk - first.chunkIndex > MAX_REUSED_CHUNKS)
+    throw new Error(`runReusedChunks: ${toChunk - first.chunkIndex} chunks, at most ${MAX_REUSED_CHUNKS}`);
+  const results: Array<ChunkResult & { durationMs: number }> = [];
+  for (let chunkIndex = first.chunkIndex; chunkIndex < toChunk; chunkIndex++) {
+    const started = performance.now();
+    const result = await runChunk(secrets, { ...first, chunkIndex });
+    // Each chunk's own time, for the worker's chunk duration metric.
+    results.push({ ...result, durationMs: Math.round(performance.now() - started) });
+  }
+  return results;
+}

@@ -1,0 +1,101 @@
+import { pythonTruthy } from '../../../gym/aggregateMetrics';
+import { pickEntries, withEntries, type JsonDict } from '../../../gym/kindedJson';
+import type { RowKeys } from '../../../gym/rolloutSplice';
+import type { MaterializedRow } from '../../../gym/schemas';
+import { RequestFailure } from '../../http/client';
+
+/**
+ * One line of the materialized inputs: its key and agent, `text` the line itself, which is what
+ * NeMo Gym posts (`orjson.dumps(row)`), `keys` its result entries when the line is in orjson's form
+ * (gym/rolloutSplice.ts), `row` to read fields from and `value` with Python's number kinds to write
+ * back (both decoded when first read: see materializedLine.ts).
+ */
+export interface MaterializedInput {
+  readonly task: number;
+  readonly rollout: number;
+  readonly agentName: string;
+  readonly text: string;
+  readonly keys: RowKeys | undefined;
+  readonly row: MaterializedRow;
+  readonly value: JsonDict;
+}
+
+/**
+ * Runs one materialized row to a rollout's shard line (activities/chunk/shardLines.ts), its result kinded
+ * as NeMo Gym writes it. Implementations throw RequestFailure for anything that went wrong on the
+ * wire, so retries and the failures sidecar treat every executor alike.
+ */
+export interface RolloutExecutor {
+  run(input: MaterializedInput, signal: AbortSignal): Promise<string>;
+}
+
+const RESULT_KEYS = ['_ng_task_index', '_ng_rollout_index', 'agent_ref'] as const;
+
+/**
+ * NeMo Gym keys each result by the row's indices and agent, whatever the server echoed back
+ * (rollout_collection.py RolloutCollectionHelper.run_from_config assigns `_ng_task_index`,
+ * `_ng_rollout_index`, then `agent_ref`), so key order and the row's number kinds match its lines.
+ */
+export function keyedResult(input: Pick<MaterializedInput, 'value'>, result: JsonDict): JsonDict {
+  return withEntries(result, pickEntries(input.value, RESULT_KEYS));
+}
+
+// The routing sentinels a NeMo Gym agent may set on a 200 `/run` result (rollout_collection.py
+// NG_FAILURE_CLASS_KEY, NG_NO_PERSIST_KEY, NG_TERMINAL_KEY; set e.g. by stirrup_agent).
+const NG_FAILURE_CLASS_KEY = '_ng_failure_class';
+const NG_NO_PERSIST_KEY = '_ng_no_persist';
+const NG_TERMINAL_KEY = '_ng_failure_terminal';
+
+/**
+ * A rollout the agent itself reports as failed. NeMo Gym never counts it as a rollout: with
+ * `_ng_no_persist` it is written nowhere (the absence of a line makes a resume run it again), else
+ * the result goes to the failures sidecar, one line per attempt, and `_ng_failure_terminal` means
+ * it is never tried again (`_load_from_cache` gates terminal keys).
+ */
+export class AgentReportedFailure extends RequestFailure {
+  constructor(
+    /** The keyed result, as NeMo Gym writes it to the sidecar. */
+    readonly result: JsonDict,
+    readonly agentFailureClass: string,
+    readonly noPersist: boolean,
+    readonly terminal: boolean,
+    message: string,
+  ) {
+    super('agent_reported', message, !terminal);
+    this.name = 'AgentReportedFailure';
+  }
+}
+
+/**
+ * The failure an agent's result reports, decided as run_from_config does: no-persist first, then a
+ * failure class. `result` is read, `keyed` (the same result keyed) is what the sidecar gets.
+ */
+export function agentReportedFailure(
+  result: Record<string, unknown>,
+  keyed: JsonDict,
+  url: string,
+): AgentReportedFailure | undefined {
+  const noPersist = pythonTruthy(result[NG_NO_PERSIST_KEY]);
+  const failureClass = result[NG_FAILURE_CLASS_KEY];
+  if (!noPersist && (failureClass === undefined || failureClass === null)) return undefined;
+  const cls =
+    failureClass === undefined || failureClass === null
+      ? 'no_persist'
+      : typeof failureClass === 'string'
+        ? failureClass
+        : JSON.stringify(failureClass);
+  const terminal = !noPersist && pythonTruthy(result[NG_TERMINAL_KEY]);
+  const detail = typeof result.error_message === 'string' ? `: ${result.error_message}` : '';
+  return new AgentReportedFailure(
+    keyed,
+    cls,
+    noPersist,
+    terminal,
+    `${url} reported a failed rollout (${NG_FAILURE_CLASS_KEY}=${cls})${detail}`,
+  );
+}
+
+/** True for a sidecar line NeMo Gym would never retry. */
+export function isTerminalFailureLine(line: Record<string, unknown>): boolean {
+  return pythonTruthy(line[NG_TERMINAL_KEY]);
+}

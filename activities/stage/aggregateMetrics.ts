@@ -1,0 +1,189 @@
+import { open, rm } from 'node:fs/promises';
+import { heartbeat } from '@temporalio/activity';
+import { ConfigError } from '../../contracts/errors';
+import { stageSettings } from '../../contracts/stageSettings';
+import type { RolloutStage, RunPlan } from '../../contracts/payloads';
+import {
+  aggregateMetricsPath,
+  aggregateMetricsSchema,
+  typedAggregateMetrics,
+  type AggregateMetrics,
+} from '../../gym/aggregateMetrics';
+import { AggregateMetricsWriter, type EntryValues } from '../../gym/aggregateMetricsFile';
+import { parseKinded, type KindedJson } from '../../gym/kindedJson';
+import type { PyValue } from '../../gym/pythonJson';
+import { postJsonText, RequestFailure } from '../http/client';
+import { mergedDigestsPath } from '../chunk/chunkIndex';
+import { agentDirectory } from '../run/servers';
+import type { Fence } from '../chunk/fence';
+import { entriesByAgent, entriesOfDigests, entriesOfRollouts, type EntrySource } from './aggregateMetricsEntries';
+
+// `<stem>_aggregate_metrics.json` beside the merged rollouts, as ng_collect_rollouts writes it after
+// collecting (rollout_collection.py RolloutCollectionHelper._call_aggregate_metrics): the completed
+// rollouts sorted by key, grouped by agent, each group stripped and posted to that agent's
+// POST /aggregate_metrics, one entry per agent. The stripped rollouts are the merge's digests
+// (activities/chunk/shardLines.ts), read an agent's at a time by aggregateMetricsEntries.ts, so nothing
+// here decodes a trajectory.
+
+/** The request body, streamed in pieces so the worker never holds the whole run's results. */
+async function* requestBody(lines: AsyncIterable<string>): AsyncGenerator<string> {
+  let piece = '{"verify_responses":[';
+  let first = true;
+  for await (const line of lines) {
+    piece += (first ? '' : ',') + line;
+    first = false;
+    if (piece.length >= 1 << 16) {
+      yield piece;
+      piece = '';
+    }
+  }
+  yield `${piece}]}`;
+}
+
+/** The agent's answer as entry values, with the number kinds of its bytes (NeMo Gym writes them back with orjson). */
+export async function askAgent(
+  name: string,
+  baseUrl: string,
+  lines: () => AsyncIterable<string>,
+  timeoutMs: number,
+): Promise<EntryValues> {
+  const url = new URL('/aggregate_metrics', baseUrl).toString();
+  let raw: KindedJson;
+  try {
+    raw = (await postJsonText(url, () => requestBody(lines()), {
+      timeoutMs,
+      connections: 1,
+      parse: parseKinded,
+    })) as KindedJson;
+  } catch (err) {
+    // A refusal (4xx) will not change on retry; NeMo Gym's collection fails on it too (raise_for_status).
+    if (err instanceof RequestFailure && !err.retryable && err.failureClass !== 'cancelled') {
+      throw new ConfigError(
+        `agent "${name}" cannot aggregate metrics: ${err.message}; NeMo Gym agents answer POST /aggregate_metrics, which ng_collect_rollouts calls after collecting`,
+      );
+    }
+    throw err;
+  }
+  const parsed = aggregateMetricsSchema.safeParse(raw.plain);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new RequestFailure(
+      'invalid_response',
+      `${url} answered something that is not AggregateMetrics: ${issue?.path.join('.')}: ${issue?.message}`,
+      true,
+    );
+  }
+  return entryValues(parsed.data, raw.kinded);
+}
+
+/** Fields the schema defaulted stay defaulted; present ones are taken with their kinds. */
+function entryValues(metrics: AggregateMetrics, kinded: unknown): EntryValues {
+  const plainValues: EntryValues = {
+    agentMetrics: metrics.agent_metrics,
+    keyMetrics: metrics.key_metrics,
+    groups: metrics.group_level_metrics,
+  };
+  if (!(kinded instanceof Map)) return plainValues;
+  return {
+    agentMetrics: (kinded.get('agent_metrics') as PyValue | undefined) ?? plainValues.agentMetrics,
+    keyMetrics: (kinded.get('key_metrics') as PyValue | undefined) ?? plainValues.keyMetrics,
+    groups: (kinded.get('group_level_metrics') as PyValue[] | undefined) ?? plainValues.groups,
+  };
+}
+
+/**
+ * The agent server that ran the rollouts of a row naming `agent_ref.name`, or undefined when no
+ * server did: collect posts each row to its own agent; local profiling either runs every row through
+ * one NeMo Gym agent or runs them in-process (the single-step executor is agent and verifier in one).
+ */
+function servingAgent(plan: RunPlan, stage: RolloutStage): ((rowAgent: string) => string) | undefined {
+  if (stage === 'collect') return (rowAgent) => rowAgent;
+  const lp = plan.config.local_profile;
+  if (lp.verifier !== 'nemo_gym_agent') return undefined;
+  const name = lp.agent_name ?? stageSettings(plan, stage).agentName;
+  return () => name;
+}
+
+/**
+ * Writes the aggregate metrics of a merged stage and returns the path, or nothing when no rollout
+ * completed (upstream writes no file then). Rollouts an agent server ran are aggregated by that
+ * agent; in-process ones get what a NeMo Gym pivot agent answers by default, the same computation
+ * the embedded resources server runs. Entries are named by the rows' `agent_ref`, as upstream's are.
+ */
+export async function writeAggregateMetrics(
+  input: AggregateMetricsInput,
+  publishing: Fence,
+): Promise<string | undefined> {
+  const outPrefix = input.rolloutsPath.replace(/\.jsonl$/, '');
+  const digestsPath = await mergedDigestsPath(outPrefix);
+  const entries = digestsPath && (await entriesOfDigests(digestsPath));
+  if (digestsPath && entries) return writeEntries(input, digestsPath, entries, publishing);
+  const entriesPath = await entriesOfRollouts(input.rolloutsPath);
+  try {
+    return await writeEntries(input, entriesPath, await entriesByAgent(entriesPath), publishing);
+  } finally {
+    await rm(entriesPath, { force: true });
+  }
+}
+
+interface AggregateMetricsInput {
+  plan: RunPlan;
+  stage: RolloutStage;
+  rolloutsPath: string;
+}
+
+async function writeEntries(
+  input: AggregateMetricsInput,
+  entriesPath: string,
+  byAgent: Map<string, EntrySource>,
+  fence: Fence,
+): Promise<string | undefined> {
+  if (byAgent.size === 0) return undefined;
+  const timeoutMs = stageSettings(input.plan, input.stage).requestTimeoutMs;
+  const serving = servingAgent(input.plan, input.stage);
+  const agents = serving && (await agentDirectory(input.plan));
+  const out = aggregateMetricsPath(input.rolloutsPath);
+  // A name of this attempt's own, published by a fenced rename: a re-run finish and an older one
+  // still running never write the same file (docs/fencing.md).
+  const tmp = `${out}.${fence.token.name}.tmp`;
+  const file = await open(entriesPath, 'r');
+  const writer = await open(tmp, 'w');
+  const entries = new AggregateMetricsWriter(writer, tmp);
+  let written = 0;
+  const beat = setInterval(() => heartbeat({ aggregateMetrics: written }), 5000);
+  try {
+    for (const [name, source] of byAgent) {
+      const lines = () => source(file);
+      let values: EntryValues;
+      if (serving && agents) {
+        const server = serving(name);
+        const baseUrl = agents.get(server);
+        if (!baseUrl)
+          throw new ConfigError(
+            `${input.rolloutsPath}: agent "${server}" is no longer served, so its metrics cannot be aggregated`,
+          );
+        values = await askAgent(server, baseUrl, lines, timeoutMs);
+      } else {
+        // Read with the Python types of the lines' numbers, so the file has NeMo Gym's bytes.
+        values = await typedAggregateMetrics(lines);
+      }
+      await entries.entry(name, values);
+      written++;
+    }
+    await entries.close();
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  } finally {
+    clearInterval(beat);
+    await writer.close();
+    await file.close();
+  }
+  try {
+    await fence.publish([[tmp, out]]);
+  } catch (err) {
+    await rm(tmp, { force: true });
+    throw err;
+  }
+  return out;
+}

@@ -1,0 +1,257 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { chunkShard } from '../../../activities/chunk/fenceShards';
+import { parseShardLine } from '../../../activities/chunk/shardLines';
+import type { RunningServer } from '../../../servers/http';
+import { readJsonlSync } from '../../helpers/jsonl';
+import {
+  collectPlan,
+  materialize,
+  merge,
+  outPrefixOf,
+  runChunks,
+  runChunksSideBySide,
+  startFakeAgent,
+  startFakeHead,
+  taskRow,
+  writeJsonl,
+  type FakeAgent,
+} from '../fakeGym';
+
+// runChunk against NeMo Gym-shaped agents: every row goes to the agent its agent_ref names, results
+// are keyed as ng_collect_rollouts keys them, and failures an agent reports in a 200 answer are
+// routed as NeMo Gym routes them (sidecar, nowhere, never retried) instead of becoming rollouts.
+
+type Row = Record<string, any>;
+const key = (r: Row) => `${r._ng_task_index}:${r._ng_rollout_index}`;
+const response = { output: [{ type: 'message', role: 'assistant', content: 'done' }], usage: { input_tokens: 3 } };
+
+let alpha: FakeAgent;
+let beta: FakeAgent;
+let head: RunningServer;
+const dirs: string[] = [];
+
+function freshDir(): string {
+  dirs.push(mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-chunk-')));
+  return dirs.at(-1)!;
+}
+
+/** What the scripted agents answer, chosen by the row's task_id. */
+function scripted(agentName: string) {
+  return (row: Row, attempt: number): Row => {
+    const failed = (extra: Row) => ({
+      task_id: row.task_id,
+      response,
+      reward: 0.0,
+      error_message: `${row.task_id} failed`,
+      ...extra,
+    });
+    switch (row.task_id) {
+      case 'flaky':
+        return attempt === 1
+          ? failed({ _ng_failure_class: 'transient' })
+          : { response, reward: 1.0, served_by: agentName };
+      case 'terminal':
+        return failed({ _ng_failure_class: 'timeout_exceeded', _ng_failure_terminal: true });
+      case 'killed':
+        return failed({ _ng_failure_class: 'kill_shaped', _ng_no_persist: true });
+      default:
+        return { response, reward: 1.0, served_by: agentName };
+    }
+  };
+}
+
+before(async () => {
+  alpha = await startFakeAgent('alpha', scripted('alpha'));
+  beta = await startFakeAgent('beta', scripted('beta'));
+  head = await startFakeHead([alpha, beta]);
+});
+
+after(async () => {
+  await Promise.all([alpha.server.close(), beta.server.close(), head.close()]);
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+test('each row goes to the agent its agent_ref names; results carry agent_ref after the rollout key', async () => {
+  const dir = freshDir();
+  writeJsonl(path.join(dir, 'tasks.jsonl'), [
+    taskRow('a', { agent_ref: { type: 'responses_api_agents', name: 'beta' } }),
+    taskRow('b'),
+    taskRow('c', { agent_ref: { name: 'beta' } }),
+  ]);
+  const plan = collectPlan(dir, { head_url: head.url }, { num_repeats: 2, chunk_size: 4 });
+  const alphaRuns = alpha.runs.length;
+  const betaRuns = beta.runs.length;
+  const { chunks } = await materialize(plan);
+  await runChunks(plan, chunks);
+  await merge(plan);
+  assert.equal(alpha.runs.length - alphaRuns, 2);
+  assert.equal(beta.runs.length - betaRuns, 4);
+
+  const rollouts = readJsonlSync<Row>(`${outPrefixOf(plan)}.jsonl`);
+  assert.deepEqual(
+    rollouts.map((r) => `${r.agent_ref.name}<-${r.served_by}`),
+    ['beta<-beta', 'beta<-beta', 'alpha<-alpha', 'alpha<-alpha', 'beta<-beta', 'beta<-beta'],
+  );
+  // The agent echoed none of the keys, so they are appended in NeMo Gym's order, agent_ref last.
+  for (const r of rollouts)
+    assert.deepEqual(Object.keys(r).slice(-3), ['_ng_task_index', '_ng_rollout_index', 'agent_ref']);
+  assert.deepEqual(rollouts[0]!.agent_ref, { type: 'responses_api_agents', name: 'beta' });
+});
+
+test('a result that echoes the keys keeps their places and gets the row values, as a Python dict assignment does', async () => {
+  const dir = freshDir();
+  writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('a')]);
+  const echoing = await startFakeAgent('alpha', () => ({
+    agent_ref: { name: 'someone else' },
+    _ng_task_index: 99,
+    response,
+    reward: 1,
+  }));
+  try {
+    const plan = collectPlan(dir, { agent_url: echoing.server.url });
+    await runChunks(plan, (await materialize(plan)).chunks);
+    const [text] = readFileSync((await chunkShard(outPrefixOf(plan), 0)).rollouts, 'utf8')
+      .trim()
+      .split('\n');
+    const result = JSON.parse(parseShardLine({ text: text! }).line) as Row;
+    assert.deepEqual(Object.keys(result), ['agent_ref', '_ng_task_index', 'response', 'reward', '_ng_rollout_index']);
+    assert.deepEqual(result.agent_ref, { name: 'alpha' });
+    assert.equal(result._ng_task_index, 0);
+  } finally {
+    await echoing.server.close();
+  }
+});
+
+test('agent-reported failures go to the sidecar or nowhere, never to rollouts; terminal ones are never retried', async () => {
+  const dir = freshDir();
+  writeJsonl(
+    path.join(dir, 'tasks.jsonl'),
+    ['ok', 'flaky', 'terminal', 'killed'].map((id) => taskRow(id)),
+  );
+  const plan = collectPlan(dir, { head_url: head.url }, { max_attempts: 3, chunk_size: 8 });
+  const before = alpha.runs.length;
+  const callsFor = (taskId: string) => alpha.runs.slice(before).filter((r) => r.task_id === taskId).length;
+  const { chunks } = await materialize(plan);
+  const [first] = await runChunks(plan, chunks);
+  assert.deepEqual({ completed: first!.completed, failed: first!.failed }, { completed: 2, failed: 2 });
+  assert.deepEqual(['ok', 'flaky', 'terminal', 'killed'].map(callsFor), [1, 2, 1, 3]);
+
+  // Resuming the chunk (a retried activity) skips the terminal key and runs the unpersisted one
+  // again, as NeMo Gym's resume (`_load_from_cache`) does.
+  const [resumed] = await runChunks(plan, chunks);
+  assert.deepEqual(['ok', 'flaky', 'terminal', 'killed'].map(callsFor), [1, 2, 1, 6]);
+  assert.deepEqual(
+    { completed: resumed!.completed, failed: resumed!.failed, alreadyDone: resumed!.alreadyDone },
+    { completed: 0, failed: 1, alreadyDone: 3 },
+  );
+
+  const merged = await merge(plan);
+  const rollouts = readJsonlSync<Row>(merged.rolloutsPath);
+  assert.deepEqual(rollouts.map(key), ['0:0', '1:0']);
+  assert.ok(rollouts.every((r) => r.reward === 1));
+  const failures = readJsonlSync<Row>(merged.failuresPath);
+  assert.deepEqual(
+    failures.map((f) => `${f.task_id}#${f.attempt} ${f.failure_class} ${f._ng_failure_class}`),
+    ['flaky#1 agent_reported transient', 'terminal#1 agent_reported timeout_exceeded'],
+  );
+  // The sidecar line is the keyed result as NeMo Gym writes it, with the attempt bookkeeping after.
+  const terminal = failures[1]!;
+  assert.equal(terminal._ng_failure_terminal, true);
+  assert.deepEqual(terminal.agent_ref, { name: 'alpha' });
+  assert.deepEqual(Object.keys(terminal).slice(-6), [
+    '_ng_task_index',
+    '_ng_rollout_index',
+    'agent_ref',
+    'attempt',
+    'failure_class',
+    'error',
+  ]);
+  assert.match(terminal.error, /_ng_failure_class=timeout_exceeded\): terminal failed/);
+  // Only the terminal key is a recorded failure: the unpersisted one left no line anywhere.
+  assert.equal(merged.failedKeys, 1);
+});
+
+test('a terminal line already in the sidecar stops a retried chunk from running that key', async () => {
+  const dir = freshDir();
+  writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('ok')]);
+  const plan = collectPlan(dir, { head_url: head.url }, { max_attempts: 3 });
+  const { chunks } = await materialize(plan);
+  // As left by an earlier attempt of this chunk that died after writing its failure line.
+  mkdirSync(path.join(plan.runDir, 'rollouts_shards'));
+  writeFileSync(
+    path.join(plan.runDir, 'rollouts_shards/000000_failures.jsonl'),
+    `${JSON.stringify({ _ng_task_index: 0, _ng_rollout_index: 0, _ng_failure_class: 'skipped', _ng_failure_terminal: true, attempt: 1 })}\n`,
+    { flag: 'wx' },
+  );
+  const before = alpha.runs.length;
+  const [result] = await runChunks(plan, chunks);
+  assert.equal(alpha.runs.length, before);
+  assert.equal(result!.alreadyDone, 1);
+  assert.equal(key(readJsonlSync<Row>(path.join(plan.runDir, 'rollouts_shards/000000_failures.jsonl'))[0]!), '0:0');
+});
+
+test('a chunk longer than its window of rows in memory runs every row once, in any order, and merges them in order', async () => {
+  const dir = freshDir();
+  writeJsonl(
+    path.join(dir, 'tasks.jsonl'),
+    ['w1', 'w2', 'w3', 'w4', 'w5'].map((id) => taskRow(id)),
+  );
+  // max_concurrency 1 holds two rows in memory, so this 15-row chunk waits for a free slot 13 times.
+  const plan = collectPlan(dir, { head_url: head.url }, { num_repeats: 3, chunk_size: 15, max_concurrency: 1 });
+  const alphaRuns = alpha.runs.length;
+  const { chunks } = await materialize(plan);
+  assert.equal(chunks, 1);
+  const [result] = await runChunks(plan, chunks);
+  assert.deepEqual(result, { chunkIndex: 0, completed: 15, failed: 0, alreadyDone: 0, reused: 0 });
+  assert.equal(alpha.runs.length - alphaRuns, 15);
+  await merge(plan);
+  const rollouts = readJsonlSync<Row>(`${outPrefixOf(plan)}.jsonl`);
+  assert.deepEqual(
+    rollouts.map(key),
+    Array.from({ length: 15 }, (_, i) => `${Math.floor(i / 3)}:${i % 3}`),
+  );
+});
+
+test('chunks in flight side by side are served oldest first, so they finish one after another', async () => {
+  const dir = freshDir();
+  const ids = Array.from({ length: 6 }, (_, i) => `oldest-first-${i}`);
+  writeJsonl(
+    path.join(dir, 'tasks.jsonl'),
+    ids.map((id) => taskRow(id)),
+  );
+  // The first answer takes long enough for every chunk to queue a request behind it, so the order
+  // after it is the limiter's, not how fast each chunk got through its setup.
+  let answered = 0;
+  const held = await startFakeAgent('alpha', async () => {
+    if (answered++ === 0) await new Promise((resolve) => setTimeout(resolve, 1000));
+    return { response, reward: 1.0 };
+  });
+  try {
+    // Three chunks of six rows sharing one request slot: served in arrival order, they would take turns.
+    const plan = collectPlan(
+      dir,
+      { agent_url: held.server.url },
+      { num_repeats: 3, chunk_size: 6, max_concurrency: 1 },
+    );
+    const { chunks } = await materialize(plan);
+    assert.equal(chunks, 3);
+    const results = await runChunksSideBySide(plan, chunks);
+    assert.deepEqual(
+      results.map((r) => r.completed),
+      [6, 6, 6],
+    );
+    const chunkOfRun = held.runs.map((row) => Math.floor((row._ng_task_index * 3 + row._ng_rollout_index) / 6));
+    assert.equal(chunkOfRun.length, 18);
+    // Whichever chunk reaches the free slot first takes it; from then on the slot goes by age.
+    assert.deepEqual(
+      chunkOfRun.slice(1),
+      [...chunkOfRun.slice(1)].sort((a, b) => a - b),
+    );
+  } finally {
+    await held.server.close();
+  }
+});

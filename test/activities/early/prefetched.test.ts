@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, test } from 'node:test';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { alignPending, alignPrefetched, type AlignResult } from '../../../activities/early/prefetched';
+import { prefetchedDir, readPrefetched } from '../../../activities/early/filedChunks';
+import { stageMaterializeOptions } from '../../../activities/stage/materialize';
+import { stageSettings } from '../../../contracts/stageSettings';
+import { materializeRecords } from '../../../gym/materialize';
+import { collectPlan } from '../fakeGym';
+
+// The run's local profile reuses an early sample only for its own key and the very same request:
+// candidates in another order (a later tier) are still found, a candidate whose request differs is
+// sampled live, and each reused line is filed under the run's own row indices and chunk.
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-prefetched-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+const SAMPLES = 2;
+const plan = collectPlan(
+  dir,
+  { agent_url: 'http://127.0.0.1:1' },
+  {},
+  {
+    local_profile: { num_samples: SAMPLES, chunk_size: 3 },
+  },
+);
+
+function candidate(task: number, text: string) {
+  return {
+    responses_create_params: {
+      input: [{ role: 'user', content: text }],
+      tools: [],
+      tool_choice: 'auto',
+      parallel_tool_calls: false,
+    },
+    expected_action: { type: 'message', content: 'ok' },
+    agent_ref: { name: 'fake_pivot_agent', type: 'responses_api_agents' },
+    provenance: { task_index: task, rollout_index: 0, pivot_index: 0 },
+  };
+}
+
+/** A segment's local profile: its candidates materialized as the stage does (segment indices, seeds), each with a verdict. */
+async function segment(name: string, candidates: ReturnType<typeof candidate>[]): Promise<string> {
+  const segmentDir = path.join(plan.runDir, 'prefetch', name);
+  mkdirSync(segmentDir, { recursive: true });
+  const records = materializeRecords(
+    candidates.map((c, i) => ({ value: c, line: i + 1, byteOffset: 0, byteLength: 0 })),
+    stageMaterializeOptions(stageSettings(plan, 'local_profile')),
+    name,
+  );
+  const lines: string[] = [];
+  for await (const { row, text } of records) {
+    const id = `${name}-${row._ng_task_index}-${row._ng_rollout_index}`;
+    lines.push(`${text.slice(0, -1)},"response":{"id":"${id}"},"reward":1.0,"category":"match"}`);
+  }
+  writeFileSync(path.join(segmentDir, 'local_profile.jsonl'), `${lines.join('\n')}\n`);
+  return segmentDir;
+}
+
+test('early samples are reused by key and request, across tiers, under the run’s own indices', async () => {
+  // The run's order puts task 2 (a mixed task, tier 0) before tasks 0 and 1: the walk starts over.
+  const run = [candidate(2, 'c'), candidate(0, 'a'), candidate(1, 'b')];
+  const candidatesPath = path.join(plan.runDir, 'candidates.jsonl');
+  writeFileSync(candidatesPath, run.map((c) => `${JSON.stringify(c)}\n`).join(''));
+  // Early, task 1's candidate was cut from a different trajectory prefix: not the same request.
+  const segments = [
+    await segment('rows-0-4', [candidate(0, 'a'), candidate(1, 'other')]),
+    await segment('rows-4-8', [candidate(2, 'c')]),
+  ];
+  const outPrefix = path.join(plan.runDir, 'local_profile');
+
+  const result = await new MockActivityEnvironment().run(alignPrefetched, {
+    plan,
+    candidatesPath,
+    outPrefix,
+    segments,
+  });
+  // Chunk 0 (rows 0-2) is answered whole; chunk 1 still calls the engine for rows 4-5.
+  assert.deepEqual(result, { reused: 4, rows: 6, wholeChunks: [[0, 1]] });
+
+  // Rows 0-1 (task 2) and 2-3 (task 0) reused; rows 4-5 (task 1) left for a live call. Chunks of 3 rows.
+  const files = readdirSync(prefetchedDir(outPrefix)).sort();
+  assert.deepEqual(files, ['chunk-000000.jsonl', 'chunk-000001.jsonl']);
+  const keyed = (file: string) =>
+    readFileSync(path.join(prefetchedDir(outPrefix), file), 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((line) => [line.slice(0, line.indexOf('\t')), JSON.parse(line.slice(line.indexOf('\t') + 1)).response.id]);
+  assert.deepEqual(keyed(files[0]!), [
+    ['0:0', 'rows-4-8-0-0'],
+    ['0:1', 'rows-4-8-0-1'],
+    ['1:0', 'rows-0-4-0-0'],
+  ]);
+  assert.deepEqual(keyed(files[1]!), [['1:1', 'rows-0-4-0-1']]);
+});
+
+test('a sample line not in orjson’s form is decoded and gives the verdict bytes a scanned one gives', async () => {
+  const candidatesPath = path.join(plan.runDir, 'candidates-spaced.jsonl');
+  writeFileSync(candidatesPath, `${JSON.stringify(candidate(0, 'a'))}\n`);
+  const scanned = await segment('rows-0-2', [candidate(0, 'a')]);
+  // The same samples with a space after every top-level comma: valid JSON, not orjson's form.
+  const spaced = path.join(plan.runDir, 'prefetch', 'rows-0-2-spaced');
+  mkdirSync(spaced, { recursive: true });
+  const lines = readFileSync(path.join(scanned, 'local_profile.jsonl'), 'utf8').split('\n');
+  writeFileSync(
+    path.join(spaced, 'local_profile.jsonl'),
+    lines.map((l) => l.replace(',"reward"', ', "reward"')).join('\n'),
+  );
+  const filed = async (segments: string[], name: string) => {
+    const outPrefix = path.join(plan.runDir, name);
+    const result = await new MockActivityEnvironment().run(alignPrefetched, {
+      plan,
+      candidatesPath,
+      outPrefix,
+      segments,
+    });
+    return { result, text: readFileSync(path.join(prefetchedDir(outPrefix), 'chunk-000000.jsonl'), 'utf8') };
+  };
+  const fromScanned = await filed([scanned], 'scanned');
+  const fromDecoded = await filed([spaced], 'decoded');
+  assert.deepEqual(fromScanned.result, { reused: 2, rows: 2, wholeChunks: [[0, 1]] });
+  assert.equal(fromDecoded.text, fromScanned.text);
+  assert.match(fromScanned.text, /^0:0\t\{"response":\{"id":"rows-0-2-0-0"\},"reward":1\.0,"category":"match"\}\n/);
+});
+
+test('two passes, the second over the rows of segments still profiling, file what one pass files', async () => {
+  const run = [candidate(2, 'c'), candidate(0, 'a'), candidate(1, 'b')];
+  const candidatesPath = path.join(plan.runDir, 'candidates-two-pass.jsonl');
+  writeFileSync(candidatesPath, run.map((c) => `${JSON.stringify(c)}\n`).join(''));
+  const done = await segment('rows-0-4', [candidate(0, 'a'), candidate(1, 'other')]);
+  const late = await segment('rows-4-8', [candidate(2, 'c')]);
+  const lateCandidates = path.join(late, 'candidates.jsonl');
+  writeFileSync(lateCandidates, `${JSON.stringify(candidate(2, 'c'))}\n`);
+  const env = new MockActivityEnvironment();
+  const filed = async (outPrefix: string) => [await readPrefetched(outPrefix, 0), await readPrefetched(outPrefix, 1)];
+  const chunk0: Array<[number, number]> = [[0, 1]];
+
+  const onePass = path.join(plan.runDir, 'one-pass');
+  const whole: AlignResult = await env.run(alignPrefetched, {
+    plan,
+    candidatesPath,
+    outPrefix: onePass,
+    segments: [done, late],
+  });
+
+  const twoPass = path.join(plan.runDir, 'two-pass');
+  const first = await env.run(alignPrefetched, {
+    plan,
+    candidatesPath,
+    outPrefix: twoPass,
+    segments: [done],
+    pending: [lateCandidates],
+  });
+  // Rows 0-1 (task 2, the late segment's) set aside; chunk 0 counted whole until the second pass says.
+  assert.deepEqual(first, { reused: 2, rows: 6, wholeChunks: [[0, 1]], pending: 2 });
+  const second: Pick<AlignResult, 'reused' | 'wholeChunks'> = await env.run(alignPending, {
+    plan,
+    outPrefix: twoPass,
+    segments: [late],
+    wholeChunks: chunk0,
+  });
+  assert.deepEqual({ ...second, reused: first.reused + second.reused }, { reused: 4, wholeChunks: whole.wholeChunks });
+  assert.deepEqual(await filed(twoPass), await filed(onePass));
+
+  // The late segment failed: its rows are sampled live, and chunk 0 is no longer whole.
+  const failed = await env.run(alignPending, { plan, outPrefix: twoPass, segments: [], wholeChunks: chunk0 });
+  assert.deepEqual(failed, { reused: 0, wholeChunks: [] });
+  assert.equal((await readPrefetched(twoPass, 0)).size, 1);
+});
