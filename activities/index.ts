@@ -9,7 +9,7 @@ import { materializeStage } from './stage/materialize';
 import { mergeChunks } from './stage/merge';
 import { convertNewSources, prepareNightlyRun, publishNightlyVersion } from './pool/nightly';
 import { prefetchSegment, removeEarlyProfiling } from './early/prefetch';
-import { alignPending, alignPrefetched } from './early/prefetched';
+import { alignPending, alignPrefetched, withEarlySamples } from './early/prefetched';
 import { prepareRun } from './run/prepare';
 import { publishStage } from './run/publish';
 import { workerSettingsFromEnv, type WorkerSettings } from './run/runContext';
@@ -35,8 +35,9 @@ export function createActivities(deps: ActivityDeps = activityDepsFromEnv()) {
     runManagedServers,
     workerHostQueue,
     materializeStage,
-    runChunk: (input: Parameters<typeof runChunk>[1]) => runChunk(secrets, input),
-    runReusedChunks: (input: Parameters<typeof runReusedChunks>[1]) => runReusedChunks(secrets, input),
+    runChunk: (input: Parameters<typeof runChunk>[1]) => runChunk(secrets, input, withEarlySamples),
+    runReusedChunks: (input: Parameters<typeof runReusedChunks>[1]) =>
+      runReusedChunks(secrets, input, withEarlySamples),
     mergeChunks,
     finishStage,
     stageAccounting,

@@ -7,8 +7,6 @@ import { MAX_REUSED_CHUNKS, type ChunkInput, type ChunkResult } from '../../cont
 import { chunkRange, materializedInputsPath, readMaterializedMeta } from './chunkIndex';
 import { buildExecutor } from './chunkExecutor';
 import { RequestSpans, timelineServer, writeAttemptSpans } from '../run/engineTimeline';
-import { readPrefetched } from '../early/filedChunks';
-import { withPrefetched } from '../early/prefetched';
 import { runWindow } from './chunkWindow';
 import { MaterializedLine } from './executors/materializedLine';
 import {
@@ -178,8 +176,24 @@ async function recordRequests(input: ChunkInput, attempt: ChunkAttempt, requests
   }
 }
 
+/**
+ * Lets a stage answer some rows without the engine (early profiling's samples, early/): handed in by
+ * whoever registers the activities, so the generic chunk code reads no stage's files of its own.
+ */
+export type ExecutorWrapper = (
+  executor: RolloutExecutor,
+  input: ChunkInput,
+  onReused: () => void,
+) => Promise<RolloutExecutor>;
+
+const plainExecutor: ExecutorWrapper = async (executor) => executor;
+
 /** `secrets` is the worker's environment, where API keys named by `api_key_env` live (never in inputs). */
-export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): Promise<ChunkResult> {
+export async function runChunk(
+  secrets: NodeJS.ProcessEnv,
+  input: ChunkInput,
+  wrapExecutor: ExecutorWrapper = plainExecutor,
+): Promise<ChunkResult> {
   // Taken before the first await, so chunks rank in the order their activities started.
   const rank = nextChunkRank();
   const settings = stageSettings(input.plan, input.stage);
@@ -190,9 +204,9 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
   try {
     attempt = await ChunkAttempt.open(input.outPrefix, input.chunkIndex);
     try {
-      const executor = withPrefetched(
+      const executor = await wrapExecutor(
         await buildExecutor(secrets, input, rank, input.plan.timelineDir ? requests.record : undefined),
-        await readPrefetched(input.outPrefix, input.chunkIndex),
+        input,
         () => progress.reused++,
       );
       const failed = failedAttempts(attempt.held);
@@ -228,6 +242,7 @@ export async function runChunk(secrets: NodeJS.ProcessEnv, input: ChunkInput): P
 export async function runReusedChunks(
   secrets: NodeJS.ProcessEnv,
   input: ChunkInput & { toChunk: number },
+  wrapExecutor: ExecutorWrapper = plainExecutor,
 ): Promise<Array<ChunkResult & { durationMs: number }>> {
   const { toChunk, ...first } = input;
   if (toChunk - first.chunkIndex > MAX_REUSED_CHUNKS)
@@ -235,7 +250,7 @@ export async function runReusedChunks(
   const results: Array<ChunkResult & { durationMs: number }> = [];
   for (let chunkIndex = first.chunkIndex; chunkIndex < toChunk; chunkIndex++) {
     const started = performance.now();
-    const result = await runChunk(secrets, { ...first, chunkIndex });
+    const result = await runChunk(secrets, { ...first, chunkIndex }, wrapExecutor);
     // Each chunk's own time, for the worker's chunk duration metric.
     results.push({ ...result, durationMs: Math.round(performance.now() - started) });
   }

@@ -10,7 +10,17 @@ import type { PrefetchAlignment, RunPlan } from '../../contracts/payloads';
 import { SINGLE_STEP_VERDICT_KEYS } from '../chunk/executors/singleStep';
 import { keyedResult, type RolloutExecutor } from '../chunk/executors/types';
 import { EarlySamples, SampleLine } from './earlySamples';
-import { FiledChunks, filing, prefetchedDir, TAIL_DIR, WholeChunks, withoutChunks, type RunRow } from './filedChunks';
+import {
+  FiledChunks,
+  filing,
+  prefetchedDir,
+  readPrefetched,
+  TAIL_DIR,
+  WholeChunks,
+  withoutChunks,
+  type RunRow,
+} from './filedChunks';
+import type { ExecutorWrapper } from '../chunk/chunk';
 import { stageMaterializeOptions } from '../stage/materialize';
 import { shardLine, splicedShardLine } from '../chunk/shardLines';
 
@@ -178,3 +188,7 @@ export function withPrefetched(
     },
   };
 }
+
+/** The run's local-profile chunks answer from the samples filed for them (chunk/chunk.ts's wrapper). */
+export const withEarlySamples: ExecutorWrapper = async (executor, input, onReused) =>
+  withPrefetched(executor, await readPrefetched(input.outPrefix, input.chunkIndex), onReused);

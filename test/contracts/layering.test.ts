@@ -133,3 +133,47 @@ test('the check lets a layer use its own, lower layers and packages, and the top
     [],
   );
 });
+
+// Inside activities/, the folders stand in an order of their own, lowest first: a file imports from
+// its own folder or a lower one, never a peer, so a stage's files (early/, pool/) stay out of the
+// code every chunk runs. index.ts, which registers them all, is above every folder.
+const ACTIVITY_FOLDER_RANK: Record<string, number> = { http: 0, run: 1, chunk: 2, pool: 2, stage: 3, early: 4 };
+
+/** What `file` (under activities/) imports against the folder order: one line per violation. */
+export function activityFolderViolations(file: string, text: string): string[] {
+  const [, folder] = file.split(path.sep);
+  const rank = ACTIVITY_FOLDER_RANK[folder!];
+  if (rank === undefined) return folder === 'index.ts' ? [] : [`${file} is in activities/${folder}, which has no rank`];
+  const found: string[] = [];
+  for (const spec of specifiers(text).filter((s) => s.startsWith('.'))) {
+    const target = path.relative(root, path.resolve(root, path.dirname(file), spec)).split(path.sep);
+    if (target[0] !== 'activities' || target[1] === folder) continue;
+    const targetRank = ACTIVITY_FOLDER_RANK[target[1]!];
+    if (targetRank === undefined || targetRank >= rank) found.push(`${file} imports ${target.join('/')}`);
+  }
+  return found;
+}
+
+test('every activities/ folder imports only from itself and lower folders', () => {
+  const files = sourceFiles('activities');
+  const folders = new Set(files.map((f) => f.split(path.sep)[1]!).filter((f) => !f.endsWith('.ts')));
+  assert.deepEqual([...folders].sort(), Object.keys(ACTIVITY_FOLDER_RANK).sort());
+  const found = files.flatMap((file) => activityFolderViolations(file, readFileSync(path.join(root, file), 'utf8')));
+  assert.deepEqual(found, []);
+});
+
+test('the folder check sees a chunk reading early profiling, a peer, and an unranked folder', () => {
+  const chunkFile = path.join('activities', 'chunk', 'probe.ts');
+  assert.deepEqual(activityFolderViolations(chunkFile, "import { a } from '../early/prefetched';"), [
+    `${chunkFile} imports activities/early/prefetched`,
+  ]);
+  assert.deepEqual(activityFolderViolations(chunkFile, "import { a } from '../pool/pool';"), [
+    `${chunkFile} imports activities/pool/pool`,
+  ]);
+  assert.deepEqual(
+    activityFolderViolations(chunkFile, "import { a } from '../run/fence';\nimport { b } from './fenceShards';"),
+    [],
+  );
+  const strayFile = path.join('activities', 'misc', 'probe.ts');
+  assert.deepEqual(activityFolderViolations(strayFile, ''), [`${strayFile} is in activities/misc, which has no rank`]);
+});
