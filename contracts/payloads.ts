@@ -76,6 +76,11 @@ export interface PrefetchState {
   /** Directories of the segments profiled, in row order. */
   segments: string[];
   counts: PrefetchCounts;
+  /**
+   * The run's candidates, once signalled (runCandidatesSignal): state, so a continue-as-new while
+   * segments still run cannot drop it and leave the filing waiting for a signal that came already.
+   */
+  runTarget?: { candidatesPath: string; outPrefix: string };
 }
 
 /** The early samples filed for the run's local-profile chunks (activities/early/prefetched.ts). */

@@ -47,6 +47,8 @@ const OVERLAP = 'overlap-prefetch';
 const REMOVE_SEGMENTS_BESIDE = 'remove-segments-beside-local-profile';
 const REUSED_CHUNKS_TOGETHER = 'reused-chunks-together';
 const ALIGN_IN_PREFETCH = 'align-in-prefetch';
+/** Early profiling's failure, cancellation or clean-up never fails the run, and leaves no files. */
+const EARLY_NEVER_FAILS_RUN = 'early-never-fails-run';
 
 /** Mixed pivots dropped by a filter rule (pass-rate ceiling, budget, action mix), as publish counts them. */
 const RULE_DROPS = ['over_ceiling', 'over_budget', 'over_share'] as const;
@@ -107,7 +109,10 @@ async function fileEarlySamples(
     }
     early = await prefetch.result();
   } catch (err) {
-    if (isCancellation(err)) throw err;
+    // Only the run's own cancellation ends the run: an operator's cancel of early profiling alone
+    // (`temporal workflow cancel -w <run>/prefetch`) is one more way for it to fail.
+    if (isCancellation(err) && (!patched(EARLY_NEVER_FAILS_RUN) || CancellationScope.current().consideredCancelled))
+      throw err;
     log.warn('early local profiling failed; what it did not file is sampled live', { error: String(err) });
     return undefined;
   }
@@ -127,6 +132,28 @@ async function fileEarlySamples(
   if (!patched(REMOVE_SEGMENTS_BESIDE)) await removal;
   const counts = { segments: early.segments, candidates: early.candidates, samples: early.samples, reused };
   return { counts, wholeChunks, segmentsRemoved: removal };
+}
+
+/**
+ * Removes early profiling's files once the run's local profile no longer needs them, whatever became
+ * of early profiling (filed, failed, cancelled, terminated, or a run with no candidates): kept, its
+ * rollout copies would double what the run leaves on disk. A removal that fails after its retries is
+ * logged, never the run's failure: the dataset does not depend on it.
+ */
+async function dropEarlyProfiling(plan: RunPlan, filed: FiledSamples | undefined): Promise<void> {
+  if (!patched(EARLY_NEVER_FAILS_RUN)) {
+    await filed?.segmentsRemoved;
+    await removeEarlyProfiling({ runDir: plan.runDir, part: 'matched' });
+    return;
+  }
+  const removals = [filed?.segmentsRemoved ?? removeEarlyProfiling({ runDir: plan.runDir, part: 'segments' })];
+  removals.push(removeEarlyProfiling({ runDir: plan.runDir, part: 'matched' }));
+  for (const removal of removals) {
+    await removal.catch((err: unknown) => {
+      if (isCancellation(err)) throw err;
+      log.warn('early profiling files not removed; the run goes on', { error: String(err) });
+    });
+  }
 }
 
 function localProfilePrefix(plan: RunPlan): string {
@@ -220,6 +247,7 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
     counts.skipped = converted.skipped;
     counts.deduped = converted.deduped;
     if (converted.candidates === 0) {
+      if (prefetch && patched(EARLY_NEVER_FAILS_RUN)) await dropEarlyProfiling(runPlan, undefined);
       throw ApplicationFailure.nonRetryable(
         `no pivot candidates: ${converted.positiveTrajectories} positive trajectories, ${converted.skipped} decision points skipped (see ${converted.skippedPath})`,
         'NoCandidates',
@@ -239,10 +267,7 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
       converted.candidatesPath,
       reusedChunks ? { reusedChunks } : {},
     );
-    if (prefetch) {
-      await filed?.segmentsRemoved;
-      await removeEarlyProfiling({ runDir: runPlan.runDir, part: 'matched' });
-    }
+    if (prefetch) await dropEarlyProfiling(runPlan, filed);
     const prefetched = filed?.counts;
     counts.local_profile_rollouts = profiled.merge.completed;
     counts.local_profile_failures = profiled.merge.failedKeys;

@@ -36,12 +36,6 @@ interface Profiling {
   done: Promise<void>;
 }
 
-/** Where the run wants the early samples filed (runCandidatesSignal). */
-interface RunTarget {
-  candidatesPath: string;
-  outPrefix: string;
-}
-
 /**
  * Segments profiled at once: two, so one's tail (its last chunks, merge and finish) overlaps the
  * next one's chunks and the policy engine is not left idle between segments.
@@ -62,13 +56,12 @@ export async function prefetchLocalProfileWorkflow(input: PrefetchInput): Promis
   const running = new Map<string, Profiling>();
   let cutUpTo = 0;
   let cutFinal = false;
-  let target: RunTarget | undefined;
   setHandler(chunksFinishedSignal, ({ chunks, final }) => {
     state.finishedChunks = Math.max(state.finishedChunks, chunks);
     if (final) state.collectDone = true;
   });
   setHandler(runCandidatesSignal, (signalled) => {
-    target = signalled;
+    state.runTarget = signalled;
   });
   setHandler(prefetchProgressQuery, () => ({
     ...state.counts,
@@ -97,7 +90,7 @@ export async function prefetchLocalProfileWorkflow(input: PrefetchInput): Promis
     const { dir, candidatesPath } = segment;
     if (dir && candidatesPath) startSegment(input, state, running, { ...segment, dir, candidatesPath });
   }
-  const aligned = input.alignForRun ? await fileForRun(input, state, running, () => target) : undefined;
+  const aligned = input.alignForRun ? await fileForRun(input, state, running) : undefined;
   await Promise.all([...running.values()].map((p) => p.done));
   return { ...state.counts, segmentDirs: inRowOrder(state.segments), ...(aligned ? { aligned } : {}) };
 }
@@ -112,10 +105,9 @@ async function fileForRun(
   input: PrefetchInput,
   state: PrefetchState,
   running: ReadonlyMap<string, Profiling>,
-  signalled: () => RunTarget | undefined,
 ): Promise<PrefetchAlignment> {
-  await condition(() => signalled() !== undefined);
-  const { candidatesPath, outPrefix } = signalled()!;
+  await condition(() => state.runTarget !== undefined);
+  const { candidatesPath, outPrefix } = state.runTarget!;
   const still = [...running.values()];
   const first = await alignPrefetched({
     plan: input.plan,

@@ -1,8 +1,8 @@
-import { rm } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { heartbeat } from '@temporalio/activity';
 import { convertToCandidates } from '../../gym/convert';
-import { mkdirDurably } from '../../gym/durable';
+import { mkdirDurably, syncDir } from '../../gym/durable';
 import { readJsonl } from '../../gym/jsonl';
 import { StagedJsonlFile } from '../../gym/stagedJsonl';
 import { pivotAgentName } from '../../contracts/stageSettings';
@@ -19,6 +19,10 @@ import { readRowIndex } from '../stage/rowIndex';
 
 /** Where a run keeps its early local profiling; never published, never compared. */
 export const PREFETCH_DIR = 'prefetch';
+
+/** Retries of a removal that the file system answers with EBUSY, ENOTEMPTY or EPERM, 0.2 s apart more each. */
+const REMOVE_RETRIES = 8;
+const REMOVE_RETRY_DELAY_MS = 200;
 
 /** Row index records read at once while walking back over a task's rows. */
 const WALK_ROWS = 256;
@@ -163,5 +167,19 @@ export async function removeEarlyProfiling(input: { runDir: string; part: 'segme
     input.part === 'segments'
       ? path.join(input.runDir, PREFETCH_DIR)
       : prefetchedDir(path.join(input.runDir, 'local_profile'));
-  await rm(target, { recursive: true, force: true });
+  // A filing that crashed leaves its staging directory (`<target>.<pid>-<hex>.tmp`) beside it.
+  const parent = path.dirname(target);
+  const staged = (await readdir(parent).catch(() => [] as string[]))
+    .filter((name) => name.startsWith(`${path.basename(target)}.`) && name.endsWith('.tmp'))
+    .map((name) => path.join(parent, name));
+  for (const dir of [target, ...staged]) {
+    heartbeat();
+    // NFS answers EBUSY or ENOTEMPTY while a file in the tree is still open somewhere: retried here
+    // with a backoff before the activity's own retries.
+    await rm(dir, { recursive: true, force: true, maxRetries: REMOVE_RETRIES, retryDelay: REMOVE_RETRY_DELAY_MS });
+  }
+  // The removal is durable before it is reported: a power cut cannot bring the files back.
+  await syncDir(parent).catch((err: unknown) => {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  });
 }

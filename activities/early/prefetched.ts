@@ -38,6 +38,12 @@ function samplesFile(segmentDir: string): string {
   return path.join(segmentDir, 'local_profile.jsonl');
 }
 
+/**
+ * Lines read between two heartbeats: every early-profiling activity beats from its first line on,
+ * well inside the stage's 2-minute heartbeat timeout however large the run.
+ */
+const HEARTBEAT_ROWS = 10_000;
+
 export type AlignResult = PrefetchAlignment & {
   /** Rows set aside for the segments still profiling (counted in wholeChunks as if answered). */
   pending?: number;
@@ -47,14 +53,16 @@ async function* runRows(plan: RunPlan, candidatesPath: string): AsyncGenerator<R
   const options = stageMaterializeOptions(stageSettings(plan, 'local_profile'));
   let index = 0;
   for await (const { row, text } of materializeRecords(readJsonl(candidatesPath), options, candidatesPath)) {
+    if (index % HEARTBEAT_ROWS === 0) heartbeat({ rows: index });
     yield { index: index++, id: `${row._ng_task_index}:${row._ng_rollout_index}`, text };
-    if (index % 10_000 === 0) heartbeat({ rows: index });
   }
 }
 
 /** The rows set aside for the segments still profiling, as the first pass wrote them. */
 async function* pendingRows(file: string): AsyncGenerator<RunRow> {
+  let rows = 0;
   for await (const { text, terminated } of readLines(file)) {
+    if (rows++ % HEARTBEAT_ROWS === 0) heartbeat({ rows });
     const first = text.indexOf('\t');
     const second = text.indexOf('\t', first + 1);
     if (!terminated || first < 0 || second < 0) throw new Error(`${file}: a pending row cut short`);
@@ -72,6 +80,7 @@ async function sourcesOf(candidatesPaths: readonly string[]): Promise<Set<string
   const sources = new Set<string>();
   for (const file of candidatesPaths) {
     for await (const { value } of readJsonl(file)) {
+      if (sources.size % HEARTBEAT_ROWS === 0) heartbeat({ sources: sources.size });
       const provenance = dictGet(value as JsonDict, 'provenance') as Record<string, unknown> | undefined;
       sources.add(`${String(provenance?.task_index)}:${String(provenance?.rollout_index)}`);
     }
@@ -95,6 +104,7 @@ export async function alignPrefetched(input: {
   pending?: readonly string[];
 }): Promise<AlignResult> {
   const { plan, candidatesPath, outPrefix } = input;
+  heartbeat({ rows: 0 });
   const pending = await sourcesOf(input.pending ?? []);
   const filed = new FiledChunks(prefetchedDir(outPrefix), stageSettings(plan, 'local_profile').chunkSize);
   const early = new EarlySamples(input.segments.map(samplesFile));
@@ -148,6 +158,7 @@ export async function alignPending(input: {
   return filing(filed, async () => {
     let reused = 0;
     const unanswered = new Set<number>();
+    heartbeat({ rows: 0 });
     await early.open();
     try {
       for await (const row of pendingRows(path.join(dir, PENDING_FILE))) {

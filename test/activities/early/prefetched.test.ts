@@ -9,7 +9,9 @@ import { prefetchedDir, readPrefetched } from '../../../activities/early/filedCh
 import { stageMaterializeOptions } from '../../../activities/stage/materialize';
 import { stageSettings } from '../../../contracts/stageSettings';
 import { materializeRecords } from '../../../gym/materialize';
+import { removeEarlyProfiling } from '../../../activities/early/prefetch';
 import { collectPlan } from '../fakeGym';
+import { recordSyncs } from '../../helpers/syncSpy';
 
 // The run's local profile reuses an early sample only for its own key and the very same request:
 // candidates in another order (a later tier) are still found, a candidate whose request differs is
@@ -169,4 +171,43 @@ test('two passes, the second over the rows of segments still profiling, file wha
   const failed = await env.run(alignPending, { plan, outPrefix: twoPass, segments: [], wholeChunks: chunk0 });
   assert.deepEqual(failed, { reused: 0, wholeChunks: [] });
   assert.equal((await readPrefetched(twoPass, 0)).size, 1);
+});
+
+test('each filing pass heartbeats from its start, before a 2-minute heartbeat timeout could pass', async () => {
+  const candidatesPath = path.join(plan.runDir, 'candidates-beats.jsonl');
+  writeFileSync(candidatesPath, `${JSON.stringify(candidate(0, 'a'))}\n`);
+  const late = await segment('rows-8-9', [candidate(0, 'a')]);
+  const lateCandidates = path.join(late, 'candidates.jsonl');
+  writeFileSync(lateCandidates, `${JSON.stringify(candidate(0, 'a'))}\n`);
+  const outPrefix = path.join(plan.runDir, 'beats');
+  const beats = async (run: (env: MockActivityEnvironment) => Promise<unknown>): Promise<number> => {
+    const env = new MockActivityEnvironment();
+    let count = 0;
+    env.on('heartbeat', () => count++);
+    await run(env);
+    return count;
+  };
+  const first = await beats((env) =>
+    env.run(alignPrefetched, { plan, candidatesPath, outPrefix, segments: [], pending: [lateCandidates] }),
+  );
+  const second = await beats((env) => env.run(alignPending, { plan, outPrefix, segments: [late], wholeChunks: [] }));
+  assert.ok(first >= 2, `alignPrefetched heartbeat ${first} times: before reading the pending sources and the rows`);
+  assert.ok(second >= 1, `alignPending heartbeat ${second} times`);
+});
+
+test('early profiling’s files go, with the staging a crashed filing left, and their removal is synced', async () => {
+  const runDir = path.join(dir, 'removal');
+  const matched = prefetchedDir(path.join(runDir, 'local_profile'));
+  const staging = `${matched}.4242-cafe0123.tmp`;
+  for (const d of [path.join(runDir, 'prefetch', 'rows-0-16'), matched, staging]) mkdirSync(d, { recursive: true });
+  writeFileSync(path.join(runDir, 'prefetch', 'rows-0-16', 'rollouts.jsonl'), '{}\n');
+  writeFileSync(path.join(runDir, 'local_profile.jsonl'), '{}\n');
+  const { record } = await recordSyncs(async () => {
+    await new MockActivityEnvironment().run(removeEarlyProfiling, { runDir, part: 'segments' as const });
+    await new MockActivityEnvironment().run(removeEarlyProfiling, { runDir, part: 'matched' as const });
+  });
+  assert.deepEqual(readdirSync(runDir), ['local_profile.jsonl']);
+  assert.deepEqual(record.missing([runDir], false), [], 'the run directory is synced after the removals');
+  // Nothing to remove (a run that never profiled early, or a retry): still no error.
+  await new MockActivityEnvironment().run(removeEarlyProfiling, { runDir, part: 'segments' as const });
 });

@@ -1,0 +1,205 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { WorkflowFailedError } from '@temporalio/client';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Worker } from '@temporalio/worker';
+import { pipelineConfigSchema } from '../../contracts/config';
+import { runCandidatesSignal, chunksFinishedSignal, pivotMiningProgressQuery } from '../../contracts/temporal';
+import type { PrefetchResult, PrefetchSegment, RunPlan } from '../../contracts/payloads';
+import { startTestTemporal } from '../helpers/temporal';
+
+// Early profiling is an optimisation: whatever becomes of it (cancelled or terminated by an operator,
+// its clean-up failing, a run with no candidates, a continue-as-new between the run's signals), the
+// run finishes on live sampling and nothing of it is left. The real run and early-profiling workflows
+// run on a real dev server against recorded stand-in activities and a stand-in chunked stage
+// (fixtures/earlyProfilingWorkflows.ts).
+
+const TASK_QUEUE = 'early-profiling-test';
+let env: TestWorkflowEnvironment;
+let worker: Worker;
+let workerDone: Promise<void>;
+
+/** Calls of the stand-in activities, by run id. */
+const calls = new Map<string, Array<[string, unknown]>>();
+const record = (plan: { runId: string }, name: string, args: unknown) => {
+  calls.set(plan.runId, [...(calls.get(plan.runId) ?? []), [name, args]]);
+};
+
+function planOf(runId: string): RunPlan {
+  const config = pipelineConfigSchema.parse({
+    name: 'early_profiling_test',
+    seed: 1,
+    servers: { mode: 'embedded' },
+    collect: { input_jsonl: 'configs/demo_tasks.jsonl', agent_name: 'demo_tool_agent' },
+  });
+  return { runId, runDir: path.join('/nonexistent', runId), baseDir: '/nonexistent', config };
+}
+
+const activities = {
+  prepareRun: async (input: { run_id: string }) => planOf(input.run_id),
+  ensureServers: async () => ({ simulated: true }),
+  convertStage: async ({ plan }: { plan: RunPlan }) => ({
+    candidatesPath: `${plan.runDir}/candidates.jsonl`,
+    skippedPath: `${plan.runDir}/skipped.jsonl`,
+    metricsPath: `${plan.runDir}/convert_metrics.json`,
+    positiveTrajectories: 2,
+    decisionPoints: 2,
+    candidates: plan.runId.startsWith('no-candidates') ? 0 : 2,
+    skipped: 0,
+    deduped: 0,
+  }),
+  publishStage: async ({ plan }: { plan: RunPlan }) => ({
+    pivotsPath: `${plan.runDir}/pivots.jsonl`,
+    gymConfigPath: `${plan.runDir}/gym.yaml`,
+    selectionMetricsPath: `${plan.runDir}/selection_metrics.json`,
+    reportPath: `${plan.runDir}/report.html`,
+    validatorExitCode: 0,
+    counts: { published: 1 },
+  }),
+  prefetchSegment: async (input: {
+    plan: RunPlan;
+    fromRow: number;
+    finishedChunks: number;
+  }): Promise<PrefetchSegment> => {
+    const toRow = input.finishedChunks * 2;
+    if (toRow === input.fromRow) return { toRow, candidates: 0 };
+    const dir = `${input.plan.runDir}/prefetch/rows-${input.fromRow}-${toRow}`;
+    return { toRow, dir, candidatesPath: `${dir}/candidates.jsonl`, candidates: 1 };
+  },
+  alignPrefetched: async (input: { plan: RunPlan; candidatesPath: string; pending?: string[] }) => {
+    record(input.plan, 'alignPrefetched', input.candidatesPath);
+    // The operator's cancel comes while the samples are being filed, as in the report.
+    if (input.plan.runId === 'cancel') await heartbeatUntilCancelled();
+    return { reused: 1, rows: 2, wholeChunks: [] };
+  },
+  alignPending: async (input: { plan: RunPlan }) => {
+    record(input.plan, 'alignPending', null);
+    return { reused: 1, wholeChunks: [] };
+  },
+  removeEarlyProfiling: async (input: { runDir: string; part: string }) => {
+    const runId = path.basename(input.runDir);
+    record({ runId }, 'removeEarlyProfiling', input.part);
+    if (runId.startsWith('removal-fails')) throw ApplicationFailure.nonRetryable('EBUSY: resource busy', 'Error');
+  },
+};
+
+async function heartbeatUntilCancelled(): Promise<never> {
+  for (;;) {
+    Context.current().heartbeat();
+    await Context.current().sleep(100);
+  }
+}
+
+before(async () => {
+  env = await startTestTemporal();
+  worker = await Worker.create({
+    connection: env.nativeConnection,
+    taskQueue: TASK_QUEUE,
+    workflowsPath: require.resolve('./fixtures/earlyProfilingWorkflows'),
+    activities,
+  });
+  workerDone = worker.run();
+});
+
+after(async () => {
+  worker?.shutdown();
+  await workerDone;
+  await env?.teardown();
+});
+
+const removed = (runId: string) =>
+  (calls.get(runId) ?? []).filter(([name]) => name === 'removeEarlyProfiling').map(([, part]) => part);
+
+async function startRun(runId: string) {
+  return env.client.workflow.start('pivotMiningWorkflow', {
+    taskQueue: TASK_QUEUE,
+    workflowId: `early-${runId}`,
+    args: [{ config_path: 'configs/demo.yaml', run_id: runId }],
+  });
+}
+
+/** Polls `ready` every 50 ms for at most 30 s. */
+async function until(what: string, ready: () => Promise<boolean> | boolean): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (await ready()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`${what}: not within 30 s`);
+}
+
+/** Waits until the run waits on early profiling (its stage is local_profile, early profiling running). */
+async function untilWaitingOnEarly(workflowId: string): Promise<void> {
+  const handle = env.client.workflow.getHandle(workflowId);
+  await until(`${workflowId} waits on early profiling`, async () => {
+    const progress = await handle.query(pivotMiningProgressQuery);
+    return progress.stage === 'local_profile' && progress.prefetchWorkflowId !== null;
+  });
+}
+
+test('an operator’s cancel of early profiling alone falls back to live sampling and removes its files', async () => {
+  const handle = await startRun('cancel');
+  await until('early profiling files the samples', () => (calls.get('cancel') ?? []).length > 0);
+  await env.client.workflow.getHandle(`${handle.workflowId}/prefetch`).cancel();
+  const result = await handle.result();
+  assert.equal(result.prefetch, undefined, 'nothing early was reused');
+  assert.deepEqual(removed('cancel').sort(), ['matched', 'segments']);
+});
+
+test('a terminated early profiling leaves no files behind', async () => {
+  const handle = await startRun('terminate');
+  await untilWaitingOnEarly(handle.workflowId);
+  await env.client.workflow.getHandle(`${handle.workflowId}/prefetch`).terminate('operator');
+  await handle.result();
+  assert.deepEqual(removed('terminate').sort(), ['matched', 'segments']);
+});
+
+test('a clean-up that fails after its retries is logged, and the finished run still publishes', async () => {
+  const result = await (await startRun('removal-fails')).result();
+  assert.equal(result.counts.published, 1);
+  assert.deepEqual(removed('removal-fails').sort(), ['matched', 'segments']);
+});
+
+test('a run with no candidates still removes early profiling’s files', async () => {
+  const handle = await startRun('no-candidates');
+  await assert.rejects(handle.result(), (err: unknown) => err instanceof WorkflowFailedError);
+  assert.deepEqual(removed('no-candidates').sort(), ['matched', 'segments']);
+});
+
+test('the run’s candidates survive a continue-as-new of early profiling while a segment runs', async () => {
+  const plan = planOf('continued');
+  const workflowId = 'early-continued/prefetch';
+  const handle = await env.client.workflow.start('prefetchLocalProfileWorkflow', {
+    taskQueue: TASK_QUEUE,
+    workflowId,
+    args: [{ plan, collectPrefix: `${plan.runDir}/rollouts`, alignForRun: true, continueAsNewAfterEvents: 10 }],
+  });
+  await handle.signal(chunksFinishedSignal, { chunks: 1, final: false });
+  // The first segment is running; the history is past its limit, so the loop waits for it to end
+  // and then continues as new. Everything the run sends meanwhile must still count afterwards.
+  await until('the first segment runs', () =>
+    env.client.workflow
+      .getHandle(`${workflowId}/rows-0-2`)
+      .describe()
+      .then(
+        () => true,
+        () => false,
+      ),
+  );
+  await handle.signal(chunksFinishedSignal, { chunks: 2, final: true });
+  await handle.signal(runCandidatesSignal, { candidatesPath: `${plan.runDir}/candidates.jsonl`, outPrefix: 'x' });
+  const result = await Promise.race([
+    handle.result() as Promise<PrefetchResult>,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error('early profiling hung')), 30_000)),
+  ]);
+  const { runId: lastRun, ...described } = await handle.describe();
+  assert.notEqual(lastRun, handle.firstExecutionRunId, `continued as new: ${JSON.stringify(described.status)}`);
+  assert.ok(result.aligned, 'the samples were filed for the run');
+  assert.deepEqual(
+    (calls.get('continued') ?? []).filter(([name]) => name === 'alignPrefetched'),
+    [['alignPrefetched', `${plan.runDir}/candidates.jsonl`]],
+  );
+});
