@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import {
   createNightlySchedule,
   deleteSchedule,
@@ -13,6 +13,7 @@ import {
   unpauseSchedule,
   type NightlyScheduleSettings,
 } from '../../client/schedules';
+import { DEFAULT_TASK_QUEUE } from '../../contracts/temporal';
 import { TASK_QUEUE } from '../../workers/connection';
 import { connectClient } from '../lib/client';
 
@@ -95,7 +96,12 @@ export function registerScheduleCommand(program: Command): void {
     )
     .option('--catchup-window <duration>', 'how late a missed run may still start (Go duration)', '1h')
     .option('--jitter <duration>', 'random delay added to each run (Go duration)', '0s')
-    .option('--task-queue <name>', 'task queue of the pivot-miner workers', TASK_QUEUE)
+    .addOption(
+      new Option('--task-queue <name>', 'task queue of the pivot-miner workers').default(
+        TASK_QUEUE,
+        `PIVOT_MINER_TASK_QUEUE, else ${DEFAULT_TASK_QUEUE}`,
+      ),
+    )
     .option('--seed <n>', 'overrides the config seed')
     .option('--paused', 'create it paused')
     .option('--note <text>', 'note shown with the schedule state')
@@ -165,6 +171,7 @@ export function registerScheduleCommand(program: Command): void {
 
   schedule
     .command('pause')
+    .description('pause the schedule: no run starts until it is unpaused')
     .argument('<schedule-id>')
     .option('--note <text>', 'why it is paused')
     .action((scheduleId: string, flags: { note?: string }) =>
@@ -176,6 +183,7 @@ export function registerScheduleCommand(program: Command): void {
 
   schedule
     .command('unpause')
+    .description('resume a paused schedule')
     .argument('<schedule-id>')
     .option('--note <text>', 'why it is resumed')
     .action((scheduleId: string, flags: { note?: string }) =>
