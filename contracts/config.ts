@@ -256,7 +256,7 @@ export const pipelineConfigSchema = z.strictObject({
     .boolean()
     .default(true)
     .describe(
-      'Start local profiling while collection runs: the candidates of each finished task are sampled early and the results reused, so the published files equal a sequential run (false) byte for byte; verifier builtin only',
+      'Start local profiling while collection runs: the rows of finished chunks are cut off (at whole tasks when convert.source_preference is require_mixed), converted and sampled early, and the samples reused, so the published files equal a sequential run (false) byte for byte; verifier builtin only',
     ),
   filter: z
     .strictObject({
