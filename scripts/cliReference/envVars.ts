@@ -49,7 +49,7 @@ const commands: EnvVar[] = [
   {
     name: 'PIVOT_MINER_BASE_DIR',
     default: 'the working directory',
-    readBy: '`worker`, `check`, `run` (its check), `demo`, `dev`',
+    readBy: '`worker`, `check`, `run` (its check), `dev`, `demo -c` (the packaged demo reads its own directory)',
     meaning: 'directory config paths and `artifacts_root` resolve against; a config outside it is refused',
   },
   {
@@ -131,9 +131,9 @@ const commands: EnvVar[] = [
 const buildCache: EnvVar[] = [
   {
     name: 'TEMPORAL_BIN',
-    default: 'the build cache',
+    default: '`temporal` on PATH, else the build cache',
     readBy: '`demo`, `dev`, scripts/ensure-temporal.sh',
-    meaning: '`temporal` CLI binary for the dev server; else `temporal` on PATH, else one installed in the build cache',
+    meaning: '`temporal` CLI binary that runs the dev server (found or installed once by scripts/ensure-temporal.sh)',
   },
   {
     name: 'PIVOT_MINER_CACHE',
@@ -149,9 +149,9 @@ const buildCache: EnvVar[] = [
   },
   {
     name: 'LLAMA_SERVER_BIN',
-    default: 'the build cache',
+    default: '`llama-server` on PATH, else one built into the build cache',
     readBy: '`demo --real-model`, scripts/ensure-llama-server.sh',
-    meaning: '`llama-server` binary; else `llama-server` on PATH, else one built into the build cache',
+    meaning: "llama.cpp's `llama-server` binary that serves Gemma",
   },
   {
     name: 'GEMMA_GGUF',
