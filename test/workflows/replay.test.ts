@@ -15,8 +15,13 @@ import { workflowBundlePath } from '../../workers/workflowBundle';
 const fixture = (name: string) =>
   temporal.api.history.v1.History.decode(readFileSync(path.join(__dirname, 'fixtures', name)));
 
-async function replay(name: string): Promise<void> {
-  await Worker.runReplayHistory({ workflowBundle: { codePath: await workflowBundlePath() } }, fixture(name));
+/** Replays under the workflow id the history was recorded with, which child ids are made from. */
+async function replay(name: string, workflowId?: string): Promise<void> {
+  await Worker.runReplayHistory(
+    { workflowBundle: { codePath: await workflowBundlePath() } },
+    fixture(name),
+    workflowId,
+  );
 }
 
 const activityTypes = (name: string): string[] =>
@@ -44,3 +49,29 @@ for (const [name, tail] of [
     await assert.rejects(replay(name), (err: Error) => err.name === 'DeterminismViolationError');
   });
 }
+
+// The demo pipeline with early profiling (recordPipelineHistory.ts): the run's history and its
+// early-profiling child's, recorded by the code before early profiling's fallbacks (its failure,
+// cancellation or clean-up never failing the run) and by today's code, both replay on today's.
+for (const recorded of ['pivot_mining_before_early_fallbacks', 'pivot_mining_overlap']) {
+  test(`the run and its early profiling, recorded as ${recorded}, replay`, async () => {
+    const run = `${recorded}.run.history.bin`;
+    assert.ok(activityTypes(run).includes('publishStage'), 'the run published');
+    assert.ok(activityTypes(`${recorded}.early.history.bin`).includes('alignPrefetched'), 'early profiling filed');
+    await replay(run, 'record-pipeline');
+    await replay(`${recorded}.early.history.bin`, 'record-pipeline/prefetch');
+  });
+}
+
+test('the fallbacks’ patch marker is in the run recorded with them, and not before', () => {
+  const marked = (name: string) =>
+    (fixture(name).events ?? []).some((e) =>
+      e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.some((p) =>
+        Buffer.from(p.data ?? [])
+          .toString()
+          .includes('early-never-fails-run'),
+      ),
+    );
+  assert.equal(marked('pivot_mining_overlap.run.history.bin'), true);
+  assert.equal(marked('pivot_mining_before_early_fallbacks.run.history.bin'), false);
+});
