@@ -1,4 +1,5 @@
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { CancelledFailure, WorkflowFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { optionalTsToDate } from '@temporalio/common/lib/time';
 import type { z } from 'zod';
 import { describeIssues } from '../contracts/config';
@@ -20,14 +21,18 @@ import {
   type PivotCurriculumInput,
   type PivotMiningInput,
 } from '../contracts/workflowInputs';
-import { pivotCurriculumWorkflow, pivotMiningWorkflow } from '../workflows';
+// Types only: the client starts workflows by type name, so no workflow code is loaded into it.
+import type { pivotCurriculumWorkflow, pivotMiningWorkflow } from '../workflows';
+import { taskQueueFromEnv } from '../workers/connection';
 
-// The typed API a training platform (and the CLI) uses: start a mining run, watch it, wait for its
-// dataset, and feed policy checkpoints to a running pivot curriculum. Inputs are validated here with
-// the same zod schemas the worker uses, so a bad request fails before anything starts.
+// The typed API a training platform (and the CLI) uses, the package's `main`: connect as the
+// workers do, start a mining run, watch it, wait for its dataset or cancel it, and feed policy
+// checkpoints to a running pivot curriculum. Inputs are validated here with the same zod schemas
+// the worker uses, so a bad request fails before anything starts.
 
+export * from './connect';
 export * from './schedules';
-export { DEFAULT_TASK_QUEUE, InvalidInputError };
+export { DEFAULT_TASK_QUEUE, InvalidInputError, taskQueueFromEnv };
 export type {
   CurriculumRound,
   PivotCurriculumInput,
@@ -40,30 +45,37 @@ export type {
 
 export interface StartOptions {
   workflowId: string;
+  /** Default: PIVOT_MINER_TASK_QUEUE, else `pivot-mining`, as the workers choose theirs. */
   taskQueue?: string;
 }
 
-/** Starts `workflow` with `input` once it passes `schema`, the schema the worker checks it against. */
-async function startChecked<I>(
+/** Starts `workflowType` with `input` once it passes `schema`, the schema the worker checks it against. */
+async function startChecked<W extends (input: I) => Promise<unknown>, I>(
   client: Client,
-  workflow: (input: I) => Promise<unknown>,
+  workflowType: string,
   schema: z.ZodType<I>,
   input: I,
   opts: StartOptions,
 ): Promise<string> {
   const parsed = schema.safeParse(input);
-  if (!parsed.success) throw new InvalidInputError(describeIssues(`${workflow.name} input`, parsed.error));
-  const handle = await client.workflow.start(workflow, {
+  if (!parsed.success) throw new InvalidInputError(describeIssues(`${workflowType} input`, parsed.error));
+  const handle = await client.workflow.start<W>(workflowType, {
     workflowId: opts.workflowId,
-    taskQueue: opts.taskQueue ?? DEFAULT_TASK_QUEUE,
-    args: [parsed.data],
+    taskQueue: opts.taskQueue ?? taskQueueFromEnv(),
+    args: [parsed.data] as Parameters<W>,
   });
   return handle.workflowId;
 }
 
 /** Starts pivotMiningWorkflow; returns the workflow id to pass to getProgress/awaitDataset. */
 export function startPivotMining(client: Client, input: PivotMiningInput, opts: StartOptions): Promise<string> {
-  return startChecked(client, pivotMiningWorkflow, pivotMiningInputSchema, input, opts);
+  return startChecked<typeof pivotMiningWorkflow, PivotMiningInput>(
+    client,
+    'pivotMiningWorkflow',
+    pivotMiningInputSchema,
+    input,
+    opts,
+  );
 }
 
 /** An activity of the run that failed and waits for Temporal to try it again. */
@@ -165,11 +177,58 @@ export async function awaitDataset(client: Client, workflowId: string): Promise<
 }
 
 /**
+ * Waits for the run as awaitDataset does, handing getProgress to `onProgress` every `intervalMs`
+ * meanwhile; a poll that fails (the run between tasks, or just finished) is skipped.
+ */
+export async function followPivotMining(
+  client: Client,
+  workflowId: string,
+  onProgress: (progress: MiningProgress) => void,
+  opts: { intervalMs?: number } = {},
+): Promise<PivotMiningResult> {
+  const result = awaitDataset(client, workflowId);
+  let running = true;
+  const settled = result.then(
+    () => (running = false),
+    () => (running = false),
+  );
+  while (running) {
+    const progress = await getProgress(client, workflowId).catch(() => undefined);
+    if (progress && running) onProgress(progress);
+    await Promise.race([settled, sleep(opts.intervalMs ?? 1000)]);
+  }
+  return result;
+}
+
+/**
+ * Cancels a run (or a curriculum) and waits for it to end: `cancelled`, or `finished` when it
+ * completed before the cancellation took effect. A cancelled run keeps its shards, so starting it
+ * again with the same run id resumes. Any other failure of the workflow rejects.
+ */
+export async function cancelWorkflow(client: Client, workflowId: string): Promise<'cancelled' | 'finished'> {
+  const handle = client.workflow.getHandle(workflowId);
+  await handle.cancel();
+  try {
+    await handle.result();
+    return 'finished';
+  } catch (err) {
+    if (err instanceof WorkflowFailedError && err.cause instanceof CancelledFailure) return 'cancelled';
+    throw err;
+  }
+}
+
+/**
  * Starts pivotCurriculumWorkflow, which runs until cancelled: each submitPolicyCheckpoint re-profiles
  * its pool with that checkpoint and publishes a new pool version. Returns the workflow id.
  */
 export function startPivotCurriculum(client: Client, input: PivotCurriculumInput, opts: StartOptions): Promise<string> {
-  return startChecked(client, pivotCurriculumWorkflow, pivotCurriculumInputSchema, input, opts);
+  return startChecked<typeof pivotCurriculumWorkflow, PivotCurriculumInput>(
+    client,
+    'pivotCurriculumWorkflow',
+    pivotCurriculumInputSchema,
+    input,
+    opts,
+  );
 }
 
 /**

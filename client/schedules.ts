@@ -1,6 +1,7 @@
 import { type Client, ScheduleOverlapPolicy, type ScheduleDescription, type ScheduleOptions } from '@temporalio/client';
 import { z } from 'zod';
 import { nightlyMiningInputSchema } from '../contracts/workflowInputs';
+import { taskQueueFromEnv } from '../workers/connection';
 
 // Nightly incremental mining as a Temporal Schedule. The same settings render as the equivalent
 // `temporal schedule create` command, so an operator can create it without our CLI.
@@ -49,7 +50,8 @@ export const nightlyScheduleSchema = z.strictObject({
   overlap: z.enum(Object.keys(OVERLAP_POLICIES) as [keyof typeof OVERLAP_POLICIES]).default('skip'),
   catchup_window: durationSchema.prefault('1h'),
   jitter: durationSchema.prefault('0s'),
-  task_queue: z.string().min(1),
+  /** Default: PIVOT_MINER_TASK_QUEUE, else `pivot-mining`, as the workers choose theirs. */
+  task_queue: z.string().min(1).default(taskQueueFromEnv),
   paused: z.boolean().default(false),
   note: z.string().optional(),
 });

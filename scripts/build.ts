@@ -4,6 +4,8 @@
 // is compiled: bin/pivot-miner.js loads dist/, and refuses a checkout edited since (bin/built.js).
 //
 //   dist/cli.js                the CLI (every command but validate); packages stay in node_modules
+//   dist/client.js             client/, the package's `main`: what a training platform imports
+//   dist/types/                its declarations (package.json `types`), by tsc from client/index.ts
 //   dist/workflow-bundle.js    workflows/ for Worker.create({ workflowBundle: { codePath } })
 //   dist/validate.js           `validate` alone, with its dependencies inlined: a short command
 //                              measured process for process against NeMo Gym's Python validator
@@ -51,6 +53,30 @@ async function workflowBundle(): Promise<void> {
     logger: new DefaultLogger('WARN'),
   });
   writeAtomically(path.join(dist, 'workflow-bundle.js'), code);
+}
+
+/** The client's declarations and those of every source its types reach, emitted by tsc. */
+async function clientDeclarations(): Promise<void> {
+  const ts = (await import('typescript')).default;
+  const tsconfig = ts.readConfigFile(path.join(root, 'tsconfig.json'), (file) => ts.sys.readFile(file));
+  const { options } = ts.parseJsonConfigFileContent(tsconfig.config, ts.sys, root);
+  const out = path.join(dist, 'types');
+  const staging = `${out}.${process.pid}.tmp`;
+  const program = ts.createProgram([path.join(root, 'client/index.ts')], {
+    ...options,
+    noEmit: false,
+    declaration: true,
+    emitDeclarationOnly: true,
+    rootDir: root,
+    outDir: staging,
+  });
+  const { diagnostics } = program.emit();
+  if (diagnostics.length > 0) {
+    const host = { getCanonicalFileName: (f: string) => f, getCurrentDirectory: () => root, getNewLine: () => '\n' };
+    throw new Error(`client declarations: ${ts.formatDiagnostics(diagnostics, host)}`);
+  }
+  rmSync(out, { recursive: true, force: true });
+  renameSync(staging, out);
 }
 
 async function strictJsonWasm(): Promise<void> {
@@ -108,12 +134,14 @@ async function main(): Promise<void> {
   mkdirSync(dist, { recursive: true });
   await Promise.all([
     bundle('scripts/cli.ts', 'cli.js', { packages: 'external' }),
+    bundle('client/index.ts', 'client.js', { packages: 'external' }),
     bundle('scripts/commands/validateMain.ts', 'validate.js'),
     bundle('scripts/commands/validateEarly.ts', 'validateEarly.js'),
     bundle('gym/validator/parallel.ts', 'validatorWorker.js'),
     strictJsonWasm(),
   ]);
   await workflowBundle();
+  await clientDeclarations();
   writeAtomically(built.STAMP_FILE, JSON.stringify(stamp));
   validateCodeCache();
   console.error(`[build] dist/ built in ${((Date.now() - started) / 1000).toFixed(1)} s`);

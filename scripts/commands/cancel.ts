@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { WorkflowFailedError } from '@temporalio/client';
-import { connectClient } from '../lib/client';
+import { cancelWorkflow, connectClient } from '../../client';
 
 export function registerCancelCommand(program: Command): void {
   program
@@ -12,15 +11,9 @@ export function registerCancelCommand(program: Command): void {
     .action(async (workflowId: string) => {
       const { client, close } = await connectClient();
       try {
-        const handle = client.workflow.getHandle(workflowId);
-        await handle.cancel();
-        try {
-          await handle.result();
+        if ((await cancelWorkflow(client, workflowId)) === 'finished')
           console.log(`${workflowId} finished before the cancellation took effect`);
-        } catch (err) {
-          if (!(err instanceof WorkflowFailedError)) throw err;
-          console.log(`${workflowId} cancelled; re-run with the same --run-id to resume from its shards`);
-        }
+        else console.log(`${workflowId} cancelled; re-run with the same --run-id to resume from its shards`);
       } finally {
         await close();
       }

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import { getCurriculumRounds, startPivotCurriculum, submitPolicyCheckpoint } from '../../client';
+import { connectClient, getCurriculumRounds, startPivotCurriculum, submitPolicyCheckpoint } from '../../client';
 import { TASK_QUEUE } from '../../workers/connection';
-import { connectClient } from '../lib/client';
 
 // The pivot curriculum from a shell: start it once per training run, then hand it each checkpoint
 // the trainer saves. A training platform does the same through client/ (startPivotCurriculum,

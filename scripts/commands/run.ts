@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { closePools } from '../../activities/http/client';
-import { startPivotMining } from '../../client';
+import { connectClient, startPivotMining } from '../../client';
 import { TASK_QUEUE } from '../../workers/connection';
-import { connectClient } from '../lib/client';
 import { followRun } from '../lib/follow';
 import { checkRun, pivotMiningWorkflowId, reportFindings } from '../lib/preflight';
 import { printResult } from '../lib/printResult';

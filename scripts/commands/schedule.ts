@@ -15,7 +15,7 @@ import {
 } from '../../client/schedules';
 import { DEFAULT_TASK_QUEUE } from '../../contracts/temporal';
 import { TASK_QUEUE } from '../../workers/connection';
-import { connectClient } from '../lib/client';
+import { connectClient } from '../../client';
 
 // `pivot-miner schedule ...`: nightly incremental mining as a Temporal Schedule.
 

@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { awaitDataset, getProgress, type ActivityRetry, type EarlyProfiling } from '../../client';
-import { connectClient } from '../lib/client';
+import { connectClient, awaitDataset, getProgress, type ActivityRetry, type EarlyProfiling } from '../../client';
 import { followRun } from '../lib/follow';
 import { printResult } from '../lib/printResult';
 

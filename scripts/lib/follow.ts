@@ -1,7 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { SingleBar, Presets } from 'cli-progress';
-import { awaitDataset, getProgress, type PivotMiningResult } from '../../client';
+import { followPivotMining, type MiningProgress, type PivotMiningResult } from '../../client';
 import type { StageProgress } from '../../contracts/payloads';
 
 // Follows a pivotMiningWorkflow until it ends, on stderr so stdout stays for results: one line per
@@ -68,49 +67,39 @@ export async function followRun(
   workflowId: string,
   opts: { intervalMs?: number } = {},
 ): Promise<PivotMiningResult> {
-  const result = awaitDataset(client, workflowId);
-  let outcome: 'running' | 'ok' | 'failed' = 'running';
-  result.then(
-    () => (outcome = 'ok'),
-    () => (outcome = 'failed'),
-  );
   const lines = new StageLines(Date.now());
   let bar: SingleBar | undefined;
   const stopBar = () => {
     bar?.stop();
     bar = undefined;
   };
-  while (outcome === 'running') {
-    // A query can fail while the run is between tasks or just finished; the next poll retries.
-    const progress = await getProgress(client, workflowId).catch(() => undefined);
-    if (progress) {
-      const chunks = progress.childStage ?? null;
-      const ended = lines.observe(progress.stage, progress.counts, chunks, Date.now());
-      if (ended.length > 0) {
-        stopBar();
-        for (const line of ended) console.error(line);
-      }
-      if (chunks && process.stderr.isTTY) {
-        if (!bar) {
-          bar = new SingleBar(
-            {
-              format: `${chunks.stage.padEnd(14)} [{bar}] {value}/{total} rollouts | {rate}/s | ETA {eta_formatted} | failed {failed}`,
-              hideCursor: true,
-              clearOnComplete: true,
-              stream: process.stderr,
-            },
-            Presets.shades_classic,
-          );
-          bar.start(Math.max(chunks.total, 1), chunks.done, { rate: chunks.rolloutsPerSecond, failed: chunks.failed });
-        }
-        bar.setTotal(Math.max(chunks.total, 1));
-        bar.update(chunks.done, { rate: chunks.rolloutsPerSecond, failed: chunks.failed });
-      }
+  const onProgress = (progress: MiningProgress) => {
+    const chunks = progress.childStage ?? null;
+    const ended = lines.observe(progress.stage, progress.counts, chunks, Date.now());
+    if (ended.length > 0) {
+      stopBar();
+      for (const line of ended) console.error(line);
     }
-    await Promise.race([result.catch(() => undefined), sleep(opts.intervalMs ?? 500)]);
-  }
-  stopBar();
-  const final = await result.catch(() => undefined);
-  if (final) for (const line of lines.observe('done', final.counts, null, Date.now())) console.error(line);
-  return result;
+    if (chunks && process.stderr.isTTY) {
+      if (!bar) {
+        bar = new SingleBar(
+          {
+            format: `${chunks.stage.padEnd(14)} [{bar}] {value}/{total} rollouts | {rate}/s | ETA {eta_formatted} | failed {failed}`,
+            hideCursor: true,
+            clearOnComplete: true,
+            stream: process.stderr,
+          },
+          Presets.shades_classic,
+        );
+        bar.start(Math.max(chunks.total, 1), chunks.done, { rate: chunks.rolloutsPerSecond, failed: chunks.failed });
+      }
+      bar.setTotal(Math.max(chunks.total, 1));
+      bar.update(chunks.done, { rate: chunks.rolloutsPerSecond, failed: chunks.failed });
+    }
+  };
+  const final = await followPivotMining(client, workflowId, onProgress, { intervalMs: opts.intervalMs ?? 500 }).finally(
+    stopBar,
+  );
+  for (const line of lines.observe('done', final.counts, null, Date.now())) console.error(line);
+  return final;
 }
