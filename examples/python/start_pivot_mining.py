@@ -1,8 +1,9 @@
 """Start a pivot-miner run from Python by workflow type name and JSON input, and wait for its dataset.
 
-Needs only Temporal's Python SDK (`pip install temporalio`); the input shape is published as
-schemas/pivot_mining_input.schema.json. Connection settings come from the same environment
-variables as the pivot-miner workers: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, PIVOT_MINER_TASK_QUEUE.
+Needs only Temporal's Python SDK (`pip install 'temporalio>=1.16'`); the input shape is published as
+schemas/pivot_mining_input.schema.json. Temporal is found as the pivot-miner workers find it: the
+TEMPORAL_* variables (address, namespace, API key, TLS) and the profiles of the Temporal config
+file (TEMPORAL_PROFILE, TEMPORAL_CONFIG_FILE); the task queue is PIVOT_MINER_TASK_QUEUE.
 
     python start_pivot_mining.py configs/demo.yaml [workflow-id]
 """
@@ -13,15 +14,19 @@ import os
 import sys
 
 from temporalio.client import Client
+from temporalio.envconfig import ClientConfig
+
+
+async def connect() -> Client:
+    config = ClientConfig.load_client_connect_config()
+    config.setdefault("target_host", "localhost:7233")
+    return await Client.connect(**config)
 
 
 async def main() -> None:
     config_path = sys.argv[1] if len(sys.argv) > 1 else "configs/demo.yaml"
     workflow_id = sys.argv[2] if len(sys.argv) > 2 else "pivot-mining-from-python"
-    client = await Client.connect(
-        os.environ.get("TEMPORAL_ADDRESS", "localhost:7233"),
-        namespace=os.environ.get("TEMPORAL_NAMESPACE", "default"),
-    )
+    client = await connect()
     # Started by type name: the platform needs no pivot-miner code, only the JSON input.
     handle = await client.start_workflow(
         "pivotMiningWorkflow",
@@ -30,8 +35,6 @@ async def main() -> None:
         task_queue=os.environ.get("PIVOT_MINER_TASK_QUEUE", "pivot-mining"),
     )
     result = await handle.result()
-    # result: {"runId", "runDir", "pivotsPath", "validatorExitCode", "gymConfigPath", "reportPath",
-    #          "counts", "accounting", "runSummaryPath"}
     print(json.dumps(result))
 
 
