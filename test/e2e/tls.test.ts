@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,6 +9,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NativeConnection } from '@temporalio/worker';
 import { temporalTarget } from '../../workers/connection';
 import { startTestTemporal } from '../helpers/temporal';
+import { makeTestCa } from '../helpers/testCa';
 
 // The Temporal CLI dev server has no TLS flags, so TLS is terminated by a Node TLS front door
 // (certificates made with openssl) that forwards the bytes to the dev server. The worker's
@@ -20,70 +20,12 @@ let env: TestWorkflowEnvironment;
 const servers: tls.Server[] = [];
 const saved = { ...process.env };
 
-function openssl(...args: string[]): void {
-  execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-}
-
 before(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-tls-'));
-  // rustls (the worker's TLS) refuses a self-signed certificate as a leaf, so a CA signs both leaves.
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-days',
-    '1',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.pem',
-    '-subj',
-    '/CN=pivot-miner test CA',
-    '-addext',
-    'basicConstraints=critical,CA:TRUE',
-    '-addext',
-    'keyUsage=critical,keyCertSign',
-  );
-  for (const [name, cn] of [
-    ['server', 'temporal.test'],
-    ['client', 'pivot-worker'],
-  ] as const) {
-    openssl(
-      'req',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      `${name}.key`,
-      '-out',
-      `${name}.csr`,
-      '-subj',
-      `/CN=${cn}`,
-    );
-    writeFileSync(
-      path.join(dir, `${name}.ext`),
-      `basicConstraints=CA:FALSE\nsubjectAltName=DNS:${cn}\nextendedKeyUsage=${name === 'server' ? 'serverAuth' : 'clientAuth'}\n`,
-    );
-    openssl(
-      'x509',
-      '-req',
-      '-in',
-      `${name}.csr`,
-      '-CA',
-      'ca.pem',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-days',
-      '1',
-      '-out',
-      `${name}.pem`,
-      '-extfile',
-      `${name}.ext`,
-    );
-  }
+  makeTestCa(dir, [
+    { name: 'server', cn: 'temporal.test', usage: 'serverAuth' },
+    { name: 'client', cn: 'pivot-worker', usage: 'clientAuth' },
+  ]);
   env = await startTestTemporal();
 });
 

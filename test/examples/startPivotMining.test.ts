@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -9,11 +9,15 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { validatePivotDataset } from '../../gym/validator';
 import type { PivotMiningResult } from '../../contracts/payloads';
 import type { CurriculumRound } from '../../contracts/poolPayloads';
+import { startApiKeyFrontDoor, type ApiKeyFrontDoor } from '../helpers/apiKeyFrontDoor';
 import { readJsonlSync } from '../helpers/jsonl';
 import { startBaseDirWorkerEnv, type WorkerTestEnv } from '../helpers/temporal';
+import { makeTestCa } from '../helpers/testCa';
 
 // docs/python.md's scripts, run as they are with Temporal's Python SDK against the dev server and a
-// worker: a mining run, then a curriculum round on the pool it published.
+// worker: a mining run, then curriculum rounds on the pool it published. They reach the server as a
+// Temporal Cloud user would, through a front door that requires an API key over TLS (with a test
+// CA), configured only by the variables the workers read; a wrong key is refused.
 
 const run = promisify(execFile);
 const repoRoot = path.resolve(__dirname, '../..');
@@ -22,6 +26,10 @@ let stack: WorkerTestEnv | undefined;
 let env: TestWorkflowEnvironment;
 /** The worker's base directory: the configs it reads and, under artifacts/, what it writes. */
 let baseDir: string;
+let door: ApiKeyFrontDoor | undefined;
+/** Holds the test CA's files; TEMPORAL_CONFIG_FILE points at an empty profile here. */
+let tlsDir: string;
+const API_KEY = 'pivot-miner-python-api-key';
 let python: string | null = null;
 let pythonError = '';
 
@@ -40,24 +48,45 @@ before(async () => {
     copyFileSync(path.join(repoRoot, 'configs', file), path.join(baseDir, 'configs', file));
   stack = await startBaseDirWorkerEnv(TASK_QUEUE, baseDir);
   env = stack.env;
+  tlsDir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-py-tls-'));
+  makeTestCa(tlsDir, [{ name: 'server', cn: 'temporal.test', usage: 'serverAuth' }]);
+  writeFileSync(path.join(tlsDir, 'empty.toml'), '[profile.default]\n');
+  door = await startApiKeyFrontDoor({
+    upstream: env.address,
+    apiKey: API_KEY,
+    key: readFileSync(path.join(tlsDir, 'server.key')),
+    cert: readFileSync(path.join(tlsDir, 'server.pem')),
+  });
 });
 
 after(async () => {
+  await door?.close();
   await stack?.stop();
   rmSync(baseDir, { recursive: true, force: true });
+  rmSync(tlsDir, { recursive: true, force: true });
 });
+
+/** The environment of a Temporal Cloud user: address, namespace, API key, CA; nothing else of TEMPORAL_*. */
+function cloudLikeEnv(apiKey: string): NodeJS.ProcessEnv {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('TEMPORAL_')));
+  return {
+    ...inherited,
+    TEMPORAL_CONFIG_FILE: path.join(tlsDir, 'empty.toml'),
+    TEMPORAL_ADDRESS: door!.address,
+    TEMPORAL_NAMESPACE: env.namespace ?? 'default',
+    TEMPORAL_API_KEY: apiKey,
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: path.join(tlsDir, 'ca.pem'),
+    TEMPORAL_TLS_SERVER_NAME: 'temporal.test',
+    PIVOT_MINER_TASK_QUEUE: TASK_QUEUE,
+  };
+}
 
 /** Runs an example script against the test's server and worker; resolves to its last stdout line, parsed. */
 async function runExample(script: string, args: string[]): Promise<unknown> {
   const { stdout } = await run(python!, [path.join(repoRoot, 'examples/python', script), ...args], {
     cwd: repoRoot,
     timeout: 600_000,
-    env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: env.address,
-      TEMPORAL_NAMESPACE: env.namespace ?? 'default',
-      PIVOT_MINER_TASK_QUEUE: TASK_QUEUE,
-    },
+    env: cloudLikeEnv(API_KEY),
   });
   return JSON.parse(stdout.trim().split('\n').pop()!);
 }
@@ -65,7 +94,7 @@ async function runExample(script: string, args: string[]): Promise<unknown> {
 let mined: PivotMiningResult | undefined;
 
 test(
-  'the Python snippet starts pivotMiningWorkflow by type name and gets the dataset',
+  'the Python snippet starts pivotMiningWorkflow by type name through an API-key server and gets the dataset',
   { timeout: 600_000 },
   async (t) => {
     if (python === null) {
@@ -89,9 +118,27 @@ test(
       checkToolNames: true,
     });
     assert.equal(validation.exitCode, 0, validation.stderr);
+    assert.ok(door!.counts.forwarded > 0, 'the script did not go through the front door');
     mined = result;
   },
 );
+
+test('the Python snippet with a wrong API key is refused and starts nothing', { timeout: 120_000 }, async (t) => {
+  if (python === null) {
+    t.skip('the temporalio Python package could not be installed (see the test above)');
+    return;
+  }
+  const refused = await run(
+    python,
+    [path.join(repoRoot, 'examples/python/start_pivot_mining.py'), 'configs/demo.yaml', 'wrong-key'],
+    { cwd: repoRoot, timeout: 120_000, env: cloudLikeEnv('not-the-key') },
+  ).then(
+    () => assert.fail('the script ran with a wrong API key'),
+    (err: { stderr: string }) => err.stderr,
+  );
+  assert.match(refused, /missing or wrong API key/);
+  await assert.rejects(env.client.workflow.getHandle('wrong-key').describe(), /not found/i);
+});
 
 test(
   'the Python curriculum script starts pivotCurriculumWorkflow on that dataset and gets a round per checkpoint',
