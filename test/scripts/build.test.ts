@@ -60,6 +60,20 @@ test('the CLI bundle leaves packages to node_modules and holds every layer of ou
   assert.ok(sources.includes('scripts/cli.ts') && sources.some((source) => source.startsWith('gym/')));
 });
 
+test('the client bundle (package main) leaves packages to node_modules and holds no workflow or activity', () => {
+  const sources = [...readFileSync(built('client.js'), 'utf8').matchAll(/^\/\/ ([\w-]+)\/\S+$/gm)].map((m) => m[1]);
+  assert.ok(sources.includes('client') && sources.includes('contracts'), sources.join(', '));
+  assert.deepEqual(
+    [...new Set(sources)].filter((folder) => !['client', 'contracts', 'gym', 'workers'].includes(folder!)),
+    [],
+  );
+  const manifest = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+    exports: { '.': { types: string; default: string } };
+  };
+  assert.equal(path.resolve(repoRoot, manifest.exports['.'].default), built('client.js'));
+  assert.match(readFileSync(path.resolve(repoRoot, manifest.exports['.'].types), 'utf8'), /startPivotMining/);
+});
+
 test('the built WebAssembly is strictJson.wat as wabt assembles it now', async () => {
   const wat = path.join(repoRoot, 'gym/validator/strictJson.wat');
   const wabt = await (await import('wabt')).default();
