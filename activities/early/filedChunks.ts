@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { rm } from 'node:fs/promises';
+import { rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { readLines } from '../../gym/jsonl';
 import { mkdirDurably, renameDurably } from '../../gym/durable';
 import { StagedJsonlFile } from '../../gym/stagedJsonl';
+import { Fence } from '../chunk/fence';
+import { pauseAt } from '../run/testHooks';
 
 // Where the run's local profile finds the early samples filed for it (activities/early/prefetched.ts
 // aligns them): one file of verdicts per chunk, keyed by the row's `task:rollout`, from the first
@@ -108,8 +110,15 @@ export class FiledChunks {
     await this.out.file.writeLine(`${row.id}\t${verdict}\n`);
   }
 
-  async commit(): Promise<void> {
+  /**
+   * Replaces the filed directory with this pass's, right after a look at the fence: a pass that woke
+   * after a newer one (its own retry, the second pass, the removal once the run is done) stops here
+   * instead of wiping what that one filed.
+   */
+  async commit(fence: Fence): Promise<void> {
     await this.out?.file.commit();
+    await pauseAt('filing.committing', fence.token.name);
+    await fence.check();
     await rm(this.dir, { recursive: true, force: true });
     await renameDurably([[this.staging, this.dir]]);
   }
@@ -120,12 +129,44 @@ export class FiledChunks {
   }
 }
 
-/** Runs a pass over the run's rows, the filed chunks dropped unless the pass completes. */
-export async function filing<T>(filed: FiledChunks, pass: () => Promise<T>): Promise<T> {
+/**
+ * The fence of early profiling's filing passes and of their removal (docs/fencing.md): in the run's
+ * local-profile shards directory, which outlives both, so a pass that wakes after the removal still
+ * finds the removal's newer claim there.
+ */
+export async function claimFilingFence(outPrefix: string): Promise<Fence> {
+  const fence = await Fence.claim(filingFenceDir(outPrefix), `early samples of ${outPrefix}`);
+  await fence.removeOlder();
+  return fence;
+}
+
+/**
+ * Before the filed samples are removed: a claim newer than every filing pass's, so a pass still
+ * running somewhere stops before it files. Where no pass ever claimed, there is none to stop, and
+ * nothing is created.
+ */
+export async function fenceOutFiling(outPrefix: string): Promise<void> {
+  const claimed = await stat(filingFenceDir(outPrefix)).then(
+    () => true,
+    (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return false;
+      throw err;
+    },
+  );
+  if (claimed) await claimFilingFence(outPrefix);
+}
+
+function filingFenceDir(outPrefix: string): string {
+  return `${outPrefix}_shards/early`;
+}
+
+/** Runs a fenced pass over the run's rows, the filed chunks dropped unless the pass completes. */
+export async function filing<T>(outPrefix: string, filed: FiledChunks, pass: () => Promise<T>): Promise<T> {
+  const fence = await claimFilingFence(outPrefix);
   await filed.open();
   try {
     const result = await pass();
-    await filed.commit();
+    await filed.commit(fence);
     return result;
   } catch (err) {
     await filed.abort();

@@ -9,7 +9,7 @@ import { pivotAgentName } from '../../contracts/stageSettings';
 import type { PrefetchSegment, RunPlan } from '../../contracts/payloads';
 import { readMaterializedMeta, type MaterializedMeta } from '../chunk/chunkIndex';
 import { finishedRollouts } from '../stage/merge';
-import { prefetchedDir } from './filedChunks';
+import { fenceOutFiling, prefetchedDir } from './filedChunks';
 import { readRowIndex } from '../stage/rowIndex';
 
 // Overlap (docs/architecture.md): while collect runs, the rows whose chunks have all finished are
@@ -163,10 +163,9 @@ export async function prefetchSegment(input: {
  * double what local profiling leaves on disk. Gone, a rerun of the run id only samples live.
  */
 export async function removeEarlyProfiling(input: { runDir: string; part: 'segments' | 'matched' }): Promise<void> {
-  const target =
-    input.part === 'segments'
-      ? path.join(input.runDir, PREFETCH_DIR)
-      : prefetchedDir(path.join(input.runDir, 'local_profile'));
+  const outPrefix = path.join(input.runDir, 'local_profile');
+  if (input.part === 'matched') await fenceOutFiling(outPrefix);
+  const target = input.part === 'segments' ? path.join(input.runDir, PREFETCH_DIR) : prefetchedDir(outPrefix);
   // A filing that crashed leaves its staging directory (`<target>.<pid>-<hex>.tmp`) beside it.
   const parent = path.dirname(target);
   const staged = (await readdir(parent).catch(() => [] as string[]))

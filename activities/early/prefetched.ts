@@ -109,7 +109,7 @@ export async function alignPrefetched(input: {
   const filed = new FiledChunks(prefetchedDir(outPrefix), stageSettings(plan, 'local_profile').chunkSize);
   const early = new EarlySamples(input.segments.map(samplesFile));
   const whole = new WholeChunks(stageSettings(plan, 'local_profile').chunkSize);
-  return filing(filed, async () => {
+  return filing(outPrefix, filed, async () => {
     const aside = pending.size > 0 ? new StagedJsonlFile(path.join(filed.staging, PENDING_FILE)) : undefined;
     let reused = 0;
     let setAside = 0;
@@ -155,7 +155,7 @@ export async function alignPending(input: {
   const dir = prefetchedDir(input.outPrefix);
   const filed = new FiledChunks(path.join(dir, TAIL_DIR), chunkSize);
   const early = new EarlySamples(input.segments.map(samplesFile));
-  return filing(filed, async () => {
+  return filing(input.outPrefix, filed, async () => {
     let reused = 0;
     const unanswered = new Set<number>();
     heartbeat({ rows: 0 });

@@ -12,6 +12,7 @@ import { materializeRecords } from '../../../gym/materialize';
 import { removeEarlyProfiling } from '../../../activities/early/prefetch';
 import { collectPlan } from '../fakeGym';
 import { recordSyncs } from '../../helpers/syncSpy';
+import { onPause } from '../../../activities/run/testHooks';
 
 // The run's local profile reuses an early sample only for its own key and the very same request:
 // candidates in another order (a later tier) are still found, a candidate whose request differs is
@@ -211,3 +212,70 @@ test('early profiling’s files go, with the staging a crashed filing left, and 
   // Nothing to remove (a run that never profiled early, or a retry): still no error.
   await new MockActivityEnvironment().run(removeEarlyProfiling, { runDir, part: 'segments' as const });
 });
+
+/** A filing pass's attempt in one workflow run, scheduled (this attempt) at `scheduled`. */
+const filingAttempt = (scheduled: number, n = 1) =>
+  new MockActivityEnvironment({
+    scheduledTimestampMs: scheduled,
+    currentAttemptScheduledTimestampMs: scheduled,
+    attempt: n,
+    workflowExecution: { workflowId: 'run/prefetch', runId: 'run-a' },
+  });
+
+test('a filing pass that wakes after a newer one wipes nothing it filed, and files nothing after the removal', async () => {
+  const run = [candidate(2, 'c'), candidate(0, 'a'), candidate(1, 'b')];
+  const runDir = path.join(dir, 'fenced');
+  mkdirSync(runDir, { recursive: true });
+  const candidatesPath = path.join(runDir, 'candidates.jsonl');
+  writeFileSync(candidatesPath, run.map((c) => `${JSON.stringify(c)}\n`).join(''));
+  const done = await segment('rows-0-4', [candidate(0, 'a'), candidate(1, 'b')]);
+  const late = await segment('rows-4-8', [candidate(2, 'c')]);
+  const lateCandidates = path.join(late, 'candidates.jsonl');
+  writeFileSync(lateCandidates, `${JSON.stringify(candidate(2, 'c'))}\n`);
+  const outPrefix = path.join(runDir, 'local_profile');
+  const firstPass = { plan, candidatesPath, outPrefix, segments: [done], pending: [lateCandidates] };
+  const secondPass = { plan, outPrefix, segments: [late], wholeChunks: [[0, 1]] as Array<[number, number]> };
+
+  // Attempt 1 of the first pass stalls (a paused process) just before it files in place.
+  let wake!: () => void;
+  const woken = new Promise<void>((resolve) => (wake = resolve));
+  let stalledToken: string | undefined;
+  const remove = onPause('filing.committing', async (token) => {
+    if (stalledToken !== undefined) return;
+    stalledToken = token;
+    await woken;
+  });
+  try {
+    const stalled = filingAttempt(1000).run(alignPrefetched, firstPass);
+    await waitFor(() => stalledToken !== undefined);
+    // Its retry and then the second pass complete.
+    await filingAttempt(1000, 2).run(alignPrefetched, firstPass);
+    await filingAttempt(3000).run(alignPending, secondPass);
+    const filed = listing(prefetchedDir(outPrefix));
+    assert.ok(filed.includes('tail/chunk-000000.jsonl'), filed.join(', '));
+    wake();
+    await assert.rejects(stalled, /superseded/);
+    assert.deepEqual(listing(prefetchedDir(outPrefix)), filed, 'the stalled pass wiped nothing');
+
+    // Once the run's local profile is done the files go; a pass that starts late files nothing.
+    await filingAttempt(4000).run(removeEarlyProfiling, { runDir, part: 'matched' as const });
+    await assert.rejects(filingAttempt(3000, 2).run(alignPending, secondPass), /superseded/);
+    assert.deepEqual(
+      readdirSync(runDir).filter((name) => name.startsWith('local_profile_prefetched')),
+      [],
+      'nothing filed after the removal',
+    );
+  } finally {
+    wake();
+    remove();
+  }
+});
+
+function listing(root: string): string[] {
+  return readdirSync(root, { recursive: true, encoding: 'utf8' }).sort();
+}
+
+async function waitFor(ready: () => boolean): Promise<void> {
+  for (let i = 0; i < 600 && !ready(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.ok(ready(), 'not within 30 s');
+}
