@@ -16,6 +16,11 @@ export interface RunPlan {
   timelineDir?: string;
   /** Set on early local profiling's segments (`overlap: true`), whose work worker metrics count apart. */
   early?: boolean;
+  /**
+   * Set when a resume finds the run's local profile begun (its materialized inputs recorded): its
+   * shards hold those keys already, so early profiling would only pay the engine for them again.
+   */
+  localProfileBegun?: boolean;
 }
 
 export type RolloutStage = 'collect' | 'local_profile';

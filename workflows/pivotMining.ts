@@ -49,6 +49,7 @@ const REUSED_CHUNKS_TOGETHER = 'reused-chunks-together';
 const ALIGN_IN_PREFETCH = 'align-in-prefetch';
 /** Early profiling's failure, cancellation or clean-up never fails the run, and leaves no files. */
 const EARLY_NEVER_FAILS_RUN = 'early-never-fails-run';
+const NO_EARLY_AFTER_LOCAL_PROFILE = 'no-early-after-local-profile';
 
 /** Mixed pivots dropped by a filter rule (pass-rate ceiling, budget, action mix), as publish counts them. */
 const RULE_DROPS = ['over_ceiling', 'over_budget', 'over_share'] as const;
@@ -211,8 +212,13 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
 
     const servers = await ensureServers(runPlan);
 
-    // Overlap: local profiling starts on the tasks collect has finished (docs/architecture.md).
-    const overlap = runPlan.config.overlap && runPlan.config.local_profile.verifier === 'builtin' && patched(OVERLAP);
+    // Overlap: local profiling starts on the rollouts collect has finished (docs/architecture.md),
+    // unless a resume finds the run's own local profile begun, whose shards hold those keys already.
+    const overlap =
+      runPlan.config.overlap &&
+      runPlan.config.local_profile.verifier === 'builtin' &&
+      patched(OVERLAP) &&
+      !(runPlan.localProfileBegun && patched(NO_EARLY_AFTER_LOCAL_PROFILE));
     const alignForRun = overlap && patched(ALIGN_IN_PREFETCH);
     const prefetch = overlap
       ? await startChild(prefetchLocalProfileWorkflow, {

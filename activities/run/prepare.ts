@@ -50,5 +50,13 @@ export async function prepareRun(settings: WorkerSettings, rawInput: unknown, wo
   await writeFileDurably(path.join(runDir, 'pipeline_config.yaml'), YAML.stringify(config));
   await recordRunManifest(runDir, manifest, recorded);
   await recordPublished(runDir, 'prepare', [path.join(runDir, RUN_MANIFEST_FILE)]);
-  return { runId, runDir, baseDir, config, timelineDir: path.join(runDir, ENGINE_TIMELINE_DIR) };
+  const localProfileBegun = recorded?.materialized['local_profile'] !== undefined;
+  return {
+    runId,
+    runDir,
+    baseDir,
+    config,
+    timelineDir: path.join(runDir, ENGINE_TIMELINE_DIR),
+    ...(localProfileBegun ? { localProfileBegun } : {}),
+  };
 }

@@ -39,7 +39,10 @@ function planOf(runId: string): RunPlan {
 }
 
 const activities = {
-  prepareRun: async (input: { run_id: string }) => planOf(input.run_id),
+  prepareRun: async (input: { run_id: string }): Promise<RunPlan> => ({
+    ...planOf(input.run_id),
+    ...(input.run_id.startsWith('resumed') ? { localProfileBegun: true } : {}),
+  }),
   ensureServers: async () => ({ simulated: true }),
   convertStage: async ({ plan }: { plan: RunPlan }) => ({
     candidatesPath: `${plan.runDir}/candidates.jsonl`,
@@ -167,6 +170,14 @@ test('a run with no candidates still removes early profiling’s files', async (
   const handle = await startRun('no-candidates');
   await assert.rejects(handle.result(), (err: unknown) => err instanceof WorkflowFailedError);
   assert.deepEqual(removed('no-candidates').sort(), ['matched', 'segments']);
+});
+
+test('a resume that finds the run’s local profile begun profiles nothing early again', async () => {
+  const handle = await startRun('resumed');
+  const result = await handle.result();
+  assert.equal(result.counts.published, 1);
+  assert.equal(result.prefetch, undefined);
+  await assert.rejects(env.client.workflow.getHandle(`${handle.workflowId}/prefetch`).describe(), /not found/i);
 });
 
 test('the run’s candidates survive a continue-as-new of early profiling while a segment runs', async () => {

@@ -6,6 +6,7 @@ import { after, before, test } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
 import YAML from 'yaml';
 import { prepareRun } from '../../../activities/run/prepare';
+import { checkMaterializedInputs } from '../../../activities/run/runManifest';
 import { prepareNightlyRun } from '../../../activities/pool/nightly';
 import { prepareCurriculumRound, startCurriculum } from '../../../activities/pool/curriculum';
 import { RUN_MANIFEST_FILE } from '../../../gym/runManifest';
@@ -137,4 +138,18 @@ test('a curriculum started again with another config, or a round run again for a
     refusedNaming(/local_profile\.model\.model: "step-100" -> "step-200"/),
   );
   assert.deepEqual(checksums(roundDir), roundTouched);
+});
+
+test('a resume tells the run whether its local profile had begun, from the manifest alone', async () => {
+  const fresh = await prepareRun(settings, { config_path: 'run.yaml', run_id: 'run-lp' }, 'wf-lp');
+  assert.equal(fresh.localProfileBegun, undefined);
+  assert.equal(
+    (await prepareRun(settings, { config_path: 'run.yaml', run_id: 'run-lp' }, 'wf-lp2')).localProfileBegun,
+    undefined,
+  );
+  const candidates = path.join(fresh.runDir, 'local_profile_materialized_inputs.jsonl');
+  writeFileSync(candidates, '{}\n');
+  await checkMaterializedInputs(fresh.runDir, 'local_profile', candidates);
+  const resumed = await prepareRun(settings, { config_path: 'run.yaml', run_id: 'run-lp' }, 'wf-lp3');
+  assert.equal(resumed.localProfileBegun, true);
 });
