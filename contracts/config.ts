@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { toolCallComparatorConfigSchema } from '../gym/verifier';
 import { maxShareSchema } from '../gym/actionMix';
+import { TASK_DATA_VALIDATION_MODES } from '../gym/taskData/reportLines';
 import { faultsConfigSchema } from './faultsConfig';
 
 // The pipeline config users write. Snake_case because it is YAML people edit next to NeMo Gym
@@ -174,6 +175,19 @@ const collectSchema = z.strictObject({
     .default({})
     .describe("Merged into every row's responses_create_params (e.g. temperature, max_output_tokens)"),
   limit: z.number().int().positive().optional().describe('Use only the first N task rows'),
+  task_data_schema: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "JSON Schema of the task data of the rows' resources server, as NeMo Gym 0.7.0's `gym env schema` prints it; relative to the worker base directory. Without it rows are not validated",
+    ),
+  task_data_validation: z
+    .enum(TASK_DATA_VALIDATION_MODES)
+    .default('auto')
+    .describe(
+      "As ng_prepare_data's option: check and run validate the rows against task_data_schema; warn lists findings as notes, error refuses the run, off skips; auto is warn (0.7.0's train_preparation)",
+    ),
   ...chunkingSchema,
 });
 

