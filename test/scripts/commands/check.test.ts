@@ -1,17 +1,23 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import YAML from 'yaml';
 import { freePort } from '../../../scripts/lib/net';
 import { startEmbeddedStack } from '../../../servers/embeddedStack';
 import { startPolicyModelServer } from '../../../servers/policyModel';
 import type { RunningServer } from '../../../servers/http';
-import { runCli } from '../../helpers/cli';
-import { checksums } from '../../helpers/runDir';
+import {
+  baseDirWith,
+  check as runCheck,
+  type Config,
+  demoTasks,
+  demoTaskLines,
+  lineOf,
+  problems,
+  removeBaseDirs,
+} from '../../helpers/checkCli';
 import { prepareRun } from '../../../activities/run/prepare';
 import { recordPublished } from '../../../activities/run/publishedDigests';
 import { RUN_MANIFEST_FILE } from '../../../gym/runManifest';
@@ -20,14 +26,11 @@ import { RUN_MANIFEST_FILE } from '../../../gym/runManifest';
 // it would start; each broken config or input is named with file:line, the command exits non-zero,
 // and no check writes a byte into the base directory.
 
-const repoRoot = path.resolve(__dirname, '../../..');
-const demoTasks = path.join(repoRoot, 'configs/demo_tasks.jsonl');
 const API_KEY = 'sk-check-test-secret-4711';
 
 let model: RunningServer;
 let rejectingModel: Server;
 let rejectingModelUrl: string;
-const baseDirs: string[] = [];
 
 before(async () => {
   model = await startPolicyModelServer({ seed: 7, host: '127.0.0.1', port: 0 });
@@ -45,10 +48,8 @@ before(async () => {
 after(async () => {
   await model?.close();
   await new Promise((resolve) => rejectingModel?.close(resolve));
-  for (const dir of baseDirs) rmSync(dir, { recursive: true, force: true });
+  removeBaseDirs();
 });
-
-type Config = Record<string, any>;
 
 function goodConfig(): Config {
   return {
@@ -59,62 +60,21 @@ function goodConfig(): Config {
   };
 }
 
-/** A base directory holding `config.yaml` (text or config) and `data/tasks.jsonl` (lines), as a worker would see them. */
-function baseDirWith(config: Config | string, taskLines = readFileSync(demoTasks, 'utf8').trimEnd().split('\n')) {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-check-'));
-  baseDirs.push(dir);
-  writeFileSync(path.join(dir, 'config.yaml'), typeof config === 'string' ? config : YAML.stringify(config));
-  const data = path.join(dir, 'data');
-  mkdirSync(data);
-  writeFileSync(path.join(data, 'tasks.jsonl'), taskLines.map((l) => `${l}\n`).join(''));
-  return dir;
-}
-
-/** Every file (with bytes and mtime) and every directory under `dir`. */
-function snapshot(dir: string): string {
-  const entries = (readdirSync(dir, { recursive: true }) as string[]).sort();
-  return JSON.stringify({ entries, files: checksums(dir) });
-}
-
-/** Runs `pivot-miner <command> -c config.yaml [args]` in `baseDir` and checks that it wrote nothing there. */
-async function check(
+/** Runs `pivot-miner <command>` in `baseDir` with the test's API key set, unless `env` says otherwise. */
+function check(
   baseDir: string,
   env: NodeJS.ProcessEnv = { CHECK_TEST_KEY: API_KEY },
   command = 'check',
   args: string[] = [],
 ) {
-  const before = snapshot(baseDir);
-  const result = await runCli([command, '-c', 'config.yaml', ...args], {
-    cwd: baseDir,
-    env: { PIVOT_MINER_BASE_DIR: baseDir, CHECK_TEST_KEY: undefined, ...env },
-  });
-  assert.equal(snapshot(baseDir), before, `${command} wrote nothing`);
-  return result;
-}
-
-/** 1-based line of the first line of `text` containing `needle`. */
-function lineOf(text: string, needle: string): number {
-  const index = text.split('\n').findIndex((line) => line.includes(needle));
-  assert.ok(index >= 0, `${needle} is in the text`);
-  return index + 1;
-}
-
-/** The problem lines of a failed check (after its "N problems:" header). */
-function problems(stderr: string): string[] {
-  const header = stderr.split('\n').findIndex((line) => /^\d+ problems?:$/.test(line));
-  assert.ok(header >= 0, stderr);
-  return stderr
-    .split('\n')
-    .slice(header + 1)
-    .filter((line) => line.startsWith('  '))
-    .map((line) => line.trim());
+  return runCheck(baseDir, { CHECK_TEST_KEY: undefined, ...env }, command, args);
 }
 
 test('a good config passes and shows what the run would do', async () => {
   const dir = baseDirWith(goodConfig());
   const { code, stdout, stderr } = await check(dir);
   assert.equal(code, 0, stderr);
-  const rows = readFileSync(demoTasks, 'utf8').trimEnd().split('\n').length;
+  const rows = demoTaskLines().length;
   assert.match(stdout, new RegExp(`input +${path.join(dir, 'data/tasks.jsonl')}: ${rows} rows, ${rows} tasks`));
   assert.match(stdout, new RegExp(`rollouts +${rows * 3} \\(${rows} rows × num_repeats 3\\)`));
   assert.match(stdout, /samples +5 per pivot candidate/);
@@ -204,7 +164,7 @@ test('an input file outside the base directory is refused', async () => {
 });
 
 test('a bad JSONL line is named file:line', async () => {
-  const lines = readFileSync(demoTasks, 'utf8').trimEnd().split('\n');
+  const lines = demoTaskLines();
   lines[2] = lines[2]!.slice(0, 40);
   const dir = baseDirWith(goodConfig(), lines);
   const { code, stdout, stderr } = await check(dir);
@@ -216,7 +176,7 @@ test('a bad JSONL line is named file:line', async () => {
 });
 
 test('an unknown agent and a dead model endpoint: both listed, the key never shown', async () => {
-  const lines = readFileSync(demoTasks, 'utf8').trimEnd().split('\n');
+  const lines = demoTaskLines();
   const row = JSON.parse(lines[1]!) as Config;
   lines[1] = JSON.stringify({ ...row, agent_ref: { type: 'responses_api_agents', name: 'no_such_agent' } });
   const config = goodConfig();
@@ -263,7 +223,7 @@ test('run refuses what check refuses, before it connects to Temporal', async () 
 test('attach mode: agents and the model through a head server, and a head server that is down', async () => {
   const stack = await startEmbeddedStack({ seed: 7 });
   try {
-    const lines = readFileSync(demoTasks, 'utf8').trimEnd().split('\n');
+    const lines = demoTaskLines();
     const row = JSON.parse(lines[0]!) as Config;
     lines.push(JSON.stringify({ ...row, agent_ref: { type: 'responses_api_agents', name: 'no_such_agent' } }));
     const config = goodConfig();
