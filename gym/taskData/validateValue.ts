@@ -60,7 +60,7 @@ function checkUnion(root: TaskDataSchema, node: SchemaNode, value: unknown, loc:
   const nonNull = members.filter((m) => resolveNode(root, m).type !== 'null');
   if (value === null && nonNull.length < members.length) return [];
   if (nonNull.length === 1) return validateNode(root, nonNull[0]!, value, loc);
-  const results = nonNull.map((m) => ({ tag: memberTag(root, m), issues: validateNode(root, m, value, [...loc]) }));
+  const results = nonNull.map((m) => ({ tag: memberTag(root, m), issues: validateNode(root, m, value, loc) }));
   if (results.some((r) => r.issues.length === 0)) return [];
   return results.flatMap(({ tag, issues }) =>
     issues.map((i) => ({ ...i, loc: [...loc, tag, ...i.loc.slice(loc.length)] })),

@@ -26,7 +26,6 @@ const QUIZ_FILES = ['quiz_valid.jsonl', 'quiz_schema_errors.jsonl', 'quiz_keys.j
 /** The schema of the server published pivots are served by (gym/gymConfig.ts). */
 const PIVOT_SERVER = 'single_step_tool_use_with_argument_comparison';
 
-const pyFileSchema = taskDataSchemaSchema;
 interface Gym070File {
   rows: number;
   error_rows: number;
@@ -65,7 +64,7 @@ before(async () => {
 });
 
 function schemaOf(server: string): TaskDataSchema {
-  const schema = pyFileSchema.parse(gym070[server]!.schema);
+  const schema = taskDataSchemaSchema.parse(gym070[server]!.schema);
   assert.equal(unresolvableRef(schema), undefined);
   return schema;
 }
