@@ -182,11 +182,13 @@ const collectSchema = z.strictObject({
     .describe(
       "JSON Schema of the task data of the rows' resources server, as NeMo Gym 0.7.0's `gym env schema` prints it; relative to the worker base directory. Without it rows are not validated",
     ),
+  // No zod default: a defaulted key would enter every parsed config, and so the run manifest's
+  // config digest, and a run recorded before the key existed could not resume.
   task_data_validation: z
     .enum(TASK_DATA_VALIDATION_MODES)
-    .default('auto')
+    .optional()
     .describe(
-      "As ng_prepare_data's option: check and run validate the rows against task_data_schema; warn lists findings as notes, error refuses the run, off skips; auto is warn (0.7.0's train_preparation)",
+      "As ng_prepare_data's option: check and run validate the rows against task_data_schema; warn lists findings as notes, error refuses the run, off skips; auto (when absent too) is warn (0.7.0's train_preparation)",
     ),
   ...chunkingSchema,
 });

@@ -20,7 +20,7 @@ const SCHEMA_KEY = ['collect', 'task_data_schema'];
 /** Adds the findings on the rows of `inputPath` (the first `collect.limit` of them) to `findings`. */
 export async function taskDataFindings(ctx: RunContext<unknown>, inputPath: string, findings: Findings): Promise<void> {
   const { task_data_schema: schemaValue, task_data_validation: mode, limit } = ctx.config.collect;
-  const effective = effectiveTaskDataValidation(mode);
+  const effective = effectiveTaskDataValidation(mode ?? 'auto');
   if (effective === 'off' || schemaValue === undefined) return;
   let schemaPath: string;
   let schema: TaskDataSchema;
