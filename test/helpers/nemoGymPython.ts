@@ -7,12 +7,10 @@ import { runNemoGymCommand, type NemoGymInstall } from '../../scripts/lib/nemoGy
 
 const repoRoot = path.resolve(__dirname, '../..');
 
-/** Runs `script` in NeMo Gym's venv with `stdin` as its input and resolves to what it prints. */
-export function runNemoGymPython(script: string, stdin: string): Promise<string> {
-  const binDir = execFileSync('bash', [path.join(repoRoot, 'scripts/ensure-nemo-gym.sh')], { encoding: 'utf8' })
-    .trim()
-    .split('\n')
-    .at(-1)!;
+/** Runs `script` in NeMo Gym's venv (0.4.0 unless told) with `stdin` as its input and resolves to what it prints. */
+export function runNemoGymPython(script: string, stdin: string, version = '0.4.0'): Promise<string> {
+  const ensure = path.join(repoRoot, 'scripts/ensure-nemo-gym.sh');
+  const binDir = execFileSync('bash', [ensure, version], { encoding: 'utf8' }).trim().split('\n').at(-1)!;
   return new Promise<string>((resolve, reject) => {
     const child = execFile(
       path.join(binDir, 'python'),

@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { normalizeIgnoredChecks, qualitySummaryJson, runHealthChecks } from '../../gym/healthChecks';
+import { runNemoGymPython } from '../helpers/nemoGymPython';
+
+// The fixture trips every one of 0.7.0's checks (each in a record built for it: runaway generation,
+// zero completion tokens, a failed call ending the rollout, a duplicated identity, an unreadable
+// record and trajectory, tasks whose every repeat is unhealthy, ...), beside healthy and unobserved
+// records, integer and string task indexes and one rollout written by two stages.
+const FIXTURE = path.join(__dirname, 'healthChecks', 'rollouts.jsonl');
+
+// 0.7.0's own run_health_checks, serially, writing quality_summary.json into the given directory.
+const ZERO_SEVEN = `
+import sys
+from pathlib import Path
+from nemo_gym.rollout_health import run_health_checks
+rollouts, out, ignored = sys.stdin.read().split("\\n")[:3]
+run_health_checks(Path(rollouts), output_dir=Path(out), workers=1, ignored_checks=ignored)
+`;
+
+async function theirs(ignored: string): Promise<string> {
+  const out = await mkdtemp(path.join(os.tmpdir(), 'health-070-'));
+  try {
+    await runNemoGymPython(ZERO_SEVEN, `${FIXTURE}\n${out}\n${ignored}\n`, '0.7.0');
+    return await readFile(path.join(out, 'quality_summary.json'), 'utf8');
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+}
+
+async function ours(ignored: string): Promise<string> {
+  return qualitySummaryJson(await runHealthChecks([FIXTURE], normalizeIgnoredChecks(ignored)));
+}
+
+test('the health summary equals 0.7.0 quality_summary.json byte for byte, every check tripped', async () => {
+  const [expected, actual] = await Promise.all([theirs(''), ours('')]);
+  assert.equal(actual, expected);
+  const issues = (JSON.parse(actual) as { run: { issues: Record<string, number> } }).run.issues;
+  const tripped = Object.entries(issues).filter(([, n]) => n > 0);
+  assert.ok(tripped.length >= 3, `only ${tripped.length} checks tripped`);
+});
+
+test('ignored checks as 0.7.0 names them: neither run nor counted, and listed', async () => {
+  const ignored = 'model_call_failed, task_consistently_unhealthy,rollout_duplicate_identity,record_unreadable';
+  const [expected, actual] = await Promise.all([theirs(ignored), ours(ignored)]);
+  assert.equal(actual, expected);
+  const run = (JSON.parse(actual) as { run: { ignored_checks: string[]; issues: Record<string, number> } }).run;
+  assert.deepEqual(run.ignored_checks, [
+    'model_call_failed',
+    'record_unreadable',
+    'rollout_duplicate_identity',
+    'task_consistently_unhealthy',
+  ]);
+  assert.equal(run.issues.model_call_failed, 0);
+});
+
+test('an unknown check id is refused with 0.7.0 wording', () => {
+  assert.throws(
+    () => normalizeIgnoredChecks(['model_call_failed', 'no_such_check']),
+    /Unknown rollout health check\(s\): no_such_check/,
+  );
+});
