@@ -3,6 +3,7 @@ import { toolCallComparatorConfigSchema } from '../gym/verifier';
 import { maxShareSchema } from '../gym/actionMix';
 import { TASK_DATA_VALIDATION_MODES } from '../gym/taskData/reportLines';
 import { faultsConfigSchema } from './faultsConfig';
+import { CHECK_IDS } from '../gym/health/registry';
 
 // The pipeline config users write. Snake_case because it is YAML people edit next to NeMo Gym
 // configs; strict objects so a misspelt key is an error instead of a silently ignored setting.
@@ -247,6 +248,22 @@ export const pipelineConfigSchema = z.strictObject({
     })
     .prefault({})
     .describe('Reward profile of the collected rollouts'),
+  disable_health_check: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Skip NeMo Gym 0.7.0's rollout health checks on each stage's merged rollouts, as its disable_health_check",
+    ),
+  health_check_ignored_checks: z
+    .array(z.enum(CHECK_IDS))
+    .default([])
+    .describe('Health checks neither run nor counted, by the ids 0.7.0 names them, as its health_check_ignored_checks'),
+  health_check_stops_run: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Stop the run (not retried) when a health check finds anything in a stage's rollouts, after the stage's files are published; off as in 0.7.0, which only reports",
+    ),
   convert: z
     .strictObject({
       min_source_reward: z

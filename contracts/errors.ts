@@ -29,6 +29,14 @@ export class InvalidDatasetError extends Error {
   }
 }
 
+/** A stage whose rollouts failed a health check, with health_check_stops_run on; its files are published. */
+export class RolloutHealthError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RolloutHealthError';
+  }
+}
+
 /** Error types no activity retry can fix; passed as `nonRetryableErrorTypes` by every workflow. */
 export const NON_RETRYABLE_ERROR_TYPES: string[] = [
   ConfigError,
@@ -38,4 +46,5 @@ export const NON_RETRYABLE_ERROR_TYPES: string[] = [
   ConvertInputError,
   PublishInputError,
   RewardProfileError,
+  RolloutHealthError,
 ].map((errorClass) => errorClass.name);

@@ -22,6 +22,7 @@ import {
 import { PublishInputError } from './errors';
 import { renderReport } from './report';
 import type { RolloutAccounting } from './rolloutAccounting';
+import { stageHealthSchema } from './health/stageHealth';
 import { selectPivots, type PivotSelection } from './selection';
 import { computeSelectionMetrics, type CandidateSummary, type PublishCounts } from './selectionMetrics';
 import { SPLITS, ValidationSplit, type Split } from './validationSplit';
@@ -82,6 +83,8 @@ export const publishOptionsSchema = z.strictObject({
       z.custom<RolloutAccounting>((v) => typeof v === 'object' && v !== null),
     )
     .optional(),
+  /** What NeMo Gym 0.7.0's health checks found in each rollout stage, shown in the report. */
+  health: z.record(z.string(), stageHealthSchema).optional(),
   /** The run's engine timeline drawing, relative to the dataset directory; the report links it. */
   engineTimelineSrc: z.string().min(1).optional(),
 });
@@ -315,6 +318,7 @@ export async function publishPivotDataset(input: PublishOptions): Promise<Publis
       selection: selectionMetrics,
       datasetMetrics: files.get('train')!.metrics.result(),
       accounting: opts.accounting ?? null,
+      health: opts.health ?? null,
       engineTimelineSrc: opts.engineTimelineSrc ?? null,
       files: {
         pivots: PIVOTS_FILE,

@@ -1,8 +1,9 @@
 import { accountingProblems, type RolloutAccounting } from './rolloutAccounting';
+import type { StageHealth } from './health/stageHealth';
 
 // `run_summary.json`: one file in the run directory that says where everything the run was asked
 // for went: each rollout stage's accounting, and each pivot candidate's selection outcome, with
-// whether each adds up. Deterministic (no times), so equal runs write equal summaries.
+// whether each adds up; and what NeMo Gym 0.7.0's health checks found in each stage's rollouts. Deterministic (no times), so equal runs write equal summaries.
 
 export const RUN_SUMMARY_FILE = 'run_summary.json';
 
@@ -32,6 +33,8 @@ export interface RunSummary {
   stages: Record<string, RolloutAccounting & { adds_up: boolean; problems: string[] }>;
   pivots: PivotAccounting & { adds_up: boolean; published_by_split: Record<string, number> };
   counts: Record<string, number>;
+  /** Per rollout stage that ran the health checks: each check's verdict (gym/health/stageHealth.ts). */
+  health: Record<string, StageHealth>;
 }
 
 /** Every candidate is published or dropped by exactly one rule, and the splits hold every published pivot. */
@@ -55,6 +58,7 @@ export function buildRunSummary(input: {
   pivots: PivotAccounting;
   publishedBySplit: Partial<Record<string, number>>;
   counts: Record<string, number>;
+  health?: Record<string, StageHealth>;
 }): RunSummary {
   const stages = Object.fromEntries(
     Object.entries(input.accounting).map(([stage, a]) => {
@@ -77,5 +81,6 @@ export function buildRunSummary(input: {
       adds_up: pivotAccountingAddsUp(input.pivots, bySplit),
     },
     counts: Object.fromEntries(Object.entries(input.counts).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+    health: input.health ?? {},
   };
 }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { writeFileDurably } from '../../gym/durable';
 import { PIPELINE_VERSION } from '../../gym/runManifest';
 import { buildRunSummary, RUN_SUMMARY_FILE } from '../../gym/runSummary';
+import { readRunHealth, type StageHealth } from '../../gym/health/stageHealth';
 import type { RolloutAccounting } from '../../gym/rolloutAccounting';
 import { InvalidDatasetError } from '../../contracts/errors';
 import { publishPivotDataset } from '../../gym/publish';
@@ -29,6 +30,7 @@ export async function publishStage(input: {
   const agentName = pivotAgentName(plan);
   const datasetDir = path.join(plan.runDir, 'dataset');
   const timeline = plan.timelineDir && (await writeEngineTimeline(plan.runDir, plan.timelineDir));
+  const health = await readRunHealth(plan.runDir);
   const published = await publishBatch(plan, {
     candidatesPath: convert.candidatesPath,
     localProfilePath: input.localProfilePath,
@@ -40,6 +42,7 @@ export async function publishStage(input: {
     sourceRolloutsSimulated: plan.config.servers.mode === 'embedded',
     funnel: input.funnel,
     accounting: input.accounting,
+    health,
     validationSplit: true,
     ...(timeline ? { engineTimelineSrc: path.relative(datasetDir, timeline) } : {}),
   });
@@ -82,6 +85,7 @@ export async function publishStage(input: {
     },
     publishedBySplit: published.publishedBySplit,
     counts: { ...input.funnel, ...c },
+    health,
   });
   const runSummaryPath = path.join(plan.runDir, RUN_SUMMARY_FILE);
   await writeFileDurably(runSummaryPath, `${JSON.stringify(summary, null, 2)}\n`);
@@ -117,6 +121,7 @@ export async function publishBatch(
     sourceRolloutsSimulated?: boolean;
     funnel: Record<string, number>;
     accounting?: Record<string, RolloutAccounting>;
+    health?: Record<string, StageHealth>;
     /** Split off publish.validation_fraction; a pool version (nightly, curriculum) stays train only. */
     validationSplit?: boolean;
     engineTimelineSrc?: string;

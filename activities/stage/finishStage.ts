@@ -5,6 +5,7 @@ import { CancelledFailure } from '@temporalio/common';
 import { writeAggregateMetrics } from './aggregateMetrics';
 import { mergedMoves, mergeRest, type PartialFiles } from './merge';
 import { profileStage } from './profile';
+import { checkStageHealth, healthStop, type CheckedHealth } from './healthCheck';
 import { mergedPaths } from '../chunk/chunkIndex';
 import { claimStageFence, isSuperseded, type Fence } from '../chunk/fence';
 import { pauseAt } from '../run/testHooks';
@@ -100,6 +101,7 @@ export async function finishStage(input: {
   const { files, completed, failedKeys } = await mergeRest(outPrefix, input.merged, fence);
   const view = await finishView(fence, outPrefix, files);
   let viewed: ProfileResult;
+  let checked: CheckedHealth | undefined;
   try {
     viewed = await profileWithAggregateMetrics({
       plan,
@@ -110,6 +112,7 @@ export async function finishStage(input: {
       allowPartialRollouts: input.allowPartialRollouts,
       fence,
     });
+    checked = await checkStageHealth({ plan, view, outPrefix });
     throwIfCancelled();
   } catch (err) {
     const failure = await fence.explain(err);
@@ -127,6 +130,7 @@ export async function finishStage(input: {
     ...mergedMoves(outPrefix, files),
     [viewed.rewardProfilingPath, profiled.rewardProfilingPath],
     [viewed.agentMetricsPath, profiled.agentMetricsPath],
+    ...(checked?.moves ?? []),
   ] as Array<[string, string]>;
   const aggregated = aggregateMetricsPath(`${view}.jsonl`);
   if (await exists(aggregated)) moves.push([aggregated, aggregateMetricsPath(rolloutsPath)]);
@@ -137,6 +141,7 @@ export async function finishStage(input: {
     moves.map(([, to]) => to),
   );
   await rm(path.dirname(view), { recursive: true, force: true });
+  healthStop(plan, stage, outPrefix, checked);
   return { merge: { rolloutsPath, failuresPath, completed, failedKeys }, profile: { ...viewed, ...profiled } };
 }
 

@@ -11,6 +11,8 @@ import { escapeHtml, horizontalBarChart, verticalBarChart, type Bar } from './sv
 import { SELECTION_OUTCOMES } from '../selection';
 import type { OutcomeCounts, SelectionMetrics } from '../selectionMetrics';
 import type { RolloutAccounting } from '../rolloutAccounting';
+import type { StageHealth } from '../health/stageHealth';
+import { HEALTH_NOTE, healthBody } from './health';
 
 // One self-contained HTML page per published dataset: where the pivots came from, why the others
 // were dropped, and what the published set looks like. Deterministic (no dates, no randomness), so
@@ -27,6 +29,8 @@ export interface ReportData {
   datasetMetrics: DatasetMetrics | null;
   /** Where each rollout stage's expected rollouts went; the section is left out when absent. */
   accounting?: Record<string, RolloutAccounting> | null;
+  /** What 0.7.0's health checks found per rollout stage; the section is left out when absent. */
+  health?: Record<string, StageHealth> | null;
   /** The run's engine timeline drawing (a path relative to the report); the section is left out when absent. */
   engineTimelineSrc?: string | null;
   files: Record<string, string>;
@@ -248,6 +252,9 @@ export function renderReport(data: ReportData): string {
             'Every expected rollout is succeeded, failed or omitted. Failed and omitted rollouts never enter a pass rate; a pivot with fewer local samples than asked for is held back as incomplete unless partial profiles are allowed.',
           ),
         ]
+      : []),
+    ...(data.health && Object.keys(data.health).length > 0
+      ? [section('Rollout health', healthBody(data.health), HEALTH_NOTE)]
       : []),
     section('Selection outcomes', outcomeTable(s)),
     section(

@@ -2,6 +2,16 @@ import type { Command } from 'commander';
 import { connectClient, awaitDataset, getProgress, type ActivityRetry, type EarlyProfiling } from '../../client';
 import { followRun } from '../lib/follow';
 import { printResult } from '../lib/printResult';
+import { healthLine, readRunHealth } from '../../gym/health/stageHealth';
+
+/** One line per rollout stage whose health checks ran: `health collect: 16 checked, ...; failed: ...`. */
+export async function printHealth(runDir: string): Promise<void> {
+  try {
+    for (const [stage, h] of Object.entries(await readRunHealth(runDir))) console.log(`health ${healthLine(stage, h)}`);
+  } catch (err) {
+    console.error(`health: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
 
 /** "waiting: mergeChunks of run/local_profile, attempt 3 in 12 s, after: <its last failure>". */
 export function waitingLine(retry: ActivityRetry, now: Date): string {
@@ -28,15 +38,20 @@ export function registerStatusCommand(program: Command): void {
       const { client, close } = await connectClient();
       try {
         if (opts.follow) {
-          printResult(await followRun(client, workflowId));
+          const result = await followRun(client, workflowId);
+          await printHealth(result.runDir);
+          printResult(result);
           return;
         }
         const progress = await getProgress(client, workflowId);
         console.log(`${workflowId}: ${progress.status}`);
         if (progress.status === 'COMPLETED') {
-          printResult(await awaitDataset(client, workflowId));
+          const result = await awaitDataset(client, workflowId);
+          await printHealth(result.runDir);
+          printResult(result);
           return;
         }
+        if (progress.runDir) await printHealth(progress.runDir);
         if (progress.status !== 'RUNNING') return;
         console.log(`stage: ${progress.stage}  run dir: ${progress.runDir}`);
         const child = progress.childStage;

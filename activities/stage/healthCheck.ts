@@ -1,0 +1,57 @@
+import path from 'node:path';
+import { writeFileDurably } from '../../gym/durable';
+import { qualitySummaryJson, runHealthChecks } from '../../gym/healthChecks';
+import { QUALITY_SUMMARY_SUFFIX } from '../../gym/health/registry';
+import { STAGE_HEALTH_SUFFIX, stageHealthOf, type StageHealth } from '../../gym/health/stageHealth';
+import { RolloutHealthError } from '../../contracts/errors';
+import type { RolloutStage, RunPlan } from '../../contracts/payloads';
+
+// NeMo Gym 0.7.0's health checks on a stage's merged rollouts, in the stage's finish: 0.7.0's
+// quality_summary.json and our brief of it, written in the finish's view and published with the
+// stage's other files. What a check finds never changes or holds back a rollout.
+
+export interface CheckedHealth {
+  health: StageHealth;
+  /** [written in the view, published name] of each file. */
+  moves: Array<[string, string]>;
+}
+
+/**
+ * Runs the checks unless the config disables them. Early profiling's segments are left out: the
+ * stage that reuses their samples checks them with its own.
+ */
+export async function checkStageHealth(input: {
+  plan: RunPlan;
+  view: string;
+  outPrefix: string;
+}): Promise<CheckedHealth | undefined> {
+  const { config } = input.plan;
+  if (config.disable_health_check || input.plan.early) return undefined;
+  const summary = await runHealthChecks([`${input.view}.jsonl`], config.health_check_ignored_checks);
+  const qualityFile = `${path.basename(input.outPrefix)}${QUALITY_SUMMARY_SUFFIX}`;
+  const health = stageHealthOf(summary, qualityFile);
+  const files: Array<[string, string]> = [
+    [`${input.view}${QUALITY_SUMMARY_SUFFIX}`, qualitySummaryJson(summary)],
+    [`${input.view}${STAGE_HEALTH_SUFFIX}`, `${JSON.stringify(health, null, 2)}\n`],
+  ];
+  for (const [file, text] of files) await writeFileDurably(file, text);
+  return {
+    health,
+    moves: [
+      [files[0]![0], `${input.outPrefix}${QUALITY_SUMMARY_SUFFIX}`],
+      [files[1]![0], `${input.outPrefix}${STAGE_HEALTH_SUFFIX}`],
+    ],
+  };
+}
+
+/** With health_check_stops_run, the error that ends the run once a stage's files are published. */
+export function healthStop(plan: RunPlan, stage: RolloutStage, outPrefix: string, checked?: CheckedHealth): void {
+  const failed = checked?.health.failed_checks ?? [];
+  if (!plan.config.health_check_stops_run || failed.length === 0) return;
+  const counts = failed.map((id) => `${id} (${checked!.health.checks[id]?.issues ?? 0})`).join(', ');
+  throw new RolloutHealthError(
+    `${stage} rollouts failed health checks: ${counts}; see ${outPrefix}${STAGE_HEALTH_SUFFIX}. ` +
+      'The stage files are published; to go on, fix the rollouts, list the checks in health_check_ignored_checks, ' +
+      'or set health_check_stops_run: false, and run again.',
+  );
+}
