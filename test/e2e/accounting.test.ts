@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -121,5 +121,17 @@ test(
       assert.equal(publishedUuids.has(candidates[row._ng_task_index].provenance.uuid), false);
 
     assert.match(readFileSync(result.reportPath, 'utf8'), /id="rollout-accounting"/);
+
+    // 0.7.0's health checks ran on both stages. The simulator's rollouts carry no ng_trajectory, so
+    // only the record checks could judge them, and they pass; the rest are unobserved, as in 0.7.0.
+    for (const stage of ['collect', 'local_profile']) {
+      const health = summary.health[stage];
+      assert.equal(health.records, summary.stages[stage].succeeded, stage);
+      assert.deepEqual(health.failed_checks, []);
+      assert.equal(health.checks.rollout_duplicate_identity.verdict, 'pass');
+      assert.equal(health.checks.model_call_failed.verdict, 'unobserved');
+      assert.ok(existsSync(path.join(result.runDir, health.quality_summary)));
+    }
+    assert.match(readFileSync(result.reportPath, 'utf8'), /id="health-checks"/);
   },
 );
