@@ -19,54 +19,18 @@ import {
   writeJsonl,
   type FakeAgent,
 } from '../fakeGym';
+import { answerWithTrajectory, FAILED_BY_FAILING_CALLS } from '../../helpers/healthTrajectory';
 
 // A stage's finish runs 0.7.0's health checks on its merged rollouts. What they find is reported
 // beside the stage's files and never changes them; with health_check_stops_run the run stops, not
 // retried, once the files are published.
-
-type Row = Record<string, any>;
-
-const POLICY = { type: 'responses_api_models', name: 'policy' };
-
-/** A one-turn trajectory whose single model call answered `status`. */
-function trajectory(row: Row, status: number): Row {
-  const id = `${row._ng_task_index}-${row._ng_rollout_index}`;
-  const failed = status >= 400;
-  return {
-    task_id: String(row.task_id),
-    rollout_id: id,
-    turns: [
-      {
-        invocation_id: 'root',
-        task_id: String(row.task_id),
-        rollout_id: id,
-        turn_no: 1,
-        timestamp: 1,
-        step_count: 1,
-        answer: failed ? null : 'done',
-        model_calls: [{ model_call_id: `call-${id}` }],
-      },
-    ],
-    model_calls: [
-      {
-        model_call_id: `call-${id}`,
-        response_metadata: { model_ref: POLICY, status_code: status, ...(failed ? {} : { response_id: `r-${id}` }) },
-        token_stats: { prompt_tokens: 3, completion_tokens: failed ? 0 : 2 },
-      },
-    ],
-  };
-}
 
 let agent: FakeAgent;
 let head: RunningServer;
 const dirs: string[] = [];
 
 before(async () => {
-  agent = await startFakeAgent('alpha', (row) => ({
-    response: { output: [], usage: { input_tokens: 3, output_tokens: row.task_id === 'bad' ? 0 : 2 } },
-    reward: row.task_id === 'bad' ? 0 : 1,
-    ng_trajectory: trajectory(row, row.task_id === 'bad' ? 503 : 200),
-  }));
+  agent = await startFakeAgent('alpha', (row) => answerWithTrajectory(row, row.task_id === 'bad' ? 503 : 200));
   head = await startFakeHead([agent]);
 });
 
@@ -74,16 +38,6 @@ after(async () => {
   await Promise.all([agent.server.close(), head.close()]);
   for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
-
-/** The checks task `bad` fails: its one call answers 503, with no message and 0 completion tokens. */
-const FAILED_BY_BAD = [
-  'rollout_ended_on_failed_model_call',
-  'agent_turn_hollow',
-  'model_call_zero_completion_tokens',
-  'model_call_failed',
-  'task_consistently_unhealthy',
-  'task_no_successful_model_calls',
-];
 
 const PUBLISHED = [
   'rollouts.jsonl',
@@ -94,7 +48,7 @@ const PUBLISHED = [
 ];
 
 /** Collects tasks `ok` and `bad` (2 repeats each) with the given top-level config, and finishes the stage. */
-async function finishedStage(config: Row) {
+async function finishedStage(config: Record<string, unknown>) {
   dirs.push(mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-health-')));
   writeJsonl(path.join(dirs.at(-1)!, 'tasks.jsonl'), [taskRow('ok'), taskRow('bad')]);
   const plan = collectPlan(dirs.at(-1)!, { head_url: head.url }, { num_repeats: 2 }, config);
@@ -124,7 +78,7 @@ test('a failed check is reported beside the stage and changes none of its files'
   assert.ok(checked.qualitySummary);
   const health = checked.health!;
   assert.deepEqual(health.verdicts, { healthy: 2, unhealthy: 2, unobserved: 0 });
-  assert.deepEqual(health.failed_checks, FAILED_BY_BAD);
+  assert.deepEqual(health.failed_checks, FAILED_BY_FAILING_CALLS);
   assert.equal(health.checks.model_call_failed.issues, 2);
   assert.equal(health.checks.record_unreadable.verdict, 'pass');
 });
@@ -140,7 +94,10 @@ test('with health_check_stops_run a failed check stops the run, not retried, aft
 });
 
 test('checks ignored as 0.7.0 names them do not stop the run', async () => {
-  const run = await finishedStage({ health_check_stops_run: true, health_check_ignored_checks: FAILED_BY_BAD });
+  const run = await finishedStage({
+    health_check_stops_run: true,
+    health_check_ignored_checks: FAILED_BY_FAILING_CALLS,
+  });
   assert.equal(run.error, undefined);
   assert.deepEqual(run.health!.failed_checks, []);
   assert.deepEqual(run.health!.verdicts, { healthy: 4, unhealthy: 0, unobserved: 0 });
