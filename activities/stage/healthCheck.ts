@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { log } from '@temporalio/activity';
 import { writeFileDurably } from '../../gym/durable';
 import { qualitySummaryJson, runHealthChecks } from '../../gym/healthChecks';
 import { QUALITY_SUMMARY_SUFFIX } from '../../gym/health/registry';
@@ -18,7 +19,8 @@ export interface CheckedHealth {
 
 /**
  * Runs the checks unless the config disables them. Early profiling's segments are left out: the
- * stage that reuses their samples checks them with its own.
+ * stage that reuses their samples checks them with its own. Checks that cannot run (a rollouts
+ * file that is not UTF-8) leave the stage unchecked rather than failed, as in 0.7.0.
  */
 export async function checkStageHealth(input: {
   plan: RunPlan;
@@ -27,6 +29,19 @@ export async function checkStageHealth(input: {
 }): Promise<CheckedHealth | undefined> {
   const { config } = input.plan;
   if (config.disable_health_check || input.plan.early) return undefined;
+  try {
+    return await writeHealth(input);
+  } catch (err) {
+    log.warn('rollout health checks failed; the stage goes on unchecked', {
+      outPrefix: input.outPrefix,
+      error: String(err),
+    });
+    return undefined;
+  }
+}
+
+async function writeHealth(input: { plan: RunPlan; view: string; outPrefix: string }): Promise<CheckedHealth> {
+  const { config } = input.plan;
   const summary = await runHealthChecks([`${input.view}.jsonl`], config.health_check_ignored_checks);
   const qualityFile = `${path.basename(input.outPrefix)}${QUALITY_SUMMARY_SUFFIX}`;
   const health = stageHealthOf(summary, qualityFile);

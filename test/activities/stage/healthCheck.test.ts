@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { finishStage } from '../../../activities/stage/finishStage';
+import { checkStageHealth } from '../../../activities/stage/healthCheck';
 import { NON_RETRYABLE_ERROR_TYPES, RolloutHealthError } from '../../../contracts/errors';
 import { stageHealthSchema } from '../../../gym/health/stageHealth';
 import type { RunningServer } from '../../../servers/http';
@@ -102,4 +103,15 @@ test('checks ignored as 0.7.0 names them do not stop the run', async () => {
   assert.deepEqual(run.health!.failed_checks, []);
   assert.deepEqual(run.health!.verdicts, { healthy: 4, unhealthy: 0, unobserved: 0 });
   assert.equal(run.health!.checks.model_call_failed.verdict, 'ignored');
+});
+
+test('rollouts the checks cannot read leave the stage unchecked, not failed, as in 0.7.0', async () => {
+  dirs.push(mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-health-')));
+  const plan = collectPlan(dirs.at(-1)!, { head_url: head.url });
+  const view = path.join(dirs.at(-1)!, 'view', 'rollouts');
+  mkdirSync(path.dirname(view));
+  writeFileSync(`${view}.jsonl`, Buffer.from([0x7b, 0xff, 0x7d, 0x0a]));
+  const input = { plan, view, outPrefix: outPrefixOf(plan) };
+  assert.equal(await new MockActivityEnvironment().run(checkStageHealth, input), undefined);
+  assert.deepEqual(readdirSync(path.dirname(view)), ['rollouts.jsonl']);
 });
