@@ -1,7 +1,9 @@
-import { readLines } from './jsonl';
+import { rm } from 'node:fs/promises';
+import { JsonlWriter, readLines } from './jsonl';
 import { orjsonDumps } from './pythonJsonDumps';
-import { digestRecord } from './health/rolloutDigest';
+import { digestRecord, type RolloutDigest } from './health/rolloutDigest';
 import { HealthReducer, type QualitySummary } from './health/summary';
+import { verdictRow, writeVerdictRows } from './health/verdictRows';
 import { CHECK_IDS, type CheckId } from './health/registry';
 
 // NeMo Gym 0.7.0's rollout health checks over a stage's rollouts (nemo_gym/rollout_health.py):
@@ -12,18 +14,58 @@ import { CHECK_IDS, type CheckId } from './health/registry';
 export { CHECK_IDS, type CheckId } from './health/registry';
 export type { QualitySummary } from './health/summary';
 
+export interface HealthCheckOptions {
+  /** Where to write 0.7.0's rollout_verdicts.jsonl; not written when absent. */
+  verdictsPath?: string;
+  /** The names the files go by in the verdict rows, where they differ from the paths read. */
+  sourceNames?: readonly string[];
+}
+
 /** Runs the checks not ignored over the rollouts files, read in order as one stage. */
-export async function runHealthChecks(files: readonly string[], ignored: readonly CheckId[]): Promise<QualitySummary> {
+export async function runHealthChecks(
+  files: readonly string[],
+  ignored: readonly CheckId[],
+  opts: HealthCheckOptions = {},
+): Promise<QualitySummary> {
+  const reducer = new HealthReducer(new Set(ignored));
+  if (opts.verdictsPath === undefined) {
+    await digestFiles(files, ignored, opts, (digest) => reducer.add(digest));
+    return reducer.finish();
+  }
+  const scratch = `${opts.verdictsPath}.unsorted`;
+  const rows = await JsonlWriter.open(scratch);
+  try {
+    await digestFiles(files, ignored, opts, async (digest) => {
+      const offset = rows.bytesWritten;
+      await rows.writeLine(verdictRow(digest));
+      reducer.add(digest, { offset, length: rows.bytesWritten - offset });
+    });
+    await rows.close();
+  } catch (err) {
+    await rows.close().catch(() => undefined);
+    await rm(scratch, { force: true });
+    throw err;
+  }
+  const summary = reducer.finish();
+  await writeVerdictRows(reducer, scratch, opts.verdictsPath);
+  return summary;
+}
+
+async function digestFiles(
+  files: readonly string[],
+  ignored: readonly CheckId[],
+  opts: HealthCheckOptions,
+  onDigest: (digest: RolloutDigest) => unknown,
+): Promise<void> {
   const ignoredSet = new Set(ignored);
-  const reducer = new HealthReducer(ignoredSet);
   let ordinal = 0;
-  for (const [sourceIndex, file] of files.entries()) {
-    for await (const { text, line } of readLines(file)) {
+  for (const [sourceIndex, rolloutsPath] of files.entries()) {
+    const file = opts.sourceNames?.[sourceIndex] ?? rolloutsPath;
+    for await (const { text, line } of readLines(rolloutsPath)) {
       if (text.trim() === '') continue;
-      reducer.add(digestRecord(text, { file, sourceIndex, line, ordinal: ordinal++ }, ignoredSet));
+      await onDigest(digestRecord(text, { file, sourceIndex, line, ordinal: ordinal++ }, ignoredSet));
     }
   }
-  return reducer.finish();
 }
 
 const counts = (record: Record<string, number>) =>

@@ -2,14 +2,14 @@ import path from 'node:path';
 import { log } from '@temporalio/activity';
 import { writeFileDurably } from '../../gym/durable';
 import { qualitySummaryJson, runHealthChecks } from '../../gym/healthChecks';
-import { QUALITY_SUMMARY_SUFFIX } from '../../gym/health/registry';
+import { QUALITY_SUMMARY_SUFFIX, ROLLOUT_VERDICTS_SUFFIX } from '../../gym/health/registry';
 import { STAGE_HEALTH_SUFFIX, stageHealthOf, type StageHealth } from '../../gym/health/stageHealth';
 import { RolloutHealthError } from '../../contracts/errors';
 import type { RolloutStage, RunPlan } from '../../contracts/payloads';
 
 // NeMo Gym 0.7.0's health checks on a stage's merged rollouts, in the stage's finish: 0.7.0's
-// quality_summary.json and our brief of it, written in the finish's view and published with the
-// stage's other files. What a check finds never changes or holds back a rollout.
+// quality_summary.json and rollout_verdicts.jsonl, and our brief of them, written in the finish's
+// view and published with the stage's other files. A finding never changes or holds back a rollout.
 
 export interface CheckedHealth {
   health: StageHealth;
@@ -41,22 +41,16 @@ export async function checkStageHealth(input: {
 }
 
 async function writeHealth(input: { plan: RunPlan; view: string; outPrefix: string }): Promise<CheckedHealth> {
-  const { config } = input.plan;
-  const summary = await runHealthChecks([`${input.view}.jsonl`], config.health_check_ignored_checks);
-  const qualityFile = `${path.basename(input.outPrefix)}${QUALITY_SUMMARY_SUFFIX}`;
-  const health = stageHealthOf(summary, qualityFile);
-  const files: Array<[string, string]> = [
-    [`${input.view}${QUALITY_SUMMARY_SUFFIX}`, qualitySummaryJson(summary)],
-    [`${input.view}${STAGE_HEALTH_SUFFIX}`, `${JSON.stringify(health, null, 2)}\n`],
-  ];
-  for (const [file, text] of files) await writeFileDurably(file, text);
-  return {
-    health,
-    moves: [
-      [files[0]![0], `${input.outPrefix}${QUALITY_SUMMARY_SUFFIX}`],
-      [files[1]![0], `${input.outPrefix}${STAGE_HEALTH_SUFFIX}`],
-    ],
-  };
+  const { view, outPrefix } = input;
+  const summary = await runHealthChecks([`${view}.jsonl`], input.plan.config.health_check_ignored_checks, {
+    verdictsPath: `${view}${ROLLOUT_VERDICTS_SUFFIX}`,
+    sourceNames: [`${outPrefix}.jsonl`],
+  });
+  const health = stageHealthOf(summary, `${path.basename(outPrefix)}${QUALITY_SUMMARY_SUFFIX}`);
+  await writeFileDurably(`${view}${QUALITY_SUMMARY_SUFFIX}`, qualitySummaryJson(summary));
+  await writeFileDurably(`${view}${STAGE_HEALTH_SUFFIX}`, `${JSON.stringify(health, null, 2)}\n`);
+  const suffixes = [QUALITY_SUMMARY_SUFFIX, ROLLOUT_VERDICTS_SUFFIX, STAGE_HEALTH_SUFFIX];
+  return { health, moves: suffixes.map((suffix) => [`${view}${suffix}`, `${outPrefix}${suffix}`]) };
 }
 
 /** With health_check_stops_run, the error that ends the run once a stage's files are published. */

@@ -46,3 +46,4 @@ export const ROLLOUT_SPECS: readonly CheckSpec[] = CHECK_REGISTRY.filter((spec) 
 
 /** 0.7.0's health report files, written beside the rollouts they judge. */
 export const QUALITY_SUMMARY_SUFFIX = '_quality_summary.json';
+export const ROLLOUT_VERDICTS_SUFFIX = '_rollout_verdicts.jsonl';

@@ -17,6 +17,19 @@ interface TaskEntry {
   taskIndex: Index;
   /** Per [rollout index, stage index]: one code per record claiming that identity. */
   records: Map<string, number[]>;
+  /** Per identity, where each record's verdict row was written: offset and length, in pairs. */
+  rows: Map<string, number[]>;
+}
+
+/** The records of one (task, rollout, stage) identity, for writing their verdict rows. */
+export interface IdentityRows {
+  taskIndex: Index;
+  rolloutIndex: Index;
+  stageIndex: Index;
+  /** Offset and length of each record's row, in pairs, in the order the records came. */
+  rows: readonly number[];
+  /** How many records claim the identity when the duplicate check counts them; 0 otherwise. */
+  duplicates: number;
 }
 
 /** Where a check found something: the rollout, and the finding's locator and detail. */
@@ -69,7 +82,8 @@ export class HealthReducer {
     };
   }
 
-  add(d: RolloutDigest): void {
+  /** `row`: where the record's verdict row was written, when the rows are. */
+  add(d: RolloutDigest, row?: { offset: number; length: number }): void {
     const s = this.s;
     s.records++;
     if (d.captureObserved) s.captures++;
@@ -103,10 +117,28 @@ export class HealthReducer {
     const task = this.tasks.get(indexKey(d.taskIndex)) ?? {
       taskIndex: d.taskIndex,
       records: new Map<string, number[]>(),
+      rows: new Map<string, number[]>(),
     };
     this.tasks.set(indexKey(d.taskIndex), task);
     const identity = JSON.stringify([d.rolloutIndex, d.stageIndex]);
     task.records.set(identity, [...(task.records.get(identity) ?? []), code]);
+    if (row) task.rows.set(identity, [...(task.rows.get(identity) ?? []), row.offset, row.length]);
+  }
+
+  /** The task indexes, in the order their first records came. */
+  taskIndexes(): Index[] {
+    return [...this.tasks.values()].map((task) => task.taskIndex);
+  }
+
+  /** A task's identities and where their rows are; after `finish`. */
+  identitiesOf(taskIndex: Index): IdentityRows[] {
+    const task = this.tasks.get(indexKey(taskIndex))!;
+    const markDuplicates = !this.ignored.has('rollout_duplicate_identity');
+    return [...task.rows].map(([identity, rows]) => {
+      const [rolloutIndex, stageIndex] = JSON.parse(identity) as [Index, Index];
+      const duplicates = markDuplicates && rows.length > 2 ? rows.length / 2 : 0;
+      return { taskIndex, rolloutIndex, stageIndex, rows, duplicates };
+    });
   }
 
   /** The summary, once every record has been added. */

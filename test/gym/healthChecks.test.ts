@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -21,23 +21,34 @@ rollouts, out, ignored = sys.stdin.read().split("\\n")[:3]
 run_health_checks(Path(rollouts), output_dir=Path(out), workers=1, ignored_checks=ignored)
 `;
 
-async function theirs(ignored: string): Promise<string> {
+/** quality_summary.json and rollout_verdicts.jsonl as 0.7.0 writes them. */
+async function theirs(ignored: string): Promise<[string, string]> {
   const out = await mkdtemp(path.join(os.tmpdir(), 'health-070-'));
   try {
     await runNemoGymPython(ZERO_SEVEN, `${FIXTURE}\n${out}\n${ignored}\n`, '0.7.0');
-    return await readFile(path.join(out, 'quality_summary.json'), 'utf8');
+    const read = (file: string) => readFile(path.join(out, file), 'utf8');
+    return [await read('quality_summary.json'), await read('rollout_verdicts.jsonl')];
   } finally {
     await rm(out, { recursive: true, force: true });
   }
 }
 
-async function ours(ignored: string): Promise<string> {
-  return qualitySummaryJson(await runHealthChecks([FIXTURE], normalizeIgnoredChecks(ignored)));
+async function ours(ignored: string): Promise<[string, string]> {
+  const out = await mkdtemp(path.join(os.tmpdir(), 'health-ours-'));
+  try {
+    const verdictsPath = path.join(out, 'rollout_verdicts.jsonl');
+    const summary = await runHealthChecks([FIXTURE], normalizeIgnoredChecks(ignored), { verdictsPath });
+    assert.deepEqual(await readdir(out), ['rollout_verdicts.jsonl'], 'the scratch rows are removed');
+    return [qualitySummaryJson(summary), await readFile(verdictsPath, 'utf8')];
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
 }
 
-test('the health summary equals 0.7.0 quality_summary.json byte for byte, every check tripped', async () => {
-  const [expected, actual] = await Promise.all([theirs(''), ours('')]);
+test('the health summary and verdicts equal 0.7.0 quality_summary.json and rollout_verdicts.jsonl byte for byte, every check tripped', async () => {
+  const [[expected, expectedRows], [actual, actualRows]] = await Promise.all([theirs(''), ours('')]);
   assert.equal(actual, expected);
+  assert.equal(actualRows, expectedRows);
   const issues = (JSON.parse(actual) as { run: { issues: Record<string, number> } }).run.issues;
   const tripped = Object.entries(issues).filter(([, n]) => n > 0);
   assert.ok(tripped.length >= 3, `only ${tripped.length} checks tripped`);
@@ -45,8 +56,9 @@ test('the health summary equals 0.7.0 quality_summary.json byte for byte, every 
 
 test('ignored checks as 0.7.0 names them: neither run nor counted, and listed', async () => {
   const ignored = 'model_call_failed, task_consistently_unhealthy,rollout_duplicate_identity,record_unreadable';
-  const [expected, actual] = await Promise.all([theirs(ignored), ours(ignored)]);
+  const [[expected, expectedRows], [actual, actualRows]] = await Promise.all([theirs(ignored), ours(ignored)]);
   assert.equal(actual, expected);
+  assert.equal(actualRows, expectedRows);
   const run = (JSON.parse(actual) as { run: { ignored_checks: string[]; issues: Record<string, number> } }).run;
   assert.deepEqual(run.ignored_checks, [
     'model_call_failed',

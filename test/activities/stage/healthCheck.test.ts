@@ -66,7 +66,8 @@ async function finishedStage(config: Record<string, unknown>) {
   const health = existsSync(healthFile)
     ? stageHealthSchema.parse(JSON.parse(readFileSync(healthFile, 'utf8')))
     : undefined;
-  return { error, files, health, qualitySummary: existsSync(`${outPrefix}_quality_summary.json`) };
+  const reports = ['_quality_summary.json', '_rollout_verdicts.jsonl'].filter((f) => existsSync(`${outPrefix}${f}`));
+  return { error, files, health, reports };
 }
 
 test('a failed check is reported beside the stage and changes none of its files', async () => {
@@ -75,8 +76,8 @@ test('a failed check is reported beside the stage and changes none of its files'
   assert.equal(checked.error, undefined);
   assert.deepEqual(checked.files, unchecked.files);
   assert.equal(unchecked.health, undefined);
-  assert.equal(unchecked.qualitySummary, false);
-  assert.ok(checked.qualitySummary);
+  assert.deepEqual(unchecked.reports, []);
+  assert.deepEqual(checked.reports, ['_quality_summary.json', '_rollout_verdicts.jsonl']);
   const health = checked.health!;
   assert.deepEqual(health.verdicts, { healthy: 2, unhealthy: 2, unobserved: 0 });
   assert.deepEqual(health.failed_checks, FAILED_BY_FAILING_CALLS);
