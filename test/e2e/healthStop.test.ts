@@ -31,7 +31,13 @@ after(async () => {
   await Promise.all([agent.server.close(), head.close()]);
 });
 
-const FILES = ['rollouts.jsonl', 'rollouts_failures.jsonl', 'rollouts_reward_profiling.jsonl', 'rollouts_health.json'];
+const FILES = [
+  'rollouts.jsonl',
+  'rollouts_failures.jsonl',
+  'rollouts_reward_profiling.jsonl',
+  'rollouts_health.json',
+  'rollouts_rollout_verdicts.jsonl',
+];
 const files = (input: CollectStageInput) =>
   FILES.map((f) => readFileSync(path.join(input.plan.runDir, f), 'utf8').replaceAll(input.plan.runDir, '<run>'));
 

@@ -171,6 +171,7 @@ test('every file a step of the stage reports done is synced, with its directory,
     ...Object.values(mergedPaths(outPrefix)),
     ...Object.values(rewardProfileOutputPaths(`${outPrefix}.jsonl`)),
     `${outPrefix}_aggregate_metrics.json`,
+    ...['_quality_summary.json', '_rollout_verdicts.jsonl', '_health.json'].map((suffix) => `${outPrefix}${suffix}`),
   ];
   const finish = () =>
     runActivity(finishStage, {
