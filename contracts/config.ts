@@ -255,9 +255,18 @@ export const pipelineConfigSchema = z.strictObject({
       "Skip NeMo Gym 0.7.0's rollout health checks on each stage's merged rollouts, as its disable_health_check",
     ),
   health_check_ignored_checks: z
-    .array(z.enum(CHECK_IDS))
+    .union([
+      z.array(z.enum(CHECK_IDS)),
+      // 0.7.0 also takes one comma-separated string, as a Hydra override writes it.
+      z
+        .string()
+        .transform((ids) => [...new Set(ids.split(',').map((id) => id.trim()))].filter((id) => id !== ''))
+        .pipe(z.array(z.enum(CHECK_IDS))),
+    ])
     .default([])
-    .describe('Health checks neither run nor counted, by the ids 0.7.0 names them, as its health_check_ignored_checks'),
+    .describe(
+      'Health checks neither run nor counted, by the ids 0.7.0 names them (a list, or one comma-separated string), as its health_check_ignored_checks',
+    ),
   health_check_stops_run: z
     .boolean()
     .default(false)

@@ -126,12 +126,3 @@ export function qualitySummaryJson(s: QualitySummary): string {
     { indent: 2 },
   );
 }
-
-/** Health-check ids as 0.7.0 takes them: a list or one comma-separated string, blanks and repeats dropped. */
-export function normalizeIgnoredChecks(checks: readonly string[] | string): CheckId[] {
-  const raw = typeof checks === 'string' ? checks.split(',') : checks;
-  const ids = [...new Set(raw.map((c) => c.trim()).filter((c) => c !== ''))];
-  const unknown = ids.filter((id) => !(CHECK_IDS as readonly string[]).includes(id)).sort();
-  if (unknown.length > 0) throw new Error(`Unknown rollout health check(s): ${unknown.join(', ')}`);
-  return ids as CheckId[];
-}

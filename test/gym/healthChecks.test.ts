@@ -3,7 +3,8 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { normalizeIgnoredChecks, qualitySummaryJson, runHealthChecks } from '../../gym/healthChecks';
+import { pipelineConfigSchema } from '../../contracts/config';
+import { qualitySummaryJson, runHealthChecks } from '../../gym/healthChecks';
 import { runNemoGymPython } from '../helpers/nemoGymPython';
 
 // The fixture trips every one of 0.7.0's checks (each in a record built for it: runaway generation,
@@ -21,6 +22,9 @@ rollouts, out, ignored = sys.stdin.read().split("\\n")[:3]
 run_health_checks(Path(rollouts), output_dir=Path(out), workers=1, ignored_checks=ignored)
 `;
 
+/** `health_check_ignored_checks` as the config reads the string 0.7.0 is given. */
+const ignoredChecks = (ids: string) => pipelineConfigSchema.shape.health_check_ignored_checks.parse(ids);
+
 /** quality_summary.json and rollout_verdicts.jsonl as 0.7.0 writes them. */
 async function theirs(ignored: string): Promise<[string, string]> {
   const out = await mkdtemp(path.join(os.tmpdir(), 'health-070-'));
@@ -37,7 +41,7 @@ async function ours(ignored: string): Promise<[string, string]> {
   const out = await mkdtemp(path.join(os.tmpdir(), 'health-ours-'));
   try {
     const verdictsPath = path.join(out, 'rollout_verdicts.jsonl');
-    const summary = await runHealthChecks([FIXTURE], normalizeIgnoredChecks(ignored), { verdictsPath });
+    const summary = await runHealthChecks([FIXTURE], ignoredChecks(ignored), { verdictsPath });
     assert.deepEqual(await readdir(out), ['rollout_verdicts.jsonl'], 'the scratch rows are removed');
     return [qualitySummaryJson(summary), await readFile(verdictsPath, 'utf8')];
   } finally {
@@ -69,9 +73,11 @@ test('ignored checks as 0.7.0 names them: neither run nor counted, and listed', 
   assert.equal(run.issues.model_call_failed, 0);
 });
 
-test('an unknown check id is refused with 0.7.0 wording', () => {
+test('an unknown check id is refused, in a list or a string', () => {
+  assert.throws(() => ignoredChecks('model_call_failed,no_such_check'), /Invalid option/);
   assert.throws(
-    () => normalizeIgnoredChecks(['model_call_failed', 'no_such_check']),
-    /Unknown rollout health check\(s\): no_such_check/,
+    () => pipelineConfigSchema.shape.health_check_ignored_checks.parse(['no_such_check']),
+    /Invalid option/,
   );
+  assert.deepEqual(ignoredChecks(' model_call_failed, ,model_call_failed'), ['model_call_failed']);
 });
