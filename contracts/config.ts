@@ -248,9 +248,11 @@ export const pipelineConfigSchema = z.strictObject({
     })
     .prefault({})
     .describe('Reward profile of the collected rollouts'),
+  // The health keys take no zod default: a defaulted key would enter every parsed config, and so
+  // the run manifest's config digest, and a run recorded before the key existed could not resume.
   disable_health_check: z
     .boolean()
-    .default(false)
+    .optional()
     .describe(
       "Skip NeMo Gym 0.7.0's rollout health checks on each stage's merged rollouts, as its disable_health_check",
     ),
@@ -263,13 +265,13 @@ export const pipelineConfigSchema = z.strictObject({
         .transform((ids) => [...new Set(ids.split(',').map((id) => id.trim()))].filter((id) => id !== ''))
         .pipe(z.array(z.enum(CHECK_IDS))),
     ])
-    .default([])
+    .optional()
     .describe(
       'Health checks neither run nor counted, by the ids 0.7.0 names them (a list, or one comma-separated string), as its health_check_ignored_checks',
     ),
   health_check_stops_run: z
     .boolean()
-    .default(false)
+    .optional()
     .describe(
       "Stop the run (not retried) when a health check finds anything in a stage's rollouts, after the stage's files are published; off as in 0.7.0, which only reports",
     ),

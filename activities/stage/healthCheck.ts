@@ -42,7 +42,7 @@ export async function checkStageHealth(input: {
 
 async function writeHealth(input: { plan: RunPlan; view: string; outPrefix: string }): Promise<CheckedHealth> {
   const { view, outPrefix } = input;
-  const summary = await runHealthChecks([`${view}.jsonl`], input.plan.config.health_check_ignored_checks, {
+  const summary = await runHealthChecks([`${view}.jsonl`], input.plan.config.health_check_ignored_checks ?? [], {
     verdictsPath: `${view}${ROLLOUT_VERDICTS_SUFFIX}`,
     sourceNames: [`${outPrefix}.jsonl`],
   });

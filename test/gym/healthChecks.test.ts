@@ -41,7 +41,7 @@ async function ours(ignored: string): Promise<[string, string]> {
   const out = await mkdtemp(path.join(os.tmpdir(), 'health-ours-'));
   try {
     const verdictsPath = path.join(out, 'rollout_verdicts.jsonl');
-    const summary = await runHealthChecks([FIXTURE], ignoredChecks(ignored), { verdictsPath });
+    const summary = await runHealthChecks([FIXTURE], ignoredChecks(ignored) ?? [], { verdictsPath });
     assert.deepEqual(await readdir(out), ['rollout_verdicts.jsonl'], 'the scratch rows are removed');
     return [qualitySummaryJson(summary), await readFile(verdictsPath, 'utf8')];
   } finally {
