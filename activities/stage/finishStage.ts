@@ -36,7 +36,13 @@ export async function profileWithAggregateMetrics(input: {
   /** The stage's fence, through which the aggregate metrics are published. */
   fence: Fence;
 }): Promise<ProfileResult> {
-  const profile = () => profileStage({ outPrefix: input.outPrefix, allowPartialRollouts: input.allowPartialRollouts });
+  const profile = () =>
+    profileStage({
+      outPrefix: input.outPrefix,
+      allowPartialRollouts: input.allowPartialRollouts,
+      // Plans recorded before the key existed follow the default.
+      nemoGymVersion: input.plan.config.profile.nemo_gym_version ?? '0.7.0',
+    });
   const aggregate = () =>
     writeAggregateMetrics({ plan: input.plan, stage: input.stage, rolloutsPath: input.rolloutsPath }, input.fence);
   if (input.completed >= SEQUENTIAL_TAIL_FROM_ROLLOUTS) {
@@ -125,13 +131,16 @@ export async function finishStage(input: {
     throw failure;
   }
   const { rolloutsPath, failuresPath } = mergedPaths(outPrefix);
-  const profiled = rewardProfileOutputPaths(rolloutsPath);
+  const { repeatLevelMetricsPath, ...profiled } = rewardProfileOutputPaths(rolloutsPath);
   const moves = [
     ...mergedMoves(outPrefix, files),
     [viewed.rewardProfilingPath, profiled.rewardProfilingPath],
     [viewed.agentMetricsPath, profiled.agentMetricsPath],
     ...(checked?.moves ?? []),
   ] as Array<[string, string]>;
+  // Written when the profile follows NeMo Gym 0.7.0 (nemo_gym_version).
+  const repeats = rewardProfileOutputPaths(`${view}.jsonl`).repeatLevelMetricsPath;
+  if (await exists(repeats)) moves.push([repeats, repeatLevelMetricsPath]);
   const aggregated = aggregateMetricsPath(`${view}.jsonl`);
   if (await exists(aggregated)) moves.push([aggregated, aggregateMetricsPath(rolloutsPath)]);
   await fence.publish(moves);

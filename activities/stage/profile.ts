@@ -3,6 +3,7 @@ import { readLines } from '../../gym/jsonl';
 import {
   writeRewardProfile,
   writeRewardProfileOf,
+  type NemoGymVersion,
   type ProfiledResult,
   type RewardProfileOptions,
   type RewardProfileOutputs,
@@ -59,6 +60,7 @@ async function profileOutputs(outPrefix: string, options: RewardProfileOptions):
 export async function profileStage(input: {
   outPrefix: string;
   allowPartialRollouts: boolean;
+  nemoGymVersion?: NemoGymVersion;
 }): Promise<ProfileResult> {
   // Tasks are counted as their rows are written, so no run's group rows are held at once.
   const outcomes = countOutcomes([], input.allowPartialRollouts);
@@ -68,6 +70,7 @@ export async function profileStage(input: {
     materializedInputsPath: materializedInputsPath(input.outPrefix),
     rolloutsPath: `${input.outPrefix}.jsonl`,
     allowPartialRollouts: input.allowPartialRollouts,
+    nemoGymVersion: input.nemoGymVersion,
     canonicalInputs: true,
     onGroup: (row) => {
       for (const [outcome, n] of Object.entries(countOutcomes([row], input.allowPartialRollouts)))

@@ -5,8 +5,15 @@ import { z } from 'zod';
 import { JsonlWriter, readJsonl } from '../jsonl';
 import { renameDurably, writeFileDurably } from '../durable';
 import { JsonlError } from '../errors';
-import { completionSummary, profileTables, type CompletionSummary, type GroupLevelMetrics } from './profile';
-import { InputTable, NumberColumn, RolloutTable } from './table';
+import {
+  completionSummary,
+  profileTables,
+  type CompletionSummary,
+  type GroupLevelMetrics,
+  type Profile,
+} from './profile';
+import { gym070AgentRows } from './repeats';
+import { InputTable, RolloutTable } from './table';
 export { RewardProfileError } from '../errors';
 import { orjsonDumps, pythonRound } from '../pythonJsonDumps';
 import { canonicalSample, RolloutNumberKinds, sampleValue } from './pythonTypes';
@@ -38,6 +45,10 @@ const profiledResultSchema = z.looseObject({ ...rolloutKeySchema, response: z.lo
 export interface RewardProfileOutputs {
   rewardProfilingPath: string;
   agentMetricsPath: string;
+  /** Written when following NeMo Gym 0.7.0. */
+  repeatLevelMetricsPath?: string;
+  /** Rollouts left out of the statistics for their `mask_sample` (NeMo Gym 0.7.0). */
+  masked?: number;
   summary: CompletionSummary;
   /** Group rows written, one per task with a completed rollout. */
   tasks: number;
@@ -47,11 +58,13 @@ export interface RewardProfileOutputs {
 export function rewardProfileOutputPaths(rolloutsPath: string): {
   rewardProfilingPath: string;
   agentMetricsPath: string;
+  repeatLevelMetricsPath: string;
 } {
   const { dir, name } = path.parse(rolloutsPath);
   return {
     rewardProfilingPath: path.join(dir, `${name}_reward_profiling.jsonl`),
     agentMetricsPath: path.join(dir, `${name}_agent_metrics.json`),
+    repeatLevelMetricsPath: path.join(dir, `${name}_repeat_level_metrics.json`),
   };
 }
 
@@ -76,43 +89,37 @@ async function* validated<T extends z.ZodType>(
 }
 
 /**
- * Where each group's `sample` is in the materialized inputs: the row of the task's lowest completed
+ * Where each group's `sample` is in the materialized inputs: the row of the group's lowest measured
  * rollout. Samples are the bulk of a profile (full prompts and tool lists), so only their place is
- * kept while profiling, and each is read back when its group row is written. Only sample rows are
- * noted (one a task, where a column by input position would take a slot for every row).
+ * kept while profiling, and each is read back when its group row is written. Only one row a
+ * (task, agent) is noted: a group is a task, or under NeMo Gym 0.7.0's fan-out a (task, agent).
  */
 class SamplePlaces {
-  private readonly position = new NumberColumn();
-  private readonly offset = new NumberColumn();
-  private readonly length = new NumberColumn();
-  private count = 0;
+  private readonly best = new Map<string, { position: number; rollout: number; place: LinePlace }>();
+  private byPosition: Map<number, LinePlace> | undefined;
 
-  constructor(private readonly results: RolloutTable) {}
+  constructor(
+    private readonly results: RolloutTable,
+    private readonly gym070: boolean,
+  ) {}
 
-  /** Input positions come in increasing order, as the inputs are read. */
-  noteIfSample(
-    inputPosition: number,
-    task: number,
-    rollout: number,
-    place: { byteOffset: number; byteLength: number },
-  ): void {
-    const first = this.results.firstOfTask(task);
-    if (first === undefined || this.results.rollout.get(first) !== rollout) return;
-    this.position.set(this.count, inputPosition);
-    this.offset.set(this.count, place.byteOffset);
-    this.length.set(this.count++, place.byteLength);
+  note(inputPosition: number, task: number, rollout: number, agent: string, place: LinePlace): void {
+    const i = this.results.find(task, rollout);
+    if (i === undefined || (this.gym070 && this.results.masked.has(i))) return;
+    const key = this.gym070 ? `${task}\0${agent}` : String(task);
+    const seen = this.best.get(key);
+    if (!seen || rollout < seen.rollout) this.best.set(key, { position: inputPosition, rollout, place });
   }
 
-  place(inputPosition: number): { byteOffset: number; byteLength: number } {
-    let lo = 0;
-    let hi = this.count;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (this.position.get(mid) < inputPosition) lo = mid + 1;
-      else hi = mid;
-    }
-    return { byteOffset: this.offset.get(lo), byteLength: this.length.get(lo) };
+  place(inputPosition: number): LinePlace {
+    this.byPosition ??= new Map([...this.best.values()].map((b) => [b.position, b.place]));
+    return this.byPosition.get(inputPosition)!;
   }
+}
+
+interface LinePlace {
+  byteOffset: number;
+  byteLength: number;
 }
 
 export interface RewardProfileOptions {
@@ -124,7 +131,12 @@ export interface RewardProfileOptions {
   /** The materialized inputs are orjson's own bytes (a pipeline's materialization writes them so):
    * samples are then cut out of their lines rather than decoded and written again. */
   canonicalInputs?: boolean;
+  /** Whose files to write: NeMo Gym 0.7.0's (the default) or 0.4.0's (no repeat-level metrics,
+   * no masking, one group a task). */
+  nemoGymVersion?: NemoGymVersion;
 }
+
+export type NemoGymVersion = '0.4.0' | '0.7.0';
 
 async function* resultsOfFile(rolloutsPath: string): AsyncGenerator<ProfiledResult> {
   for await (const { value, text } of validated(rolloutsPath, profiledResultSchema)) {
@@ -161,15 +173,16 @@ export async function writeRewardProfileOf(
   sources: ProfileSources,
   opts: RewardProfileOptions,
 ): Promise<RewardProfileOutputs> {
-  const outputs = rewardProfileOutputPaths(opts.rolloutsPath);
+  const { repeatLevelMetricsPath, ...outputs } = rewardProfileOutputPaths(opts.rolloutsPath);
+  const gym070 = (opts.nemoGymVersion ?? '0.7.0') === '0.7.0';
   const inputsFile = await open(opts.materializedInputsPath, 'r');
   try {
     let profile: Profiled;
     try {
-      profile = await streamedProfile(sources, opts, inputsFile);
+      profile = await streamedProfile(sources, opts, inputsFile, gym070);
     } catch (err) {
       if (!(err instanceof NotInKeyOrder)) throw err;
-      profile = await tableProfile(sources, opts, inputsFile);
+      profile = await tableProfile(sources, opts, inputsFile, gym070);
     }
     // Written under temporary names and renamed, so a crash never leaves a half profile that looks done.
     const profilingTmp = `${outputs.rewardProfilingPath}.tmp`;
@@ -185,15 +198,25 @@ export async function writeRewardProfileOf(
       await writer.close();
     }
     await renameDurably([[profilingTmp, outputs.rewardProfilingPath]]);
-    await writeFileDurably(outputs.agentMetricsPath, orjsonDumps(profile.agents()));
-    return { ...outputs, summary: profile.summary, tasks };
+    if (!gym070) {
+      await writeFileDurably(outputs.agentMetricsPath, orjsonDumps(profile.agents()));
+      return { ...outputs, summary: profile.summary, tasks };
+    }
+    const coverage = profile.coverage();
+    let masked = 0;
+    for (const entries of coverage.values())
+      for (const [k, n] of entries) if (k === 'coverage/masked_rollouts') masked += Number(n);
+    const { agents, repeats } = gym070AgentRows(profile.agents(), profile.agentRollouts(), profile.columns, coverage);
+    await writeFileDurably(outputs.agentMetricsPath, orjsonDumps(agents));
+    await writeFileDurably(repeatLevelMetricsPath, orjsonDumps(repeats));
+    return { ...outputs, repeatLevelMetricsPath, masked, summary: profile.summary, tasks };
   } finally {
     await inputsFile.close();
   }
 }
 
 /** A profile either way: group rows to write one by one, then the agent rows. */
-interface Profiled {
+interface Profiled extends Pick<Profile, 'agentRollouts' | 'coverage' | 'columns'> {
   summary: CompletionSummary;
   groups: AsyncIterable<StreamedGroup>;
   agents(): PyDict[];
@@ -220,9 +243,11 @@ async function streamedProfile(
   sources: ProfileSources,
   opts: RewardProfileOptions,
   inputsFile: FileHandle,
+  gym070: boolean,
 ): Promise<Profiled> {
-  const profile = await profileKeyOrdered(sources, opts.allowPartialRollouts ?? false);
+  const profile = await profileKeyOrdered(sources, opts.allowPartialRollouts ?? false, gym070);
   return {
+    ...profile,
     summary: profile.summary,
     groups: profile.groups((input) => readSample(inputsFile, input, opts.canonicalInputs ?? false)),
     agents: () => profile.agents(),
@@ -233,17 +258,21 @@ async function tableProfile(
   sources: ProfileSources,
   opts: RewardProfileOptions,
   inputsFile: FileHandle,
+  gym070: boolean,
 ): Promise<Profiled> {
   const results = new RolloutTable(true);
   const kinds = new RolloutNumberKinds();
-  for await (const { task, rollout, result, text } of sources.results())
-    kinds.add(results.add(task, rollout, result), text);
-  const inputs = new InputTable();
-  const samples = new SamplePlaces(results);
-  for await (const { task, rollout, agentName, byteOffset, byteLength } of sources.inputs()) {
-    samples.noteIfSample(inputs.add(task, rollout, agentName), task, rollout, { byteOffset, byteLength });
+  for await (const { task, rollout, result, text } of sources.results()) {
+    const position = results.add(task, rollout, result);
+    // A masked rollout is no part of the stats frame, so its number kinds decide nothing.
+    if (!(gym070 && results.masked.has(position))) kinds.add(position, text);
   }
-  const profile = profileTables(inputs, results, opts.allowPartialRollouts ?? false);
+  const inputs = new InputTable();
+  const samples = new SamplePlaces(results, gym070);
+  for await (const { task, rollout, agentName, byteOffset, byteLength } of sources.inputs()) {
+    samples.note(inputs.add(task, rollout, agentName), task, rollout, agentName, { byteOffset, byteLength });
+  }
+  const profile = profileTables(inputs, results, opts.allowPartialRollouts ?? false, gym070);
   async function* groups(): AsyncGenerator<StreamedGroup> {
     for (const { row, rollouts } of profile.groups((i) => i)) {
       // The sample key already sits where upstream puts it; only its value is filled in, re-read with
@@ -258,6 +287,7 @@ async function tableProfile(
     }
   }
   return {
+    ...profile,
     summary: completionSummary(inputs, results),
     groups: groups(),
     agents: () => profile.agents().map((row) => kinds.agentRow(row)),
@@ -271,14 +301,22 @@ function percent(x: number): string {
 
 /** The lines `ng_reward_profile` prints after profiling. */
 export function formatProfileSummary(
-  outputs: Pick<RewardProfileOutputs, 'summary' | 'rewardProfilingPath' | 'agentMetricsPath'>,
+  outputs: Pick<
+    RewardProfileOutputs,
+    'summary' | 'rewardProfilingPath' | 'agentMetricsPath' | 'repeatLevelMetricsPath' | 'masked'
+  >,
 ): string {
   const s = outputs.summary;
+  const gym070 = outputs.repeatLevelMetricsPath !== undefined;
   return [
     'Profiling outputs:',
     `Reward profile completion: ${s.completed_rollout_rows}/${s.expected_rollout_rows} rollout rows (${percent(s.reward_profile_completion_pct)}%)`,
     `Input rows: ${s.total_input_rows} total; ${s.complete_input_rows} complete; ${s.partial_input_rows} partial; ${s.missing_input_rows} without rollouts dropped from output.`,
+    ...(gym070
+      ? [`Masked from quality metrics: ${outputs.masked ?? 0} rollout rows (kept in completion accounting above).`]
+      : []),
     `Reward profiling outputs: ${outputs.rewardProfilingPath}`,
     `Agent-level metrics: ${outputs.agentMetricsPath}`,
+    ...(gym070 ? [`Repeat-level metrics: ${outputs.repeatLevelMetricsPath}`] : []),
   ].join('\n');
 }

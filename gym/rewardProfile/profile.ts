@@ -1,3 +1,5 @@
+import { byAgent, CoverageCounter, FanOutDetector, type CoverageEntries } from './coverage';
+import type { AgentRollouts } from './repeats';
 import { describeGroup } from './stats';
 import { InputTable, RolloutTable, TASK } from './table';
 import { RewardProfileError } from '../errors';
@@ -109,19 +111,8 @@ function join(inputs: InputTable, results: RolloutTable) {
   return { rowOf, extra, missing };
 }
 
-/** Result key-order indices where each task's rollouts start, with the end as the last entry. */
-function taskStarts(results: RolloutTable): Uint32Array {
-  const order = results.keyOrder();
-  const starts: number[] = [];
-  for (let j = 0; j < order.length; j++) {
-    if (j === 0 || results.task.get(order[j]!) !== results.task.get(order[j - 1]!)) starts.push(j);
-  }
-  starts.push(order.length);
-  return Uint32Array.from(starts);
-}
-
-/** How many input rows each task has, by binary search over the inputs' key order. */
-function rowsOfTask(inputs: InputTable, task: number): number {
+/** The input positions of a task's rows in key order, by binary search over the inputs' key order. */
+function rowsOfTask(inputs: InputTable, task: number): number[] {
   const order = inputs.keyOrder();
   const bound = (strict: boolean) => {
     let lo = 0;
@@ -134,7 +125,7 @@ function rowsOfTask(inputs: InputTable, task: number): number {
     }
     return lo;
   };
-  return bound(true) - bound(false);
+  return Array.from(order.subarray(bound(false), bound(true)));
 }
 
 /** A task's group row (its `sample` as given): `members` are its results' table positions in key order. */
@@ -144,12 +135,14 @@ export function groupRow(
   columns: readonly string[],
   expected: number,
   sample: unknown,
+  agent?: string,
 ): Row {
   const cellsOver = (column: string) => {
     const values = results.stats.get(column);
     return Float64Array.from(members, (i) => (values ? values.get(i) : NaN));
   };
   const row: Row = { [TASK]: results.task.get(members[0]!), ...Object.fromEntries(describeGroup(columns, cellsOver)) };
+  if (agent !== undefined) row.agent_ref = { name: agent };
   row.sample = sample;
   row.num_rollouts = members.length;
   row.expected_num_rollouts = expected;
@@ -170,10 +163,11 @@ export function agentRows(
 }
 
 /** The frame's columns in first-seen order over the results in key order. */
-function frameColumns(results: RolloutTable): string[] {
+function frameColumns(results: RolloutTable, measured: (i: number) => boolean): string[] {
   const columnSet = new Set<string>();
   const shapesSeen = new Set<object>();
   for (const i of results.keyOrder()) {
+    if (!measured(i)) continue;
     const shape = results.shape(i);
     if (shapesSeen.has(shape)) continue;
     shapesSeen.add(shape);
@@ -183,12 +177,26 @@ function frameColumns(results: RolloutTable): string[] {
 }
 
 export interface Profile {
-  /** Group rows in task order, built on demand; `sampleOf` gets the input position of the task's first completed rollout. */
+  /** Group rows in task (then agent) order, built on demand; `sampleOf` gets the input position of the group's first completed rollout. */
   groups(sampleOf: (inputPosition: number) => unknown): Generator<ProfiledGroup>;
   agents(): AgentLevelMetrics[];
+  /** Each agent's measured rollouts, for the repeat-level metrics. */
+  agentRollouts(): AgentRollouts[];
+  coverage(): Map<string, CoverageEntries>;
+  /** The stats frame's columns. */
+  columns: readonly string[];
 }
 
-export function profileTables(inputs: InputTable, results: RolloutTable, allowPartialRollouts: boolean): Profile {
+/**
+ * `gym070`: NeMo Gym 0.7.0's rules, masked rollouts left out (with their rows) and a task run by
+ * several agents profiled per agent; without, 0.4.0's.
+ */
+export function profileTables(
+  inputs: InputTable,
+  results: RolloutTable,
+  allowPartialRollouts: boolean,
+  gym070 = true,
+): Profile {
   throwOnDuplicate(inputs, 'materialized input row', false);
   throwOnDuplicate(results, 'result row', results.firstDuplicateInKeyOrder);
   const { rowOf, extra, missing } = join(inputs, results);
@@ -198,51 +206,85 @@ export function profileTables(inputs: InputTable, results: RolloutTable, allowPa
   if (results.withoutResponse.length > 0) {
     throw noResponseError(results.withoutResponse.reduce((a, b) => (results.compare(a, b) <= 0 ? a : b)));
   }
-
-  const columns = frameColumns(results);
+  const measured = (i: number) => !(gym070 && results.masked.has(i));
+  const maskedRows = new Set<number>();
+  order.forEach((i, j) => !measured(i) && maskedRows.add(rowOf[j]!));
+  const agentName = (row: number) => String(inputs.agentNames[inputs.agent.get(row)]);
+  const fanOut = new FanOutDetector();
+  if (gym070) for (const r of inputs.keyOrder()) if (!maskedRows.has(r)) fanOut.add(inputs.task.get(r), agentName(r));
+  const columns = frameColumns(results, measured);
+  /** Measured results as key-order indices. */
+  const kept: number[] = [];
+  order.forEach((i, j) => measured(i) && kept.push(j));
 
   function* groups(sampleOf: (inputPosition: number) => unknown): Generator<ProfiledGroup> {
-    const starts = taskStarts(results);
-    for (let g = 0; g + 1 < starts.length; g++) {
-      const members = order.subarray(starts[g]!, starts[g + 1]!);
-      const expected = rowsOfTask(inputs, results.task.get(members[0]!));
-      yield { row: groupRow(results, members, columns, expected, sampleOf(rowOf[starts[g]!]!)), rollouts: members };
+    for (let g = 0; g < kept.length;) {
+      const task = results.task.get(order[kept[g]!]!);
+      let end = g;
+      while (end < kept.length && results.task.get(order[kept[end]!]!) === task) end++;
+      const taskMembers = kept.slice(g, end);
+      g = end;
+      const rows = rowsOfTask(inputs, task).filter((r) => !maskedRows.has(r));
+      const split: [string | undefined, number[]][] = fanOut.fanOut
+        ? byAgent(taskMembers, (j) => agentName(rowOf[j]!))
+        : [[undefined, taskMembers]];
+      for (const [agent, js] of split) {
+        const expected = agent === undefined ? rows.length : rows.filter((r) => agentName(r) === agent).length;
+        const members = Uint32Array.from(js, (j) => order[j]!);
+        const row = groupRow(results, members, columns, expected, sampleOf(rowOf[js[0]!]!), agent);
+        yield { row, rollouts: members };
+      }
     }
   }
 
-  /** Each agent's results in key order, as segments of one array: a few bytes a rollout, however many there are. */
-  function agents(): AgentLevelMetrics[] {
-    const agentAt = (j: number) => inputs.agent.get(rowOf[j]!);
-    const counts = new Uint32Array(inputs.agentNames.length);
-    const firstSeen: number[] = [];
-    for (let j = 0; j < order.length; j++) if (counts[agentAt(j)]!++ === 0) firstSeen.push(agentAt(j));
-    const starts = new Uint32Array(counts.length);
-    let start = 0;
-    for (const agent of firstSeen) {
-      starts[agent] = start;
-      start += counts[agent]!;
+  /** Each agent's measured results as key-order indices, agents in order of their first result. */
+  function byAgentName(): Map<string, number[]> {
+    const grouped = new Map<string, number[]>();
+    for (const j of kept) {
+      const name = agentName(rowOf[j]!);
+      let list = grouped.get(name);
+      if (!list) grouped.set(name, (list = []));
+      list.push(j);
     }
-    const next = starts.slice();
-    const grouped = new Uint32Array(order.length);
-    order.forEach((i, j) => (grouped[next[agentAt(j)]!++] = i));
+    return grouped;
+  }
+
+  const cellOf = (column: string, j: number) => results.stats.get(column)?.get(order[j]!) ?? NaN;
+
+  function agents(): AgentLevelMetrics[] {
     return agentRows(
-      firstSeen.map((agent) => {
-        const members = grouped.subarray(starts[agent], starts[agent]! + counts[agent]!);
-        return {
-          name: inputs.agentNames[agent],
-          cellsOf: (column: string) => Float64Array.from(members, (i) => results.stats.get(column)!.get(i)),
-        };
-      }),
+      [...byAgentName().values()].map((js) => ({
+        name: inputs.agentNames[inputs.agent.get(rowOf[js[0]!]!)],
+        cellsOf: (column: string) => Float64Array.from(js, (j) => cellOf(column, j)),
+      })),
       columns,
     );
   }
 
-  return { groups, agents };
+  function agentRollouts(): AgentRollouts[] {
+    return [...byAgentName()].map(([name, js]) => ({
+      name,
+      count: js.length,
+      task: (i: number) => results.task.get(order[js[i]!]!),
+      rollout: (i: number) => results.rollout.get(order[js[i]!]!),
+      cellsOf: (column: string) => Float64Array.from(js, (j) => cellOf(column, j)),
+    }));
+  }
+
+  function coverage(): Map<string, CoverageEntries> {
+    const counter = new CoverageCounter();
+    order.forEach((i, j) => counter.add(agentName(rowOf[j]!), results.task.get(i), !measured(i)));
+    return counter.entries();
+  }
+
+  return { groups, agents, agentRollouts, coverage, columns };
 }
 
 /**
- * Counts for the completion summary, fed input rows in key order (each once), each with whether it
- * has a result, and the extra results; tasks are counted as complete, partial or missing.
+ * Counts for the completion summary, fed input rows in key order (each once, with its agent), each
+ * with whether it has a result, and the extra results. Each (task, agent) is counted as complete,
+ * partial or missing: NeMo Gym 0.7.0 counts fan-out copies of a task apart, and without fan-out a
+ * task has one agent.
  */
 export class CompletionCounter {
   private expected = 0;
@@ -250,17 +292,18 @@ export class CompletionCounter {
   private extra = 0;
   private readonly tasks = { total: 0, complete: 0, partial: 0, missing: 0 };
   private task: number | undefined;
-  private taskRows = 0;
-  private taskDone = 0;
+  private readonly groups = new Map<string, { rows: number; done: number }>();
 
-  row(task: number, done: boolean): void {
+  row(task: number, agent: string, done: boolean): void {
     if (task !== this.task) this.closeTask();
     this.task = task;
     this.expected++;
-    this.taskRows++;
+    let group = this.groups.get(agent);
+    if (!group) this.groups.set(agent, (group = { rows: 0, done: 0 }));
+    group.rows++;
     if (done) {
       this.completed++;
-      this.taskDone++;
+      group.done++;
     }
   }
 
@@ -269,13 +312,13 @@ export class CompletionCounter {
   }
 
   private closeTask(): void {
-    if (this.taskRows === 0) return;
-    this.tasks.total++;
-    if (this.taskDone === this.taskRows) this.tasks.complete++;
-    else if (this.taskDone > 0) this.tasks.partial++;
-    else this.tasks.missing++;
-    this.taskRows = 0;
-    this.taskDone = 0;
+    for (const { rows, done } of this.groups.values()) {
+      this.tasks.total++;
+      if (done === rows) this.tasks.complete++;
+      else if (done > 0) this.tasks.partial++;
+      else this.tasks.missing++;
+    }
+    this.groups.clear();
   }
 
   summary(): CompletionSummary {
@@ -310,7 +353,7 @@ export function completionSummary(inputs: InputTable, results: RolloutTable): Co
       results.task.get(done[j]!) - inputs.task.get(r) || results.rollout.get(done[j]!) - inputs.rollout.get(r);
     for (; j < done.length && c() < 0; j++) if (!same(results, done[j - 1], done[j]!)) counter.extraResult();
     const matched = j < done.length && c() === 0;
-    counter.row(inputs.task.get(r), matched);
+    counter.row(inputs.task.get(r), String(inputs.agentNames[inputs.agent.get(r)]), matched);
     if (matched) for (j++; j < done.length && same(results, done[j - 1], done[j]!); j++);
   }
   for (; j < done.length; j++) if (!same(results, done[j - 1], done[j]!)) counter.extraResult();

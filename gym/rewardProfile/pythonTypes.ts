@@ -1,7 +1,7 @@
 import { loadsPythonJson, type PyDict, type PyValue } from '../pythonJson';
 import { RawJson } from '../pythonJsonDumps';
 import { lineKinds, type LineKinds } from './numberKinds';
-import { NumberColumn, ROLLOUT, TASK } from './table';
+import { MASK_SAMPLE, NumberColumn, ROLLOUT, TASK } from './table';
 
 // `ng_reward_profile` writes Python values with orjson, so `1.0` and `1` are different bytes. Which
 // one a number is follows Python's and pandas' rules from the types in the rollouts file itself:
@@ -29,7 +29,7 @@ export class FrameKinds {
     this.anyFloat = undefined;
     // The frame's columns: top-level numbers overwritten by usage numbers (`result | usage`).
     for (const [k, kind] of new Map([...kinds.top, ...kinds.usage])) {
-      if (k === TASK || k === ROLLOUT) continue;
+      if (k.startsWith('_') || k === MASK_SAMPLE) continue;
       const column = this.columns.get(k) ?? { float: false, seen: 0 };
       column.float ||= kind === 'float';
       column.seen++;

@@ -44,20 +44,20 @@ function pairwiseSumOf(values: ArrayLike<number>, term: (x: number) => number, f
 }
 
 /** pandas `nanmean`: missing values are summed as 0 (they still occupy their place in the pairwise tree). */
-function mean(cells: Cells, count: number): number {
+export function mean(cells: Cells, count: number): number {
   if (count === 0) return NaN;
   return pairwiseSumOf(cells, (c) => (Number.isNaN(c) ? 0 : c), 0, cells.length) / count;
 }
 
 /** pandas `nanvar` two-pass algorithm with ddof = 1, then the square root. */
-function std(cells: Cells, count: number): number {
+export function std(cells: Cells, count: number): number {
   if (count <= 1) return NaN;
   const avg = mean(cells, count);
   return Math.sqrt(pairwiseSumOf(cells, (c) => (Number.isNaN(c) ? 0 : (avg - c) ** 2), 0, cells.length) / (count - 1));
 }
 
 /** The present values' max and min, NaN when there are none; the first of equal values wins, as in a left fold. */
-function extremes(cells: Cells): { max: number; min: number } {
+export function extremes(cells: Cells): { max: number; min: number } {
   let max = NaN;
   let min = NaN;
   for (const c of cells) {
@@ -69,7 +69,7 @@ function extremes(cells: Cells): { max: number; min: number } {
 }
 
 /** The present values' median. Sorts `cells` in place when none is missing, so call it last. */
-function median(cells: Cells, count: number): number {
+export function median(cells: Cells, count: number): number {
   if (count === 0) return NaN;
   const sorted = (count === cells.length ? cells : cells.filter((c) => !Number.isNaN(c))).sort();
   const mid = Math.floor(sorted.length / 2);

@@ -11,7 +11,9 @@ import {
 } from './profile';
 import { lineKinds } from './numberKinds';
 import { FrameKinds, RolloutNumberKinds } from './pythonTypes';
-import { forEachStat, isRow, NumberColumn, RolloutTable } from './table';
+import { byAgent, CoverageCounter, FanOutDetector, type CoverageEntries } from './coverage';
+import type { AgentRollouts } from './repeats';
+import { forEachStat, isRow, MASK_SAMPLE, NumberColumn, pythonTruthy, RolloutTable } from './table';
 import type { PyDict, PyValue } from '../pythonJson';
 
 // Reward profiling of inputs and results that both come in key order, as a merged stage and NeMo
@@ -119,8 +121,12 @@ async function openCursors(sources: ProfileSources): Promise<Cursors> {
 class AgentCells {
   count = 0;
   readonly columns = new Map<string, NumberColumn>();
+  readonly tasks = new NumberColumn();
+  readonly rollouts = new NumberColumn();
 
-  add(result: Row, columns: Set<string>): void {
+  add(key: Keyed, result: Row, columns: Set<string>): void {
+    this.tasks.set(this.count, key.task);
+    this.rollouts.set(this.count, key.rollout);
     forEachStat(result, (key, value) => {
       columns.add(key);
       let column = this.columns.get(key);
@@ -145,6 +151,11 @@ export interface StreamedGroup {
 
 export interface StreamedProfile {
   summary: CompletionSummary;
+  /** Each agent's measured rollouts, for the repeat-level metrics. */
+  agentRollouts(): AgentRollouts[];
+  coverage(): Map<string, CoverageEntries>;
+  /** The stats frame's columns. */
+  columns: readonly string[];
   /** Typed agent rows, by agent name in Python's order. */
   agents(): PyDict[];
   /** The group rows in task order; `sampleOf` gets the place of the task's first completed rollout's input line. */
@@ -159,6 +170,7 @@ export interface StreamedProfile {
 export async function profileKeyOrdered(
   sources: ProfileSources,
   allowPartialRollouts: boolean,
+  gym070 = true,
 ): Promise<StreamedProfile> {
   const cursors = await openCursors(sources);
   const { inputs, results } = cursors;
@@ -171,6 +183,8 @@ export async function profileKeyOrdered(
   let missingCount = 0;
   let withoutResponse: number | undefined;
   const counter = new CompletionCounter();
+  const coverage = new CoverageCounter();
+  const fanOut = new FanOutDetector();
   const noteExtra = async (result: ProfiledResult) => {
     if (extraCount++ < 10) extra.push(keyText(result));
     counter.extraResult();
@@ -182,13 +196,18 @@ export async function profileKeyOrdered(
       while (results.current && compareKeys(results.current, row) < 0) await noteExtra(results.current);
       const result = results.current;
       const matched = result !== undefined && compareKeys(result, row) === 0;
-      counter.row(row.task, matched);
+      counter.row(row.task, row.agentName, matched);
+      const masked = gym070 && matched && pythonTruthy(result.result[MASK_SAMPLE]);
+      if (gym070 && !masked) fanOut.add(row.task, row.agentName);
       if (result && matched) {
         if (!isRow(result.result.response)) withoutResponse ??= results.position;
-        let cells = agents.get(row.agentName);
-        if (!cells) agents.set(row.agentName, (cells = new AgentCells()));
-        cells.add(result.result, columns);
-        frame.add(lineKinds(result.text));
+        coverage.add(row.agentName, row.task, masked);
+        if (!masked) {
+          let cells = agents.get(row.agentName);
+          if (!cells) agents.set(row.agentName, (cells = new AgentCells()));
+          cells.add(result, result.result, columns);
+          frame.add(lineKinds(result.text));
+        }
         await results.advance();
       } else if (missingCount++ < 10) {
         missing.push(keyText(row));
@@ -215,44 +234,79 @@ export async function profileKeyOrdered(
       );
       return rows.map((row) => kinds.agentRow(row));
     },
-    groups: (sampleOf) => groupsOf(sources, frame, frameColumns, sampleOf),
+    agentRollouts: () =>
+      [...agents].map(([name, cells]) => ({
+        name,
+        count: cells.count,
+        task: (i: number) => cells.tasks.get(i),
+        rollout: (i: number) => cells.rollouts.get(i),
+        cellsOf: (c: string) => cells.cellsOf(c),
+      })),
+    coverage: () => coverage.entries(),
+    columns: frameColumns,
+    groups: (sampleOf) => groupsOf(sources, frame, frameColumns, sampleOf, { gym070, fanOut: fanOut.fanOut }),
   };
 }
 
-/** The second read: each task's rollouts in a table of their own, made into its group row. */
+interface GroupRules {
+  gym070: boolean;
+  fanOut: boolean;
+}
+
+/** The second read: each task's rollouts in a table of their own, made into its group rows. */
 async function* groupsOf(
   sources: ProfileSources,
   frame: FrameKinds,
   columns: readonly string[],
   sampleOf: (input: ProfiledInput) => Promise<PyValue>,
+  rules: GroupRules,
 ): AsyncGenerator<StreamedGroup> {
   const cursors = await openCursors(sources);
   const { inputs, results } = cursors;
   try {
     while (inputs.current) {
       const task = inputs.current.task;
-      const table = new RolloutTable(true);
-      const kinds = new RolloutNumberKinds(frame);
-      let expected = 0;
-      let first: ProfiledInput | undefined;
+      const rows: ProfiledInput[] = [];
+      const done: { input: ProfiledInput; result: ProfiledResult }[] = [];
       for (let row = inputs.current; row && row.task === task; row = inputs.current) {
-        expected++;
         const result = results.current;
-        if (result && compareKeys(result, row) === 0) {
-          first ??= row;
-          kinds.add(table.add(result.task, result.rollout, result.result), result.text);
-          await results.advance();
+        const matched = result !== undefined && compareKeys(result, row) === 0;
+        if (!(matched && rules.gym070 && pythonTruthy(result.result[MASK_SAMPLE]))) {
+          rows.push(row);
+          if (matched) done.push({ input: row, result });
         }
+        if (matched) await results.advance();
         await inputs.advance();
       }
-      if (!first) continue;
-      const members = Uint32Array.from({ length: table.length }, (_, i) => i);
-      const row = groupRow(table, members, columns, expected, undefined);
-      const typed = kinds.groupRow(row, members, await sampleOf(first));
-      const { sample: _sample, ...stats } = row;
-      yield { row: stats, typed };
+      const split: [string | undefined, typeof done][] = rules.fanOut
+        ? byAgent(done, (d) => d.input.agentName)
+        : [[undefined, done]];
+      for (const [agent, members] of split) {
+        if (members.length === 0) continue;
+        const expected = agent === undefined ? rows.length : rows.filter((r) => r.agentName === agent).length;
+        yield await groupOf(members, frame, columns, expected, agent, sampleOf);
+      }
     }
   } finally {
     await cursors.close();
   }
+}
+
+/** One group's row from its measured rollouts in key order. */
+async function groupOf(
+  members: readonly { input: ProfiledInput; result: ProfiledResult }[],
+  frame: FrameKinds,
+  columns: readonly string[],
+  expected: number,
+  agent: string | undefined,
+  sampleOf: (input: ProfiledInput) => Promise<PyValue>,
+): Promise<StreamedGroup> {
+  const table = new RolloutTable(true);
+  const kinds = new RolloutNumberKinds(frame);
+  for (const { result } of members) kinds.add(table.add(result.task, result.rollout, result.result), result.text);
+  const positions = Uint32Array.from({ length: table.length }, (_, i) => i);
+  const row = groupRow(table, positions, columns, expected, undefined, agent);
+  const typed = kinds.groupRow(row, positions, await sampleOf(members[0]!.input));
+  const { sample: _sample, ...stats } = row;
+  return { row: stats, typed };
 }

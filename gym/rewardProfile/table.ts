@@ -83,7 +83,7 @@ export function forEachStat(result: Row, visit: (key: string, value: number) => 
   const usage = usageOf(result);
   const cell = (k: string, v: unknown) => {
     const n = numericOrUndefined(v);
-    if (n !== undefined && k !== TASK && k !== ROLLOUT && k !== AGENT_NAME) visit(k, n);
+    if (n !== undefined && measuredField(k) && k !== AGENT_NAME) visit(k, n);
   };
   if (hasIntegerLikeKey(usage)) {
     // A merged object lists integer-like keys first, whichever side they came from.
@@ -94,6 +94,27 @@ export function forEachStat(result: Row, visit: (key: string, value: number) => 
   // then usage's own.
   for (const k in result) cell(k, Object.hasOwn(usage, k) ? usage[k] : result[k]);
   for (const k in usage) if (!Object.hasOwn(result, k)) cell(k, usage[k]);
+}
+
+/**
+ * Whether a result field is profiled: not a private `_` key (the indices, NeMo Gym 0.7.0's stamps)
+ * and not `mask_sample`, a flag 0.7.0 strips rather than average into `mean/mask_sample`.
+ */
+function measuredField(key: string): boolean {
+  return !key.startsWith('_') && key !== MASK_SAMPLE;
+}
+
+export const MASK_SAMPLE = 'mask_sample';
+
+/** Python truthiness of a parsed JSON value (empty containers and strings are false); a PyDict counts its entries. */
+export function pythonTruthy(value: unknown): boolean {
+  // A PyDict holds ints as bigints: its 0 is 0n.
+  if (value === undefined || value === null || value === false || value === 0 || value === 0n || value === '')
+    return false;
+  if (Array.isArray(value)) return value.length > 0;
+  if (value instanceof Map) return value.size > 0;
+  if (isRow(value)) return Object.keys(value).length > 0;
+  return true;
 }
 
 function hasIntegerLikeKey(row: Row): boolean {
@@ -168,6 +189,23 @@ export abstract class KeyedTable {
     return first !== undefined && this.task.get(first) === task ? first : undefined;
   }
 
+  /** The position of a key, by binary search over the key order (the first, if it is there twice). */
+  find(task: number, rollout: number): number | undefined {
+    const order = this.keyOrder();
+    let lo = 0;
+    let hi = order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      const i = order[mid]!;
+      if ((this.task.get(i) - task || this.rollout.get(i) - rollout) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    const found = order[lo];
+    return found !== undefined && this.task.get(found) === task && this.rollout.get(found) === rollout
+      ? found
+      : undefined;
+  }
+
   /** Python's tuple repr of a position's key, as upstream's messages print it. */
   keyText(i: number): string {
     return `(${this.task.get(i)}, ${this.rollout.get(i)})`;
@@ -205,6 +243,8 @@ export class RolloutTable extends KeyedTable {
   private readonly infoAside = new Map<number, Row>();
   /** Positions whose `response` is not an object, reported only once the keys have been checked. */
   readonly withoutResponse: number[] = [];
+  /** Positions whose `mask_sample` is true: NeMo Gym 0.7.0 leaves them out of every statistic. */
+  readonly masked = new Set<number>();
 
   /**
    * `firstDuplicateInKeyOrder`: upstream's command sorts the results before profiling, so the
@@ -217,6 +257,7 @@ export class RolloutTable extends KeyedTable {
   add(task: number, rollout: number, result: Row): number {
     const i = this.addKey(task, rollout);
     if (!isRow(result.response)) this.withoutResponse.push(i);
+    if (pythonTruthy(result[MASK_SAMPLE])) this.masked.add(i);
     const usage = usageOf(result);
 
     const stat: string[] = [];
@@ -234,7 +275,7 @@ export class RolloutTable extends KeyedTable {
       if (n !== undefined) info[k] = n;
     }
     for (const [k, v] of Object.entries(result)) {
-      if (k === TASK || k === ROLLOUT || k === 'reward' || k === 'response') continue;
+      if (!measuredField(k) || k === 'reward' || k === 'response') continue;
       const n = numericOrUndefined(v);
       if (n !== undefined) info[k] = n;
     }

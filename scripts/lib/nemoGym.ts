@@ -17,12 +17,17 @@ export interface NemoGymInstall {
 }
 
 /** Provisions (first call only: ~4 min) and locates the venv of scripts/ensure-nemo-gym.sh. */
-export function ensureNemoGym(): NemoGymInstall {
-  const binDir = execFileSync('bash', [path.join(repoRoot, 'scripts/ensure-nemo-gym.sh')], {
+export function ensureNemoGym(version: '0.4.0' | '0.7.0' = '0.4.0'): NemoGymInstall {
+  const binDir = execFileSync('bash', [path.join(repoRoot, 'scripts/ensure-nemo-gym.sh'), version], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   }).trim();
-  return { binDir, sitePackages: path.join(binDir, '../lib/python3.12/site-packages'), env: nemoGymEnv(binDir) };
+  const python = version === '0.4.0' ? 'python3.12' : 'python3.13';
+  return {
+    binDir,
+    sitePackages: path.join(binDir, `../lib/${python}/site-packages`),
+    env: nemoGymEnv(binDir, process.env, python),
+  };
 }
 
 /**
@@ -30,8 +35,12 @@ export function ensureNemoGym(): NemoGymInstall {
  * interpreter inside a venv ("system interpreter required") and may not download one here, so the
  * real interpreter behind the venv's python3.12 goes on PATH right after the venv's own bin dir.
  */
-export function nemoGymEnv(binDir: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
-  const systemPython = path.dirname(realpathSync(path.join(binDir, 'python3.12')));
+export function nemoGymEnv(
+  binDir: string,
+  base: NodeJS.ProcessEnv = process.env,
+  python = 'python3.12',
+): NodeJS.ProcessEnv {
+  const systemPython = path.dirname(realpathSync(path.join(binDir, python)));
   return { ...base, PATH: [binDir, systemPython, base.PATH ?? ''].join(':'), UV_PYTHON_DOWNLOADS: 'never' };
 }
 

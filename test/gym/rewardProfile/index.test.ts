@@ -125,10 +125,15 @@ test('writeRewardProfile writes NeMo Gym files next to the rollouts', async () =
       'Profiling outputs:',
       'Reward profile completion: 6/6 rollout rows (100.00%)',
       'Input rows: 3 total; 3 complete; 0 partial; 0 without rollouts dropped from output.',
+      'Masked from quality metrics: 0 rollout rows (kept in completion accounting above).',
       `Reward profiling outputs: ${out.rewardProfilingPath}`,
       `Agent-level metrics: ${out.agentMetricsPath}`,
+      `Repeat-level metrics: ${path.join(dir, 'wa_repeat_level_metrics.json')}`,
     ].join('\n'),
   );
+  // 0.4.0's summary, for nemo_gym_version: 0.4.0, has neither 0.7.0 line.
+  const { repeatLevelMetricsPath: _repeats, masked: _masked, ...gym040 } = out;
+  assert.doesNotMatch(formatProfileSummary(gym040), /Masked|Repeat-level/);
 });
 
 test('writeRewardProfile is strict by default and profiles partial collections on request', async () => {

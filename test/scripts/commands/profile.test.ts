@@ -47,8 +47,10 @@ test('profile writes both files next to the rollouts and prints the NeMo Gym sum
       'Profiling outputs:',
       'Reward profile completion: 6/6 rollout rows (100.00%)',
       'Input rows: 3 total; 3 complete; 0 partial; 0 without rollouts dropped from output.',
+      'Masked from quality metrics: 0 rollout rows (kept in completion accounting above).',
       `Reward profiling outputs: ${profilingPath}`,
       `Agent-level metrics: ${agentPath}`,
+      `Repeat-level metrics: ${path.join(dir, 'full_repeat_level_metrics.json')}`,
       '',
     ].join('\n'),
   );
