@@ -41,6 +41,8 @@ const rolloutKeySchema = {
 };
 const profiledRowSchema = z.looseObject({ ...rolloutKeySchema, agent_ref: z.looseObject({ name: z.string() }) });
 const profiledResultSchema = z.looseObject({ ...rolloutKeySchema, response: z.looseObject({}) });
+/** 0.7.0 profiles a rollout whose `response` is missing or null as one without usage. */
+const profiledResultSchema070 = z.looseObject({ ...rolloutKeySchema, response: z.looseObject({}).nullish() });
 
 export interface RewardProfileOutputs {
   rewardProfilingPath: string;
@@ -138,8 +140,13 @@ export interface RewardProfileOptions {
 
 export type NemoGymVersion = '0.4.0' | '0.7.0';
 
-async function* resultsOfFile(rolloutsPath: string): AsyncGenerator<ProfiledResult> {
-  for await (const { value, text } of validated(rolloutsPath, profiledResultSchema)) {
+const followsGym070 = (opts: RewardProfileOptions) => (opts.nemoGymVersion ?? '0.7.0') === '0.7.0';
+
+async function* resultsOfFile(rolloutsPath: string, gym070: boolean): AsyncGenerator<ProfiledResult> {
+  for await (const { value, text } of validated(
+    rolloutsPath,
+    gym070 ? profiledResultSchema070 : profiledResultSchema,
+  )) {
     yield { task: value._ng_task_index, rollout: value._ng_rollout_index, result: value, text };
   }
 }
@@ -159,7 +166,10 @@ async function* inputsOfFile(materializedInputsPath: string): AsyncGenerator<Pro
 /** `ng_reward_profile` of a materialized inputs file and a rollouts file, as NeMo Gym runs it. */
 export async function writeRewardProfile(opts: RewardProfileOptions): Promise<RewardProfileOutputs> {
   return writeRewardProfileOf(
-    { results: () => resultsOfFile(opts.rolloutsPath), inputs: () => inputsOfFile(opts.materializedInputsPath) },
+    {
+      results: () => resultsOfFile(opts.rolloutsPath, followsGym070(opts)),
+      inputs: () => inputsOfFile(opts.materializedInputsPath),
+    },
     opts,
   );
 }
@@ -174,7 +184,7 @@ export async function writeRewardProfileOf(
   opts: RewardProfileOptions,
 ): Promise<RewardProfileOutputs> {
   const { repeatLevelMetricsPath, ...outputs } = rewardProfileOutputPaths(opts.rolloutsPath);
-  const gym070 = (opts.nemoGymVersion ?? '0.7.0') === '0.7.0';
+  const gym070 = followsGym070(opts);
   const inputsFile = await open(opts.materializedInputsPath, 'r');
   try {
     let profile: Profiled;

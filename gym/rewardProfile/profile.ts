@@ -203,7 +203,8 @@ export function profileTables(
   if (extra.length > 0) throw extraRolloutsError(extra.length, keyList(results, extra));
   if (missing.length > 0 && !allowPartialRollouts) throw missingRolloutsError(missing.length, keyList(inputs, missing));
   const order = results.keyOrder();
-  if (results.withoutResponse.length > 0) {
+  // 0.7.0 profiles such a rollout as one without usage.
+  if (results.withoutResponse.length > 0 && !gym070) {
     throw noResponseError(results.withoutResponse.reduce((a, b) => (results.compare(a, b) <= 0 ? a : b)));
   }
   const measured = (i: number) => !(gym070 && results.masked.has(i));

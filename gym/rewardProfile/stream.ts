@@ -221,7 +221,8 @@ export async function profileKeyOrdered(
 
   if (extraCount > 0) throw extraRolloutsError(extraCount, keysText(extra));
   if (missingCount > 0 && !allowPartialRollouts) throw missingRolloutsError(missingCount, keysText(missing));
-  if (withoutResponse !== undefined) throw noResponseError(withoutResponse);
+  // 0.7.0 profiles such a rollout as one without usage.
+  if (withoutResponse !== undefined && !gym070) throw noResponseError(withoutResponse);
 
   const frameColumns = [...columns];
   return {

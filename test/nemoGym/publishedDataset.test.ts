@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -129,14 +129,14 @@ test('ng_prepare_data accepts the generated config and the published pivots', { 
 
 for (const stem of ['rollouts', 'local_profile']) {
   test(
-    `ng_reward_profile on the run's ${stem} files writes the run's profile byte for byte`,
-    { timeout: 300_000 },
+    `ng_reward_profile 0.7.0 on the run's ${stem} files writes the run's profile files byte for byte`,
+    { timeout: 600_000 },
     async () => {
       const dir = path.join(workDir, `profile_${stem}`);
       mkdirSync(dir, { recursive: true });
       copyFileSync(path.join(result.runDir, `${stem}.jsonl`), path.join(dir, `${stem}.jsonl`));
       const profiled = await runNemoGymCommand(
-        install,
+        ensureNemoGym('0.7.0'),
         'ng_reward_profile',
         [
           `+materialized_inputs_jsonl_fpath=${path.join(result.runDir, `${stem}_materialized_inputs.jsonl`)}`,
@@ -145,15 +145,25 @@ for (const stem of ['rollouts', 'local_profile']) {
         workDir,
       );
       assert.equal(profiled.code, 0, profiled.output.slice(-3000));
-      for (const suffix of ['_reward_profiling.jsonl', '_agent_metrics.json']) {
-        const theirs = readFileSync(path.join(dir, `${stem}${suffix}`));
-        const ours = readFileSync(path.join(result.runDir, `${stem}${suffix}`));
+      // Every file it wrote, which must be the three 0.7.0 writes.
+      const files = readdirSync(dir)
+        .filter((f) => f !== `${stem}.jsonl`)
+        .sort();
+      assert.deepEqual(
+        files,
+        ['_agent_metrics.json', '_repeat_level_metrics.json', '_reward_profiling.jsonl'].map((f) => `${stem}${f}`),
+      );
+      for (const file of files) {
+        const theirs = readFileSync(path.join(dir, file));
+        const ours = readFileSync(path.join(result.runDir, file));
         assert.ok(theirs.length > 0);
         assert.ok(
           ours.equals(theirs),
-          `${stem}${suffix} differs from NeMo Gym's:\nours:   ${ours.toString().slice(0, 600)}\ntheirs: ${theirs.toString().slice(0, 600)}`,
+          `${file} differs from NeMo Gym's:\nours:   ${ours.toString().slice(0, 600)}\ntheirs: ${theirs.toString().slice(0, 600)}`,
         );
       }
+      // The demo collects several repeats a task, so 0.7.0's additions are there to compare.
+      assert.match(readFileSync(path.join(dir, `${stem}_agent_metrics.json`), 'utf8'), /_across_repeats\//);
     },
   );
 }

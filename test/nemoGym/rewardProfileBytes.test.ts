@@ -11,7 +11,8 @@ import { ensureNemoGym, runNemoGymCommand } from '../../scripts/lib/nemoGym';
 // nemo_gym_version: 0.4.0), on files chosen for Python's types: floats that look integral (`1.0`),
 // ints, bools, a column missing from one rollout (pandas then upcasts every max/min to float), a tiny
 // float orjson writes in exponent form, and non-ASCII text. 0.7.0 also gets a fan-out run (two agents
-// on the same tasks) with masked samples, in key order and shuffled (our two ways of profiling).
+// on the same tasks) with masked samples, in key order and shuffled (our two ways of profiling), and
+// rollouts without a `response` object, which 0.7.0 profiles where 0.4.0 refuses them.
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-profile-bytes-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -77,6 +78,15 @@ const cases: Record<string, Case> = {
     ],
   },
   fan_out: { inputs: fanOutInputs, versions: ['0.7.0'], rollouts: fanOutRollouts },
+  without_response: {
+    inputs: materialized,
+    versions: ['0.7.0'],
+    rollouts: [
+      '{"response":null,"reward":1.0,"_ng_task_index":0,"_ng_rollout_index":0}',
+      '{"reward":0.0,"score":2,"_ng_task_index":0,"_ng_rollout_index":1}',
+      rollout(1, 0, '0.5', '', '"input_tokens":6,"output_tokens":2'),
+    ],
+  },
   fan_out_shuffled: {
     inputs: fanOutInputs,
     versions: ['0.7.0'],

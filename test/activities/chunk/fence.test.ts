@@ -177,6 +177,7 @@ const PUBLISHED = [
   'rollouts_shards/digests.jsonl',
   'rollouts_reward_profiling.jsonl',
   'rollouts_agent_metrics.json',
+  'rollouts_repeat_level_metrics.json',
   'rollouts_aggregate_metrics.json',
 ];
 const published = (plan: RunPlan) =>
