@@ -2,6 +2,7 @@ import type { PyDict, PyValue } from '../pythonJson';
 import type { CoverageEntries } from './coverage';
 import { comparePython } from './profile';
 import { extremes, mean, median, std, type Cells } from './stats';
+import { pythonPowHalf } from './powHalf';
 import { tInterval95 } from './studentT';
 
 // NeMo Gym 0.7.0's repeat-level metrics: for each agent with more than one rollout index, the
@@ -36,8 +37,7 @@ function spread(values: Cells): { mean: number; std: number; se: number; ci?: [n
   const n = values.length;
   const avg = mean(values, n);
   const sd = n > 1 ? std(values, n) : 0;
-  // Python's `n ** 0.5` is glibc's pow, which agrees with the square root below 2921.
-  const se = sd / Math.sqrt(n);
+  const se = sd / pythonPowHalf(n);
   if (n <= 1) return { mean: avg, std: sd, se };
   return { mean: avg, std: sd, se, ci: se === 0 ? [avg, avg] : tInterval95(avg, se, n) };
 }

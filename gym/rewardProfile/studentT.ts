@@ -2,7 +2,7 @@ import table from './studentT975.json';
 
 // The 95% t-interval NeMo Gym 0.7.0 puts around repeat-level means (scipy's `stats.t.interval`):
 // `loc ± t * scale`, t being Student's t 0.975 quantile. Up to 1000 degrees of freedom t is scipy's
-// own value (scripts/student-t-table.sh), so intervals agree to the last bit; beyond, a Cornish-Fisher
+// own value (scripts/python-float-tables.sh), so intervals agree to the last bit; beyond, a Cornish-Fisher
 // expansion, within an ulp or two of scipy's (so a last digit may differ).
 
 const QUANTILES: readonly number[] = table;

@@ -56,6 +56,28 @@ interface Case {
   inputs: string[];
   rollouts: string[];
   versions: NemoGymVersion[];
+  allowPartialRollouts?: boolean;
+}
+
+/** A seeded run of `tasks` × `repeats` with some rollouts missing or masked and varied number kinds. */
+function seededRun(tasks: number, repeats: number, seed: number): Pick<Case, 'inputs' | 'rollouts'> {
+  let state = seed;
+  const next = () => (state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const inputs: string[] = [];
+  const rollouts: string[] = [];
+  for (let t = 0; t < tasks; t++) {
+    for (let r = 0; r < repeats; r++) {
+      inputs.push(row(t, r, t % 7 === 3 ? 'b_agent' : 'a_agent'));
+      const roll = next();
+      if (roll < 0.05) continue;
+      const reward = roll < 0.5 ? '0.0' : (Math.round(next() * 8) / 8).toFixed(3);
+      const extra = `${roll > 0.97 ? ',"mask_sample":true' : ''}${next() < 0.8 ? `,"score":${Math.floor(next() * 5)}` : ''}`;
+      rollouts.push(
+        rollout(t, r, reward, extra, `"input_tokens":${10 + Math.floor(next() * 90)},"output_tokens":${next() * 50}`),
+      );
+    }
+  }
+  return { inputs, rollouts };
 }
 
 const cases: Record<string, Case> = {
@@ -78,6 +100,7 @@ const cases: Record<string, Case> = {
     ],
   },
   fan_out: { inputs: fanOutInputs, versions: ['0.7.0'], rollouts: fanOutRollouts },
+  partial: { ...seededRun(60, 4, 11), versions: ['0.7.0'], allowPartialRollouts: true },
   without_response: {
     inputs: materialized,
     versions: ['0.7.0'],
@@ -121,11 +144,16 @@ for (const [name, c] of Object.entries(cases)) {
         materializedInputsPath: materializedPath,
         rolloutsPath: path.join(ours!, 'rollouts.jsonl'),
         nemoGymVersion: version,
+        allowPartialRollouts: c.allowPartialRollouts ?? false,
       });
       const run = await runNemoGymCommand(
         install,
         'ng_reward_profile',
-        [`+materialized_inputs_jsonl_fpath=${materializedPath}`, `+rollouts_jsonl_fpath=${theirs}/rollouts.jsonl`],
+        [
+          `+materialized_inputs_jsonl_fpath=${materializedPath}`,
+          `+rollouts_jsonl_fpath=${theirs}/rollouts.jsonl`,
+          ...(c.allowPartialRollouts ? ['++allow_partial_rollouts=True'] : []),
+        ],
         dir,
       );
       assert.equal(run.code, 0, run.output.slice(-2000));
