@@ -1,10 +1,5 @@
-import {
-  completionSummary,
-  profileTables,
-  type AgentLevelMetrics,
-  type CompletionSummary,
-  type GroupLevelMetrics,
-} from './profile';
+import { completionSummary } from './completion';
+import { profileTables, type AgentLevelMetrics, type CompletionSummary, type GroupLevelMetrics } from './profile';
 import { InputTable, isRow, ROLLOUT, RolloutTable, TASK } from './table';
 import { RewardProfileError } from '../errors';
 

@@ -5,17 +5,12 @@ import { z } from 'zod';
 import { JsonlWriter, readJsonl } from '../jsonl';
 import { renameDurably, writeFileDurably } from '../durable';
 import { JsonlError } from '../errors';
-import {
-  completionSummary,
-  profileTables,
-  type CompletionSummary,
-  type GroupLevelMetrics,
-  type Profile,
-} from './profile';
+import { completionSummary } from './completion';
+import { profileTables, type CompletionSummary, type GroupLevelMetrics, type Profile } from './profile';
 import { gym070AgentRows } from './repeats';
 import { InputTable, RolloutTable } from './table';
 export { RewardProfileError } from '../errors';
-import { orjsonDumps, pythonRound } from '../pythonJsonDumps';
+import { orjsonDumps } from '../pythonJsonDumps';
 import { canonicalSample, RolloutNumberKinds, sampleValue } from './pythonTypes';
 import {
   NotInKeyOrder,
@@ -32,6 +27,7 @@ import type { PyDict, PyValue } from '../pythonJson';
 // rollouts, as NeMo Gym does.
 
 export { profileCompletionSummary, profileFromData, withoutIndices } from './fromData';
+export { formatProfileSummary } from './summary';
 export type { AgentLevelMetrics, CompletionSummary, GroupLevelMetrics } from './profile';
 export type { ProfiledInput, ProfiledResult, ProfileSources } from './stream';
 
@@ -302,31 +298,4 @@ async function tableProfile(
     groups: groups(),
     agents: () => profile.agents().map((row) => kinds.agentRow(row)),
   };
-}
-
-/** Python's `f"{x:.2f}"`: rounds the exact binary value half to even, where `toFixed` rounds half up. */
-function percent(x: number): string {
-  return pythonRound(x, 2).toFixed(2);
-}
-
-/** The lines `ng_reward_profile` prints after profiling. */
-export function formatProfileSummary(
-  outputs: Pick<
-    RewardProfileOutputs,
-    'summary' | 'rewardProfilingPath' | 'agentMetricsPath' | 'repeatLevelMetricsPath' | 'masked'
-  >,
-): string {
-  const s = outputs.summary;
-  const gym070 = outputs.repeatLevelMetricsPath !== undefined;
-  return [
-    'Profiling outputs:',
-    `Reward profile completion: ${s.completed_rollout_rows}/${s.expected_rollout_rows} rollout rows (${percent(s.reward_profile_completion_pct)}%)`,
-    `Input rows: ${s.total_input_rows} total; ${s.complete_input_rows} complete; ${s.partial_input_rows} partial; ${s.missing_input_rows} without rollouts dropped from output.`,
-    ...(gym070
-      ? [`Masked from quality metrics: ${outputs.masked ?? 0} rollout rows (kept in completion accounting above).`]
-      : []),
-    `Reward profiling outputs: ${outputs.rewardProfilingPath}`,
-    `Agent-level metrics: ${outputs.agentMetricsPath}`,
-    ...(gym070 ? [`Repeat-level metrics: ${outputs.repeatLevelMetricsPath}`] : []),
-  ].join('\n');
 }

@@ -1,6 +1,5 @@
 import {
   agentRows,
-  CompletionCounter,
   groupRow,
   keysText,
   extraRolloutsError,
@@ -9,6 +8,7 @@ import {
   type AgentLevelMetrics,
   type CompletionSummary,
 } from './profile';
+import { CompletionCounter } from './completion';
 import { lineKinds } from './numberKinds';
 import { FrameKinds, RolloutNumberKinds } from './pythonTypes';
 import { byAgent, CoverageCounter, FanOutDetector, type CoverageEntries } from './coverage';

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { writeRewardProfile, type NemoGymVersion } from '../../gym/rewardProfile';
+import { formatProfileSummary, writeRewardProfile, type NemoGymVersion } from '../../gym/rewardProfile';
 import { ensureNemoGym, runNemoGymCommand } from '../../scripts/lib/nemoGym';
 
 // The reward profile files against `ng_reward_profile` itself, 0.7.0 (the default) and 0.4.0 (with
@@ -140,7 +140,7 @@ for (const [name, c] of Object.entries(cases)) {
         mkdirSync(where);
         writeFileSync(path.join(where, 'rollouts.jsonl'), `${c.rollouts.join('\n')}\n`);
       }
-      await writeRewardProfile({
+      const out = await writeRewardProfile({
         materializedInputsPath: materializedPath,
         rolloutsPath: path.join(ours!, 'rollouts.jsonl'),
         nemoGymVersion: version,
@@ -166,6 +166,10 @@ for (const [name, c] of Object.entries(cases)) {
         assert.equal(a, b, file);
       }
       assert.deepEqual(written(ours!), expected);
+      // The counts it prints (completion per task, or per (task, agent) under fan-out; masked rows).
+      const counts = (text: string) =>
+        text.split('\n').filter((l) => /^(Reward profile completion|Input rows|Masked)/.test(l));
+      assert.deepEqual(counts(formatProfileSummary(out)), counts(run.output));
     });
   }
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
@@ -8,7 +8,7 @@ import { profileStage } from '../../../activities/stage/profile';
 import { RowIndexWriter } from '../../../activities/stage/rowIndex';
 import { rolloutDigest } from '../../../gym/aggregateMetrics';
 import { parseKinded, type JsonDict } from '../../../gym/kindedJson';
-import { writeRewardProfile } from '../../../gym/rewardProfile';
+import { rewardProfileOutputPaths, writeRewardProfile, type NemoGymVersion } from '../../../gym/rewardProfile';
 import { fixturesDir } from '../../helpers/fixtures';
 
 // The profile stage reads the merge's digests and the row index instead of the rollouts and the
@@ -58,11 +58,20 @@ async function mergedStage(inputLines: string[], rolloutLines: string[]): Promis
   return outPrefix;
 }
 
+/** Every profile file beside the reward profiling file (0.4.0 writes no repeat-level file). */
+function profileFiles(rewardProfilingPath: string): string[] {
+  const rolloutsPath = rewardProfilingPath.replace(/_reward_profiling\.jsonl$/, '.jsonl');
+  return Object.values(rewardProfileOutputPaths(rolloutsPath)).map((file) =>
+    existsSync(file) ? readFileSync(file, 'utf8') : 'absent',
+  );
+}
+
 /** The same files alone, profiled as `ng_reward_profile` reads them. */
 async function fromFiles(
   inputLines: string[],
   rolloutLines: string[],
   allowPartialRollouts: boolean,
+  nemoGymVersion?: NemoGymVersion,
 ): Promise<string[]> {
   const dir = path.join(root, `files${serial++}`);
   mkdirSync(dir);
@@ -74,8 +83,9 @@ async function fromFiles(
       materializedInputsPath,
       rolloutsPath: path.join(dir, 'rollouts.jsonl'),
       allowPartialRollouts,
+      nemoGymVersion,
     });
-    return [readFileSync(out.rewardProfilingPath, 'utf8'), readFileSync(out.agentMetricsPath, 'utf8')];
+    return profileFiles(out.rewardProfilingPath);
   } catch (err) {
     return [`error: ${(err as Error).message.replaceAll(dir, '<dir>')}`];
   }
@@ -87,12 +97,13 @@ async function fromStage(
   rolloutLines: string[],
   allowPartialRollouts: boolean,
   digestsOnly = true,
+  nemoGymVersion?: NemoGymVersion,
 ): Promise<string[]> {
   const outPrefix = await mergedStage(inputLines, rolloutLines);
   if (digestsOnly) writeFileSync(`${outPrefix}.jsonl`, 'not JSON\n');
   try {
-    const out = await profileStage({ outPrefix, allowPartialRollouts });
-    return [readFileSync(out.rewardProfilingPath, 'utf8'), readFileSync(out.agentMetricsPath, 'utf8')];
+    const out = await profileStage({ outPrefix, allowPartialRollouts, nemoGymVersion });
+    return profileFiles(out.rewardProfilingPath);
   } catch (err) {
     return [`error: ${(err as Error).message.replaceAll(path.dirname(outPrefix), '<dir>')}`];
   }
@@ -144,10 +155,14 @@ test("number kinds, usage, booleans and a column only some rollouts have profile
   assert.deepEqual(await fromStage(inputs, rollouts, false), expected);
 });
 
-test('a rollout without a response object makes the stage read the files, and report it as they do', async () => {
+test('a rollout without a response object makes the stage read the files, and do as they do', async () => {
   const inputs = [input(0, 0, 'a'), input(0, 1, 'a')];
   const rollouts = [rollout(0, 0, '{"output":[]}', '"reward":1.0'), rollout(0, 1, 'null', '"reward":0.0')];
-  const expected = await fromFiles(inputs, rollouts, false);
-  assert.match(expected[0]!, /^error: /);
-  assert.deepEqual(await fromStage(inputs, rollouts, false, false), expected);
+  // NeMo Gym 0.7.0 profiles it as a rollout without usage; 0.4.0 refuses it.
+  const profiled = await fromFiles(inputs, rollouts, false);
+  assert.match(profiled[0]!, /"rollout_id":"0:1"/);
+  assert.deepEqual(await fromStage(inputs, rollouts, false, false), profiled);
+  const refused = await fromFiles(inputs, rollouts, false, '0.4.0');
+  assert.match(refused[0]!, /^error: /);
+  assert.deepEqual(await fromStage(inputs, rollouts, false, false, '0.4.0'), refused);
 });
