@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, readdirSync, readFileSync, type WriteStream } from 'node:fs';
+import { bounded } from '../lib/bounded';
 import { spawnWorkerProcess } from '../lib/workerProcess';
 
 // Worker child processes (`pivot-miner worker`) for one task queue and artifacts root. Killing one
@@ -12,6 +13,27 @@ export interface WorkerPoolOptions {
   artifactsRoot: string;
   baseDir: string;
   logFile: string;
+}
+
+/** A SIGKILLed process is gone in well under a second unless the kernel holds it. */
+const KILL_TIMEOUT_MS = 30_000;
+
+/** Where each thread of `pid` sleeps in the kernel, for a process that would not die. */
+function kernelStacks(pid: number): string {
+  const read = (file: string) => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      return '(unreadable)\n';
+    }
+  };
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return '(gone)';
+  }
+  return tasks.map((tid) => `task ${tid}:\n${read(`/proc/${pid}/task/${tid}/stack`)}`).join('');
 }
 
 export class WorkerPool {
@@ -60,15 +82,24 @@ export class WorkerPool {
     return this.workers.length;
   }
 
+  /**
+   * SIGKILLs every worker and waits for them to exit, for a bounded time: a process asleep in the
+   * kernel (on a FUSE request its filesystem never answers) outlives SIGKILL, and the error then
+   * names it with its kernel stack.
+   */
   async stop(): Promise<void> {
     const all = this.workers.splice(0);
     await Promise.all(
       all
         .filter((child) => child.exitCode === null && child.signalCode === null)
-        .map((child) => {
+        .map(async (child) => {
           const exited = new Promise((resolve) => child.once('exit', resolve));
           child.kill('SIGKILL');
-          return exited;
+          await bounded(exited, KILL_TIMEOUT_MS, `worker pid ${child.pid} exiting after SIGKILL`).catch(
+            (err: Error) => {
+              throw new Error(`${err.message}; its kernel stacks:\n${kernelStacks(child.pid!)}`);
+            },
+          );
         }),
     );
     this.log.end();

@@ -46,10 +46,11 @@ func run(backing, mountPoint, control string) error {
 	if err != nil {
 		return err
 	}
+	mounted := identify(mountPoint)
 	var once sync.Once
 	var offErr error
 	powerOff := func(lose bool) error {
-		once.Do(func() { offErr = stop(server, mountPoint, sh, lose) })
+		once.Do(func() { offErr = stop(server, mounted, sh, lose) })
 		return offErr
 	}
 	os.Remove(control)
@@ -89,25 +90,6 @@ func mount(backing, mountPoint string, sh *shared) (*fuse.Server, error) {
 		AttrTimeout:  &second,
 		MountOptions: fuse.MountOptions{DirectMountStrict: true, FsName: backing, Name: "forgetful"},
 	})
-}
-
-// stop unmounts; with lose, it then rebuilds the backing directory from the durable model. Operations
-// still frozen or in flight fail with EIO first: their processes are dead, and the kernel waits for
-// an answer before it lets the mount go.
-func stop(server *fuse.Server, mountPoint string, sh *shared, lose bool) error {
-	if lose {
-		sh.faults.beginCut()
-	}
-	if err := syscall.Unmount(mountPoint, 0); err != nil {
-		if err := syscall.Unmount(mountPoint, syscall.MNT_DETACH); err != nil {
-			return fmt.Errorf("unmounting %s: %w", mountPoint, err)
-		}
-	}
-	server.Wait()
-	if !lose {
-		return os.RemoveAll(sh.model.store)
-	}
-	return sh.model.rebuild()
 }
 
 func exitNow() {

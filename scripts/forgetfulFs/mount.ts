@@ -4,14 +4,23 @@ import net from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
+import { bounded } from '../lib/bounded';
 
 // Drives forgetful-fs (main.go): mounts it, talks to its control socket, and makes sure no mount
 // outlives the harness that made it. A power cut ends the process after rebuilding the backing
 // directory; remounting is a new ForgetfulMount on the same directories.
 
 const repoRoot = path.resolve(__dirname, '../..');
-/** Every command answers at once but a cut, which rebuilds the backing directory: seconds at most. */
+/**
+ * Every command answers at once but a cut or an unmount, which the daemon itself gives up after 30 s
+ * (main.go's stopTimeout) with a diagnosis: past this bound the daemon has hung outside its own watch.
+ */
 const COMMAND_TIMEOUT_MS = 60_000;
+/** Mounting scans the backing directory; exiting follows the answer to a cut at once. */
+const START_TIMEOUT_MS = 60_000;
+const EXIT_TIMEOUT_MS = 10_000;
+/** How much of the daemon's stderr is kept for an error: a goroutine dump fits. */
+const STDERR_KEPT = 256 * 1024;
 
 /** The built binary: $FORGETFUL_FS_BIN, or built once into the cache by scripts/ensure-forgetful-fs.sh. */
 export function forgetfulFsBinary(): string {
@@ -61,8 +70,12 @@ export class ForgetfulMount {
     readonly dirs: MountDirs,
     private readonly child: ChildProcess,
     private readonly socket: net.Socket,
+    private readonly stderr: () => string,
   ) {
-    this.exited = new Promise((resolve) => child.once('exit', () => resolve()));
+    this.exited = new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) resolve();
+      else child.once('exit', () => resolve());
+    });
     this.lines = createInterface({ input: socket })[Symbol.asyncIterator]();
     void this.route();
   }
@@ -74,18 +87,24 @@ export class ForgetfulMount {
     const args = ['-backing', dirs.backing, '-mount', dirs.mountPoint, '-control', dirs.control];
     const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
-    child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    const ready = await new Promise<boolean>((resolve) => {
+    child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-STDERR_KEPT)));
+    const ready = new Promise<boolean>((resolve) => {
       child.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString().startsWith('ready')));
       child.once('exit', () => resolve(false));
     });
-    if (!ready) {
+    const what = `forgetful-fs mounting ${dirs.mountPoint}`;
+    if (!(await bounded(ready, START_TIMEOUT_MS, what).catch(() => false))) {
       child.kill('SIGKILL');
       throw new Error(`forgetful-fs did not mount ${dirs.mountPoint}: ${stderr.trim() || 'no output'}`);
     }
     const socket = net.connect(dirs.control);
-    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-    return new ForgetfulMount(dirs, child, socket);
+    const connected = new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    await bounded(connected, START_TIMEOUT_MS, `connecting to ${dirs.control}`).catch((err: unknown) => {
+      socket.destroy();
+      child.kill('SIGKILL');
+      throw err;
+    });
+    return new ForgetfulMount(dirs, child, socket, () => stderr);
   }
 
   private async route(): Promise<void> {
@@ -101,18 +120,23 @@ export class ForgetfulMount {
 
   /**
    * Sends one control command and waits for its answer, for at most `timeoutMs`: a daemon that stops
-   * answering must not hang the harness's clean-up (unmount then falls back to signals).
+   * answering must not hang the harness. One that does is sent SIGQUIT, which makes a Go program
+   * print every goroutine's stack, and the error carries that dump: it says what the daemon waits for.
    */
   private async command(line: string, timeoutMs = COMMAND_TIMEOUT_MS): Promise<string> {
+    const verb = line.split(' ')[0]!;
     const answer = new Promise<string>((resolve) => this.waiting.push(resolve));
     this.socket.write(`${line}\n`);
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<string>((resolve) => {
-      timer = setTimeout(() => resolve(`error: no answer within ${timeoutMs / 1000} s`), timeoutMs);
+    const text = await bounded(answer, timeoutMs, `forgetful-fs ${verb}`).catch(async (err: Error) => {
+      this.child.kill('SIGQUIT');
+      await bounded(this.exited, EXIT_TIMEOUT_MS, 'forgetful-fs after SIGQUIT').catch(() => undefined);
+      return `error: ${err.message}\n${this.stderr()}`;
     });
-    const text = await Promise.race([answer, late]);
-    clearTimeout(timer);
-    if (text.startsWith('error:')) throw new Error(`forgetful-fs ${line.split(' ')[0]}: ${text.slice(7)}`);
+    if (text.startsWith('error:')) {
+      // A cut or unmount that gave up wrote its diagnosis to stderr.
+      const diagnosis = verb === 'cut' || verb === 'unmount' ? `\n${this.stderr()}` : '';
+      throw new Error(`forgetful-fs ${verb}: ${text.slice(7)}${diagnosis}`);
+    }
     return text;
   }
 
@@ -151,16 +175,16 @@ export class ForgetfulMount {
   /** Power cut: the backing directory keeps only what was fsynced (and directories fsynced). */
   async cut(): Promise<void> {
     await this.command('cut');
-    await this.exited;
+    await bounded(this.exited, EXIT_TIMEOUT_MS, 'forgetful-fs exiting after its cut');
   }
 
   /** A clean unmount: everything written is kept. Safe to call after cut() or a failure. */
   async unmount(): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) {
       await this.command('unmount').catch(() => this.child.kill('SIGTERM'));
-      const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
-      await this.exited;
-      clearTimeout(timer);
+      await bounded(this.exited, EXIT_TIMEOUT_MS, 'forgetful-fs exiting').catch(() => this.child.kill('SIGKILL'));
+      // A process asleep in the kernel does not die even of SIGKILL: say so rather than wait for ever.
+      await bounded(this.exited, EXIT_TIMEOUT_MS, `forgetful-fs (pid ${this.child.pid}) exiting after SIGKILL`);
     }
     this.socket.destroy();
     // A daemon killed with the mount still up leaves it dangling: detach it, nothing may outlive us.
