@@ -31,15 +31,23 @@ func stop(server *fuse.Server, mounted mountIdentity, sh *shared, lose bool) err
 	}
 }
 
-// powerDown does stop's steps, naming each before it starts. Operations still frozen or in flight
-// fail with EIO first: their processes are dead, and the kernel waits for an answer before it lets
-// the mount go.
+// powerDown does stop's steps, naming each before it starts. Operations still frozen fail with EIO
+// first: their processes are dead, and the kernel waits for an answer before it lets them go.
+//
+// The unmount aborts the FUSE connection (MNT_FORCE: the kernel's fuse_umount_begin) rather than
+// waiting for it to end. A plain unmount ends the connection only with the filesystem's last mount
+// in any mount namespace, and a namespace made while it is mounted (the fleet harness's hosts,
+// `unshare -m`, a container) holds a copy this unmount does not reach; an open file keeps a detached
+// mount alive too. The server would wait for them, and the power-off with it. Aborted, every request
+// in flight or to come fails, and the server's readers end at once, as a disk without power answers
+// nothing. Requests already being served finish first, so the backing directory is still once
+// server.Wait returns.
 func powerDown(server *fuse.Server, mountPoint string, sh *shared, lose bool, step func(string)) error {
 	if lose {
 		sh.faults.beginCut()
 	}
-	step("unmounting " + mountPoint)
-	if err := syscall.Unmount(mountPoint, 0); err != nil {
+	step("unmounting " + mountPoint + " with its FUSE connection aborted")
+	if err := syscall.Unmount(mountPoint, syscall.MNT_FORCE); err != nil {
 		step("detaching " + mountPoint + " (busy: " + err.Error() + ")")
 		if err := syscall.Unmount(mountPoint, syscall.MNT_DETACH); err != nil {
 			return fmt.Errorf("unmounting %s: %w", mountPoint, err)

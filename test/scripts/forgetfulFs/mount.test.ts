@@ -21,6 +21,7 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { ForgetfulMount, forgetfulFsBinary, isMounted, type MountDirs } from '../../../scripts/forgetfulFs/mount';
 
 // forgetful-fs's power-cut model (LazyFS's): file content reverts to its last fsync, and a directory's
@@ -220,4 +221,52 @@ test('a clean unmount keeps everything and leaves no mount behind', async () => 
   assert.equal(isMounted(dirs.mountPoint), false);
   assert.equal(read(dirs.backing, 'unsynced.txt'), 'kept\n');
   assert.equal(existsSync(`${dirs.backing}.durable`), false);
+});
+
+/** Whether process `pid` sees a mount at `mountPoint` in a mount namespace other than ours. */
+function mountedElsewhere(pid: number, mountPoint: string): boolean {
+  try {
+    if (readlinkSync(`/proc/${pid}/ns/mnt`) === readlinkSync('/proc/self/ns/mnt')) return false;
+    return readFileSync(`/proc/${pid}/mountinfo`, 'utf8')
+      .split('\n')
+      .some((line) => line.split(' ')[4] === mountPoint);
+  } catch {
+    return false;
+  }
+}
+
+test('a cut ends while another mount namespace holds a copy of the mount', async () => {
+  // A namespace made while the filesystem is mounted copies the mount (the fleet harness makes its
+  // hosts so), and unmounting here does not reach the copy: the cut must not wait for it to go.
+  const { fs, dirs } = await mount();
+  writeFile(path.join(dirs.mountPoint, 'kept.txt'), 'synced\n', true);
+  writeFile(path.join(dirs.mountPoint, 'lost.txt'), 'not synced\n', false);
+  syncDir(dirs.mountPoint);
+  const other = spawn('unshare', ['--mount', '--propagation', 'private', 'sleep', '120'], { stdio: 'ignore' });
+  try {
+    for (let tries = 0; !mountedElsewhere(other.pid!, dirs.mountPoint); tries++) {
+      assert.ok(tries < 100, 'unshare never showed the mount in a namespace of its own');
+      await sleep(100);
+    }
+    const t0 = Date.now();
+    await fs.cut();
+    assert.ok(Date.now() - t0 < 10_000, `the cut took ${Date.now() - t0} ms`);
+  } finally {
+    other.kill('SIGKILL');
+  }
+  assert.equal(read(dirs.backing, 'kept.txt'), 'synced\n');
+  assert.equal(read(dirs.backing, 'lost.txt'), '');
+});
+
+test('a cut ends while a live process holds a file open on the mount', async () => {
+  const { fs, dirs } = await mount();
+  const fd = openSync(path.join(dirs.mountPoint, 'open.txt'), 'w');
+  writeSync(fd, 'never synced\n');
+  const t0 = Date.now();
+  await fs.cut();
+  assert.ok(Date.now() - t0 < 10_000, `the cut took ${Date.now() - t0} ms`);
+  // The disk answers nothing after the cut, so even closing the descriptor fails.
+  assert.throws(() => closeSync(fd), { code: 'ENOTCONN' });
+  assert.equal(isMounted(dirs.mountPoint), false);
+  assert.equal(existsSync(path.join(dirs.backing, 'open.txt')), false, 'its entry was never synced');
 });
