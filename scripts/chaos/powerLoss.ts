@@ -199,14 +199,20 @@ export async function runPowerLoss(
     });
     stops.push(() => calm.stop());
     let t0 = Date.now();
-    const undisturbed = await (await start('undisturbed')).result();
+    const undisturbed = await bounded(
+      (await start('undisturbed')).result(),
+      opts.finishTimeoutMs,
+      'the undisturbed run finishing',
+    );
     let undisturbedPool: PoolPhaseResult | undefined;
     if (opts.pool) {
       writePoolInputs(baseDir, pipeline, path.join(undisturbed.runDir, 'rollouts.jsonl'));
-      undisturbedPool = await runPoolPhase(client, 'undisturbed', {
-        baseDir,
-        artifactsRoot: path.join(baseDir, 'undisturbed'),
-      });
+      const pool = runPoolPhase(client, 'undisturbed', { baseDir, artifactsRoot: path.join(baseDir, 'undisturbed') });
+      undisturbedPool = await bounded(
+        pool,
+        opts.finishTimeoutMs,
+        "the undisturbed host's nightly run and curriculum round",
+      );
     }
     const undisturbedSeconds = (Date.now() - t0) / 1000;
     await calm.stop();

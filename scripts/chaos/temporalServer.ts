@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { bounded } from '../lib/bounded';
 import { freePort, portOpen } from '../lib/net';
 import { temporalBinary } from '../lib/temporalCli';
 
@@ -56,9 +57,8 @@ export async function startRestartableTemporal(opts: {
     if (!running || running.exitCode !== null) return;
     const exited = new Promise((resolve) => running.once('exit', resolve));
     running.kill('SIGTERM');
-    const timer = setTimeout(() => running.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
+    await bounded(exited, 10_000, 'the Temporal dev server exiting on SIGTERM').catch(() => running.kill('SIGKILL'));
+    await bounded(exited, 10_000, `the Temporal dev server (pid ${running.pid}) exiting on SIGKILL`);
   }
 
   await start();
