@@ -38,8 +38,9 @@ export function listFiles(dir: string, rel = ''): string[] {
 }
 
 /**
- * Early local profiling (`overlap: true`) cuts its segments where collect's chunks happened to have
- * finished, so its files depend on timing; what the run reused from them is in its own files.
+ * Early local profiling's files (`overlap: true`): a finished run has removed them, whatever became of
+ * early profiling, so any found after a run was left behind (their contents depend on where collect's
+ * chunks happened to have finished; what the run reused from them is in its own files).
  */
 export const isEarlyProfiling = (rel: string) =>
   rel.startsWith(`${PREFETCH_DIR}${path.sep}`) || rel.startsWith(`${prefetchedDir('local_profile')}${path.sep}`);
@@ -52,7 +53,6 @@ export const isEarlyProfiling = (rel: string) =>
  */
 const isVolatile = (rel: string) =>
   rel.includes('_shards/') ||
-  isEarlyProfiling(rel) ||
   isEngineTimeline(rel) ||
   rel.endsWith('_failures.jsonl') ||
   rel === 'pipeline_config.yaml' ||
@@ -117,13 +117,18 @@ export function compareRunDirs(reference: string, candidate: string): ArtifactCo
   const candFiles = new Set(listFiles(candidate).filter((f) => !isVolatile(f)));
   const differing: string[] = [];
   for (const rel of refFiles) {
-    if (!candFiles.delete(rel)) differing.push(`${rel} (missing)`);
+    if (isEarlyProfiling(rel)) {
+      candFiles.delete(rel);
+      differing.push(`${rel} (early profiling left behind by the reference run)`);
+    } else if (!candFiles.delete(rel)) differing.push(`${rel} (missing)`);
     else if (rel.endsWith('.bin')) {
       if (!readFileSync(path.join(reference, rel)).equals(readFileSync(path.join(candidate, rel)))) differing.push(rel);
     } else if (normalized(path.join(reference, rel), reference) !== normalized(path.join(candidate, rel), candidate))
       differing.push(rel);
   }
-  differing.push(...[...candFiles].map((rel) => `${rel} (extra)`));
+  differing.push(
+    ...[...candFiles].map((rel) => `${rel} (${isEarlyProfiling(rel) ? 'early profiling left behind' : 'extra'})`),
+  );
   const refConfig = configWithoutFaults(path.join(reference, 'pipeline_config.yaml'));
   if (JSON.stringify(refConfig) !== JSON.stringify(configWithoutFaults(path.join(candidate, 'pipeline_config.yaml')))) {
     differing.push('pipeline_config.yaml (beyond servers.faults)');
