@@ -54,9 +54,71 @@ function stagePoints(stage: string, prefix: string): PowerCutPoint[] {
   ];
 }
 
+/**
+ * Early profiling (`overlap: true`) runs beside collect, files its samples once convert is done, and
+ * removes its files beside and after the run's local profile. Its points sit between the pipeline's,
+ * never two in a row: when early profiling happened to be done before a point was armed, the point is
+ * missed, and two misses in a row end the cuts.
+ */
+const EARLY: Record<'segmentCopy' | 'segmentChunk' | 'filing' | 'segmentsRemoval' | 'filedRemoval', PowerCutPoint> = {
+  segmentCopy: {
+    stage: 'early_profiling',
+    what: "copying a segment's finished rollouts",
+    when: 'before',
+    op: 'write',
+    nth: 1,
+    pattern: `${RUN}prefetch/rows-\\d+-\\d+/rollouts`,
+  },
+  segmentChunk: {
+    stage: 'early_profiling',
+    what: "mid-chunk of a segment's profile",
+    when: 'before',
+    op: 'write',
+    nth: 3,
+    pattern: `${RUN}prefetch/rows-\\d+-\\d+/local_profile_shards/\\d+\\.attempts/`,
+  },
+  filing: {
+    stage: 'early_profiling',
+    what: 'filing its samples for the run',
+    when: 'before',
+    op: 'write',
+    nth: 1,
+    // A pass stages its directory beside the filed one (the second pass's beside tail/).
+    pattern: `${RUN}local_profile_prefetched(/tail)?\\.[^/]+\\.tmp/`,
+  },
+  segmentsRemoval: {
+    stage: 'early_profiling',
+    what: 'mid-removal of its segments',
+    when: 'after',
+    op: 'unlink',
+    nth: 3,
+    pattern: `${RUN}prefetch/`,
+  },
+  filedRemoval: {
+    stage: 'early_profiling',
+    what: 'mid-removal of its filed samples',
+    when: 'after',
+    op: 'unlink',
+    nth: 1,
+    pattern: `${RUN}local_profile_prefetched/`,
+  },
+};
+
+const [collectMaterialize, collectMidChunk, collectAfterChunk, collectLaterChunk, ...collectRest] = stagePoints(
+  'collect',
+  'rollouts',
+);
+const [profileMaterialize, ...profileRest] = stagePoints('local_profile', 'local_profile');
+
 export const POWER_CUT_POINTS: PowerCutPoint[] = [
   { stage: 'prepare', what: 'writing the run manifest', when: 'after', op: 'rename', nth: 1, pattern: 'run_manifest' },
-  ...stagePoints('collect', 'rollouts'),
+  collectMaterialize!,
+  collectMidChunk!,
+  collectAfterChunk!,
+  EARLY.segmentCopy,
+  collectLaterChunk!,
+  EARLY.segmentChunk,
+  ...collectRest,
   { stage: 'convert', what: 'writing candidates', when: 'before', op: 'write', nth: 2, pattern: `${RUN}candidates` },
   {
     stage: 'convert',
@@ -66,7 +128,11 @@ export const POWER_CUT_POINTS: PowerCutPoint[] = [
     nth: 1,
     pattern: `${RUN}candidates_metrics`,
   },
-  ...stagePoints('local_profile', 'local_profile'),
+  EARLY.filing,
+  profileMaterialize!,
+  EARLY.segmentsRemoval,
+  ...profileRest,
+  EARLY.filedRemoval,
   { stage: 'publish', what: 'writing the dataset', when: 'before', op: 'write', nth: 1, pattern: `${RUN}dataset/` },
   {
     stage: 'publish',
