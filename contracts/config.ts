@@ -309,6 +309,13 @@ export const pipelineConfigSchema = z.strictObject({
     .describe(
       'Start local profiling while collection runs: the rows of finished chunks are cut off (at whole tasks when convert.source_preference is require_mixed), converted and sampled early, and the samples reused, so the published files equal a sequential run (false) byte for byte; verifier builtin only',
     ),
+  overlap_stall_s: z
+    .number()
+    .positive()
+    .optional()
+    .describe(
+      'With overlap: once the run waits on early profiling, how long it may go without profiling a segment before the run cancels it and samples live what it did not file (default 7200)',
+    ),
   filter: z
     .strictObject({
       max_pivots: z

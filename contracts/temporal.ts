@@ -20,6 +20,8 @@ export const prefetchProgressQuery = defineQuery<PrefetchProgress>('progress');
 export const chunksFinishedSignal = defineSignal<[{ chunks: number; final: boolean }]>('chunksFinished');
 /** The run → early local profiling: the run's candidates, to file the early samples for. */
 export const runCandidatesSignal = defineSignal<[{ candidatesPath: string; outPrefix: string }]>('runCandidates');
+/** Early local profiling → the run: one more segment was profiled (the run's sign that it progresses). */
+export const segmentProfiledSignal = defineSignal('segmentProfiled');
 export const roundsQuery = defineQuery<CurriculumRound[]>('rounds');
 /** An Update, not a Signal: the caller gets the round it triggered back (or its failure). */
 export const policyCheckpointUpdate = defineUpdate<CurriculumRound, [PolicyCheckpoint]>('policyCheckpoint');

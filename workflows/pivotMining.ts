@@ -2,29 +2,32 @@ import {
   ActivityCancellationType,
   ApplicationFailure,
   CancellationScope,
-  type ChildWorkflowHandle,
   executeChild,
   isCancellation,
-  log,
   patched,
   proxyActivities,
   setHandler,
-  startChild,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PivotActivities } from '../activities';
 import { stageActivityOptions } from './activityOptions';
-import { pivotMiningProgressQuery, runCandidatesSignal } from '../contracts/temporal';
+import { pivotMiningProgressQuery } from '../contracts/temporal';
 import { NON_RETRYABLE_ERROR_TYPES } from '../contracts/errors';
 import { collectRolloutsWorkflow } from './collectRollouts';
-import { prefetchLocalProfileWorkflow } from './prefetchLocalProfile';
+import {
+  dropEarlyProfiling,
+  dropEarlyProfilingWithoutCandidates,
+  fileEarlySamples,
+  followEarlyProgress,
+  localProfilePrefix,
+  startEarlyProfiling,
+  type FiledSamples,
+} from './earlyProfiling';
 import type { PivotMiningInput } from '../contracts/workflowInputs';
 import type {
   CollectStageInput,
   CollectStageResult,
   PivotMiningResult,
-  PrefetchCounts,
-  PrefetchResult,
   RolloutStage,
   RunPlan,
 } from '../contracts/payloads';
@@ -33,23 +36,10 @@ import { accountingCounts, type RolloutAccounting } from '../gym/rolloutAccounti
 // serve → collect → profile → convert → local-profile → filter/publish, one run per dataset.
 // Orchestration only: every file and network touch happens in activities.
 
-const {
-  prepareRun,
-  ensureServers,
-  convertStage,
-  publishStage,
-  workerHostQueue,
-  alignPrefetched,
-  removeEarlyProfiling,
-} = proxyActivities<PivotActivities>(stageActivityOptions);
+const { prepareRun, ensureServers, convertStage, publishStage, workerHostQueue } =
+  proxyActivities<PivotActivities>(stageActivityOptions);
 
-const OVERLAP = 'overlap-prefetch';
-const REMOVE_SEGMENTS_BESIDE = 'remove-segments-beside-local-profile';
 const REUSED_CHUNKS_TOGETHER = 'reused-chunks-together';
-const ALIGN_IN_PREFETCH = 'align-in-prefetch';
-/** Early profiling's failure, cancellation or clean-up never fails the run, and leaves no files. */
-const EARLY_NEVER_FAILS_RUN = 'early-never-fails-run';
-const NO_EARLY_AFTER_LOCAL_PROFILE = 'no-early-after-local-profile';
 
 /** Mixed pivots dropped by a filter rule (pass-rate ceiling, budget, action mix), as publish counts them. */
 const RULE_DROPS = ['over_ceiling', 'over_budget', 'over_share'] as const;
@@ -79,88 +69,6 @@ async function startManagedServers(plan: RunPlan): Promise<() => Promise<void>> 
   };
 }
 
-type EarlyCounts = PrefetchCounts & { reused: number };
-
-/** What filing the early samples gives the run's local profile. */
-interface FiledSamples {
-  counts: EarlyCounts;
-  /** Chunks whose every row an early sample answers ([from, to) ranges). */
-  wholeChunks?: Array<[number, number]>;
-  /** The segments' removal, started beside the run's local profile. */
-  segmentsRemoved: Promise<void>;
-}
-
-/**
- * Hands the run's candidates to early profiling, which files its samples for the run's local-profile
- * chunks (a run recorded before that files them here, once the segments are done), and drops the
- * segments: beside the run's local profile, which no longer reads them, so their removal is not one
- * more step before it. Early profiling only saves engine time: if it failed, the run samples what it
- * did not file live.
- */
-async function fileEarlySamples(
-  plan: RunPlan,
-  prefetch: ChildWorkflowHandle<typeof prefetchLocalProfileWorkflow>,
-  candidatesPath: string,
-  alignForRun: boolean,
-): Promise<FiledSamples | undefined> {
-  let early: PrefetchResult;
-  try {
-    if (alignForRun) {
-      await prefetch.signal(runCandidatesSignal, { candidatesPath, outPrefix: localProfilePrefix(plan) });
-    }
-    early = await prefetch.result();
-  } catch (err) {
-    // Only the run's own cancellation ends the run: an operator's cancel of early profiling alone
-    // (`temporal workflow cancel -w <run>/prefetch`) is one more way for it to fail.
-    if (isCancellation(err) && (!patched(EARLY_NEVER_FAILS_RUN) || CancellationScope.current().consideredCancelled))
-      throw err;
-    log.warn('early local profiling failed; what it did not file is sampled live', { error: String(err) });
-    return undefined;
-  }
-  // Filed by early profiling itself when the run signalled its candidates (most of it while the
-  // policy engine was still busy); here otherwise.
-  const { reused, wholeChunks } =
-    early.aligned ??
-    (await alignPrefetched({
-      plan,
-      candidatesPath,
-      outPrefix: localProfilePrefix(plan),
-      segments: early.segmentDirs,
-    }));
-  const removal = removeEarlyProfiling({ runDir: plan.runDir, part: 'segments' });
-  // Awaited after the local profile; a failure meanwhile must not surface as an unhandled rejection.
-  removal.catch(() => undefined);
-  if (!patched(REMOVE_SEGMENTS_BESIDE)) await removal;
-  const counts = { segments: early.segments, candidates: early.candidates, samples: early.samples, reused };
-  return { counts, wholeChunks, segmentsRemoved: removal };
-}
-
-/**
- * Removes early profiling's files once the run's local profile no longer needs them, whatever became
- * of early profiling (filed, failed, cancelled, terminated, or a run with no candidates): kept, its
- * rollout copies would double what the run leaves on disk. A removal that fails after its retries is
- * logged, never the run's failure: the dataset does not depend on it.
- */
-async function dropEarlyProfiling(plan: RunPlan, filed: FiledSamples | undefined): Promise<void> {
-  if (!patched(EARLY_NEVER_FAILS_RUN)) {
-    await filed?.segmentsRemoved;
-    await removeEarlyProfiling({ runDir: plan.runDir, part: 'matched' });
-    return;
-  }
-  const removals = [filed?.segmentsRemoved ?? removeEarlyProfiling({ runDir: plan.runDir, part: 'segments' })];
-  removals.push(removeEarlyProfiling({ runDir: plan.runDir, part: 'matched' }));
-  for (const removal of removals) {
-    await removal.catch((err: unknown) => {
-      if (isCancellation(err)) throw err;
-      log.warn('early profiling files not removed; the run goes on', { error: String(err) });
-    });
-  }
-}
-
-function localProfilePrefix(plan: RunPlan): string {
-  return `${plan.runDir}/local_profile`;
-}
-
 export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<PivotMiningResult> {
   const workflowId = workflowInfo().workflowId;
   let plan: RunPlan | undefined;
@@ -178,6 +86,8 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
     counts: { ...counts },
     accounting: { ...accounting },
   }));
+
+  const earlyProgress = followEarlyProgress();
 
   plan = await prepareRun(input, workflowId);
   const runPlan = plan;
@@ -212,22 +122,8 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
 
     const servers = await ensureServers(runPlan);
 
-    // Overlap: local profiling starts on the rollouts collect has finished (docs/architecture.md),
-    // unless a resume finds the run's own local profile begun, whose shards hold those keys already.
-    const overlap =
-      runPlan.config.overlap &&
-      runPlan.config.local_profile.verifier === 'builtin' &&
-      patched(OVERLAP) &&
-      !(runPlan.localProfileBegun && patched(NO_EARLY_AFTER_LOCAL_PROFILE));
-    const alignForRun = overlap && patched(ALIGN_IN_PREFETCH);
-    const prefetch = overlap
-      ? await startChild(prefetchLocalProfileWorkflow, {
-          workflowId: `${workflowId}/prefetch`,
-          args: [
-            { plan: runPlan, collectPrefix: `${runPlan.runDir}/rollouts`, ...(alignForRun ? { alignForRun } : {}) },
-          ],
-        })
-      : undefined;
+    // Overlap: local profiling starts on the rollouts collect has finished (docs/architecture.md).
+    const prefetch = await startEarlyProfiling(runPlan, `${runPlan.runDir}/rollouts`);
     prefetchWorkflowId = prefetch?.workflowId ?? null;
     const collected = await runChunkedStage(
       'collect',
@@ -253,7 +149,7 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
     counts.skipped = converted.skipped;
     counts.deduped = converted.deduped;
     if (converted.candidates === 0) {
-      if (prefetch && patched(EARLY_NEVER_FAILS_RUN)) await dropEarlyProfiling(runPlan, undefined);
+      if (prefetch) await dropEarlyProfilingWithoutCandidates(runPlan);
       throw ApplicationFailure.nonRetryable(
         `no pivot candidates: ${converted.positiveTrajectories} positive trajectories, ${converted.skipped} decision points skipped (see ${converted.skippedPath})`,
         'NoCandidates',
@@ -264,7 +160,7 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
     if (prefetch) {
       // Local profiling already runs: what is left of it is the early segments' tail.
       stage = 'local_profile';
-      filed = await fileEarlySamples(runPlan, prefetch, converted.candidatesPath, alignForRun);
+      filed = await fileEarlySamples(runPlan, prefetch, converted.candidatesPath, earlyProgress);
       prefetchWorkflowId = null;
     }
     const reusedChunks = filed?.wholeChunks?.length && patched(REUSED_CHUNKS_TOGETHER) ? filed.wholeChunks : undefined;

@@ -2,13 +2,20 @@ import {
   condition,
   continueAsNew,
   executeChild,
+  getExternalWorkflowHandle,
   log,
+  patched,
   proxyActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { PivotActivities } from '../activities';
-import { chunksFinishedSignal, prefetchProgressQuery, runCandidatesSignal } from '../contracts/temporal';
+import {
+  chunksFinishedSignal,
+  prefetchProgressQuery,
+  runCandidatesSignal,
+  segmentProfiledSignal,
+} from '../contracts/temporal';
 import type {
   PrefetchAlignment,
   PrefetchInput,
@@ -42,6 +49,8 @@ interface Profiling {
  */
 const SEGMENTS_IN_FLIGHT = 2;
 const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 4000;
+/** Each profiled segment is reported to the run, which waits on early profiling only while it progresses. */
+const REPORT_SEGMENTS = 'report-segments-to-run';
 
 const INITIAL_STATE: PrefetchState = {
   fromRow: 0,
@@ -160,6 +169,7 @@ function startSegment(
     (result) => {
       state.counts.samples += result.merge.completed;
       state.segments.push(segment.dir);
+      reportToRun();
     },
     (err: unknown) => log.warn('early local profiling of a segment failed', { workflowId, error: String(err) }),
   );
@@ -168,4 +178,13 @@ function startSegment(
     candidatesPath: segment.candidatesPath,
     done: profiled.finally(() => running.delete(workflowId)),
   });
+}
+
+/** Tells the run one more segment was profiled; a run that cannot take it (it ended) changes nothing. */
+function reportToRun(): void {
+  const run = workflowInfo().parent?.workflowId;
+  if (!run || !patched(REPORT_SEGMENTS)) return;
+  getExternalWorkflowHandle(run)
+    .signal(segmentProfiledSignal)
+    .catch((err: unknown) => log.warn('the run did not take a profiled segment', { error: String(err) }));
 }

@@ -28,12 +28,16 @@ const record = (plan: { runId: string }, name: string, args: unknown) => {
   calls.set(plan.runId, [...(calls.get(plan.runId) ?? []), [name, args]]);
 };
 
+/** A run whose early profiling stalls (see alignPrefetched) gives up on it after this long. */
+const STALL_S = 2;
+
 function planOf(runId: string): RunPlan {
   const config = pipelineConfigSchema.parse({
     name: 'early_profiling_test',
     seed: 1,
     servers: { mode: 'embedded' },
     collect: { input_jsonl: 'configs/demo_tasks.jsonl', agent_name: 'demo_tool_agent' },
+    ...(runId === 'stalled' ? { overlap_stall_s: STALL_S } : {}),
   });
   return { runId, runDir: path.join('/nonexistent', runId), baseDir: '/nonexistent', config };
 }
@@ -75,7 +79,8 @@ const activities = {
   alignPrefetched: async (input: { plan: RunPlan; candidatesPath: string; pending?: string[] }) => {
     record(input.plan, 'alignPrefetched', input.candidatesPath);
     // The operator's cancel comes while the samples are being filed, as in the report.
-    if (input.plan.runId === 'cancel') await heartbeatUntilCancelled();
+    // A stalled early profiling files for ever; only the run's cancellation of it ends the filing.
+    if (input.plan.runId === 'cancel' || input.plan.runId === 'stalled') await heartbeatUntilCancelled();
     return { reused: 1, rows: 2, wholeChunks: [] };
   },
   alignPending: async (input: { plan: RunPlan }) => {
@@ -150,6 +155,20 @@ test('an operator’s cancel of early profiling alone falls back to live samplin
   const result = await handle.result();
   assert.equal(result.prefetch, undefined, 'nothing early was reused');
   assert.deepEqual(removed('cancel').sort(), ['matched', 'segments']);
+});
+
+test('a run gives up on early profiling that stalls, samples live and removes its files', async () => {
+  const handle = await startRun('stalled');
+  const started = Date.now();
+  const result = await Promise.race([
+    handle.result(),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the run still waits after 30 s')), 30_000)),
+  ]);
+  assert.equal(result.prefetch, undefined, 'nothing early was reused');
+  assert.ok(Date.now() - started >= STALL_S * 1000, 'not given up before its stall bound');
+  const early = await env.client.workflow.getHandle(`${handle.workflowId}/prefetch`).describe();
+  assert.equal(early.status.name, 'CANCELLED');
+  assert.deepEqual(removed('stalled').sort(), ['matched', 'segments']);
 });
 
 test('a terminated early profiling leaves no files behind', async () => {
