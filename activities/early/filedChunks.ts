@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { rm, stat } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { readLines } from '../../gym/jsonl';
 import { mkdirDurably, renameDurably } from '../../gym/durable';
 import { StagedJsonlFile } from '../../gym/stagedJsonl';
-import { Fence } from '../chunk/fence';
+import type { Fence } from '../chunk/fence';
+import { claimEarlyFence } from './earlyFence';
 import { pauseAt } from '../run/testHooks';
 
 // Where the run's local profile finds the early samples filed for it (activities/early/prefetched.ts
@@ -129,40 +130,9 @@ export class FiledChunks {
   }
 }
 
-/**
- * The fence of early profiling's filing passes and of their removal (docs/fencing.md): in the run's
- * local-profile shards directory, which outlives both, so a pass that wakes after the removal still
- * finds the removal's newer claim there.
- */
-export async function claimFilingFence(outPrefix: string): Promise<Fence> {
-  const fence = await Fence.claim(filingFenceDir(outPrefix), `early samples of ${outPrefix}`);
-  await fence.removeOlder();
-  return fence;
-}
-
-/**
- * Before the filed samples are removed: a claim newer than every filing pass's, so a pass still
- * running somewhere stops before it files. Where no pass ever claimed, there is none to stop, and
- * nothing is created.
- */
-export async function fenceOutFiling(outPrefix: string): Promise<void> {
-  const claimed = await stat(filingFenceDir(outPrefix)).then(
-    () => true,
-    (err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return false;
-      throw err;
-    },
-  );
-  if (claimed) await claimFilingFence(outPrefix);
-}
-
-function filingFenceDir(outPrefix: string): string {
-  return `${outPrefix}_shards/early`;
-}
-
 /** Runs a fenced pass over the run's rows, the filed chunks dropped unless the pass completes. */
 export async function filing<T>(outPrefix: string, filed: FiledChunks, pass: () => Promise<T>): Promise<T> {
-  const fence = await claimFilingFence(outPrefix);
+  const fence = await claimEarlyFence(outPrefix, `early samples of ${outPrefix}`);
   await filed.open();
   try {
     const result = await pass();

@@ -1,15 +1,19 @@
-import { readdir, rm } from 'node:fs/promises';
+import { readdir, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
-import { heartbeat } from '@temporalio/activity';
+import { Context, heartbeat } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
 import { convertToCandidates } from '../../gym/convert';
-import { mkdirDurably, syncDir } from '../../gym/durable';
+import { mkdirDurably, renameDurably, syncDir } from '../../gym/durable';
 import { readJsonl } from '../../gym/jsonl';
 import { StagedJsonlFile } from '../../gym/stagedJsonl';
 import { pivotAgentName } from '../../contracts/stageSettings';
 import type { PrefetchSegment, RunPlan } from '../../contracts/payloads';
 import { readMaterializedMeta, type MaterializedMeta } from '../chunk/chunkIndex';
 import { finishedRollouts } from '../stage/merge';
-import { fenceOutFiling, prefetchedDir } from './filedChunks';
+import type { Fence } from '../chunk/fence';
+import { claimEarlyFence, fenceOutEarly } from './earlyFence';
+import { pauseAt } from '../run/testHooks';
+import { prefetchedDir } from './filedChunks';
 import { readRowIndex } from '../stage/rowIndex';
 
 // Overlap (docs/architecture.md): while collect runs, the rows whose chunks have all finished are
@@ -23,6 +27,9 @@ export const PREFETCH_DIR = 'prefetch';
 /** Retries of a removal that the file system answers with EBUSY, ENOTEMPTY or EPERM, 0.2 s apart more each. */
 const REMOVE_RETRIES = 8;
 const REMOVE_RETRY_DELAY_MS = 200;
+
+/** Lines a segment's copy writes between heartbeats (and looks for a cancellation). */
+const HEARTBEAT_LINES = 10_000;
 
 /** Row index records read at once while walking back over a task's rows. */
 const WALK_ROWS = 256;
@@ -124,16 +131,61 @@ export async function prefetchSegment(input: {
   if (toRow <= fromRow) return { toRow: fromRow, candidates: 0 };
 
   const dir = path.join(plan.runDir, PREFETCH_DIR, `rows-${fromRow}-${toRow}`);
-  await mkdirDurably(dir);
-  const rolloutsPath = path.join(dir, 'rollouts.jsonl');
+  // Built under this attempt's own name and renamed into place whole, fenced like every writer: an
+  // older attempt still running (a paused or partitioned worker) writes only into its own directory,
+  // and one that wakes after the run removed early profiling's files writes nothing at all.
+  const fence = await claimEarlyFence(path.join(plan.runDir, 'local_profile'), `early segment ${dir}`);
+  const staging = `${dir}.${fence.token.name}.tmp`;
+  try {
+    await mkdirDurably(staging);
+    await fence.checkClaimed([staging]);
+    const built = await buildSegment({ plan, collectPrefix, meta, fromRow, toRow }, staging, fence);
+    await pauseAt('segment.built', fence.token.name);
+    await fence.check();
+    await rm(dir, { recursive: true, force: true });
+    if (built.candidates === 0) {
+      await rm(staging, { recursive: true, force: true });
+      return { toRow, candidates: 0 };
+    }
+    await renameDurably([[staging, dir]]);
+    const candidatesPath = path.join(dir, path.basename(built.candidatesPath));
+    return { toRow, dir, candidatesPath, candidates: built.candidates };
+  } catch (err) {
+    await rm(staging, { recursive: true, force: true });
+    // A late attempt leaves no empty prefetch/ either; one that holds segments stays.
+    await rmdir(path.dirname(dir)).catch(() => undefined);
+    throw await fence.explain(err);
+  }
+}
+
+interface SegmentRows {
+  plan: RunPlan;
+  collectPrefix: string;
+  meta: MaterializedMeta;
+  fromRow: number;
+  toRow: number;
+}
+
+/**
+ * Copies the segment's finished rollouts into `outDir` and converts them there. Heartbeats from the
+ * first line, so a cancellation reaches the copy, and looks at the fence before writing.
+ */
+async function buildSegment(segment: SegmentRows, outDir: string, fence: Fence) {
+  const { plan, collectPrefix, meta, fromRow, toRow } = segment;
+  const ctx = Context.current();
+  const rolloutsPath = path.join(outDir, 'rollouts.jsonl');
   // Only without require_mixed can a segment start inside a task (segmentEnd).
   const openFrom = segmentPreference(plan) === 'off' ? await taskStart(collectPrefix, meta, fromRow, 0) : fromRow;
   const out = new StagedJsonlFile(rolloutsPath);
   try {
     let lines = 0;
     for await (const line of finishedRollouts(collectPrefix, meta, openFrom, toRow)) {
+      if (lines++ % HEARTBEAT_LINES === 0) {
+        ctx.heartbeat({ lines });
+        if (ctx.cancellationSignal.aborted) throw new CancelledFailure('early segment cancelled');
+      }
+      await fence.beforeWrite();
       await out.writeLine(`${line}\n`);
-      if (++lines % 10_000 === 0) heartbeat({ lines });
     }
     await out.commit();
   } finally {
@@ -141,7 +193,7 @@ export async function prefetchSegment(input: {
   }
   const summary = await convertToCandidates({
     inputs: [rolloutsPath],
-    outDir: dir,
+    outDir,
     sourceRoot: plan.runDir,
     agent_name: pivotAgentName(plan),
     source_format: 'gym_rollouts',
@@ -152,9 +204,7 @@ export async function prefetchSegment(input: {
     openFrom < fromRow
       ? await dropCandidatesOf(summary.candidatesPath, await rowKeys(collectPrefix, meta, openFrom, fromRow))
       : summary.counts.candidates;
-  // Its directory goes with the others once the run's local profile has filed their samples.
-  if (candidates === 0) return { toRow, candidates };
-  return { toRow, dir, candidatesPath: summary.candidatesPath, candidates };
+  return { candidatesPath: summary.candidatesPath, candidates };
 }
 
 /**
@@ -164,7 +214,7 @@ export async function prefetchSegment(input: {
  */
 export async function removeEarlyProfiling(input: { runDir: string; part: 'segments' | 'matched' }): Promise<void> {
   const outPrefix = path.join(input.runDir, 'local_profile');
-  if (input.part === 'matched') await fenceOutFiling(outPrefix);
+  await fenceOutEarly(outPrefix);
   const target = input.part === 'segments' ? path.join(input.runDir, PREFETCH_DIR) : prefetchedDir(outPrefix);
   // A filing that crashed leaves its staging directory (`<target>.<pid>-<hex>.tmp`) beside it.
   const parent = path.dirname(target);

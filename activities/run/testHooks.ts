@@ -1,7 +1,8 @@
 // Named points on the write path where a test can hold an attempt, the way a GC pause, a stopped
 // process or a hung NFS call would: between a claim and the first open, between a merge's rename and
 // its open, between a merge's look at the fence and its write, before the finish creates its view,
-// right after a pool version is committed, before early samples are filed in place. Nothing is registered outside tests, and an unregistered
+// right after a pool version is committed, before early samples are filed in place, before an
+// early segment is renamed into place. Nothing is registered outside tests, and an unregistered
 // point costs a map lookup.
 
 export type PausePoint =
@@ -11,7 +12,8 @@ export type PausePoint =
   | 'merge.checked'
   | 'finish.checked'
   | 'version.committed'
-  | 'filing.committing';
+  | 'filing.committing'
+  | 'segment.built';
 
 type Hook = (token: string) => Promise<void> | void;
 
