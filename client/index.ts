@@ -5,8 +5,9 @@ import type { z } from 'zod';
 import { describeIssues } from '../contracts/config';
 import { InvalidInputError } from '../contracts/errors';
 import type { PivotMiningProgress, PivotMiningResult, PrefetchProgress, StageProgress } from '../contracts/payloads';
-import type { CurriculumRound, PolicyCheckpoint } from '../contracts/poolPayloads';
+import type { CurriculumRound, NightlyMiningResult, PolicyCheckpoint } from '../contracts/poolPayloads';
 import {
+  curriculumPoolQuery,
   DEFAULT_TASK_QUEUE,
   pivotMiningProgressQuery,
   policyCheckpointUpdate,
@@ -35,6 +36,7 @@ export * from './schedules';
 export { DEFAULT_TASK_QUEUE, InvalidInputError, taskQueueFromEnv };
 export type {
   CurriculumRound,
+  NightlyMiningResult,
   PivotCurriculumInput,
   PivotMiningInput,
   PivotMiningProgress,
@@ -229,6 +231,30 @@ export function startPivotCurriculum(client: Client, input: PivotCurriculumInput
     input,
     opts,
   );
+}
+
+/**
+ * Waits until a started curriculum has fixed its starting pool and returns that pool file. A
+ * curriculum that cannot start (its pool has no version yet, a bad initial_pool) rejects with the
+ * reason, so the caller learns it now rather than from its first checkpoint.
+ */
+export async function awaitCurriculumStart(
+  client: Client,
+  curriculumWorkflowId: string,
+  { intervalMs = 200 }: { intervalMs?: number } = {},
+): Promise<string> {
+  const handle = client.workflow.getHandle<typeof pivotCurriculumWorkflow>(curriculumWorkflowId);
+  for (;;) {
+    const { status } = await handle.describe();
+    if (status.name !== 'RUNNING') {
+      await handle.result();
+      throw new Error(`curriculum ${curriculumWorkflowId} ended (${status.name}) before its pool was fixed`);
+    }
+    // A query before the workflow's first task has run is not answered yet; ask again.
+    const pool = await handle.query(curriculumPoolQuery).catch(() => null);
+    if (pool !== null) return pool;
+    await sleep(intervalMs);
+  }
 }
 
 /**

@@ -1,5 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { type Client, ScheduleOverlapPolicy, type ScheduleDescription, type ScheduleOptions } from '@temporalio/client';
 import { z } from 'zod';
+import type { NightlyMiningResult } from '../contracts/poolPayloads';
+// Types only: the client starts workflows by type name, so no workflow code is loaded into it.
+import type { nightlyMiningWorkflow } from '../workflows';
 import { nightlyMiningInputSchema } from '../contracts/workflowInputs';
 import { taskQueueFromEnv } from '../workers/connection';
 
@@ -152,6 +156,41 @@ export async function triggerSchedule(client: Client, scheduleId: string): Promi
   const handle = client.schedule.getHandle(scheduleId);
   const { policies } = await handle.describe();
   await handle.trigger(policies.overlap);
+}
+
+/** The runs a schedule has started and not dropped from its recent list, running or not. */
+function startedRuns(description: ScheduleDescription): { workflowId: string; firstExecutionRunId: string }[] {
+  return [...description.info.runningActions, ...description.info.recentActions.map((a) => a.action)].map(
+    (a) => a.workflow,
+  );
+}
+
+/**
+ * Starts a run now and waits for its result: the run is the one that appears after the trigger. A
+ * trigger the overlap policy drops (skip, while a run is still going) starts none, and this rejects
+ * naming the run still going instead of waiting for a run that will not come.
+ */
+export async function triggerScheduleAndAwait(
+  client: Client,
+  scheduleId: string,
+  { appearWithinMs = 30_000, intervalMs = 200 }: { appearWithinMs?: number; intervalMs?: number } = {},
+): Promise<NightlyMiningResult> {
+  const handle = client.schedule.getHandle(scheduleId);
+  const before = await handle.describe();
+  const earlier = new Set(startedRuns(before).map((run) => run.workflowId));
+  await handle.trigger(before.policies.overlap);
+  const deadline = Date.now() + appearWithinMs;
+  while (Date.now() < deadline) {
+    const run = startedRuns(await handle.describe()).find((r) => !earlier.has(r.workflowId));
+    if (run)
+      return client.workflow.getHandle<typeof nightlyMiningWorkflow>(run.workflowId, run.firstExecutionRunId).result();
+    await sleep(intervalMs);
+  }
+  const going = before.info.runningActions.map((a) => a.workflow.workflowId);
+  throw new Error(
+    `schedule ${scheduleId}: the trigger started no run within ${appearWithinMs / 1000} s` +
+      (going.length > 0 ? ` (overlap policy ${before.policies.overlap}; still going: ${going.join(', ')})` : ''),
+  );
 }
 
 export async function deleteSchedule(client: Client, scheduleId: string): Promise<void> {

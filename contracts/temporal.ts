@@ -23,5 +23,7 @@ export const runCandidatesSignal = defineSignal<[{ candidatesPath: string; outPr
 /** Early local profiling → the run: one more segment was profiled (the run's sign that it progresses). */
 export const segmentProfiledSignal = defineSignal('segmentProfiled');
 export const roundsQuery = defineQuery<CurriculumRound[]>('rounds');
+/** The curriculum's current pool file, or null until its starting pool is fixed. */
+export const curriculumPoolQuery = defineQuery<string | null>('pool');
 /** An Update, not a Signal: the caller gets the round it triggered back (or its failure). */
 export const policyCheckpointUpdate = defineUpdate<CurriculumRound, [PolicyCheckpoint]>('policyCheckpoint');

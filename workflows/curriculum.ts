@@ -10,7 +10,7 @@ import {
 } from '@temporalio/workflow';
 import type { PivotActivities } from '../activities';
 import { stageActivityOptions } from './activityOptions';
-import { policyCheckpointUpdate, roundsQuery } from '../contracts/temporal';
+import { curriculumPoolQuery, policyCheckpointUpdate, roundsQuery } from '../contracts/temporal';
 import { collectRolloutsWorkflow } from './collectRollouts';
 import type { PivotCurriculumInput } from '../contracts/workflowInputs';
 import type { CurriculumState, PolicyCheckpoint } from '../contracts/poolPayloads';
@@ -30,6 +30,7 @@ export async function pivotCurriculumWorkflow(input: PivotCurriculumInput, carri
   let busy = false;
   let roundsThisRun = 0;
   setHandler(roundsQuery, () => current?.rounds ?? []);
+  setHandler(curriculumPoolQuery, () => current?.poolPath ?? null);
 
   setHandler(
     policyCheckpointUpdate,

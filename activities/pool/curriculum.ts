@@ -60,7 +60,11 @@ export async function startCurriculum(
   } else {
     const latest = await latestVersion(poolDir);
     if (latest === null)
-      throw new ConfigError(`no initial_pool given and the pool ${poolDir} has no published version yet`);
+      throw new ConfigError(
+        `no initial_pool given and the pool ${poolDir} has no published version yet: publish its first version ` +
+          '(run the nightly schedule once: pivot-miner schedule trigger <schedule-id> --wait), ' +
+          'or start the curriculum from a pivots.jsonl of your own (--initial-pool, initial_pool)',
+      );
     source = latest.pivotsPath;
   }
   // A curriculum started again under its workflow id resumes its directory: same config, inputs and pool.

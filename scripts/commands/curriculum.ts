@@ -1,5 +1,11 @@
 import type { Command } from 'commander';
-import { connectClient, getCurriculumRounds, startPivotCurriculum, submitPolicyCheckpoint } from '../../client';
+import {
+  awaitCurriculumStart,
+  connectClient,
+  getCurriculumRounds,
+  startPivotCurriculum,
+  submitPolicyCheckpoint,
+} from '../../client';
 import { TASK_QUEUE } from '../../workers/connection';
 
 // The pivot curriculum from a shell: start it once per training run, then hand it each checkpoint
@@ -15,7 +21,9 @@ export function registerCurriculumCommand(program: Command): void {
 
   curriculum
     .command('start')
-    .description('start the curriculum for a config with a pool block; it runs until cancelled')
+    .description(
+      'start the curriculum for a config with a pool block and wait until its starting pool is fixed; it runs until cancelled',
+    )
     .requiredOption('-c, --config <file>', 'pipeline config YAML, relative to the worker working directory')
     .requiredOption('--workflow-id <id>', 'its workflow id, which checkpoints are sent to')
     .option('--initial-pool <file>', "pivots.jsonl to start from (default: the latest version of the config's pool)")
@@ -35,9 +43,13 @@ export function registerCurriculumCommand(program: Command): void {
         };
         const { client, close } = await connectClient();
         try {
-          console.log(
-            await startPivotCurriculum(client, input, { workflowId: opts.workflowId, taskQueue: TASK_QUEUE }),
-          );
+          const workflowId = await startPivotCurriculum(client, input, {
+            workflowId: opts.workflowId,
+            taskQueue: TASK_QUEUE,
+          });
+          const pool = await awaitCurriculumStart(client, workflowId);
+          console.error(`curriculum ${workflowId} starts from ${pool}`);
+          console.log(workflowId);
         } finally {
           await close();
         }

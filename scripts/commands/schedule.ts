@@ -10,6 +10,7 @@ import {
   pauseSchedule,
   temporalScheduleCreateCommand,
   triggerSchedule,
+  triggerScheduleAndAwait,
   unpauseSchedule,
   type NightlyScheduleSettings,
 } from '../../client/schedules';
@@ -197,8 +198,13 @@ export function registerScheduleCommand(program: Command): void {
     .command('trigger')
     .argument('<schedule-id>')
     .description('start a run now (the overlap policy still applies)')
-    .action((scheduleId: string) =>
+    .option('--wait', 'wait for the run it starts and print its result (status, version, pivots path) as JSON')
+    .action((scheduleId: string, flags: { wait?: boolean }) =>
       withClient(async (client) => {
+        if (flags.wait) {
+          console.log(JSON.stringify(await triggerScheduleAndAwait(client, scheduleId), null, 2));
+          return;
+        }
         await triggerSchedule(client, scheduleId);
         console.log(`triggered ${scheduleId}`);
       }),
