@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import YAML from 'yaml';
 import { loadPipelineConfig } from '../../activities/run/configFile';
 import { describeIssues, pipelineConfigSchema } from '../../contracts/config';
+import { fencedBlocks } from '../helpers/markdown';
 
 // Every YAML example in the docs is a pivot-miner config, or a part of one, that the schema accepts,
 // so an example can no longer drift from the code. The rule: each ```yaml block in README.md and
@@ -28,24 +29,9 @@ interface YamlBlock {
 
 /** The ```yaml blocks of a Markdown text. */
 function yamlBlocks(file: string, markdown: string): YamlBlock[] {
-  const lines = markdown.split('\n');
-  const blocks: YamlBlock[] = [];
-  for (let i = 0; i < lines.length; i++) {
-    const fence = /^(\s*)```(\S*)/.exec(lines[i]!);
-    if (!fence) continue;
-    const end = lines.findIndex((l, j) => j > i && l.trim() === '```');
-    assert.ok(end > i, `${file}:${i + 1}: unclosed code block`);
-    if (fence[2] === 'yaml') {
-      const before = lines
-        .slice(0, i)
-        .reverse()
-        .find((l) => l.trim() !== '');
-      const text = lines.slice(i + 1, end).join('\n');
-      blocks.push({ file, line: i + 1, text, notOurs: before?.trim() === NOT_OURS });
-    }
-    i = end;
-  }
-  return blocks;
+  return fencedBlocks(file, markdown)
+    .filter((block) => block.lang === 'yaml')
+    .map((block) => ({ file, line: block.line, text: block.text, notOurs: block.before === NOT_OURS }));
 }
 
 /** Why a block is not a config the schema accepts, or undefined when it is. */
