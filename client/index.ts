@@ -221,7 +221,9 @@ export async function cancelWorkflow(client: Client, workflowId: string): Promis
 
 /**
  * Starts pivotCurriculumWorkflow, which runs until cancelled: each submitPolicyCheckpoint re-profiles
- * its pool with that checkpoint and publishes a new pool version. Returns the workflow id.
+ * its pool with that checkpoint and publishes the curriculum's next version, under
+ * `<pool>/curricula/<workflow id>/versions/`. Returns the workflow id; awaitCurriculumStart waits
+ * until it has its starting pool.
  */
 export function startPivotCurriculum(client: Client, input: PivotCurriculumInput, opts: StartOptions): Promise<string> {
   return startChecked<typeof pivotCurriculumWorkflow, PivotCurriculumInput>(
@@ -259,7 +261,8 @@ export async function awaitCurriculumStart(
 
 /**
  * Hands a new policy checkpoint to a running pivotCurriculumWorkflow (a Temporal Update) and waits
- * for the round it triggers: the pool re-profiled with that policy and published as a new version.
+ * for the round it triggers: the pool re-profiled with that policy and published as the
+ * curriculum's next version.
  */
 export async function submitPolicyCheckpoint(
   client: Client,

@@ -1,8 +1,8 @@
 """Start pivotCurriculumWorkflow from Python and hand it a policy checkpoint, as a trainer does.
 
 The curriculum runs until cancelled; each `policyCheckpoint` Update re-profiles its pool with that
-checkpoint and answers with the round: the new pool version the next training stage reads. Inputs
-are published as schemas/pivot_curriculum_input.schema.json and
+checkpoint and answers with the round: the curriculum's next version, which the next training
+stage reads. Inputs are published as schemas/pivot_curriculum_input.schema.json and
 schemas/policy_checkpoint_update.schema.json. Temporal is found as in start_pivot_mining.py.
 
     python pivot_curriculum.py configs/nightly.yaml my-curriculum my-policy@step-1200 1200 [initial-pool]
