@@ -67,7 +67,8 @@ const EARLY: Record<'segmentCopy' | 'segmentChunk' | 'filing' | 'segmentsRemoval
     when: 'before',
     op: 'write',
     nth: 1,
-    pattern: `${RUN}prefetch/rows-\\d+-\\d+/rollouts`,
+    // A segment is built under its attempt's name, then renamed into place.
+    pattern: `${RUN}prefetch/rows-\\d+-\\d+\\.[^/]+\\.tmp/rollouts`,
   },
   segmentChunk: {
     stage: 'early_profiling',
