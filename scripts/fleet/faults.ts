@@ -22,16 +22,22 @@ export type FaultKind =
   /** The Temporal host's server stopped and started on its SQLite file. */
   | 'restart_temporal';
 
-/** merge: a stage's merges during its chunks; finish: the stage's last step (merge, profile, publish of its files). */
-export type FaultStage = 'collect' | 'local_profile' | 'merge' | 'finish';
+/**
+ * merge: a stage's merges during its chunks; finish: the stage's last step (merge, profile, publish of
+ * its files); early: early profiling's own steps (a segment's build, the filing passes).
+ */
+export type FaultStage = 'collect' | 'local_profile' | 'merge' | 'finish' | 'early';
 
 export interface Fault {
   kind: FaultKind;
   stage: FaultStage;
 }
 
-const MERGE_ACTIVITIES = new Set(['mergeChunks']);
-const FINISH_ACTIVITIES = new Set(['finishStage']);
+const STEP_ACTIVITIES: Partial<Record<FaultStage, ReadonlySet<string>>> = {
+  merge: new Set(['mergeChunks']),
+  finish: new Set(['finishStage']),
+  early: new Set(['prefetchSegment', 'alignPrefetched', 'alignPending']),
+};
 // Whether a fault hit the step it aimed at is told by retried_activities afterwards (an attempt
 // after the first of that type): a step seen running can still end before the fault lands.
 
@@ -45,6 +51,7 @@ interface Target {
  * merges and finishes then are.
  */
 async function stageWorkflows(client: Client, workflowId: string, stage: string): Promise<string[]> {
+  if (stage === 'early') return [`${workflowId}/prefetch`];
   if (stage !== 'local_profile') return [`${workflowId}/${stage}`];
   const early = await client.workflow
     .getHandle(`${workflowId}/prefetch`)
@@ -66,9 +73,10 @@ export async function waitForStep(
 ): Promise<{ hit: boolean; target: Target }> {
   // Merges and the finish aimed at are local profiling's: with some 2,000 rows they run long enough
   // (tens to hundreds of ms) for a fault to land while they run; collect's 160 rows pass in a blink.
-  const aimsAtStep = fault.stage === 'merge' || fault.stage === 'finish';
-  const stage = aimsAtStep ? 'local_profile' : fault.stage;
-  const types = fault.stage === 'merge' ? MERGE_ACTIVITIES : FINISH_ACTIVITIES;
+  // Early profiling's steps run in its own workflow.
+  const types = STEP_ACTIVITIES[fault.stage];
+  const aimsAtStep = types !== undefined;
+  const stage = fault.stage === 'merge' || fault.stage === 'finish' ? 'local_profile' : fault.stage;
   const chunkSeenAt = new Map<string, number>();
   while (!done()) {
     for (const id of await stageWorkflows(client, workflowId, stage)) {
@@ -77,11 +85,12 @@ export async function waitForStep(
         .describe()
         .catch(() => undefined);
       // The stage's own child over: the step is past.
-      if (d && d.status.name !== 'RUNNING' && id === `${workflowId}/${stage}`) return { hit: false, target: {} };
+      const own = stage === 'early' ? `${workflowId}/prefetch` : `${workflowId}/${stage}`;
+      if (d && d.status.name !== 'RUNNING' && id === own) return { hit: false, target: {} };
       for (const a of d?.status.name === 'RUNNING' ? (d.raw.pendingActivities ?? []) : []) {
         const type = a.activityType?.name ?? '';
         const started = a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
-        if (!started || !(aimsAtStep ? types.has(type) : type === 'runChunk')) continue;
+        if (!started || !(types ? types.has(type) : type === 'runChunk')) continue;
         if (!aimsAtStep) {
           const seen = chunkSeenAt.get(id) ?? Date.now();
           chunkSeenAt.set(id, seen);

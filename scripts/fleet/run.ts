@@ -30,6 +30,9 @@ export const MATRIX: Record<string, Fault[]> = {
   finish_partition_healed_after_end: [{ kind: 'partition_worker_until_end', stage: 'finish' }],
   finish_lose_worker: [{ kind: 'lose_worker', stage: 'finish' }],
   finish_restart_temporal: [{ kind: 'restart_temporal', stage: 'finish' }],
+  early_partition_healed_after_end: [{ kind: 'partition_worker_until_end', stage: 'early' }],
+  early_lose_worker: [{ kind: 'lose_worker', stage: 'early' }],
+  early_restart_temporal: [{ kind: 'restart_temporal', stage: 'early' }],
 };
 
 export const SETTINGS: RunSettings = {
