@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Context, heartbeat } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import { convertToCandidates } from '../../gym/convert';
-import { mkdirDurably, renameDurably, syncDir } from '../../gym/durable';
+import { mkdirDurably, syncDir } from '../../gym/durable';
 import { readJsonl } from '../../gym/jsonl';
 import { StagedJsonlFile } from '../../gym/stagedJsonl';
 import { pivotAgentName } from '../../contracts/stageSettings';
@@ -131,29 +131,34 @@ export async function prefetchSegment(input: {
   if (toRow <= fromRow) return { toRow: fromRow, candidates: 0 };
 
   const dir = path.join(plan.runDir, PREFETCH_DIR, `rows-${fromRow}-${toRow}`);
-  // Built under this attempt's own name and renamed into place whole, fenced like every writer: an
-  // older attempt still running (a paused or partitioned worker) writes only into its own directory,
-  // and one that wakes after the run removed early profiling's files writes nothing at all.
+  // Built under this attempt's own name and moved into place once whole, right after a look at the
+  // fence, like every writer: an older attempt still running (a paused or partitioned worker) writes
+  // only into its own directory, and one that wakes after the run removed early profiling's files
+  // leaves nothing at all.
   const fence = await claimEarlyFence(path.join(plan.runDir, 'local_profile'), `early segment ${dir}`);
   const staging = `${dir}.${fence.token.name}.tmp`;
   try {
     await mkdirDurably(staging);
     await fence.checkClaimed([staging]);
-    const built = await buildSegment({ plan, collectPrefix, meta, fromRow, toRow }, staging, fence);
+    const built = await buildSegment({ plan, collectPrefix, meta, fromRow, toRow }, dir, staging, fence);
     await pauseAt('segment.built', fence.token.name);
-    await fence.check();
-    await rm(dir, { recursive: true, force: true });
     if (built.candidates === 0) {
       await rm(staging, { recursive: true, force: true });
+      await fence.check();
       return { toRow, candidates: 0 };
     }
-    await renameDurably([[staging, dir]]);
+    // Moved into the segment's directory file by file: one a resumed run built before keeps its
+    // profile's shards (its files are these very bytes: the same finished rows, converted alike).
+    const moves = (await readdir(staging)).map((name) => [path.join(staging, name), path.join(dir, name)] as const);
+    await mkdirDurably(dir);
+    await fence.publish(moves);
+    await rm(staging, { recursive: true, force: true });
     const candidatesPath = path.join(dir, path.basename(built.candidatesPath));
     return { toRow, dir, candidatesPath, candidates: built.candidates };
   } catch (err) {
     await rm(staging, { recursive: true, force: true });
-    // A late attempt leaves no empty prefetch/ either; one that holds segments stays.
-    await rmdir(path.dirname(dir)).catch(() => undefined);
+    // A late attempt leaves no empty directory it made either; those that hold files stay.
+    for (const made of [dir, path.dirname(dir)]) await rmdir(made).catch(() => undefined);
     throw await fence.explain(err);
   }
 }
@@ -167,10 +172,10 @@ interface SegmentRows {
 }
 
 /**
- * Copies the segment's finished rollouts into `outDir` and converts them there. Heartbeats from the
+ * Copies the segment's finished rollouts into `outDir` and converts them there, as if in `dir`. Heartbeats from the
  * first line, so a cancellation reaches the copy, and looks at the fence before writing.
  */
-async function buildSegment(segment: SegmentRows, outDir: string, fence: Fence) {
+async function buildSegment(segment: SegmentRows, dir: string, outDir: string, fence: Fence) {
   const { plan, collectPrefix, meta, fromRow, toRow } = segment;
   const ctx = Context.current();
   const rolloutsPath = path.join(outDir, 'rollouts.jsonl');
@@ -194,7 +199,8 @@ async function buildSegment(segment: SegmentRows, outDir: string, fence: Fence) 
   const summary = await convertToCandidates({
     inputs: [rolloutsPath],
     outDir,
-    sourceRoot: plan.runDir,
+    // Named where it ends up: every attempt's candidates are then the same bytes.
+    sourceName: () => path.relative(plan.runDir, path.join(dir, 'rollouts.jsonl')),
     agent_name: pivotAgentName(plan),
     source_format: 'gym_rollouts',
     ...plan.config.convert,

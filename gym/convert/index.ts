@@ -101,9 +101,12 @@ export async function convertToCandidates(
     rewardProfilePath?: string;
     /** Provenance records source files relative to this directory, so a dataset does not depend on where a run lived. */
     sourceRoot?: string;
+    /** The name provenance records for a source file, when it was written somewhere else first. */
+    sourceName?: (file: string) => string;
   } & ConvertOptions,
 ): Promise<ConvertSummary> {
-  const { inputs, outDir, rewardProfilePath, sourceRoot, ...rest } = opts;
+  const { inputs, outDir, rewardProfilePath, sourceRoot, sourceName, ...rest } = opts;
+  const nameOf = sourceName ?? ((file: string) => (sourceRoot === undefined ? file : path.relative(sourceRoot, file)));
   const parsed = convertOptionsSchema.safeParse(rest);
   if (!parsed.success) {
     throw new Error(
@@ -141,7 +144,7 @@ export async function convertToCandidates(
       profile ? (profile.get(taskIndex) ?? false) : spread.isMixed(taskKey(fileIndex, taskIndex));
 
     for (const [fileIndex, file] of inputs.entries()) {
-      for await (const { source, conversion } of sourcedRows(file, options, formats, sourceRoot)) {
+      for await (const { source, conversion } of sourcedRows(file, options, formats, nameOf(file))) {
         counts.trajectories += 1;
         if (!conversion.ok) {
           await skippedOut.writeLine(rowLine(rowRejectionAudit(source, conversion.detail)));
@@ -157,7 +160,7 @@ export async function convertToCandidates(
     const keptUuids = new Map<string, string>();
     for (let tier = 0; tier < tierCount(options.source_preference); tier += 1) {
       for (const [fileIndex, file] of inputs.entries()) {
-        for await (const { source, conversion } of sourcedRows(file, options, formats, sourceRoot)) {
+        for await (const { source, conversion } of sourcedRows(file, options, formats, nameOf(file))) {
           if (!conversion.ok || !isCleanPositive(conversion.trajectory, options.min_source_reward)) continue;
           const taskTierIndex = taskTier(options.source_preference, isMixed(fileIndex, source.taskIndex));
           if (taskTierIndex === null) counts.not_selected_trajectories += 1;
@@ -214,9 +217,8 @@ async function* sourcedRows(
   file: string,
   options: ParsedOptions,
   formats: Record<string, SourceFormat>,
-  sourceRoot: string | undefined,
+  sourceFile: string,
 ): AsyncGenerator<SourcedRow> {
-  const sourceFile = sourceRoot === undefined ? file : path.relative(sourceRoot, file);
   let format: SourceFormat | undefined = formats[file];
   let rowOrder = 0;
   const rolloutsPerTask = new Map<number, number>();

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -100,6 +100,20 @@ test('a segment is built whole under its own name, its candidates at the final p
   assert.equal(segment.candidatesPath, path.join(segment.dir!, 'candidates.jsonl'));
   assert.ok(existsSync(segment.candidatesPath!));
   assert.ok(existsSync(path.join(segment.dir!, 'rollouts.jsonl')));
+  assert.deepEqual(readdirSync(path.join(plan.runDir, 'prefetch')), ['rows-0-4'], 'no staging left');
+});
+
+test('a segment built again (a resumed run) keeps the profile its earlier build began', async () => {
+  const { plan, chunks } = await collectedRun();
+  const first: PrefetchSegment = await attempt(1000).run(prefetchSegment, segmentInput(plan, chunks));
+  const shard = path.join(first.dir!, 'local_profile_shards', '000000.attempts', 'profiled.jsonl');
+  mkdirSync(path.dirname(shard), { recursive: true });
+  writeFileSync(shard, '{}\n');
+  const candidates = readFileSync(first.candidatesPath!, 'utf8');
+  const again: PrefetchSegment = await attempt(9000, 1, 'early-b').run(prefetchSegment, segmentInput(plan, chunks));
+  assert.equal(again.dir, first.dir);
+  assert.equal(readFileSync(again.candidatesPath!, 'utf8'), candidates, 'the same finished rows convert alike');
+  assert.ok(existsSync(shard), "the earlier profile's shards are kept");
   assert.deepEqual(readdirSync(path.join(plan.runDir, 'prefetch')), ['rows-0-4'], 'no staging left');
 });
 
