@@ -80,7 +80,9 @@ const activities = {
     record(input.plan, 'alignPrefetched', input.candidatesPath);
     // The operator's cancel comes while the samples are being filed, as in the report.
     // A stalled early profiling files for ever; only the run's cancellation of it ends the filing.
-    if (input.plan.runId === 'cancel' || input.plan.runId === 'stalled') await heartbeatUntilCancelled();
+    // Reset by an operator, its first filing is abandoned and files again.
+    const blocks = input.plan.runId === 'cancel' || input.plan.runId === 'stalled';
+    if (blocks || (input.plan.runId === 'reset' && calls.get('reset')!.length === 1)) await heartbeatUntilCancelled();
     return { reused: 1, rows: 2, wholeChunks: [] };
   },
   alignPending: async (input: { plan: RunPlan }) => {
@@ -169,6 +171,27 @@ test('a run gives up on early profiling that stalls, samples live and removes it
   const early = await env.client.workflow.getHandle(`${handle.workflowId}/prefetch`).describe();
   assert.equal(early.status.name, 'CANCELLED');
   assert.deepEqual(removed('stalled').sort(), ['matched', 'segments']);
+});
+
+test('an operator’s reset of early profiling while it files still ends in a published run, files removed', async () => {
+  const handle = await startRun('reset');
+  await until('early profiling files the samples', () => (calls.get('reset') ?? []).length > 0);
+  const early = env.client.workflow.getHandle(`${handle.workflowId}/prefetch`);
+  const { events } = await early.fetchHistory();
+  const lastTask = events!.filter((e) => e.workflowTaskCompletedEventAttributes).at(-1)!;
+  await env.client.workflowService.resetWorkflowExecution({
+    namespace: env.client.options.namespace,
+    workflowExecution: { workflowId: early.workflowId },
+    reason: 'operator reset in a test',
+    workflowTaskFinishEventId: lastTask.eventId,
+    requestId: `reset-${Date.now()}`,
+  });
+  const result = await Promise.race([
+    handle.result(),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the run still waits after 60 s')), 60_000)),
+  ]);
+  assert.equal(result.counts.published, 1);
+  assert.deepEqual(removed('reset').sort(), ['matched', 'segments']);
 });
 
 test('a terminated early profiling leaves no files behind', async () => {
