@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { prefetchSegment, removeEarlyProfiling } from '../../../activities/early/prefetch';
-import { onPause } from '../../../activities/run/testHooks';
+import { stallFirstAt } from '../../helpers/stallFirst';
 import type { PrefetchSegment, RunPlan } from '../../../contracts/payloads';
 import type { RunningServer } from '../../../servers/http';
 import {
@@ -119,32 +119,19 @@ test('a segment built again (a resumed run) keeps the profile its earlier build 
 
 test('a segment attempt that wakes after its retry and the removal writes nothing, and leaves nothing', async () => {
   const { plan, chunks } = await collectedRun();
-  let wake!: () => void;
-  const woken = new Promise<void>((resolve) => (wake = resolve));
-  let stalledToken: string | undefined;
-  const remove = onPause('segment.built', async (token) => {
-    if (stalledToken !== undefined) return;
-    stalledToken = token;
-    await woken;
-  });
+  const stall = stallFirstAt('segment.built');
   try {
     // Attempt 1 stalls (a paused worker) with its segment built, just before it renames it in place.
     const stalled = attempt(1000).run(prefetchSegment, segmentInput(plan, chunks));
-    await waitFor(() => stalledToken !== undefined);
+    await stall.held();
     const retried: PrefetchSegment = await attempt(1000, 2).run(prefetchSegment, segmentInput(plan, chunks));
     assert.ok(existsSync(retried.candidatesPath!));
     // The run is done with early profiling and removes its files; then the stalled attempt wakes.
     await attempt(5000, 1, 'run-a').run(removeEarlyProfiling, { runDir: plan.runDir, part: 'segments' as const });
-    wake();
+    stall.wake();
     await assert.rejects(stalled, /superseded/);
     assert.equal(existsSync(path.join(plan.runDir, 'prefetch')), false, 'nothing of early profiling is back');
   } finally {
-    wake();
-    remove();
+    stall.release();
   }
 });
-
-async function waitFor(ready: () => boolean): Promise<void> {
-  for (let i = 0; i < 600 && !ready(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.ok(ready(), 'not within 30 s');
-}

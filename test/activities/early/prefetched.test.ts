@@ -12,7 +12,7 @@ import { materializeRecords } from '../../../gym/materialize';
 import { removeEarlyProfiling } from '../../../activities/early/prefetch';
 import { collectPlan } from '../fakeGym';
 import { recordSyncs } from '../../helpers/syncSpy';
-import { onPause } from '../../../activities/run/testHooks';
+import { stallFirstAt } from '../../helpers/stallFirst';
 
 // The run's local profile reuses an early sample only for its own key and the very same request:
 // candidates in another order (a later tier) are still found, a candidate whose request differs is
@@ -237,23 +237,16 @@ test('a filing pass that wakes after a newer one wipes nothing it filed, and fil
   const secondPass = { plan, outPrefix, segments: [late], wholeChunks: [[0, 1]] as Array<[number, number]> };
 
   // Attempt 1 of the first pass stalls (a paused process) just before it files in place.
-  let wake!: () => void;
-  const woken = new Promise<void>((resolve) => (wake = resolve));
-  let stalledToken: string | undefined;
-  const remove = onPause('filing.committing', async (token) => {
-    if (stalledToken !== undefined) return;
-    stalledToken = token;
-    await woken;
-  });
+  const stall = stallFirstAt('filing.committing');
   try {
     const stalled = filingAttempt(1000).run(alignPrefetched, firstPass);
-    await waitFor(() => stalledToken !== undefined);
+    await stall.held();
     // Its retry and then the second pass complete.
     await filingAttempt(1000, 2).run(alignPrefetched, firstPass);
     await filingAttempt(3000).run(alignPending, secondPass);
     const filed = listing(prefetchedDir(outPrefix));
     assert.ok(filed.includes('tail/chunk-000000.jsonl'), filed.join(', '));
-    wake();
+    stall.wake();
     await assert.rejects(stalled, /superseded/);
     assert.deepEqual(listing(prefetchedDir(outPrefix)), filed, 'the stalled pass wiped nothing');
 
@@ -266,16 +259,10 @@ test('a filing pass that wakes after a newer one wipes nothing it filed, and fil
       'nothing filed after the removal',
     );
   } finally {
-    wake();
-    remove();
+    stall.release();
   }
 });
 
 function listing(root: string): string[] {
   return readdirSync(root, { recursive: true, encoding: 'utf8' }).sort();
-}
-
-async function waitFor(ready: () => boolean): Promise<void> {
-  for (let i = 0; i < 600 && !ready(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.ok(ready(), 'not within 30 s');
 }
