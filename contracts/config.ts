@@ -191,6 +191,13 @@ const collectSchema = z.strictObject({
     .describe(
       "As ng_prepare_data's option: check and run validate the rows against task_data_schema; warn lists findings as notes, error refuses the run, off skips; auto (when absent too) is warn (0.7.0's train_preparation)",
     ),
+  // 0.7.0's collection options take no zod default either, for the same reason.
+  interleave_repeats: z
+    .boolean()
+    .optional()
+    .describe(
+      "As ng_collect_rollouts 0.7.0's option: materialize and run the repeats round by round (abcabc) instead of each task's back to back (aabbcc), spreading a task's repeats over the run; off when absent",
+    ),
   ...chunkingSchema,
 });
 

@@ -9,6 +9,8 @@ export interface StageSettings {
   seedPerRepeat: boolean;
   overrides: Record<string, unknown>;
   limit?: number;
+  /** Materialized rows round by round (abcabc), NeMo Gym 0.7.0's `interleave_repeats`. */
+  interleaveRepeats: boolean;
   chunkSize: number;
   maxChunksInFlight: number;
   maxConcurrency: number;
@@ -38,6 +40,7 @@ export function stageSettings(plan: RunPlan, stage: RolloutStage): StageSettings
       seedPerRepeat: collect.seed_per_repeat,
       overrides: collect.responses_create_params,
       limit: collect.limit,
+      interleaveRepeats: collect.interleave_repeats ?? false,
       chunkSize: collect.chunk_size,
       maxChunksInFlight: collect.max_chunks_in_flight,
       maxConcurrency: collect.max_concurrency,
@@ -52,6 +55,8 @@ export function stageSettings(plan: RunPlan, stage: RolloutStage): StageSettings
     // Local profiling needs K different samples of the same prefix, so per-repeat seeds are always on.
     seedPerRepeat: true,
     overrides: lp.responses_create_params,
+    // Local profiling is pivot-miner's own stage, not an ng_collect_rollouts run: its rows stay aabbcc.
+    interleaveRepeats: false,
     chunkSize: lp.chunk_size,
     maxChunksInFlight: lp.max_chunks_in_flight,
     maxConcurrency: lp.max_concurrency,

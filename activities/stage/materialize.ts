@@ -18,6 +18,7 @@ import {
   type MaterializedMeta,
 } from '../chunk/chunkIndex';
 import { RowIndexWriter, rowIndexPath } from './rowIndex';
+import { inInputOrder, interleaved } from './interleaveRepeats';
 import { resolveInside } from '../run/configFile';
 import { agentDirectory, unknownAgentReason } from '../run/servers';
 import { checkMaterializedInputs, readRunManifest } from '../run/runManifest';
@@ -26,7 +27,8 @@ import { RUN_MANIFEST_FILE } from '../../gym/runManifest';
 
 /**
  * Materializes task rows × num_repeats into `<out>_materialized_inputs.jsonl` with NeMo Gym's
- * semantics and records where each chunk starts. Idempotent: a finished materialization is reused,
+ * semantics (rows round by round with `interleave_repeats`, as 0.7.0 orders them) and records where
+ * each chunk starts. Idempotent: a finished materialization is reused,
  * an interrupted one is redone from scratch (it is cheap next to the rollouts).
  *
  * Collect routes every row to the agent its `agent_ref.name` names, so a name no server knows is
@@ -58,21 +60,18 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   const taskIndices = new Set<number>();
   let rows = 0;
   try {
-    const materialized = materializeRecords(readJsonl(source), stageMaterializeOptions(settings), source);
-    for await (const { row, text, line } of materialized) {
-      if (agents && !agents.has(row.agent_ref.name))
-        throw new JsonlError(source, line, unknownAgentReason(plan, row.agent_ref.name, agents));
+    const records = materializeRecords(readJsonl(source), stageMaterializeOptions(settings), source);
+    const materialized = settings.interleaveRepeats
+      ? interleaved(records, `${outFile}.interleave`)
+      : inInputOrder(records);
+    for await (const { task, rollout, agentName, text, line } of materialized) {
+      if (agents && !agents.has(agentName))
+        throw new JsonlError(source, line, unknownAgentReason(plan, agentName, agents));
       if (rows % settings.chunkSize === 0) chunkStarts.push(writer.bytesWritten);
       const byteOffset = writer.bytesWritten;
       await writer.writeLine(`${text}\n`);
-      await index.add({
-        task: row._ng_task_index,
-        rollout: row._ng_rollout_index,
-        agentName: row.agent_ref.name,
-        byteOffset,
-        byteLength: writer.bytesWritten - byteOffset,
-      });
-      taskIndices.add(row._ng_task_index);
+      await index.add({ task, rollout, agentName, byteOffset, byteLength: writer.bytesWritten - byteOffset });
+      taskIndices.add(task);
       rows++;
       if (rows % 10_000 === 0) heartbeat({ rows });
     }

@@ -1,0 +1,25 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { parse } from 'yaml';
+import { pipelineConfigSchema } from '../../contracts/config';
+
+// NeMo Gym 0.7.0's collection options are optional without a zod default: a defaulted key would
+// enter every parsed config, and so the run manifest's config digest, and a run recorded before the
+// option existed could not resume.
+
+const OPTIONS_070 = ['interleave_repeats'];
+
+test("a config that sets none of 0.7.0's collection options parses without them", () => {
+  const demo = parse(readFileSync(path.resolve(__dirname, '../../configs/demo.yaml'), 'utf8'));
+  const collect = pipelineConfigSchema.parse(demo).collect as Record<string, unknown>;
+  for (const option of OPTIONS_070) assert.ok(!(option in collect), `collect.${option} is not defaulted`);
+});
+
+test("0.7.0's collection options are read when set, and a wrong type is refused", () => {
+  const config = { name: 'x', collect: { input_jsonl: 'tasks.jsonl', agent_name: 'a', interleave_repeats: true } };
+  assert.equal(pipelineConfigSchema.parse(config).collect.interleave_repeats, true);
+  const wrong = { ...config, collect: { ...config.collect, interleave_repeats: 'yes' } };
+  assert.equal(pipelineConfigSchema.safeParse(wrong).success, false);
+});

@@ -1,0 +1,168 @@
+import assert from 'node:assert/strict';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { DEFAULT_MAX_STEPS } from '../../servers/agent';
+import { startEmbeddedStack, type EmbeddedStack } from '../../servers/embeddedStack';
+import { buildGlobalConfigDict, startHeadServer } from '../../servers/head';
+import type { RunningServer } from '../../servers/http';
+import { ensureNemoGym, runNemoGymCommand } from '../../scripts/lib/nemoGym';
+import { collectPlan, materialize, merge, outPrefixOf, runChunks } from '../activities/fakeGym';
+
+// NeMo Gym 0.7.0's `ng_collect_rollouts` and our collect stage on the same task rows, against the
+// same seeded policy simulator, resources server and agent, and what each wrote side by side, for
+// tests of 0.7.0's collection options. 0.7.0 posts rows to an environment server rather than to the
+// agent; its `legacy_agent` environment server relays `/run` and `/aggregate_metrics` to the agent
+// as they are, so the head server lists one whose address is the agent's own.
+
+export const ENVIRONMENT_SERVER = 'demo_tool_agent_environment';
+
+export interface CollectServers {
+  stack: EmbeddedStack;
+  head: RunningServer;
+  close(): Promise<void>;
+}
+
+function port(url: string): number {
+  return Number(new URL(url).port);
+}
+
+/** The embedded stack with `seed`, behind a head server that also lists the agent's environment server. */
+export async function startCollectServers(seed: number): Promise<CollectServers> {
+  const stack = await startEmbeddedStack({ seed });
+  const host = '127.0.0.1';
+  const head: RunningServer = await startHeadServer({
+    port: 0,
+    globalConfigDict: () => ({
+      ...buildGlobalConfigDict({
+        head: { host, port: head.port },
+        model: { name: stack.names.model, host, port: port(stack.urls.model) },
+        resources: { name: stack.names.resources, host, port: port(stack.urls.resources) },
+        agent: { name: stack.names.agent, host, port: port(stack.urls.agent), maxSteps: DEFAULT_MAX_STEPS },
+      }),
+      [ENVIRONMENT_SERVER]: {
+        environment_servers: {
+          legacy_agent: {
+            host,
+            port: port(stack.urls.agent),
+            agent_server: { type: 'responses_api_agents', name: stack.names.agent },
+          },
+        },
+      },
+    }),
+  });
+  return { stack, head, close: async () => void (await Promise.all([head.close(), stack.close()])) };
+}
+
+/** What both collections are asked for; `options` are the 0.7.0 option names and values, as in our collect config. */
+export interface Collection {
+  rowsFile: string;
+  numRepeats: number;
+  options: Record<string, boolean | number | string>;
+}
+
+/** 0.7.0's `ng_collect_rollouts` one rollout at a time (so its file is in dispatch order); resolves to its output prefix. */
+export async function collectWith070(servers: CollectServers, dir: string, c: Collection): Promise<string> {
+  const prefix = path.join(dir, 'theirs', 'rollouts');
+  mkdirSync(path.dirname(prefix), { recursive: true });
+  const run = await runNemoGymCommand(
+    ensureNemoGym('0.7.0'),
+    'ng_collect_rollouts',
+    [
+      `+input_jsonl_fpath=${c.rowsFile}`,
+      `+output_jsonl_fpath=${prefix}.jsonl`,
+      `+agent_name=${servers.stack.names.agent}`,
+      `+num_repeats=${c.numRepeats}`,
+      '+num_repeats_add_seed=true',
+      '+num_samples_in_parallel=1',
+      '+disable_health_check=true',
+      `+head_server={host:127.0.0.1,port:${servers.head.port}}`,
+      ...Object.entries(c.options).map(([key, value]) => `+${key}=${value}`),
+    ],
+    path.dirname(prefix),
+  );
+  assert.equal(run.code, 0, run.output.slice(-3000));
+  return prefix;
+}
+
+/** Our collect stage's activities on the same rows and servers; resolves to its output prefix. */
+export async function collectWithPivotMiner(servers: CollectServers, dir: string, c: Collection): Promise<string> {
+  const baseDir = path.join(dir, 'ours');
+  mkdirSync(baseDir, { recursive: true });
+  copyFileSync(c.rowsFile, path.join(baseDir, 'tasks.jsonl'));
+  const plan = collectPlan(
+    baseDir,
+    { head_url: servers.head.url },
+    {
+      agent_name: servers.stack.names.agent,
+      num_repeats: c.numRepeats,
+      seed_per_repeat: true,
+      chunk_size: 3,
+      ...c.options,
+    },
+  );
+  await runChunks(plan, (await materialize(plan)).chunks);
+  await merge(plan);
+  return outPrefixOf(plan);
+}
+
+/** What a collection wrote, in the form both are compared in. */
+export interface Collected {
+  materializedInputs: string;
+  /** Rollout lines in file order. */
+  rollouts: string[];
+  failures: string[];
+  /** `<prefix>_aggregate_metrics.json`, parsed. */
+  aggregateMetrics: unknown;
+}
+
+const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean);
+
+// 0.7.0 stamps each rollout with the environment server it ran through and its result type, last;
+// pivot-miner has no environment servers (docs/nemo-gym.md, the 0.7.0 table), so they are cut
+// from 0.7.0's lines, and the test fails if they are not there to cut.
+const STAMPS = new RegExp(`,"_ng_environment_server":"${ENVIRONMENT_SERVER}","_ng_result_type":"[a-z_]+"}$`);
+
+function withoutStamps(line: string): string {
+  assert.match(line, STAMPS, "0.7.0's rollout ends with its environment server and result type stamps");
+  return `${line.replace(STAMPS, '')}}`;
+}
+
+/** 0.7.0's aggregate metrics entries also name the environment server and carry `gym eval aggregate` 0.7.0's repeat-level metrics, not yet followed. */
+function withoutEnvironmentServer(entries: Array<Record<string, unknown>>): unknown {
+  return entries.map(({ _ng_environment_server: server, repeat_level_metrics: repeats, ...rest }) => {
+    assert.equal(server, ENVIRONMENT_SERVER);
+    assert.ok(Array.isArray(repeats));
+    return rest;
+  });
+}
+
+export function readCollected(prefix: string, by: '0.7.0' | 'pivot-miner'): Collected {
+  const rollouts = lines(`${prefix}.jsonl`);
+  const metrics = JSON.parse(readFileSync(`${prefix}_aggregate_metrics.json`, 'utf8'));
+  return {
+    materializedInputs: readFileSync(`${prefix}_materialized_inputs.jsonl`, 'utf8'),
+    rollouts: by === '0.7.0' ? rollouts.map(withoutStamps) : rollouts,
+    failures: lines(`${prefix}_failures.jsonl`),
+    aggregateMetrics: by === '0.7.0' ? withoutEnvironmentServer(metrics) : metrics,
+  };
+}
+
+/** Both collections of `c`, asserting they wrote the same; resolves to what ours wrote. */
+export async function assertSameCollection(servers: CollectServers, dir: string, c: Collection): Promise<Collected> {
+  const theirs = readCollected(await collectWith070(servers, dir, c), '0.7.0');
+  const ours = readCollected(await collectWithPivotMiner(servers, dir, c), 'pivot-miner');
+  assert.equal(ours.materializedInputs, theirs.materializedInputs, 'materialized inputs');
+  assert.deepEqual(ours.rollouts, theirs.rollouts, 'rollouts, in order');
+  assert.deepEqual(ours.failures, theirs.failures, 'failures sidecar');
+  assert.deepEqual(ours.aggregateMetrics, theirs.aggregateMetrics, 'aggregate metrics');
+  return ours;
+}
+
+/** The (task, rollout) index pairs of materialized inputs or rollouts, in order. */
+export function indexOrder(text: string | string[]): string[] {
+  const all = typeof text === 'string' ? text.split('\n').filter(Boolean) : text;
+  return all.map((line) => {
+    const row = JSON.parse(line) as { _ng_task_index: number; _ng_rollout_index: number };
+    return `${row._ng_task_index}:${row._ng_rollout_index}`;
+  });
+}
