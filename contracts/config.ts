@@ -198,6 +198,12 @@ const collectSchema = z.strictObject({
     .describe(
       "As ng_collect_rollouts 0.7.0's option: materialize and run the repeats round by round (abcabc) instead of each task's back to back (aabbcc), spreading a task's repeats over the run; off when absent",
     ),
+  count_missing_rollouts_as_zero: z
+    .boolean()
+    .optional()
+    .describe(
+      "As ng_collect_rollouts 0.7.0's option: a materialized rollout that left no row (neither in rollouts.jsonl nor in the failures sidecar, e.g. an agent's _ng_no_persist result) enters rollouts_aggregate_metrics.json as a zero reward; no rollout file changes; off when absent",
+    ),
   ...chunkingSchema,
 });
 
@@ -245,7 +251,9 @@ export const pipelineConfigSchema = z.strictObject({
   servers: serversSchema
     .default({ mode: 'embedded' })
     .describe('Where the agent, resources and model servers come from'),
-  collect: collectSchema.describe('Collect: task rows × num_repeats through the agent → rollouts.jsonl'),
+  collect: collectSchema.describe(
+    "Collect: task rows × num_repeats through the agent → rollouts.jsonl. Which of ng_collect_rollouts 0.7.0's options it follows, and which do not apply (retain_results_in_memory: every stage streams to durable shards), is in docs/nemo-gym.md",
+  ),
   profile: z
     .strictObject({
       allow_partial_rollouts: z

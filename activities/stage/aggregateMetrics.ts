@@ -1,5 +1,5 @@
 import { open, rm } from 'node:fs/promises';
-import { heartbeat } from '@temporalio/activity';
+import { heartbeat, log } from '@temporalio/activity';
 import { ConfigError } from '../../contracts/errors';
 import { stageSettings } from '../../contracts/stageSettings';
 import type { RolloutStage, RunPlan } from '../../contracts/payloads';
@@ -16,6 +16,7 @@ import { postJsonText, RequestFailure } from '../http/client';
 import { mergedDigestsPath } from '../chunk/chunkIndex';
 import { agentDirectory } from '../run/servers';
 import type { Fence } from '../chunk/fence';
+import { appendMissingAsZero } from './countedAsZero';
 import { entriesByAgent, entriesOfDigests, entriesOfRollouts, type EntrySource } from './aggregateMetricsEntries';
 
 // `<stem>_aggregate_metrics.json` beside the merged rollouts, as ng_collect_rollouts writes it after
@@ -117,12 +118,20 @@ export async function writeAggregateMetrics(
   const outPrefix = input.rolloutsPath.replace(/\.jsonl$/, '');
   const digestsPath = await mergedDigestsPath(outPrefix);
   const entries = digestsPath && (await entriesOfDigests(digestsPath));
-  if (digestsPath && entries) return writeEntries(input, digestsPath, entries, publishing);
-  const entriesPath = await entriesOfRollouts(input.rolloutsPath);
+  const imputing = input.stage === 'collect' && input.plan.config.collect.count_missing_rollouts_as_zero === true;
+  if (digestsPath && entries && !imputing) return writeEntries(input, digestsPath, entries, publishing);
+  const made = digestsPath && entries ? undefined : await entriesOfRollouts(input.rolloutsPath);
+  const zeros = imputing ? `${input.rolloutsPath}.zeros-${process.pid}-${Date.now()}.tmp` : undefined;
   try {
-    return await writeEntries(input, entriesPath, await entriesByAgent(entriesPath), publishing);
+    const entriesPath = made ?? digestsPath!;
+    if (zeros) {
+      const imputed = await appendMissingAsZero(outPrefix, entriesPath, zeros);
+      log.info(`Counting ${imputed} materialized rollout(s) with no row as scored zeros`, { imputed });
+    }
+    const scoredPath = zeros ?? entriesPath;
+    return await writeEntries(input, scoredPath, await entriesByAgent(scoredPath), publishing);
   } finally {
-    await rm(entriesPath, { force: true });
+    for (const file of [made, zeros]) if (file) await rm(file, { force: true });
   }
 }
 

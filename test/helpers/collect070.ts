@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { DEFAULT_MAX_STEPS } from '../../servers/agent';
 import { startEmbeddedStack, type EmbeddedStack } from '../../servers/embeddedStack';
@@ -16,10 +18,38 @@ import { collectPlan, materialize, merge, outPrefixOf, runChunks } from '../acti
 
 export const ENVIRONMENT_SERVER = 'demo_tool_agent_environment';
 
+/** Rewrites the agent's answer (its bytes) to a /run request (parsed), e.g. to report a failure. */
+export type AnswerScript = (request: Record<string, unknown>, answer: string) => string;
+
 export interface CollectServers {
   stack: EmbeddedStack;
   head: RunningServer;
+  /** What the agent front does to answers: as they are until a test sets it. */
+  script: AnswerScript;
   close(): Promise<void>;
+}
+
+/** The agent as both collections reach it: each /run answer passed through `servers.script`. */
+function startAgentFront(agentUrl: string, servers: { script: AnswerScript }): Promise<Server> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      fetch(new URL(req.url ?? '/', agentUrl), {
+        method: req.method,
+        headers: { 'content-type': 'application/json' },
+        body,
+      })
+        .then(async (answer) => {
+          const text = await answer.text();
+          const out = req.url === '/run' && answer.ok ? servers.script(JSON.parse(body), text) : text;
+          res.writeHead(answer.status, { 'content-type': 'application/json' }).end(out);
+        })
+        .catch((err: unknown) => res.writeHead(502).end(String(err)));
+    });
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
 function port(url: string): number {
@@ -30,6 +60,9 @@ function port(url: string): number {
 export async function startCollectServers(seed: number): Promise<CollectServers> {
   const stack = await startEmbeddedStack({ seed });
   const host = '127.0.0.1';
+  const servers = { script: ((_request, answer) => answer) as AnswerScript };
+  const front = await startAgentFront(stack.urls.agent, servers);
+  const frontPort = (front.address() as AddressInfo).port;
   const head: RunningServer = await startHeadServer({
     port: 0,
     globalConfigDict: () => ({
@@ -37,20 +70,25 @@ export async function startCollectServers(seed: number): Promise<CollectServers>
         head: { host, port: head.port },
         model: { name: stack.names.model, host, port: port(stack.urls.model) },
         resources: { name: stack.names.resources, host, port: port(stack.urls.resources) },
-        agent: { name: stack.names.agent, host, port: port(stack.urls.agent), maxSteps: DEFAULT_MAX_STEPS },
+        agent: { name: stack.names.agent, host, port: frontPort, maxSteps: DEFAULT_MAX_STEPS },
       }),
       [ENVIRONMENT_SERVER]: {
         environment_servers: {
           legacy_agent: {
             host,
-            port: port(stack.urls.agent),
+            port: frontPort,
             agent_server: { type: 'responses_api_agents', name: stack.names.agent },
           },
         },
       },
     }),
   });
-  return { stack, head, close: async () => void (await Promise.all([head.close(), stack.close()])) };
+  const closeFront = () => new Promise<void>((resolve) => front.close(() => resolve()));
+  return Object.assign(servers, {
+    stack,
+    head,
+    close: async () => void (await Promise.all([head.close(), closeFront(), stack.close()])),
+  });
 }
 
 /** What both collections are asked for; `options` are the 0.7.0 option names and values, as in our collect config. */
@@ -60,8 +98,12 @@ export interface Collection {
   options: Record<string, boolean | number | string>;
 }
 
-/** 0.7.0's `ng_collect_rollouts` one rollout at a time (so its file is in dispatch order); resolves to its output prefix. */
-export async function collectWith070(servers: CollectServers, dir: string, c: Collection): Promise<string> {
+/** 0.7.0's `ng_collect_rollouts` one rollout at a time (so its file is in dispatch order); resolves to its output prefix and what it printed. */
+export async function collectWith070(
+  servers: CollectServers,
+  dir: string,
+  c: Collection,
+): Promise<{ prefix: string; output: string }> {
   const prefix = path.join(dir, 'theirs', 'rollouts');
   mkdirSync(path.dirname(prefix), { recursive: true });
   const run = await runNemoGymCommand(
@@ -81,7 +123,7 @@ export async function collectWith070(servers: CollectServers, dir: string, c: Co
     path.dirname(prefix),
   );
   assert.equal(run.code, 0, run.output.slice(-3000));
-  return prefix;
+  return { prefix, output: run.output };
 }
 
 /** Our collect stage's activities on the same rows and servers; resolves to its output prefix. */
@@ -147,15 +189,20 @@ export function readCollected(prefix: string, by: '0.7.0' | 'pivot-miner'): Coll
   };
 }
 
-/** Both collections of `c`, asserting they wrote the same; resolves to what ours wrote. */
-export async function assertSameCollection(servers: CollectServers, dir: string, c: Collection): Promise<Collected> {
-  const theirs = readCollected(await collectWith070(servers, dir, c), '0.7.0');
+/** Both collections of `c`, asserting they wrote the same; resolves to what ours wrote and what 0.7.0 printed. */
+export async function assertSameCollection(
+  servers: CollectServers,
+  dir: string,
+  c: Collection,
+): Promise<Collected & { printed070: string }> {
+  const run070 = await collectWith070(servers, dir, c);
+  const theirs = readCollected(run070.prefix, '0.7.0');
   const ours = readCollected(await collectWithPivotMiner(servers, dir, c), 'pivot-miner');
   assert.equal(ours.materializedInputs, theirs.materializedInputs, 'materialized inputs');
   assert.deepEqual(ours.rollouts, theirs.rollouts, 'rollouts, in order');
   assert.deepEqual(ours.failures, theirs.failures, 'failures sidecar');
   assert.deepEqual(ours.aggregateMetrics, theirs.aggregateMetrics, 'aggregate metrics');
-  return ours;
+  return { ...ours, printed070: run070.output };
 }
 
 /** The (task, rollout) index pairs of materialized inputs or rollouts, in order. */

@@ -3,7 +3,13 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { assertSameCollection, indexOrder, startCollectServers, type CollectServers } from '../helpers/collect070';
+import {
+  assertSameCollection,
+  indexOrder,
+  startCollectServers,
+  type AnswerScript,
+  type CollectServers,
+} from '../helpers/collect070';
 
 // NeMo Gym 0.7.0's collection options, each run by 0.7.0's ng_collect_rollouts and by our collect
 // stage on the same rows and servers: the same materialized inputs, rollouts in the same order, the
@@ -52,3 +58,31 @@ test('interleave_repeats: both run the repeats round by round', { timeout: 300_0
   assert.deepEqual(indexOrder(ours.materializedInputs), order);
   assert.deepEqual(indexOrder(ours.rollouts), order);
 });
+
+/** The agent's answer to task 1's first repeat says not to keep it (`_ng_no_persist`): it leaves no row anywhere. */
+const omitTask1: AnswerScript = (request, answer) =>
+  request._ng_task_index === 1 && request._ng_rollout_index === 0
+    ? answer.replace(/}$/, ',"_ng_no_persist":true}')
+    : answer;
+
+test(
+  'count_missing_rollouts_as_zero: both score a rollout that left no row as a zero',
+  { timeout: 600_000 },
+  async () => {
+    servers.script = omitTask1;
+    try {
+      const left = await assertSameCollection(servers, caseDir('omitted'), { rowsFile, numRepeats: 2, options: {} });
+      const counted = await assertSameCollection(servers, caseDir('count_missing'), {
+        rowsFile,
+        numRepeats: 2,
+        options: { count_missing_rollouts_as_zero: true },
+      });
+      assert.equal(counted.rollouts.length, 7, 'the omitted rollout is in no file');
+      assert.ok(!indexOrder(counted.rollouts).includes('1:0'));
+      assert.match(counted.printed070, /Scored as zero because they left no row: 1 of 8 rollouts/);
+      assert.notDeepEqual(counted.aggregateMetrics, left.aggregateMetrics, 'the zero is in the score');
+    } finally {
+      servers.script = (_request, answer) => answer;
+    }
+  },
+);
