@@ -198,6 +198,12 @@ const collectSchema = z.strictObject({
     .describe(
       "As ng_collect_rollouts 0.7.0's option: materialize and run the repeats round by round (abcabc) instead of each task's back to back (aabbcc), spreading a task's repeats over the run; off when absent",
     ),
+  count_failure_classes_as_zero: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      "As ng_collect_rollouts 0.7.0's option: failures sidecar rows whose last attempt has one of these _ng_failure_class values (an agent's own, e.g. agent_run_error) enter rollouts_aggregate_metrics.json, scored zero unless they carry a reward; no rollout file changes",
+    ),
   count_missing_rollouts_as_zero: z
     .boolean()
     .optional()

@@ -16,7 +16,7 @@ import { postJsonText, RequestFailure } from '../http/client';
 import { mergedDigestsPath } from '../chunk/chunkIndex';
 import { agentDirectory } from '../run/servers';
 import type { Fence } from '../chunk/fence';
-import { appendMissingAsZero } from './countedAsZero';
+import { appendCountedAsZero, type CountAsZero } from './countedAsZero';
 import { entriesByAgent, entriesOfDigests, entriesOfRollouts, type EntrySource } from './aggregateMetricsEntries';
 
 // `<stem>_aggregate_metrics.json` beside the merged rollouts, as ng_collect_rollouts writes it after
@@ -118,21 +118,32 @@ export async function writeAggregateMetrics(
   const outPrefix = input.rolloutsPath.replace(/\.jsonl$/, '');
   const digestsPath = await mergedDigestsPath(outPrefix);
   const entries = digestsPath && (await entriesOfDigests(digestsPath));
-  const imputing = input.stage === 'collect' && input.plan.config.collect.count_missing_rollouts_as_zero === true;
-  if (digestsPath && entries && !imputing) return writeEntries(input, digestsPath, entries, publishing);
+  const counting = countAsZero(input);
+  if (digestsPath && entries && !counting) return writeEntries(input, digestsPath, entries, publishing);
   const made = digestsPath && entries ? undefined : await entriesOfRollouts(input.rolloutsPath);
-  const zeros = imputing ? `${input.rolloutsPath}.zeros-${process.pid}-${Date.now()}.tmp` : undefined;
+  const withCounted = counting ? `${input.rolloutsPath}.counted-${process.pid}-${Date.now()}.tmp` : undefined;
   try {
     const entriesPath = made ?? digestsPath!;
-    if (zeros) {
-      const imputed = await appendMissingAsZero(outPrefix, entriesPath, zeros);
-      log.info(`Counting ${imputed} materialized rollout(s) with no row as scored zeros`, { imputed });
+    if (counting && withCounted) {
+      const counted = await appendCountedAsZero(outPrefix, entriesPath, withCounted, counting);
+      // 0.7.0 prints these two lines as it aggregates.
+      if (counting.failureClasses.length > 0)
+        log.info(`Counting ${counted.failures} failure row(s) as scored zeros: ${counting.failureClasses.join(', ')}`);
+      if (counting.missing) log.info(`Counting ${counted.imputed} materialized rollout(s) with no row as scored zeros`);
     }
-    const scoredPath = zeros ?? entriesPath;
+    const scoredPath = withCounted ?? entriesPath;
     return await writeEntries(input, scoredPath, await entriesByAgent(scoredPath), publishing);
   } finally {
-    for (const file of [made, zeros]) if (file) await rm(file, { force: true });
+    for (const file of [made, withCounted]) if (file) await rm(file, { force: true });
   }
+}
+
+/** The collect stage's 0.7.0 denominator options, or undefined when neither is set. */
+function countAsZero({ plan, stage }: AggregateMetricsInput): CountAsZero | undefined {
+  if (stage !== 'collect') return undefined;
+  const failureClasses = plan.config.collect.count_failure_classes_as_zero ?? [];
+  const missing = plan.config.collect.count_missing_rollouts_as_zero === true;
+  return failureClasses.length > 0 || missing ? { failureClasses, missing } : undefined;
 }
 
 interface AggregateMetricsInput {

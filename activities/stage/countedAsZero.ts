@@ -1,19 +1,32 @@
 import { readLines, JsonlWriter } from '../../gym/jsonl';
 import { parseKinded, toPy } from '../../gym/kindedJson';
 import type { PyDict, PyValue } from '../../gym/pythonJson';
+import { stripForAggregateMetrics } from '../../gym/aggregateMetrics';
 import { materializedInputsPath, mergedPaths } from '../chunk/chunkIndex';
 
-// NeMo Gym 0.7.0's `count_missing_rollouts_as_zero` (rollout_collection.py
-// `_missing_rollout_rows_counted_as_zero` and `_fill_task_fields`): a materialized rollout that left
-// no row, in the rollouts file or the failures sidecar, enters the `/aggregate_metrics` request as a
-// zero, so the score is over every rollout owed rather than over those that happened to land. Only
-// the metric input changes, never a rollout artifact.
+// NeMo Gym 0.7.0's denominator options (rollout_collection.py `_failure_rows_counted_as_zero`,
+// `_missing_rollout_rows_counted_as_zero`, `_fill_task_fields`): a failed rollout of a class the
+// user names (`count_failure_classes_as_zero`), and a materialized rollout that left no row at all
+// (`count_missing_rollouts_as_zero`), enter the `/aggregate_metrics` request, so the score is over
+// the rollouts owed rather than over those that happened to land. Only the metric input changes,
+// never a rollout artifact.
+
+export interface CountAsZero {
+  failureClasses: readonly string[];
+  missing: boolean;
+}
+
+/** How many rows each option added to the metric input. */
+export interface Counted {
+  failures: number;
+  imputed: number;
+}
 
 const key = (task: unknown, rollout: unknown) => `${String(task)}:${String(rollout)}`;
 
 interface Scored {
   keys: Set<string>;
-  /** Each agent's top-level keys over its entries: the only task fields a zero may carry. */
+  /** Each agent's top-level keys over its entries: the only task fields an added row may take. */
   carried: Map<string, Set<string>>;
 }
 
@@ -33,66 +46,113 @@ async function copyEntries(entriesPath: string, writer: JsonlWriter): Promise<Sc
   return scored;
 }
 
-/** The keys the failures sidecar holds a row for, whatever its class: those are never imputed. */
-async function recordedFailures(failuresPath: string): Promise<Set<string>> {
-  const keys = new Set<string>();
+/** The last attempt's line of each rollout in the failures sidecar (the one that stands), by key. */
+async function latestFailures(failuresPath: string): Promise<Map<string, string>> {
+  const latest = new Map<string, string>();
   try {
     for await (const { text } of readLines(failuresPath)) {
       if (text === '') continue;
       const row = JSON.parse(text) as Record<string, unknown>;
-      keys.add(key(row._ng_task_index, row._ng_rollout_index));
+      latest.set(key(row._ng_task_index, row._ng_rollout_index), text);
     }
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  return keys;
+  return latest;
 }
 
 /**
- * The zero of one materialized row: its keys, agent and a float zero reward, then the task fields
- * its agent's real rows carry too, taken from the row (0.7.0 adds them in a set's order, which
- * varies between its runs when there are several; here they keep the row's order).
+ * Diagnostics that stay in the sidecar: 0.7.0's `_ng_failure_*` and failure kind and reason, and
+ * the attempt, class and error pivot-miner writes after each failed attempt (its aggregator would
+ * average the attempt number as a metric).
  */
-function zeroOf(row: PyDict, carried: Set<string> | undefined): PyDict {
-  const zero: PyDict = new Map<string, PyValue>([
+function isDiagnostic(k: string): boolean {
+  return (
+    k.startsWith('_ng_failure_') || ['failure_kind', 'failure_reason', 'attempt', 'failure_class', 'error'].includes(k)
+  );
+}
+
+/** The metric-input copy of a sidecar row counted: unmasked, a zero reward unless it carries one. */
+function countedFailure(text: string): PyDict {
+  const row = toPy(parseKinded(text).kinded) as PyDict;
+  const scored: PyDict = new Map([...row].filter(([k]) => !isDiagnostic(k)));
+  scored.set('mask_sample', false);
+  if (!scored.has('reward')) scored.set('reward', 0.0);
+  return scored;
+}
+
+/** The zero of a materialized rollout that left no row: its keys, its agent, a float zero reward. */
+function zeroOf(row: PyDict): PyDict {
+  return new Map<string, PyValue>([
     ['_ng_task_index', row.get('_ng_task_index') ?? null],
     ['_ng_rollout_index', row.get('_ng_rollout_index') ?? null],
     ['agent_ref', row.get('agent_ref') ?? null],
     ['reward', 0.0],
   ]);
-  for (const [k, v] of row) {
-    if (!carried?.has(k) || k.startsWith('_') || k === 'responses_create_params' || k === 'response') continue;
-    if (!zero.has(k)) zero.set(k, v);
-  }
-  return zero;
 }
 
 /**
- * The entries file with a zero appended for each materialized rollout of the stage `outPrefix` that
- * left no row; resolves to how many were added. The appended lines are out of key order, which
- * aggregateMetricsEntries.ts sorts by, as 0.7.0 sorts its metric input.
+ * The task fields of `row` its agent's real rows carry too, set where `added` has none. 0.7.0 adds
+ * them in a set's order, which can vary between its runs when there are several; here they keep
+ * the materialized row's order.
  */
-export async function appendMissingAsZero(outPrefix: string, entriesPath: string, outPath: string): Promise<number> {
+function fillTaskFields(added: PyDict, row: PyDict, carried: Set<string> | undefined): PyDict {
+  for (const [k, v] of row) {
+    if (!carried?.has(k) || k.startsWith('_') || k === 'responses_create_params' || k === 'response') continue;
+    if (!added.has(k)) added.set(k, v);
+  }
+  return added;
+}
+
+function agentOf(row: PyDict): string | undefined {
+  const ref = row.get('agent_ref');
+  const name = ref instanceof Map ? ref.get('name') : undefined;
+  return typeof name === 'string' ? name : undefined;
+}
+
+/**
+ * The entries file of the stage `outPrefix` with the rows `options` count appended, stripped as
+ * every entry is; resolves to how many each option added. The appended lines are out of key order,
+ * which aggregateMetricsEntries.ts sorts by, as 0.7.0 sorts its metric input.
+ */
+export async function appendCountedAsZero(
+  outPrefix: string,
+  entriesPath: string,
+  outPath: string,
+  options: CountAsZero,
+): Promise<Counted> {
   const writer = await JsonlWriter.open(outPath);
-  let imputed = 0;
+  const counted: Counted = { failures: 0, imputed: 0 };
   try {
     const scored = await copyEntries(entriesPath, writer);
-    const failed = await recordedFailures(mergedPaths(outPrefix).failuresPath);
+    const failures = await latestFailures(mergedPaths(outPrefix).failuresPath);
+    const wanted = new Set(options.failureClasses);
+    const countedFailures = new Map<string, PyDict>();
+    for (const [k, text] of failures) {
+      const failureClass = (JSON.parse(text) as Record<string, unknown>)._ng_failure_class;
+      if (!scored.keys.has(k) && typeof failureClass === 'string' && wanted.has(failureClass))
+        countedFailures.set(k, countedFailure(text));
+    }
     for await (const { text } of readLines(materializedInputsPath(outPrefix))) {
       if (text === '') continue;
       const row = toPy(parseKinded(text).kinded) as PyDict;
       const k = key(row.get('_ng_task_index'), row.get('_ng_rollout_index'));
-      if (scored.keys.has(k) || failed.has(k)) continue;
-      const ref = row.get('agent_ref');
-      const agent = ref instanceof Map ? ref.get('name') : undefined;
+      const failure = countedFailures.get(k);
       // 0.7.0 warns about a row that names no agent and leaves it out; every materialized row names one here.
-      if (typeof agent !== 'string') continue;
-      scored.keys.add(k);
-      await writer.write(zeroOf(row, scored.carried.get(agent)));
-      imputed++;
+      const agent = agentOf(row);
+      let added: PyDict | undefined;
+      if (failure) {
+        added = failure;
+        counted.failures++;
+      } else if (options.missing && agent !== undefined && !scored.keys.has(k) && !failures.has(k)) {
+        added = zeroOf(row);
+        counted.imputed++;
+      }
+      if (added)
+        await writer.write(stripForAggregateMetrics(fillTaskFields(added, row, scored.carried.get(String(agent)))));
     }
   } finally {
     await writer.close();
   }
-  return imputed;
+  return counted;
 }

@@ -95,7 +95,12 @@ export async function startCollectServers(seed: number): Promise<CollectServers>
 export interface Collection {
   rowsFile: string;
   numRepeats: number;
-  options: Record<string, boolean | number | string>;
+  options: Record<string, boolean | number | string | string[]>;
+}
+
+/** An option's value as a Hydra override writes it: a list as `[a,b]`. */
+function hydraValue(value: Collection['options'][string]): string {
+  return Array.isArray(value) ? `[${value.join(',')}]` : String(value);
 }
 
 /** 0.7.0's `ng_collect_rollouts` one rollout at a time (so its file is in dispatch order); resolves to its output prefix and what it printed. */
@@ -118,7 +123,7 @@ export async function collectWith070(
       '+num_samples_in_parallel=1',
       '+disable_health_check=true',
       `+head_server={host:127.0.0.1,port:${servers.head.port}}`,
-      ...Object.entries(c.options).map(([key, value]) => `+${key}=${value}`),
+      ...Object.entries(c.options).map(([key, value]) => `+${key}=${hydraValue(value)}`),
     ],
     path.dirname(prefix),
   );
@@ -139,6 +144,8 @@ export async function collectWithPivotMiner(servers: CollectServers, dir: string
       num_repeats: c.numRepeats,
       seed_per_repeat: true,
       chunk_size: 3,
+      // 0.7.0 makes one attempt at a rollout per run: its retries are resumes.
+      max_attempts: 1,
       ...c.options,
     },
   );
@@ -169,6 +176,15 @@ function withoutStamps(line: string): string {
   return `${line.replace(STAMPS, '')}}`;
 }
 
+// After each failed attempt pivot-miner writes the attempt, its class and error to the sidecar
+// row; 0.7.0 writes none of them, so they are cut from ours, and the test fails if they are not there.
+const DIAGNOSTICS = /,"attempt":\d+,"failure_class":"[a-z_]+","error":"(?:[^"\\]|\\.)*"}$/;
+
+function withoutDiagnostics(line: string): string {
+  assert.match(line, DIAGNOSTICS, "pivot-miner's failure row ends with its attempt, class and error");
+  return `${line.replace(DIAGNOSTICS, '')}}`;
+}
+
 /** 0.7.0's aggregate metrics entries also name the environment server and carry `gym eval aggregate` 0.7.0's repeat-level metrics, not yet followed. */
 function withoutEnvironmentServer(entries: Array<Record<string, unknown>>): unknown {
   return entries.map(({ _ng_environment_server: server, repeat_level_metrics: repeats, ...rest }) => {
@@ -184,7 +200,7 @@ export function readCollected(prefix: string, by: '0.7.0' | 'pivot-miner'): Coll
   return {
     materializedInputs: readFileSync(`${prefix}_materialized_inputs.jsonl`, 'utf8'),
     rollouts: by === '0.7.0' ? rollouts.map(withoutStamps) : rollouts,
-    failures: lines(`${prefix}_failures.jsonl`),
+    failures: lines(`${prefix}_failures.jsonl`).map(by === '0.7.0' ? withoutStamps : withoutDiagnostics),
     aggregateMetrics: by === '0.7.0' ? withoutEnvironmentServer(metrics) : metrics,
   };
 }

@@ -8,6 +8,7 @@ import {
   indexOrder,
   startCollectServers,
   type AnswerScript,
+  type Collection,
   type CollectServers,
 } from '../helpers/collect070';
 
@@ -59,6 +60,27 @@ test('interleave_repeats: both run the repeats round by round', { timeout: 300_0
   assert.deepEqual(indexOrder(ours.rollouts), order);
 });
 
+type Compared = Awaited<ReturnType<typeof assertSameCollection>>;
+
+/**
+ * Both collections with the agent answering through `script`, without `options` and with them;
+ * resolves to what ours wrote each time.
+ */
+async function offAndOn(
+  name: string,
+  script: AnswerScript,
+  options: Collection['options'],
+): Promise<{ off: Compared; on: Compared }> {
+  servers.script = script;
+  try {
+    const off = await assertSameCollection(servers, caseDir(`${name}_off`), { rowsFile, numRepeats: 2, options: {} });
+    const on = await assertSameCollection(servers, caseDir(name), { rowsFile, numRepeats: 2, options });
+    return { off, on };
+  } finally {
+    servers.script = (_request, answer) => answer;
+  }
+}
+
 /** The agent's answer to task 1's first repeat says not to keep it (`_ng_no_persist`): it leaves no row anywhere. */
 const omitTask1: AnswerScript = (request, answer) =>
   request._ng_task_index === 1 && request._ng_rollout_index === 0
@@ -69,20 +91,31 @@ test(
   'count_missing_rollouts_as_zero: both score a rollout that left no row as a zero',
   { timeout: 600_000 },
   async () => {
-    servers.script = omitTask1;
-    try {
-      const left = await assertSameCollection(servers, caseDir('omitted'), { rowsFile, numRepeats: 2, options: {} });
-      const counted = await assertSameCollection(servers, caseDir('count_missing'), {
-        rowsFile,
-        numRepeats: 2,
-        options: { count_missing_rollouts_as_zero: true },
-      });
-      assert.equal(counted.rollouts.length, 7, 'the omitted rollout is in no file');
-      assert.ok(!indexOrder(counted.rollouts).includes('1:0'));
-      assert.match(counted.printed070, /Scored as zero because they left no row: 1 of 8 rollouts/);
-      assert.notDeepEqual(counted.aggregateMetrics, left.aggregateMetrics, 'the zero is in the score');
-    } finally {
-      servers.script = (_request, answer) => answer;
-    }
+    const { off, on } = await offAndOn('count_missing', omitTask1, { count_missing_rollouts_as_zero: true });
+    assert.equal(on.rollouts.length, 7, 'the omitted rollout is in no file');
+    assert.ok(!indexOrder(on.rollouts).includes('1:0'));
+    assert.match(on.printed070, /Scored as zero because they left no row: 1 of 8 rollouts/);
+    assert.notDeepEqual(on.aggregateMetrics, off.aggregateMetrics, 'the zero is in the score');
   },
 );
+
+/**
+ * The agent reports two rollouts failed, as an agent does with `_ng_failure_class`: task 1's first
+ * repeat without a reward (agent_run_error), task 2's second with its reward (timeout_exceeded).
+ */
+const failTwo: AnswerScript = (request, answer) => {
+  const failure = (cls: string) => `,"_ng_failure_class":"${cls}","_ng_failure_message":"scripted"}`;
+  if (request._ng_task_index === 1 && request._ng_rollout_index === 0)
+    return answer.replace(/"reward":[-0-9.eE]+,/, '').replace(/}$/, failure('agent_run_error'));
+  if (request._ng_task_index === 2 && request._ng_rollout_index === 1)
+    return answer.replace(/}$/, failure('timeout_exceeded'));
+  return answer;
+};
+
+test('count_failure_classes_as_zero: both score the named failure classes only', { timeout: 600_000 }, async () => {
+  const { off, on } = await offAndOn('count_failures', failTwo, { count_failure_classes_as_zero: ['agent_run_error'] });
+  assert.equal(on.failures.length, 2, 'both failures are in the sidecar');
+  assert.equal(on.rollouts.length, 6);
+  assert.match(on.printed070, /Counting 1 failure row\(s\) as scored zeros: \['agent_run_error'\]/);
+  assert.notDeepEqual(on.aggregateMetrics, off.aggregateMetrics, 'the counted failure is in the score');
+});
