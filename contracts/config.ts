@@ -198,6 +198,12 @@ const collectSchema = z.strictObject({
     .describe(
       "As ng_collect_rollouts 0.7.0's option: materialize and run the repeats round by round (abcabc) instead of each task's back to back (aabbcc), spreading a task's repeats over the run; off when absent",
     ),
+  route_failures_to_sidecar: z
+    .boolean()
+    .optional()
+    .describe(
+      "As ng_collect_rollouts 0.7.0's option, for the sidecar's rows: a failed request to the agent is written as 0.7.0 writes it (_ng_failure_class agent_run_error, or agent_request_failed for 429, 502-504 and no answer; _ng_failure_type, _ng_failure_message, _ng_failure_http_status, _ng_failure_response_body) instead of pivot-miner's attempt, failure_class and error; collection goes on either way",
+    ),
   count_failure_classes_as_zero: z
     .array(z.string().min(1))
     .optional()

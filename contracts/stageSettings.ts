@@ -11,6 +11,8 @@ export interface StageSettings {
   limit?: number;
   /** Materialized rows round by round (abcabc), NeMo Gym 0.7.0's `interleave_repeats`. */
   interleaveRepeats: boolean;
+  /** A failed request's sidecar row as NeMo Gym 0.7.0's `route_failures_to_sidecar` writes it. */
+  routeFailuresToSidecar: boolean;
   chunkSize: number;
   maxChunksInFlight: number;
   maxConcurrency: number;
@@ -41,6 +43,7 @@ export function stageSettings(plan: RunPlan, stage: RolloutStage): StageSettings
       overrides: collect.responses_create_params,
       limit: collect.limit,
       interleaveRepeats: collect.interleave_repeats ?? false,
+      routeFailuresToSidecar: collect.route_failures_to_sidecar ?? false,
       chunkSize: collect.chunk_size,
       maxChunksInFlight: collect.max_chunks_in_flight,
       maxConcurrency: collect.max_concurrency,
@@ -57,6 +60,7 @@ export function stageSettings(plan: RunPlan, stage: RolloutStage): StageSettings
     overrides: lp.responses_create_params,
     // Local profiling is pivot-miner's own stage, not an ng_collect_rollouts run: its rows stay aabbcc.
     interleaveRepeats: false,
+    routeFailuresToSidecar: false,
     chunkSize: lp.chunk_size,
     maxChunksInFlight: lp.max_chunks_in_flight,
     maxConcurrency: lp.max_concurrency,

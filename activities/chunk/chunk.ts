@@ -20,6 +20,7 @@ import { nextChunkRank } from '../http/endpointLimiter';
 import { withRetries, type FailedAttempt } from '../http/retry';
 import type { Fence } from './fence';
 import { ChunkAttempt, type Held } from './fenceShards';
+import { routedFailureRow } from './routedFailure';
 
 // One chunk = one line range of the materialized inputs = one shard. Each attempt writes a shard of
 // its own (activities/chunk/fenceShards.ts): a retried chunk (worker killed or cut off, server restarted)
@@ -54,13 +55,18 @@ function failedAttempts(held: Held): FailedAttempts {
 /**
  * The sidecar line of one failed attempt. An agent-reported failure is written as NeMo Gym writes
  * it, the whole keyed result, with our attempt number and class after it; `_ng_no_persist` results
- * are written nowhere.
+ * are written nowhere. A failed request is 0.7.0's row with `route_failures_to_sidecar`, else ours.
  */
-function failureLine(row: MaterializedInput, { attempt, failure }: FailedAttempt): JsonDict | undefined {
+function failureLine(
+  row: MaterializedInput,
+  { attempt, failure }: FailedAttempt,
+  routeFailuresToSidecar: boolean,
+): JsonDict | undefined {
   if (failure instanceof AgentReportedFailure) {
     if (failure.noPersist) return undefined;
     return withEntries(failure.result, { attempt, failure_class: failure.failureClass, error: failure.message });
   }
+  if (routeFailuresToSidecar) return routedFailureRow(row, failure);
   return {
     _ng_task_index: row.task,
     _ng_rollout_index: row.rollout,
@@ -115,7 +121,7 @@ function rowRunner(
   );
   const { fence } = attempt;
   const onFailedAttempt = async (row: MaterializedInput, failedAttempt: FailedAttempt): Promise<void> => {
-    const line = failureLine(row, failedAttempt);
+    const line = failureLine(row, failedAttempt, settings.routeFailuresToSidecar);
     if (line) {
       await fence.beforeWrite();
       await attempt.failures.write(line);

@@ -10,12 +10,20 @@ import { inFlightCount } from './inFlight';
 export type FailureClass =
   'http_429' | 'http_5xx' | 'http_4xx' | 'timeout' | 'connection' | 'invalid_response' | 'agent_reported' | 'cancelled';
 
+/** What a server answered with an error status: NeMo Gym 0.7.0's failure rows record it. */
+export interface ErrorAnswer {
+  url: string;
+  status: number;
+  body: string;
+}
+
 export class RequestFailure extends Error {
   constructor(
     readonly failureClass: FailureClass,
     message: string,
     readonly retryable: boolean,
     readonly retryAfterMs?: number,
+    readonly answered?: ErrorAnswer,
   ) {
     super(message);
     this.name = 'RequestFailure';
@@ -213,8 +221,9 @@ async function postJsonOnce(
     throw classifyError(err, url, opts.signal);
   }
   const { status, text } = answer;
+  const answered = { url, status, body: text };
   if (status === 429) {
-    throw new RequestFailure('http_429', `${url} answered 429`, true, retryAfterMs(answer.retryAfter));
+    throw new RequestFailure('http_429', `${url} answered 429`, true, retryAfterMs(answer.retryAfter), answered);
   }
   if (status >= 500) {
     throw new RequestFailure(
@@ -222,9 +231,17 @@ async function postJsonOnce(
       `${url} answered ${status}: ${text.slice(0, 200)}`,
       true,
       retryAfterMs(answer.retryAfter),
+      answered,
     );
   }
-  if (status >= 400) throw new RequestFailure('http_4xx', `${url} answered ${status}: ${text.slice(0, 500)}`, false);
+  if (status >= 400)
+    throw new RequestFailure(
+      'http_4xx',
+      `${url} answered ${status}: ${text.slice(0, 500)}`,
+      false,
+      undefined,
+      answered,
+    );
   try {
     return (opts.parse ?? JSON.parse)(text);
   } catch {

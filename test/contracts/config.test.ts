@@ -9,7 +9,12 @@ import { pipelineConfigSchema } from '../../contracts/config';
 // enter every parsed config, and so the run manifest's config digest, and a run recorded before the
 // option existed could not resume.
 
-const OPTIONS_070 = ['interleave_repeats', 'count_missing_rollouts_as_zero', 'count_failure_classes_as_zero'];
+const OPTIONS_070 = [
+  'interleave_repeats',
+  'count_missing_rollouts_as_zero',
+  'count_failure_classes_as_zero',
+  'route_failures_to_sidecar',
+];
 
 test("a config that sets none of 0.7.0's collection options parses without them", () => {
   const demo = parse(readFileSync(path.resolve(__dirname, '../../configs/demo.yaml'), 'utf8'));

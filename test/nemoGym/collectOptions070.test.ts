@@ -119,3 +119,38 @@ test('count_failure_classes_as_zero: both score the named failure classes only',
   assert.match(on.printed070, /Counting 1 failure row\(s\) as scored zeros: \['agent_run_error'\]/);
   assert.notDeepEqual(on.aggregateMetrics, off.aggregateMetrics, 'the counted failure is in the score');
 });
+
+/** The agent answers task 1's first repeat with a 500 (the rollout ran and broke) and task 2's second with a 503 (it may not have). */
+const refuseTwo: AnswerScript = (request, answer) => {
+  if (request._ng_task_index === 1 && request._ng_rollout_index === 0)
+    return { status: 500, body: '{"detail":"the environment broke"}' };
+  if (request._ng_task_index === 2 && request._ng_rollout_index === 1) return { status: 503, body: '' };
+  return answer;
+};
+
+test(
+  "route_failures_to_sidecar: both write 0.7.0's row for a failed /run, and can count it",
+  { timeout: 600_000 },
+  async () => {
+    servers.script = refuseTwo;
+    try {
+      const ours = await assertSameCollection(servers, caseDir('route_failures'), {
+        rowsFile,
+        numRepeats: 2,
+        options: { route_failures_to_sidecar: true, count_failure_classes_as_zero: ['agent_run_error'] },
+      });
+      const failures = ours.failures.map((line) => JSON.parse(line) as Record<string, unknown>);
+      assert.deepEqual(
+        failures.map((f) => [f._ng_failure_class, f._ng_failure_http_status, f._ng_failure_response_body]),
+        [
+          ['agent_run_error', 500, '{"detail":"the environment broke"}'],
+          ['agent_request_failed', 503, null],
+        ],
+      );
+      assert.equal(ours.rollouts.length, 6);
+      assert.match(ours.printed070, /Counting 1 failure row\(s\) as scored zeros/);
+    } finally {
+      servers.script = (_request, answer) => answer;
+    }
+  },
+);
