@@ -8,6 +8,8 @@ import { startEmbeddedStack, type EmbeddedStack } from '../../servers/embeddedSt
 import { buildGlobalConfigDict, startHeadServer } from '../../servers/head';
 import type { RunningServer } from '../../servers/http';
 import { ensureNemoGym, runNemoGymCommand } from '../../scripts/lib/nemoGym';
+import { stageAccounting } from '../../activities/stage/rolloutAccounting';
+import type { RolloutAccounting } from '../../gym/rolloutAccounting';
 import { collectPlan, materialize, merge, outPrefixOf, runChunks } from '../activities/fakeGym';
 
 // NeMo Gym 0.7.0's `ng_collect_rollouts` and our collect stage on the same task rows, against the
@@ -136,7 +138,11 @@ export async function collectWith070(
 }
 
 /** Our collect stage's activities on the same rows and servers; resolves to its output prefix. */
-export async function collectWithPivotMiner(servers: CollectServers, dir: string, c: Collection): Promise<string> {
+export async function collectWithPivotMiner(
+  servers: CollectServers,
+  dir: string,
+  c: Collection,
+): Promise<{ prefix: string; accounting: RolloutAccounting }> {
   const baseDir = path.join(dir, 'ours');
   mkdirSync(baseDir, { recursive: true });
   copyFileSync(c.rowsFile, path.join(baseDir, 'tasks.jsonl'));
@@ -155,7 +161,8 @@ export async function collectWithPivotMiner(servers: CollectServers, dir: string
   );
   await runChunks(plan, (await materialize(plan)).chunks);
   await merge(plan);
-  return outPrefixOf(plan);
+  const prefix = outPrefixOf(plan);
+  return { prefix, accounting: await stageAccounting({ plan, stage: 'collect', outPrefix: prefix }) };
 }
 
 /** What a collection wrote, in the form both are compared in. */
@@ -208,20 +215,21 @@ export function readCollected(prefix: string, by: '0.7.0' | 'pivot-miner'): Coll
   };
 }
 
-/** Both collections of `c`, asserting they wrote the same; resolves to what ours wrote and what 0.7.0 printed. */
+/** Both collections of `c`, asserting they wrote the same; resolves to what ours wrote and counted, and what 0.7.0 printed. */
 export async function assertSameCollection(
   servers: CollectServers,
   dir: string,
   c: Collection,
-): Promise<Collected & { printed070: string }> {
+): Promise<Collected & { accounting: RolloutAccounting; printed070: string }> {
   const run070 = await collectWith070(servers, dir, c);
   const theirs = readCollected(run070.prefix, '0.7.0');
-  const ours = readCollected(await collectWithPivotMiner(servers, dir, c), 'pivot-miner');
+  const run = await collectWithPivotMiner(servers, dir, c);
+  const ours = readCollected(run.prefix, 'pivot-miner');
   assert.equal(ours.materializedInputs, theirs.materializedInputs, 'materialized inputs');
   assert.deepEqual(ours.rollouts, theirs.rollouts, 'rollouts, in order');
   assert.deepEqual(ours.failures, theirs.failures, 'failures sidecar');
   assert.deepEqual(ours.aggregateMetrics, theirs.aggregateMetrics, 'aggregate metrics');
-  return { ...ours, printed070: run070.output };
+  return { ...ours, accounting: run.accounting, printed070: run070.output };
 }
 
 /** The (task, rollout) index pairs of materialized inputs or rollouts, in order. */

@@ -95,6 +95,7 @@ test(
     assert.equal(on.rollouts.length, 7, 'the omitted rollout is in no file');
     assert.ok(!indexOrder(on.rollouts).includes('1:0'));
     assert.match(on.printed070, /Scored as zero because they left no row: 1 of 8 rollouts/);
+    assert.equal(on.accounting.omitted, 1, "the stage's omitted count is 0.7.0's coverage/imputed");
     assert.notDeepEqual(on.aggregateMetrics, off.aggregateMetrics, 'the zero is in the score');
   },
 );
