@@ -220,7 +220,7 @@ export async function assertSameCollection(
   servers: CollectServers,
   dir: string,
   c: Collection,
-): Promise<Collected & { accounting: RolloutAccounting; printed070: string }> {
+): Promise<Collected & { prefix: string; accounting: RolloutAccounting; printed070: string }> {
   const run070 = await collectWith070(servers, dir, c);
   const theirs = readCollected(run070.prefix, '0.7.0');
   const run = await collectWithPivotMiner(servers, dir, c);
@@ -229,7 +229,37 @@ export async function assertSameCollection(
   assert.deepEqual(ours.rollouts, theirs.rollouts, 'rollouts, in order');
   assert.deepEqual(ours.failures, theirs.failures, 'failures sidecar');
   assert.deepEqual(ours.aggregateMetrics, theirs.aggregateMetrics, 'aggregate metrics');
-  return { ...ours, accounting: run.accounting, printed070: run070.output };
+  return { ...ours, prefix: run.prefix, accounting: run.accounting, printed070: run070.output };
+}
+
+const PROFILE_FILES = ['_agent_metrics.json', '_repeat_level_metrics.json', '_reward_profiling.jsonl'];
+
+/**
+ * 0.7.0's `ng_reward_profile` (partial, as our collect profiles) on the rollouts and materialized
+ * inputs our collect wrote at `prefix`, asserting it writes our three profile files byte for byte.
+ */
+export async function assertSameProfile(prefix: string): Promise<void> {
+  const dir = `${prefix}_profiled_by_070`;
+  mkdirSync(dir);
+  const rollouts = path.join(dir, 'rollouts.jsonl');
+  copyFileSync(`${prefix}.jsonl`, rollouts);
+  const run = await runNemoGymCommand(
+    ensureNemoGym('0.7.0'),
+    'ng_reward_profile',
+    [
+      `+materialized_inputs_jsonl_fpath=${prefix}_materialized_inputs.jsonl`,
+      `+rollouts_jsonl_fpath=${rollouts}`,
+      '++allow_partial_rollouts=True',
+    ],
+    dir,
+  );
+  assert.equal(run.code, 0, run.output.slice(-3000));
+  for (const file of PROFILE_FILES)
+    assert.equal(
+      readFileSync(`${prefix}${file}`, 'utf8'),
+      readFileSync(path.join(dir, `rollouts${file}`), 'utf8'),
+      file,
+    );
 }
 
 /** The (task, rollout) index pairs of materialized inputs or rollouts, in order. */

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import {
   assertSameCollection,
+  assertSameProfile,
   indexOrder,
   startCollectServers,
   type AnswerScript,
@@ -46,6 +47,7 @@ test('without options, 0.7.0 and our collect write the same files', { timeout: 3
   const ours = await assertSameCollection(servers, caseDir('plain'), { rowsFile, numRepeats: 2, options: {} });
   assert.deepEqual(indexOrder(ours.materializedInputs), ['0:0', '0:1', '1:0', '1:1', '2:0', '2:1', '0:2', '0:3']);
   assert.equal(ours.rollouts.length, 8);
+  await assertSameProfile(ours.prefix);
 });
 
 test('interleave_repeats: both run the repeats round by round', { timeout: 300_000 }, async () => {
@@ -58,6 +60,7 @@ test('interleave_repeats: both run the repeats round by round', { timeout: 300_0
   const order = ['0:0', '1:0', '2:0', '0:1', '1:1', '2:1', '0:2', '0:3'];
   assert.deepEqual(indexOrder(ours.materializedInputs), order);
   assert.deepEqual(indexOrder(ours.rollouts), order);
+  await assertSameProfile(ours.prefix);
 });
 
 type Compared = Awaited<ReturnType<typeof assertSameCollection>>;
@@ -97,6 +100,7 @@ test(
     assert.match(on.printed070, /Scored as zero because they left no row: 1 of 8 rollouts/);
     assert.equal(on.accounting.omitted, 1, "the stage's omitted count is 0.7.0's coverage/imputed");
     assert.notDeepEqual(on.aggregateMetrics, off.aggregateMetrics, 'the zero is in the score');
+    await assertSameProfile(on.prefix);
   },
 );
 
