@@ -30,7 +30,13 @@ let baseDir: string;
 
 type SourcePreference = 'prefer_mixed' | 'require_mixed';
 
-function writeConfig(name: string, overlap: boolean, faultSeed?: number, preference?: SourcePreference): string {
+function writeConfig(
+  name: string,
+  overlap: boolean,
+  faultSeed?: number,
+  preference?: SourcePreference,
+  interleaveRepeats?: boolean,
+): string {
   const slow = { rate: 0.3, kinds: ['slow'], slow_ms: 60 };
   const config = {
     name: 'overlap',
@@ -47,6 +53,7 @@ function writeConfig(name: string, overlap: boolean, faultSeed?: number, prefere
       seed_per_repeat: true,
       chunk_size: 3,
       max_chunks_in_flight: 4,
+      ...(interleaveRepeats ? { interleave_repeats: true } : {}),
     },
     ...(preference ? { convert: { source_preference: preference } } : {}),
     local_profile: { num_samples: 8, chunk_size: 16, max_chunks_in_flight: 4 },
@@ -206,6 +213,34 @@ test(
     // Tasks of 4 rows: a group is whole only from a multiple of 4 to one, whatever chunks finished.
     const bounds = await segmentBounds('mixed-overlapped');
     assert.ok(bounds.length >= 2 && bounds.every((row) => row % 4 === 0), `segment bounds ${bounds.join(' ')}`);
+  },
+);
+
+test(
+  'with interleave_repeats, collect runs round by round and overlap publishes the sequential run’s bytes',
+  { timeout: 600_000 },
+  async () => {
+    const run = (runId: string, overlap: boolean, faultSeed?: number) =>
+      runPivotMining(env.client, {
+        taskQueue: TASK_QUEUE,
+        configPath: writeConfig(runId, overlap, faultSeed, 'require_mixed', true),
+        runId,
+      });
+    const sequential = await run('interleaved-sequential', false);
+    const materialized = readFileSync(path.join(sequential.runDir, 'rollouts_materialized_inputs.jsonl'), 'utf8');
+    const rounds = materialized
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as { _ng_rollout_index: number })._ng_rollout_index);
+    // 20 tasks × 4 repeats, round by round: every task's first repeat, then every second one, ...
+    assert.deepEqual(
+      rounds,
+      [0, 1, 2, 3].flatMap((round) => Array<number>(20).fill(round)),
+    );
+    // A task's rows are never side by side, so segments cannot end at whole tasks; nothing early is trusted.
+    const overlapped = await run('interleaved-overlapped', true, 4);
+    assert.deepEqual(differingFiles(sequential.runDir, overlapped.runDir), []);
+    assert.deepEqual(overlapped.counts, sequential.counts);
   },
 );
 
