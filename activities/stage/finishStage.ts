@@ -79,7 +79,7 @@ async function finishView(fence: Fence, outPrefix: string, files: PartialFiles):
   }
   await symlink(path.resolve(files.rollouts), `${view}.jsonl`);
   await symlink(path.resolve(files.digests), mergedPaths(view).digestsPath);
-  // count_missing_rollouts_as_zero never imputes a rollout the sidecar has a row for.
+  // The aggregate metrics' count-as-zero options read the sidecar (countedAsZero.ts).
   if (await exists(files.failures)) await symlink(path.resolve(files.failures), mergedPaths(view).failuresPath);
   return view;
 }

@@ -28,8 +28,8 @@ import { RUN_MANIFEST_FILE } from '../../gym/runManifest';
 /**
  * Materializes task rows × num_repeats into `<out>_materialized_inputs.jsonl` with NeMo Gym's
  * semantics (rows round by round with `interleave_repeats`, as 0.7.0 orders them) and records where
- * each chunk starts. Idempotent: a finished materialization is reused,
- * an interrupted one is redone from scratch (it is cheap next to the rollouts).
+ * each chunk starts. Idempotent: a finished materialization is reused, an interrupted one is redone
+ * from scratch (it is cheap next to the rollouts).
  *
  * Collect routes every row to the agent its `agent_ref.name` names, so a name no server knows is
  * refused here, naming file and line, before any rollout runs; NeMo Gym would only find out when
