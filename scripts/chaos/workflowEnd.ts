@@ -4,9 +4,13 @@ import type { PivotMiningResult } from '../../contracts/payloads';
 
 // Waiting for a chaos run's workflow to end while its server restarts or its workers lose power.
 
-/** Waits for the workflow to close, riding out server restarts (calls fail while it is down). */
-export async function waitForResult(handle: WorkflowHandle): Promise<PivotMiningResult> {
-  for (;;) {
+/**
+ * Waits for the workflow to close, riding out server restarts (calls fail while it is down); with
+ * `timeoutMs`, throws once that much time has passed without it closing.
+ */
+export async function waitForResult(handle: WorkflowHandle, timeoutMs = Infinity): Promise<PivotMiningResult> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
     try {
       const { status } = await handle.describe();
       if (status.name !== 'RUNNING') return (await handle.result()) as PivotMiningResult;
@@ -15,6 +19,7 @@ export async function waitForResult(handle: WorkflowHandle): Promise<PivotMining
     }
     await sleep(1_000);
   }
+  throw new Error(`workflow ${handle.workflowId} did not close within ${timeoutMs / 1000} s`);
 }
 
 export type Outcome = { result: PivotMiningResult } | { failure: string };

@@ -1,14 +1,16 @@
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, unlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, symlinkSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { workerHeapArgs, workerProcessEnv } from '../../bin/workerHeap';
-import { portOpen } from '../lib/net';
 import { temporalBinary } from '../lib/temporalCli';
 import { closeOnExit, FleetNet, type FleetNetOptions } from './hosts';
 import { ENGINE_PORT, GYM_PORTS } from './serve';
+import { TemporalNodes } from './temporalNodes';
+import { waitForPort } from './waitForPort';
 
-// A fleet on the hosts of hosts.ts: `temporal` (the dev server on its SQLite file), `engine-N`
+// A fleet on the hosts of hosts.ts: `temporal` (the dev server on its SQLite file) or, with
+// `temporal: 'cluster'`, `pg` and `temporal-1`/`temporal-2` (temporalNodes.ts), `engine-N`
 // (policy replicas), `gym` (agent, resources, head, the model server over the replicas) and
 // `worker-N` (`pivot-miner worker`, each with its own /tmp, $HOME and caches, all on one shared
 // artifacts root). The driver, this process, reaches every host through the bridge's address.
@@ -61,38 +63,20 @@ export interface ClusterOptions extends FleetNetOptions {
   engineSlots: number;
   seed: number;
   taskQueue: string;
+  /** `dev`: the CLI's dev server on one host; `cluster`: server nodes on PostgreSQL (temporalNodes.ts). */
+  temporal: 'dev' | 'cluster';
 }
 
-/** The last lines a host logged, so that a process that died at start-up says why. */
-function logTail(logFile: string | undefined): string {
-  if (!logFile || !existsSync(logFile)) return '';
-  const lines = readFileSync(logFile, 'utf8').trimEnd().split('\n').slice(-20);
-  return `; last lines of ${logFile}:\n${lines.join('\n')}`;
-}
-
-async function waitForPort(
-  host: string,
-  port: number,
-  what: string,
-  child: ChildProcess,
-  logFile?: string,
-  timeoutMs = 90_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null)
-      throw new Error(`${what} exited during start-up (${child.exitCode ?? child.signalCode})${logTail(logFile)}`);
-    if (await portOpen(port, host)) return;
-    await sleep(200);
-  }
-  throw new Error(`${what} did not open ${host}:${port} within ${timeoutMs / 1000} s`);
-}
+const TEMPORAL_NODES = 2;
 
 export class Cluster {
   readonly net: FleetNet;
   /** The shared artifacts root's parent: configs and inputs live here, runs under artifacts/. */
   readonly sharedDir: string;
   private temporalProcess?: ChildProcess;
+  private temporalNodes?: TemporalNodes;
+  /** Which node's frontend each worker host dials (workers alternate between the nodes). */
+  private readonly workerNodes = new Map<string, string>();
   private workerCount = 0;
   readonly workers: string[] = [];
   readonly engines: string[] = [];
@@ -120,8 +104,13 @@ export class Cluster {
   static async start(opts: ClusterOptions): Promise<Cluster> {
     const cluster = new Cluster(opts);
     try {
-      cluster.net.addHost('temporal', 'tmp');
-      await cluster.startTemporal();
+      if (opts.temporal === 'cluster') {
+        cluster.temporalNodes = new TemporalNodes(cluster.net, `10.201.${opts.subnet}.0/24`);
+        await cluster.temporalNodes.start(TEMPORAL_NODES);
+      } else {
+        cluster.net.addHost('temporal', 'tmp');
+        await cluster.startTemporal();
+      }
       for (let i = 1; i <= opts.engines; i++) await cluster.addEngine(`engine-${i}`, `e${i}`);
       cluster.net.addHost('gym', 'gym');
       const gym = cluster.net.spawn('gym', [
@@ -143,8 +132,27 @@ export class Cluster {
     }
   }
 
+  /** The driver's frontend: the dev server, or the first node of a cluster. */
   get temporalAddress(): string {
+    if (this.temporalNodes) return this.temporalNodes.frontend(this.temporalNodes.nodes[0]!);
     return `${this.net.host('temporal').address}:${TEMPORAL_PORT}`;
+  }
+
+  private get nodes(): TemporalNodes {
+    if (!this.temporalNodes) throw new Error('this fleet runs the dev server, not a Temporal cluster');
+    return this.temporalNodes;
+  }
+
+  /** Loses the host of the node `worker` dials (or the first node), and brings a fresh one back on its address. */
+  async loseTemporalNode(worker: string | undefined, downMs = 5_000): Promise<string> {
+    const node = (worker && this.workerNodes.get(worker)) ?? this.nodes.nodes[0]!;
+    await this.nodes.loseNode(node, downMs);
+    return node;
+  }
+
+  /** Stops PostgreSQL (fast shutdown), waits `downMs`, and starts it again on its data directory. */
+  async restartPostgres(downMs = 5_000): Promise<void> {
+    await this.nodes.pg.restart(downMs);
   }
 
   get gymAddress(): string {
@@ -221,6 +229,7 @@ export class Cluster {
 
   /** Stops the Temporal host's server (SIGTERM, SIGKILL after 10 s) and starts it again on its file. */
   async restartTemporal(downMs = 2_000): Promise<void> {
+    if (this.temporalNodes) throw new Error('restart_temporal is a dev-server fault; a cluster loses nodes instead');
     const child = this.temporalProcess;
     if (child && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
@@ -238,9 +247,15 @@ export class Cluster {
     const n = ++this.workerCount;
     const name = `worker-${n}`;
     this.net.addHost(name, `w${n}`);
+    let address = this.temporalAddress;
+    if (this.temporalNodes) {
+      const node = this.temporalNodes.nodes[(n - 1) % this.temporalNodes.nodes.length]!;
+      this.workerNodes.set(name, node);
+      address = this.temporalNodes.frontend(node);
+    }
     const env = workerProcessEnv({
       ...process.env,
-      TEMPORAL_ADDRESS: this.temporalAddress,
+      TEMPORAL_ADDRESS: address,
       PIVOT_MINER_TASK_QUEUE: this.opts.taskQueue,
       PIVOT_MINER_ARTIFACTS_ROOT: this.artifactsRoot,
       PIVOT_MINER_BASE_DIR: this.sharedDir,
@@ -281,6 +296,7 @@ export class Cluster {
   }
 
   async close(): Promise<void> {
+    await this.temporalNodes?.close().catch(() => undefined);
     this.net.closeSync();
     this.detach();
   }

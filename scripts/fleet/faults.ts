@@ -20,7 +20,11 @@ export type FaultKind =
   /** One engine replica's host lost for good. */
   | 'lose_engine'
   /** The Temporal host's server stopped and started on its SQLite file. */
-  | 'restart_temporal';
+  | 'restart_temporal'
+  /** A cluster's Temporal node host lost (SIGKILL, namespace gone) and a fresh one back on its address. */
+  | 'lose_temporal_node'
+  /** A cluster's PostgreSQL stopped (fast shutdown) and started again on its data directory. */
+  | 'restart_postgres';
 
 /**
  * merge: a stage's merges during its chunks; finish: the stage's last step (merge, profile, publish of
@@ -156,6 +160,18 @@ export async function applyFault(
     case 'restart_temporal':
       log(`[fleet]   ${fault.stage}: restarting the Temporal host's server`);
       await cluster.restartTemporal();
+      return;
+    case 'lose_temporal_node': {
+      // The node the worker running the step dials: that worker loses its frontend too.
+      const node = await cluster.loseTemporalNode(target.worker);
+      log(
+        `[fleet]   ${fault.stage}: lost ${node} (the node ${target.worker ?? 'no worker'} dials); a fresh one is back`,
+      );
+      return;
+    }
+    case 'restart_postgres':
+      log(`[fleet]   ${fault.stage}: restarting PostgreSQL`);
+      await cluster.restartPostgres();
       return;
   }
 }

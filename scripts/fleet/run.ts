@@ -7,11 +7,12 @@ import { writeFleetInputs, type RunSettings } from './runConfig';
 import { runReference, runScenario, scenarioPassed, type ScenarioResult } from './scenarios';
 import { formatScale, runScale, SCALE_ENGINES, type ScaleSummary } from './scale';
 
-// `npm run fleet [-- --scale] [--only=name,name] [--keep] [--prefix=xx --subnet=N] [--clean]`: the fault matrix on a fleet of
-// namespace hosts (scripts/fleet/hosts.ts), each scenario compared byte for byte with an undisturbed
-// run of the same seed; with --scale, the engine-bound throughput table (twice) instead. Ends with
-// one JSON line. Names are prefixed `pfm-` (the short test uses `pft-`), and whatever a crashed
-// earlier run left under that prefix is removed first.
+// `npm run fleet [-- --scale | --cluster] [--only=name,name] [--keep] [--prefix=xx --subnet=N] [--clean]`: the fault
+// matrix on a fleet of namespace hosts (scripts/fleet/hosts.ts), each scenario compared byte for
+// byte with an undisturbed run of the same seed; with --scale, the engine-bound throughput table
+// (twice) instead; with --cluster, the cluster matrix on two Temporal server nodes over PostgreSQL
+// (temporalNodes.ts). Ends with one JSON line. Names are prefixed `pfm-` (`pfc-` with --cluster, the
+// short test uses `pft-`), and whatever a crashed earlier run left under that prefix is removed first.
 
 export const MATRIX: Record<string, Fault[]> = {
   collect_partition_healed: [{ kind: 'partition_worker', stage: 'collect' }],
@@ -35,6 +36,13 @@ export const MATRIX: Record<string, Fault[]> = {
   early_restart_temporal: [{ kind: 'restart_temporal', stage: 'early' }],
 };
 
+/** Faults only a production-shaped Temporal has: its nodes and its database. */
+export const CLUSTER_MATRIX: Record<string, Fault[]> = {
+  collect_lose_temporal_node: [{ kind: 'lose_temporal_node', stage: 'collect' }],
+  local_profile_restart_postgres: [{ kind: 'restart_postgres', stage: 'local_profile' }],
+  merge_lose_temporal_node: [{ kind: 'lose_temporal_node', stage: 'merge' }],
+};
+
 export const SETTINGS: RunSettings = {
   seed: 7,
   numRepeats: 8,
@@ -55,6 +63,7 @@ export function clusterOptions(prefix: string, subnet: number, extra: Partial<Cl
     baseDir: path.join('/var/tmp', `pivot-miner-fleet-${prefix}`),
     seed: 7,
     taskQueue: `fleet-${prefix}`,
+    temporal: 'dev',
     ...FAULT_ENGINES,
     ...extra,
   };
@@ -62,6 +71,7 @@ export function clusterOptions(prefix: string, subnet: number, extra: Partial<Cl
 
 export async function runMatrix(
   cluster: Cluster,
+  matrix: Record<string, Fault[]>,
   names: string[],
   settings: RunSettings,
   log: (l: string) => void,
@@ -70,7 +80,7 @@ export async function runMatrix(
   const reference = await runReference(cluster, settings, config, log);
   const results: ScenarioResult[] = [];
   for (const name of names) {
-    const r = await runScenario(cluster, name, MATRIX[name]!, reference, settings, config, log);
+    const r = await runScenario(cluster, name, matrix[name]!, reference, settings, config, log);
     log(`[fleet] ${name}: ${scenarioPassed(r) ? 'ok' : 'FAILED'} ${JSON.stringify(r)}`);
     results.push(r);
   }
@@ -112,9 +122,12 @@ async function main(): Promise<void> {
     .split(',');
   // Plain `npm run fleet`: the matrix, then the scale table; --scale: the table alone; --only: those scenarios alone.
   const scaleOnly = args.includes('--scale');
+  // --cluster: the cluster matrix alone, on its own prefix and /24 so it can run beside a plain run.
+  const onCluster = args.includes('--cluster');
+  const matrix = onCluster ? CLUSTER_MATRIX : MATRIX;
   // Another prefix and /24 for a second run beside this one (a run clears its own prefix's leftovers).
-  const prefix = args.find((a) => a.startsWith('--prefix='))?.slice('--prefix='.length) ?? 'pfm';
-  const subnet = Number(args.find((a) => a.startsWith('--subnet='))?.slice('--subnet='.length) ?? 1);
+  const prefix = args.find((a) => a.startsWith('--prefix='))?.slice('--prefix='.length) ?? (onCluster ? 'pfc' : 'pfm');
+  const subnet = Number(args.find((a) => a.startsWith('--subnet='))?.slice('--subnet='.length) ?? (onCluster ? 3 : 1));
   if (args.includes('--clean')) {
     // What a killed run (SIGKILL: no handler ran) left under this prefix, removed without a new run.
     const left = removeLeftovers(prefix);
@@ -124,12 +137,11 @@ async function main(): Promise<void> {
   const summary: { scenarios?: Record<string, unknown>; scale?: Omit<ScaleSummary, 'rounds'> } = {};
   let failed = false;
   if (!scaleOnly) {
-    const names = only ?? Object.keys(MATRIX);
+    const names = only ?? Object.keys(matrix);
     for (const n of names)
-      if (!MATRIX[n]) throw new Error(`no scenario ${n}; scenarios: ${Object.keys(MATRIX).join(', ')}`);
-    const results = await withCluster(clusterOptions(prefix, subnet), keep, (cluster) =>
-      runMatrix(cluster, names, SETTINGS, log),
-    );
+      if (!matrix[n]) throw new Error(`no scenario ${n}; scenarios: ${Object.keys(matrix).join(', ')}`);
+    const opts = clusterOptions(prefix, subnet, { temporal: onCluster ? 'cluster' : 'dev' });
+    const results = await withCluster(opts, keep, (cluster) => runMatrix(cluster, matrix, names, SETTINGS, log));
     console.log('fleet scenarios (each against an undisturbed run of the same seed on the same fleet)');
     for (const r of results) console.log(scenarioLine(r));
     summary.scenarios = Object.fromEntries(
@@ -147,7 +159,7 @@ async function main(): Promise<void> {
     );
     failed = results.some((r) => !scenarioPassed(r));
   }
-  if (scaleOnly || !only) {
+  if (scaleOnly || (!only && !onCluster)) {
     const scale = await withCluster(clusterOptions(prefix, subnet, SCALE_ENGINES), keep, (cluster) =>
       runScale(cluster, log),
     );

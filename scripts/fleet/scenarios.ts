@@ -38,6 +38,8 @@ export interface Reference {
 }
 
 let runCounter = 0;
+/** A run takes minutes; one that has not closed in this long is stuck, and the harness says so. */
+const RUN_TIMEOUT_MS = 20 * 60_000;
 
 /** Each run under an artifacts root of its own, with one run id for all, as the chaos harness does. */
 function useArtifactsRoot(cluster: Cluster, name: string): void {
@@ -73,7 +75,7 @@ export async function runReference(
   const t0 = Date.now();
   const { connection, handle } = await startRun(cluster, 'reference', configPath);
   try {
-    const result = await waitForResult(handle);
+    const result = await waitForResult(handle, RUN_TIMEOUT_MS);
     const seconds = (Date.now() - t0) / 1000;
     log(
       `[fleet] reference run: ${result.counts.rollouts} rollouts, ${result.counts.local_profile_rollouts} local-profile rollouts, ${result.counts.published} pivots in ${seconds.toFixed(1)} s`,
@@ -102,7 +104,7 @@ export async function runScenario(
   const state = { healAtEnd: [] as string[], background: [] as Promise<unknown>[] };
   const hit: boolean[] = [];
   let finished = false;
-  const resultPromise = waitForResult(handle);
+  const resultPromise = waitForResult(handle, RUN_TIMEOUT_MS);
   void resultPromise.finally(() => (finished = true)).catch(() => undefined);
   try {
     log(`[fleet] scenario ${name}`);
