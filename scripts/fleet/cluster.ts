@@ -75,8 +75,6 @@ export class Cluster {
   readonly sharedDir: string;
   private temporalProcess?: ChildProcess;
   private temporalNodes?: TemporalNodes;
-  /** Which node's frontend each worker host dials (workers alternate between the nodes). */
-  private readonly workerNodes = new Map<string, string>();
   private workerCount = 0;
   readonly workers: string[] = [];
   readonly engines: string[] = [];
@@ -138,21 +136,10 @@ export class Cluster {
     return `${this.net.host('temporal').address}:${TEMPORAL_PORT}`;
   }
 
-  private get nodes(): TemporalNodes {
+  /** The production-shaped Temporal's nodes and database (`temporal: 'cluster'` only). */
+  get temporalCluster(): TemporalNodes {
     if (!this.temporalNodes) throw new Error('this fleet runs the dev server, not a Temporal cluster');
     return this.temporalNodes;
-  }
-
-  /** Loses the host of the node `worker` dials (or the first node), and brings a fresh one back on its address. */
-  async loseTemporalNode(worker: string | undefined, downMs = 5_000): Promise<string> {
-    const node = (worker && this.workerNodes.get(worker)) ?? this.nodes.nodes[0]!;
-    await this.nodes.loseNode(node, downMs);
-    return node;
-  }
-
-  /** Stops PostgreSQL (fast shutdown), waits `downMs`, and starts it again on its data directory. */
-  async restartPostgres(downMs = 5_000): Promise<void> {
-    await this.nodes.pg.restart(downMs);
   }
 
   get gymAddress(): string {
@@ -247,15 +234,10 @@ export class Cluster {
     const n = ++this.workerCount;
     const name = `worker-${n}`;
     this.net.addHost(name, `w${n}`);
-    let address = this.temporalAddress;
-    if (this.temporalNodes) {
-      const node = this.temporalNodes.nodes[(n - 1) % this.temporalNodes.nodes.length]!;
-      this.workerNodes.set(name, node);
-      address = this.temporalNodes.frontend(node);
-    }
+    const nodes = this.temporalNodes;
     const env = workerProcessEnv({
       ...process.env,
-      TEMPORAL_ADDRESS: address,
+      TEMPORAL_ADDRESS: nodes ? nodes.frontend(nodes.nodeFor(name)) : this.temporalAddress,
       PIVOT_MINER_TASK_QUEUE: this.opts.taskQueue,
       PIVOT_MINER_ARTIFACTS_ROOT: this.artifactsRoot,
       PIVOT_MINER_BASE_DIR: this.sharedDir,

@@ -37,6 +37,8 @@ export interface Fault {
   stage: FaultStage;
 }
 
+/** How long a lost Temporal node or a stopped PostgreSQL stays away. */
+const DOWN_MS = 5_000;
 const STEP_ACTIVITIES: Partial<Record<FaultStage, ReadonlySet<string>>> = {
   merge: new Set(['mergeChunks']),
   finish: new Set(['finishStage']),
@@ -163,15 +165,14 @@ export async function applyFault(
       return;
     case 'lose_temporal_node': {
       // The node the worker running the step dials: that worker loses its frontend too.
-      const node = await cluster.loseTemporalNode(target.worker);
-      log(
-        `[fleet]   ${fault.stage}: lost ${node} (the node ${target.worker ?? 'no worker'} dials); a fresh one is back`,
-      );
+      const node = cluster.temporalCluster.nodeFor(worker);
+      await cluster.temporalCluster.loseNode(node, DOWN_MS);
+      log(`[fleet]   ${fault.stage}: lost ${node} (the node ${worker} dials); a fresh one is back`);
       return;
     }
     case 'restart_postgres':
       log(`[fleet]   ${fault.stage}: restarting PostgreSQL`);
-      await cluster.restartPostgres();
+      await cluster.temporalCluster.pg.restart(DOWN_MS);
       return;
   }
 }

@@ -113,6 +113,11 @@ export class TemporalNodes {
     return `${this.net.host(node).address}:${FRONTEND_PORT}`;
   }
 
+  /** The node worker host `worker-N` dials: workers alternate between the nodes. */
+  nodeFor(worker: string): string {
+    return this.nodes[(Number(worker.split('-')[1]) - 1) % this.nodes.length]!;
+  }
+
   /** temporal-sql-tool, as an operator runs it: create each database, set up version 0.0, update to the newest. */
   private setupSchemas(): void {
     const tool = path.join(this.build, 'temporal-sql-tool');
