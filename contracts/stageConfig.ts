@@ -1,0 +1,140 @@
+import { z } from 'zod';
+import { toolCallComparatorConfigSchema } from '../gym/verifier';
+import { TASK_DATA_VALIDATION_MODES } from '../gym/taskData/reportLines';
+import { modelEndpointSchema } from './serversConfig';
+
+// The collect and local-profile blocks of the pipeline config (contracts/config.ts): the two
+// chunked stages, and the settings they share.
+
+const chunkingSchema = {
+  // Each chunk costs an activity (and a share of a merge) on the Temporal server and the worker,
+  // tens of CPU-ms apiece, while a retried chunk runs only its rows not done yet: at 128 that cost
+  // was a third of the collector's CPU per rollout in the peer bench (docs/performance.md).
+  chunk_size: z
+    .number()
+    .int()
+    .positive()
+    .default(512)
+    .describe(
+      'Rows of the materialized file per chunk activity (one retry unit, one shard file); each chunk costs Temporal an activity, so smaller chunks cost more CPU per rollout',
+    ),
+  max_chunks_in_flight: z
+    .number()
+    .int()
+    .positive()
+    .default(4)
+    .describe(
+      'Chunk activities the workflow keeps running at once, over all workers; at least workers × 2 keeps every worker busy',
+    ),
+  max_concurrency: z
+    .number()
+    .int()
+    .positive()
+    .default(16)
+    .describe('Requests in flight from one worker process to one server; the chunks it runs share them'),
+  max_attempts: z
+    .number()
+    .int()
+    .positive()
+    .default(3)
+    .describe('Attempts per rollout (HTTP 429, 5xx, timeouts) before it goes to the failures file'),
+  request_timeout_ms: z
+    .number()
+    .int()
+    .positive()
+    .default(300_000)
+    .describe('Timeout of one request to the agent (or to the model, with the builtin verifier), in milliseconds'),
+};
+
+export const collectSchema = z.strictObject({
+  input_jsonl: z
+    .string()
+    .min(1)
+    .describe('Task rows (NeMo Gym JSONL with responses_create_params), relative to the worker base directory'),
+  agent_name: z.string().min(1).describe('Agent (responses_api_agents entry) for rows without agent_ref'),
+  num_repeats: z
+    .number()
+    .int()
+    .positive()
+    .default(1)
+    .describe('Rollouts per task row, as ng_collect_rollouts num_repeats'),
+  seed_per_repeat: z
+    .boolean()
+    .default(true)
+    .describe('Put {"seed": i} for repeat i in responses_create_params.metadata.extra_body'),
+  responses_create_params: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .describe("Merged into every row's responses_create_params (e.g. temperature, max_output_tokens)"),
+  limit: z.number().int().positive().optional().describe('Use only the first N task rows'),
+  task_data_schema: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "JSON Schema of the task data of the rows' resources server, as NeMo Gym 0.7.0's `gym env schema` prints it; relative to the worker base directory. Without it rows are not validated",
+    ),
+  // No zod default: a defaulted key would enter every parsed config, and so the run manifest's
+  // config digest, and a run recorded before the key existed could not resume.
+  task_data_validation: z
+    .enum(TASK_DATA_VALIDATION_MODES)
+    .optional()
+    .describe(
+      "As ng_prepare_data's option: check and run validate the rows against task_data_schema; warn lists findings as notes, error refuses the run, off skips; auto (when absent too) is warn (0.7.0's train_preparation)",
+    ),
+  // 0.7.0's collection options take no zod default either, for the same reason.
+  interleave_repeats: z
+    .boolean()
+    .optional()
+    .describe(
+      "As ng_collect_rollouts 0.7.0's option: materialize and run the repeats round by round (abcabc) instead of each task's back to back (aabbcc), spreading a task's repeats over the run; off when absent",
+    ),
+  route_failures_to_sidecar: z
+    .boolean()
+    .optional()
+    .describe(
+      "As ng_collect_rollouts 0.7.0's option, for the sidecar's rows: a failed request to the agent is written as 0.7.0 writes it (_ng_failure_class agent_run_error, or agent_request_failed for 429, 502-504 and no answer; _ng_failure_type, _ng_failure_message, _ng_failure_http_status, _ng_failure_response_body) instead of pivot-miner's attempt, failure_class and error; collection goes on either way",
+    ),
+  count_failure_classes_as_zero: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      "As ng_collect_rollouts 0.7.0's option: failures sidecar rows whose last attempt has one of these _ng_failure_class values (an agent's own, e.g. agent_run_error) enter rollouts_aggregate_metrics.json, scored zero unless they carry a reward; no rollout file changes",
+    ),
+  count_missing_rollouts_as_zero: z
+    .boolean()
+    .optional()
+    .describe(
+      "As ng_collect_rollouts 0.7.0's option: a materialized rollout that left no row (neither in rollouts.jsonl nor in the failures sidecar, e.g. an agent's _ng_no_persist result) enters rollouts_aggregate_metrics.json as a zero reward; no rollout file changes; off when absent",
+    ),
+  ...chunkingSchema,
+});
+
+export const localProfileSchema = z.strictObject({
+  num_samples: z.number().int().min(2).default(8).describe('K: on-policy samples per pivot candidate'),
+  verifier: z
+    .enum(['builtin', 'nemo_gym_agent'])
+    .default('builtin')
+    .describe(
+      "builtin: one call to local_profile.model, scored by our port of NeMo Gym's argument-comparison verifier. " +
+        'nemo_gym_agent: each sample is a /run of local_profile.agent_name on the NeMo Gym servers (servers.head_url), ' +
+        'so pass rates come from the NeMo Gym version that will train on them; local_profile.model is then not called',
+    ),
+  agent_name: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'With verifier nemo_gym_agent: the NeMo Gym agent that runs and verifies the pivots; defaults to the published agent name',
+    ),
+  model: modelEndpointSchema.prefault({}).describe('The policy that samples each pivot (with verifier builtin)'),
+  responses_create_params: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .describe("Merged into every pivot row's responses_create_params before sampling"),
+  // NeMo Gym requires the threshold; 0.1 is what its pivot configs ship with.
+  tool_call_comparator_config: toolCallComparatorConfigSchema
+    .prefault({ word_count_similarity_threshold: 0.1 })
+    .describe('How a sampled action is compared with the expected one; also written into the published Gym config'),
+  ...chunkingSchema,
+});
