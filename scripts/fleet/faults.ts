@@ -28,7 +28,7 @@ export type FaultKind =
 
 /**
  * merge: a stage's merges during its chunks; finish: the stage's last step (merge, profile, publish of
- * its files); early: early profiling's own steps (a segment's build, the filing passes).
+ * its files); early: early profiling's filing passes.
  */
 export type FaultStage = 'collect' | 'local_profile' | 'merge' | 'finish' | 'early';
 
@@ -42,7 +42,9 @@ const DOWN_MS = 5_000;
 const STEP_ACTIVITIES: Partial<Record<FaultStage, ReadonlySet<string>>> = {
   merge: new Set(['mergeChunks']),
   finish: new Set(['finishStage']),
-  early: new Set(['prefetchSegment', 'alignPrefetched', 'alignPending']),
+  // Its filing passes, over the run's every local-profile row: a segment's build of the fleet's 160
+  // collect rows ends before a fault can land.
+  early: new Set(['alignPrefetched', 'alignPending']),
 };
 // Whether a fault hit the step it aimed at is told by retried_activities afterwards (an attempt
 // after the first of that type): a step seen running can still end before the fault lands.
