@@ -56,9 +56,9 @@ function stagePoints(stage: string, prefix: string): PowerCutPoint[] {
 
 /**
  * Early profiling (`overlap: true`) runs beside collect, files its samples once convert is done, and
- * removes its files beside and after the run's local profile. Its points sit between the pipeline's,
- * never two in a row: when early profiling happened to be done before a point was armed, the point is
- * missed, and two misses in a row end the cuts.
+ * removes its files beside and after the run's local profile. Its points sit where a run reaches them
+ * whatever the timing: a point armed after its step is over is missed, the run goes on while the
+ * harness waits for it, and two misses in a row end the cuts.
  */
 const EARLY: Record<'segmentCopy' | 'segmentChunk' | 'filing' | 'segmentsRemoval' | 'filedRemoval', PowerCutPoint> = {
   segmentCopy: {
@@ -130,8 +130,10 @@ export const POWER_CUT_POINTS: PowerCutPoint[] = [
     pattern: `${RUN}candidates_metrics`,
   },
   EARLY.filing,
-  profileMaterialize!,
+  // The segments' removal runs beside the run's local profile, and starts before its child workflow
+  // has started materializing: cut after the materialization, it would be over.
   EARLY.segmentsRemoval,
+  profileMaterialize!,
   ...profileRest,
   EARLY.filedRemoval,
   { stage: 'publish', what: 'writing the dataset', when: 'before', op: 'write', nth: 1, pattern: `${RUN}dataset/` },
