@@ -11,6 +11,8 @@ export interface EntryValues {
   agentMetrics: PyValue | Record<string, unknown>;
   keyMetrics: PyValue | Record<string, unknown>;
   groups: Iterable<PyValue | Record<string, unknown>> | AsyncIterable<PyValue | Record<string, unknown>>;
+  /** NeMo Gym 0.7.0's entries name the environment server that answered and carry its repeat-level metrics. */
+  gym070?: { environmentServer: string; repeats: Iterable<PyValue> };
 }
 
 /** orjson's indented form of a value that sits `depth` levels deep. */
@@ -39,12 +41,23 @@ export class AggregateMetricsWriter {
   /** Keys in the order NeMo Gym's entries have them. */
   async entry(agentName: string, values: EntryValues): Promise<void> {
     await this.write(`${this.entries++ === 0 ? '[' : ','}\n  {\n    "agent_ref": ${nested({ name: agentName }, 2)}`);
+    if (values.gym070)
+      await this.write(`,\n    "_ng_environment_server": ${nested(values.gym070.environmentServer, 2)}`);
     await this.write(`,\n    "agent_metrics": ${nested(values.agentMetrics, 2)}`);
     await this.write(`,\n    "key_metrics": ${nested(values.keyMetrics, 2)},\n    "group_level_metrics": `);
-    let groups = 0;
-    for await (const group of values.groups)
-      await this.write(`${groups++ === 0 ? '[' : ','}\n      ${nested(group, 3)}`);
-    await this.write(groups === 0 ? '[]\n  }' : '\n    ]\n  }');
+    await this.list(values.groups);
+    if (values.gym070) {
+      await this.write(',\n    "repeat_level_metrics": ');
+      await this.list(values.gym070.repeats);
+    }
+    await this.write('\n  }');
+  }
+
+  /** A list value of the entry, an item at a time. */
+  private async list(items: Iterable<unknown> | AsyncIterable<unknown>): Promise<void> {
+    let count = 0;
+    for await (const item of items) await this.write(`${count++ === 0 ? '[' : ','}\n      ${nested(item, 3)}`);
+    await this.write(count === 0 ? '[]' : '\n    ]');
   }
 
   async close(): Promise<void> {
