@@ -1,3 +1,6 @@
+import { z } from 'zod';
+import { aggregateMetricsSchema } from './aggregateMetrics';
+import type { EntryValues } from './aggregateMetricsFile';
 import type { PyDict, PyValue } from './pythonJson';
 import { checkedKey } from './rewardProfile/fromData';
 import { profileTables } from './rewardProfile/profile';
@@ -11,6 +14,12 @@ import { InputTable, isRow, ROLLOUT, RolloutTable, TASK } from './rewardProfile/
 // `<stem>_aggregate_metrics.json`. Over 0.4.0's answer it leaves masked samples out of every
 // statistic and reports them as `coverage/*`, adds the `*_across_repeats/*` aggregates and a
 // `num_repeats` count, names each group's `_ng_task_index`, and answers repeat-level metrics.
+
+/** 0.7.0's AggregateMetrics answer: 0.4.0's, plus repeat-level metrics and an optional perf summary. */
+export const aggregateMetrics070Schema = aggregateMetricsSchema.extend({
+  repeat_level_metrics: z.array(z.record(z.string(), z.unknown())).default([]),
+  perf_summary: z.record(z.string(), z.unknown()).nullable().optional(),
+});
 
 /** One entry's values as 0.7.0 answers them, with Python's number kinds. */
 export interface Metrics070 {
@@ -69,6 +78,27 @@ export function aggregateMetrics070(lines: Iterable<string>): Metrics070 | undef
     keyMetrics: new Map([...meanEntries(agentMetrics), ...coverageEntries]),
     groups,
     repeats: repeats.map(withoutRef),
+  };
+}
+
+/** The 0.7.0 entry values of one agent's lines (read as often as wanted), named by `environmentServer`. */
+export async function entryValues070(
+  lines: () => AsyncIterable<string>,
+  environmentServer: string,
+): Promise<EntryValues> {
+  const all: string[] = [];
+  for await (const line of lines()) all.push(line);
+  const metrics = aggregateMetrics070(all) ?? {
+    agentMetrics: new Map(),
+    keyMetrics: new Map(),
+    groups: [],
+    repeats: [],
+  };
+  return {
+    agentMetrics: metrics.agentMetrics,
+    keyMetrics: metrics.keyMetrics,
+    groups: metrics.groups,
+    gym070: { environmentServer, repeats: metrics.repeats },
   };
 }
 

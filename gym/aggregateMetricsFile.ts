@@ -12,7 +12,7 @@ export interface EntryValues {
   keyMetrics: PyValue | Record<string, unknown>;
   groups: Iterable<PyValue | Record<string, unknown>> | AsyncIterable<PyValue | Record<string, unknown>>;
   /** NeMo Gym 0.7.0's entries name the environment server that answered and carry its repeat-level metrics. */
-  gym070?: { environmentServer: string; repeats: Iterable<PyValue> };
+  gym070?: { environmentServer: string; repeats: Iterable<PyValue>; perfSummary?: PyValue };
 }
 
 /** orjson's indented form of a value that sits `depth` levels deep. */
@@ -49,6 +49,8 @@ export class AggregateMetricsWriter {
     if (values.gym070) {
       await this.write(',\n    "repeat_level_metrics": ');
       await this.list(values.gym070.repeats);
+      if (values.gym070.perfSummary !== undefined)
+        await this.write(`,\n    "perf_summary": ${nested(values.gym070.perfSummary, 2)}`);
     }
     await this.write('\n  }');
   }

@@ -1,5 +1,6 @@
 import { open, rm } from 'node:fs/promises';
 import { heartbeat, log } from '@temporalio/activity';
+import type { z } from 'zod';
 import { ConfigError } from '../../contracts/errors';
 import { stageSettings } from '../../contracts/stageSettings';
 import type { RolloutStage, RunPlan } from '../../contracts/payloads';
@@ -9,6 +10,7 @@ import {
   typedAggregateMetrics,
   type AggregateMetrics,
 } from '../../gym/aggregateMetrics';
+import { aggregateMetrics070Schema, entryValues070, legacyEnvironmentServerName } from '../../gym/aggregateMetrics070';
 import { AggregateMetricsWriter, type EntryValues } from '../../gym/aggregateMetricsFile';
 import { parseKinded, type KindedJson } from '../../gym/kindedJson';
 import type { PyValue } from '../../gym/pythonJson';
@@ -41,12 +43,16 @@ async function* requestBody(lines: AsyncIterable<string>): AsyncGenerator<string
   yield `${piece}]}`;
 }
 
-/** The agent's answer as entry values, with the number kinds of its bytes (NeMo Gym writes them back with orjson). */
+/**
+ * The agent's answer as entry values, with the number kinds of its bytes (NeMo Gym writes them back
+ * with orjson); with `environmentServer`, as NeMo Gym 0.7.0 writes it, under that server's name.
+ */
 export async function askAgent(
   name: string,
   baseUrl: string,
   lines: () => AsyncIterable<string>,
   timeoutMs: number,
+  environmentServer?: string,
 ): Promise<EntryValues> {
   const url = new URL('/aggregate_metrics', baseUrl).toString();
   let raw: KindedJson;
@@ -65,7 +71,8 @@ export async function askAgent(
     }
     throw err;
   }
-  const parsed = aggregateMetricsSchema.safeParse(raw.plain);
+  const schema = environmentServer === undefined ? aggregateMetricsSchema : aggregateMetrics070Schema;
+  const parsed = schema.safeParse(raw.plain);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new RequestFailure(
@@ -74,7 +81,16 @@ export async function askAgent(
       true,
     );
   }
-  return entryValues(parsed.data, raw.kinded);
+  const values = entryValues(parsed.data, raw.kinded);
+  if (environmentServer === undefined) return values;
+  const { repeat_level_metrics: plainRepeats, perf_summary: plainPerf } = parsed.data as z.infer<
+    typeof aggregateMetrics070Schema
+  >;
+  const kinded = raw.kinded instanceof Map ? raw.kinded : undefined;
+  const repeats = (kinded?.get('repeat_level_metrics') as PyValue[] | undefined) ?? plainRepeats;
+  const perfSummary = (kinded?.get('perf_summary') as PyValue | undefined) ?? plainPerf;
+  const gym070 = { environmentServer, repeats: repeats as PyValue[] };
+  return { ...values, gym070: perfSummary == null ? gym070 : { ...gym070, perfSummary: perfSummary as PyValue } };
 }
 
 /** Fields the schema defaulted stay defaulted; present ones are taken with their kinds. */
@@ -160,6 +176,8 @@ async function writeEntries(
 ): Promise<string | undefined> {
   if (byAgent.size === 0) return undefined;
   const timeoutMs = stageSettings(input.plan, input.stage).requestTimeoutMs;
+  // The same key chooses whose reward profile files a stage writes.
+  const gym070 = (input.plan.config.profile.nemo_gym_version ?? '0.7.0') === '0.7.0';
   const serving = servingAgent(input.plan, input.stage);
   const agents = serving && (await agentDirectory(input.plan));
   const out = aggregateMetricsPath(input.rolloutsPath);
@@ -182,10 +200,18 @@ async function writeEntries(
           throw new ConfigError(
             `${input.rolloutsPath}: agent "${server}" is no longer served, so its metrics cannot be aggregated`,
           );
-        values = await askAgent(server, baseUrl, lines, timeoutMs);
+        values = await askAgent(
+          server,
+          baseUrl,
+          lines,
+          timeoutMs,
+          gym070 ? legacyEnvironmentServerName(server) : undefined,
+        );
       } else {
         // Read with the Python types of the lines' numbers, so the file has NeMo Gym's bytes.
-        values = await typedAggregateMetrics(lines);
+        values = gym070
+          ? await entryValues070(lines, legacyEnvironmentServerName(name))
+          : await typedAggregateMetrics(lines);
       }
       await entries.entry(name, values);
       written++;

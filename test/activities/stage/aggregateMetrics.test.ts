@@ -38,7 +38,11 @@ const aggregate = (input: Parameters<typeof writeAggregateMetrics>[0]) =>
 
 // `<stem>_aggregate_metrics.json`: written after the merge from each agent's POST /aggregate_metrics,
 // as ng_collect_rollouts writes it, and equal to what NeMo Gym's own `ng_aggregate_rollouts` writes
-// from the same rollouts file.
+// from the same rollouts file. These tests hold the pipeline to 0.4.0 (`profile.nemo_gym_version`),
+// whose venv they run; test/nemoGym/evalAggregateBytes.test.ts checks 0.7.0's file, the default.
+
+/** The profile key that keeps a stage's files 0.4.0's. */
+const GYM_040 = { profile: { nemo_gym_version: '0.4.0' } };
 
 type Row = Record<string, any>;
 const repoRoot = path.resolve(__dirname, '../../..');
@@ -84,7 +88,7 @@ test('merge writes one entry per agent from its /aggregate_metrics, fed its own 
   // The repeated first line continues task 0, so the merged file is not in key order: 0:0, 1:0, 0:1.
   const first = taskRow('a', { agent_ref: { name: 'beta' } });
   writeJsonl(path.join(dir, 'tasks.jsonl'), [first, taskRow('bb'), first]);
-  const plan = collectPlan(dir, { head_url: head.url });
+  const plan = collectPlan(dir, { head_url: head.url }, {}, GYM_040);
   await runChunks(plan, (await materialize(plan)).chunks);
   const merged = await merge(plan);
   const rollouts = readJsonlSync<Row>(merged.rolloutsPath);
@@ -144,7 +148,7 @@ test('an agent that refuses /aggregate_metrics fails the merge with a non-retrya
 
 test('local profiling has no agent server, so its metrics are computed in-process the same way', async () => {
   const dir = freshDir();
-  const plan = collectPlan(dir, { agent_url: 'http://127.0.0.1:9' });
+  const plan = collectPlan(dir, { agent_url: 'http://127.0.0.1:9' }, {}, GYM_040);
   const rolloutsPath = path.join(plan.runDir, 'local_profile.jsonl');
   const rows = [
     {
@@ -185,7 +189,7 @@ test(
   { timeout: 180_000 },
   async () => {
     const dir = freshDir();
-    const plan = collectPlan(dir, { agent_url: 'http://127.0.0.1:9' });
+    const plan = collectPlan(dir, { agent_url: 'http://127.0.0.1:9' }, {}, GYM_040);
     const rolloutsPath = path.join(plan.runDir, 'local_profile.jsonl');
     // Python's types decide the bytes: float rewards that look integral, int and float usage, a bool,
     // a column one rollout lacks (pandas then makes every max/min a float) and an orjson exponent.
@@ -262,6 +266,10 @@ test("local profiling through a NeMo Gym agent asks that agent, under the rows' 
   const [entry] = JSON.parse(readFileSync(out, 'utf8')) as Row[];
   assert.deepEqual(entry!.agent_ref, { name: 'pivots' });
   assert.equal(entry!.agent_metrics['mean/reward'], 0.5);
+  // 0.7.0's entry (the default): named by the relay 0.7.0 generates for the agent that answered, with
+  // the repeat-level metrics it answered (none: this agent answers as 0.4.0's do).
+  assert.equal(entry!._ng_environment_server, 'beta_environment_server');
+  assert.deepEqual(entry!.repeat_level_metrics, []);
 });
 
 test(
@@ -280,7 +288,12 @@ test(
     );
     const stack = await startEmbeddedStack({ seed: 7, log: () => undefined });
     try {
-      const plan = collectPlan(dir, { head_url: stack.urls.head }, { agent_name: stack.names.agent, num_repeats: 2 });
+      const plan = collectPlan(
+        dir,
+        { head_url: stack.urls.head },
+        { agent_name: stack.names.agent, num_repeats: 2 },
+        GYM_040,
+      );
       await runChunks(plan, (await materialize(plan)).chunks);
       await merge(plan);
       const ngDir = path.join(dir, 'nemo_gym');
