@@ -4,11 +4,15 @@ import { open } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { claimStageFence } from '../../activities/chunk/fence';
+import { writeAggregateMetrics } from '../../activities/stage/aggregateMetrics';
 import { aggregateMetrics070, legacyEnvironmentServerName } from '../../gym/aggregateMetrics070';
 import { AggregateMetricsWriter } from '../../gym/aggregateMetricsFile';
 import { loadsPythonJson } from '../../gym/pythonJson';
 import { orjsonDumps } from '../../gym/pythonJsonDumps';
 import { qualitySummaryJson, runHealthChecks } from '../../gym/healthChecks';
+import { collectPlan } from '../activities/fakeGym';
 import { gymEvalAggregate070 } from '../helpers/gymEvalAggregate';
 
 // `<stem>_aggregate_metrics.json` against NeMo Gym 0.7.0's own `gym eval aggregate` (the command
@@ -143,3 +147,28 @@ for (const [name, shards] of Object.entries(cases)) {
     assert.equal(readFileSync(verdictsPath, 'utf8'), theirFile('rollout_verdicts.jsonl'));
   });
 }
+
+test(
+  'a stage writes the aggregate metrics gym eval aggregate 0.7.0 writes from its rollouts',
+  { timeout: 600_000 },
+  async () => {
+    // Local profiling without an agent server: metrics computed in-process, the default profile key.
+    const where = path.join(dir, 'stage');
+    const plan = collectPlan(where, { agent_url: 'http://127.0.0.1:9' });
+    const rolloutsPath = path.join(plan.runDir, 'local_profile.jsonl');
+    const lines = keyOrdered(cases.two_agents!.flat()).map((l) => orjsonDumps(loadsPythonJson(l)));
+    writeFileSync(rolloutsPath, `${lines.join('\n')}\n`);
+    const out = (await new MockActivityEnvironment().run(async () =>
+      writeAggregateMetrics(
+        { plan, stage: 'local_profile', rolloutsPath },
+        await claimStageFence(rolloutsPath.replace(/\.jsonl$/, '')),
+      ),
+    )) as string | undefined;
+    assert.ok(out);
+    const theirs = path.join(where, 'theirs', 'local_profile.jsonl');
+    mkdirSync(path.dirname(theirs));
+    await gymEvalAggregate070(rolloutsPath, theirs, ['a_agent', 'masked_agent'], ['+merge_shards=false']);
+    const expected = readFileSync(path.join(where, 'theirs', 'local_profile_aggregate_metrics.json'), 'utf8');
+    assert.deepEqual(entryTexts(readFileSync(out, 'utf8')), entryTexts(expected));
+  },
+);
