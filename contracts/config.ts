@@ -38,8 +38,9 @@ export const pipelineConfigSchema = z.strictObject({
         .enum(['0.7.0', '0.4.0'])
         .default('0.7.0')
         .describe(
-          "Whose ng_reward_profile files each stage writes: 0.7.0's (repeat-level metrics, across-repeats " +
-            "aggregates, mask_sample exclusion and coverage, fan-out tasks per agent) or 0.4.0's",
+          "Whose ng_reward_profile and aggregate metrics files each stage writes: 0.7.0's (repeat-level " +
+            'metrics, across-repeats aggregates, mask_sample exclusion and coverage, fan-out tasks per agent, ' +
+            "aggregate metrics entries named by their environment server) or 0.4.0's",
         ),
     })
     .prefault({})

@@ -5,6 +5,7 @@ import { materializedInputsPath } from '../../activities/chunk/chunkIndex';
 import { keyedResult } from '../../activities/chunk/executors/types';
 import { profiledResultOfDigest } from '../../activities/stage/profile';
 import { aggregateMetricsPath, rolloutDigest } from '../../gym/aggregateMetrics';
+import { legacyEnvironmentServerName } from '../../gym/aggregateMetrics070';
 import { AggregateMetricsWriter } from '../../gym/aggregateMetricsFile';
 import { JsonlWriter, readJsonl } from '../../gym/jsonl';
 import { parseKinded, type JsonDict } from '../../gym/kindedJson';
@@ -132,7 +133,7 @@ export async function runBareCollect(opts: BareCollectOptions): Promise<BareColl
   return { rows: digests.length, seconds: secondsSince(started), tailSeconds: secondsSince(tailStarted) };
 }
 
-/** `<stem>_aggregate_metrics.json` from the one agent every row names, as ng_collect_rollouts writes it. */
+/** `<stem>_aggregate_metrics.json` from the one agent every row names, as 0.7.0's ng_collect_rollouts writes it. */
 async function writeAggregateMetricsOf(opts: BareCollectOptions, digests: readonly Digest[]): Promise<void> {
   const values = await askAgent(
     opts.agentName,
@@ -141,6 +142,7 @@ async function writeAggregateMetricsOf(opts: BareCollectOptions, digests: readon
       for (const digest of digests) yield digest.text;
     },
     60_000,
+    legacyEnvironmentServerName(opts.agentName),
   );
   const out = aggregateMetricsPath(opts.outPath);
   const file = await open(out, 'w');

@@ -120,7 +120,8 @@ test(
       servers: { mode: 'attach', head_url: ngRun.headUrl },
       collect: { input_jsonl: 'two_agents.jsonl', agent_name: TOOL_AGENT, num_repeats: NUM_REPEATS, chunk_size: 4 },
       // The failed task has no rollout at all, so the profile leaves it out instead of refusing.
-      profile: { allow_partial_rollouts: true },
+      // NeMo Gym 0.4.0's files, to compare with its own `gym eval aggregate`.
+      profile: { allow_partial_rollouts: true, nemo_gym_version: '0.4.0' },
       local_profile: { num_samples: 8 },
       publish: { dataset_name: 'two_agents_pivots' },
     };
