@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import os from 'node:os';
@@ -111,7 +112,7 @@ async function ours(lines: string[], out: string): Promise<void> {
 }
 
 for (const [name, shards] of Object.entries(cases)) {
-  test(`aggregate metrics = gym eval aggregate 0.7.0's (${name})`, { timeout: 600_000 }, async () => {
+  test(`aggregate metrics = gym eval aggregate 0.7.0's (${name})`, { timeout: 600_000 }, async (t) => {
     const where = path.join(dir, name);
     mkdirSync(where);
     shards.forEach((lines, i) => writeFileSync(path.join(where, `shard${i}.jsonl`), `${lines.join('\n')}\n`));
@@ -129,6 +130,10 @@ for (const [name, shards] of Object.entries(cases)) {
     assert.match(expected, /"repeat_level_metrics": \[\n/);
     // Hydra's run log under outputs/ is no aggregate file.
     const files = readdirSync(path.dirname(theirs)).filter((f) => f !== 'outputs');
+    for (const file of files.sort()) {
+      const bytes = readFileSync(path.join(path.dirname(theirs), file));
+      t.diagnostic(`${file} sha256 ${createHash('sha256').update(bytes).digest('hex')}`);
+    }
     assert.deepEqual(files.sort(), [
       'quality_summary.json',
       'rollout_verdicts.jsonl',
