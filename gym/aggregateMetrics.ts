@@ -9,6 +9,7 @@ import {
   profileKeyOrdered,
   type ProfiledInput,
   type ProfiledResult,
+  type ProfileSources,
   type StreamedProfile,
 } from './rewardProfile/stream';
 import { profileTables, type ProfiledGroup } from './rewardProfile/profile';
@@ -142,14 +143,19 @@ function keyMetrics(agentMetrics: Row): Row {
 const AGENT_SAMPLE = { agent_ref: { name: 'agent' } };
 
 /**
- * VerifyResponses' typed metrics over entry lines read as many times as wanted: a task at a time when
- * they come in key order (an agent's entries of a merged stage do), in tables otherwise.
+ * Entry lines (read as many times as wanted) as reward profile sources, as compute_aggregate_metrics
+ * profiles them: each rollout its own input row of one agent named "agent", a missing `response`
+ * profiled as an empty one. `onRollout` sees each rollout index read.
  */
-export async function typedAggregateMetrics(lines: () => AsyncIterable<string>): Promise<EntryValues> {
+export function verifyResponseSources(
+  lines: () => AsyncIterable<string>,
+  onRollout: (rollout: number) => void = () => undefined,
+): ProfileSources {
   async function* results(): AsyncGenerator<ProfiledResult> {
     let position = 0;
     for await (const text of lines()) {
       const vr = checkedKey(JSON.parse(text), 'Rollout result', position++);
+      onRollout(vr[ROLLOUT]);
       yield { task: vr[TASK], rollout: vr[ROLLOUT], result: isRow(vr.response) ? vr : { ...vr, response: {} }, text };
     }
   }
@@ -157,9 +163,17 @@ export async function typedAggregateMetrics(lines: () => AsyncIterable<string>):
     for await (const { task, rollout } of results())
       yield { task, rollout, agentName: 'agent', byteOffset: 0, byteLength: 0 };
   }
+  return { results, inputs };
+}
+
+/**
+ * VerifyResponses' typed metrics over entry lines read as many times as wanted: a task at a time when
+ * they come in key order (an agent's entries of a merged stage do), in tables otherwise.
+ */
+export async function typedAggregateMetrics(lines: () => AsyncIterable<string>): Promise<EntryValues> {
   let profile: StreamedProfile;
   try {
-    profile = await profileKeyOrdered({ results, inputs }, false);
+    profile = await profileKeyOrdered(verifyResponseSources(lines), false);
   } catch (err) {
     if (!(err instanceof NotInKeyOrder)) throw err;
     const responses = new VerifyResponses();

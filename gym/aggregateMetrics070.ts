@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { aggregateMetricsSchema } from './aggregateMetrics';
-import type { EntryValues } from './aggregateMetricsFile';
 import type { PyDict, PyValue } from './pythonJson';
 import { checkedKey } from './rewardProfile/fromData';
 import { profileTables } from './rewardProfile/profile';
 import { RolloutNumberKinds } from './rewardProfile/pythonTypes';
-import { gym070AgentRows } from './rewardProfile/repeats';
+import type { CoverageEntries } from './rewardProfile/coverage';
+import { gym070AgentRows, type AgentRollouts } from './rewardProfile/repeats';
 import { InputTable, isRow, ROLLOUT, RolloutTable, TASK } from './rewardProfile/table';
 
 // NeMo Gym 0.7.0's default `/aggregate_metrics` answer (nemo_gym/reward_profile.py
@@ -31,9 +31,7 @@ export interface Metrics070 {
 
 /** What compute_aggregate_metrics names the one agent it profiles (its rows are synthetic). */
 const AGENT = 'agent';
-const AGENT_SAMPLE = { agent_ref: { name: AGENT } } as unknown as PyValue;
-
-const meanEntries = (row: PyDict) => [...row].filter(([k]) => k.startsWith('mean/'));
+export const AGENT_SAMPLE = { agent_ref: { name: AGENT } } as unknown as PyValue;
 
 /**
  * The metrics of one agent's verify responses (each the line of its rollout or of its stripped
@@ -56,12 +54,6 @@ export function aggregateMetrics070(lines: Iterable<string>): Metrics070 | undef
   }
   if (count === 0) return undefined;
   const profile = profileTables(inputs, results, false);
-  const coverage = profile.coverage();
-  const coverageEntries: [string, PyValue][] = coverage.get(AGENT) ?? [];
-  if (results.masked.size === count) {
-    // Every rollout masked: the coverage alone, so no mean over an empty set is ever published.
-    return { agentMetrics: new Map(coverageEntries), keyMetrics: new Map(coverageEntries), groups: [], repeats: [] };
-  }
   const groups: PyDict[] = [];
   for (const { row, rollouts } of profile.groups(() => AGENT_SAMPLE)) {
     const typed = kinds.groupRow(row, rollouts, AGENT_SAMPLE);
@@ -69,50 +61,42 @@ export function aggregateMetrics070(lines: Iterable<string>): Metrics070 | undef
     groups.push(typed);
   }
   const agentRows = profile.agents().map((row) => kinds.agentRow(row));
-  const { agents, repeats } = gym070AgentRows(agentRows, profile.agentRollouts(), profile.columns, coverage);
-  const agentMetrics: PyDict = new Map([...agents[0]!].filter(([k]) => k !== 'agent_ref'));
-  agentMetrics.set('num_repeats', BigInt(repeatIndices.size));
-  const withoutRef = (row: PyDict): PyDict => new Map([...row].filter(([k]) => k !== 'agent_ref'));
-  return {
-    agentMetrics,
-    keyMetrics: new Map([...meanEntries(agentMetrics), ...coverageEntries]),
-    groups,
-    repeats: repeats.map(withoutRef),
-  };
+  return { ...agentEntries070({ ...profile, agentRows }, repeatIndices.size), groups };
 }
 
-/** The 0.7.0 entry values of one agent's lines (read as often as wanted), named by `environmentServer`. */
-export async function entryValues070(
-  lines: () => AsyncIterable<string>,
-  environmentServer: string,
-): Promise<EntryValues> {
-  const all: string[] = [];
-  for await (const line of lines()) all.push(line);
-  const metrics = aggregateMetrics070(all) ?? {
-    agentMetrics: new Map(),
-    keyMetrics: new Map(),
-    groups: [],
-    repeats: [],
-  };
+/** What a profile of the one agent gives 0.7.0's entry besides its group rows. */
+export interface AgentProfile070 {
+  agentRows: PyDict[];
+  agentRollouts(): AgentRollouts[];
+  columns: readonly string[];
+  coverage(): Map<string, CoverageEntries>;
+}
+
+/**
+ * The agent metrics, key metrics and repeat rows of 0.7.0's answer; with no measured rollout (every
+ * one masked) the coverage alone, so no mean over an empty set is ever published.
+ */
+export function agentEntries070(profile: AgentProfile070, repeatCount: number): Omit<Metrics070, 'groups'> {
+  const coverage = profile.coverage();
+  const coverageEntries: [string, PyValue][] = coverage.get(AGENT) ?? [];
+  if (profile.agentRows.length === 0)
+    return { agentMetrics: new Map(coverageEntries), keyMetrics: new Map(coverageEntries), repeats: [] };
+  const { agents, repeats } = gym070AgentRows(profile.agentRows, profile.agentRollouts(), profile.columns, coverage);
+  const agentMetrics: PyDict = new Map([...agents[0]!].filter(([k]) => k !== 'agent_ref'));
+  agentMetrics.set('num_repeats', BigInt(repeatCount));
   return {
-    agentMetrics: metrics.agentMetrics,
-    keyMetrics: metrics.keyMetrics,
-    groups: metrics.groups,
-    gym070: { environmentServer, repeats: metrics.repeats },
+    agentMetrics,
+    keyMetrics: new Map([...agentMetrics].filter(([k]) => k.startsWith('mean/')).concat(coverageEntries)),
+    repeats: repeats.map((row) => new Map([...row].filter(([k]) => k !== 'agent_ref'))),
   };
 }
 
 /**
  * The legacy_agent relay 0.7.0 generates for an agent no environment server names
- * (global_config.py legacy_environment_server_name): the agent's type, else a trailing `_agent`,
- * stripped from its name. Without the type only `_agent` is stripped.
+ * (global_config.py legacy_environment_server_name): 0.7.0 strips the agent's type, else a trailing
+ * `_agent`, from its name. The type is the head's to know, so only `_agent` is stripped here.
  */
-export function legacyEnvironmentServerName(agentName: string, agentType?: string): string {
-  const removeSuffix = (text: string, suffix: string) =>
-    suffix && text.endsWith(suffix) ? text.slice(0, -suffix.length) : text;
-  const rstrip = (text: string) => text.replace(/_+$/, '');
-  let stem =
-    agentType === undefined ? agentName : rstrip(removeSuffix(removeSuffix(agentName, `_${agentType}`), agentType));
-  if (stem === agentName) stem = rstrip(removeSuffix(agentName, '_agent'));
-  return `${stem || agentType || agentName}_environment_server`;
+export function legacyEnvironmentServerName(agentName: string): string {
+  const stem = (agentName.endsWith('_agent') ? agentName.slice(0, -'_agent'.length) : agentName).replace(/_+$/, '');
+  return `${stem || agentName}_environment_server`;
 }

@@ -10,7 +10,8 @@ import {
   typedAggregateMetrics,
   type AggregateMetrics,
 } from '../../gym/aggregateMetrics';
-import { aggregateMetrics070Schema, entryValues070, legacyEnvironmentServerName } from '../../gym/aggregateMetrics070';
+import { aggregateMetrics070Schema, legacyEnvironmentServerName } from '../../gym/aggregateMetrics070';
+import { entryValues070 } from '../../gym/aggregateMetrics070Entry';
 import { AggregateMetricsWriter, type EntryValues } from '../../gym/aggregateMetricsFile';
 import { parseKinded, type KindedJson } from '../../gym/kindedJson';
 import type { PyValue } from '../../gym/pythonJson';

@@ -153,27 +153,31 @@ for (const [name, shards] of Object.entries(cases)) {
   });
 }
 
-test(
-  'a stage writes the aggregate metrics gym eval aggregate 0.7.0 writes from its rollouts',
-  { timeout: 600_000 },
-  async () => {
-    // Local profiling without an agent server: metrics computed in-process, the default profile key.
-    const where = path.join(dir, 'stage');
-    const plan = collectPlan(where, { agent_url: 'http://127.0.0.1:9' });
-    const rolloutsPath = path.join(plan.runDir, 'local_profile.jsonl');
-    const lines = keyOrdered(cases.two_agents!.flat()).map((l) => orjsonDumps(loadsPythonJson(l)));
-    writeFileSync(rolloutsPath, `${lines.join('\n')}\n`);
-    const out = (await new MockActivityEnvironment().run(async () =>
-      writeAggregateMetrics(
-        { plan, stage: 'local_profile', rolloutsPath },
-        await claimStageFence(rolloutsPath.replace(/\.jsonl$/, '')),
-      ),
-    )) as string | undefined;
-    assert.ok(out);
-    const theirs = path.join(where, 'theirs', 'local_profile.jsonl');
-    mkdirSync(path.dirname(theirs));
-    await gymEvalAggregate070(rolloutsPath, theirs, ['a_agent', 'masked_agent'], ['+merge_shards=false']);
-    const expected = readFileSync(path.join(where, 'theirs', 'local_profile_aggregate_metrics.json'), 'utf8');
-    assert.deepEqual(entryTexts(readFileSync(out, 'utf8')), entryTexts(expected));
-  },
-);
+// A merged stage's rollouts come in key order (read a task at a time); others are read into tables.
+for (const order of ['key order', 'shuffled']) {
+  test(
+    `a stage writes the aggregate metrics gym eval aggregate 0.7.0 writes from its rollouts (${order})`,
+    { timeout: 600_000 },
+    async () => {
+      // Local profiling without an agent server: metrics computed in-process, the default profile key.
+      const where = path.join(dir, `stage ${order}`);
+      const plan = collectPlan(where, { agent_url: 'http://127.0.0.1:9' });
+      const rolloutsPath = path.join(plan.runDir, 'local_profile.jsonl');
+      const lines = keyOrdered(cases.two_agents!.flat()).map((l) => orjsonDumps(loadsPythonJson(l)));
+      const written = order === 'shuffled' ? lines.map((_, i) => lines[(i * 3) % lines.length]!) : lines;
+      writeFileSync(rolloutsPath, `${written.join('\n')}\n`);
+      const out = (await new MockActivityEnvironment().run(async () =>
+        writeAggregateMetrics(
+          { plan, stage: 'local_profile', rolloutsPath },
+          await claimStageFence(rolloutsPath.replace(/\.jsonl$/, '')),
+        ),
+      )) as string | undefined;
+      assert.ok(out);
+      const theirs = path.join(where, 'theirs', 'local_profile.jsonl');
+      mkdirSync(path.dirname(theirs));
+      await gymEvalAggregate070(rolloutsPath, theirs, ['a_agent', 'masked_agent'], ['+merge_shards=false']);
+      const expected = readFileSync(path.join(where, 'theirs', 'local_profile_aggregate_metrics.json'), 'utf8');
+      assert.deepEqual(entryTexts(readFileSync(out, 'utf8')), entryTexts(expected));
+    },
+  );
+}
