@@ -18,7 +18,9 @@ import { collectPlan, materialize, merge, outPrefixOf, runChunks } from '../acti
 // agent; its `legacy_agent` environment server relays `/run` and `/aggregate_metrics` to the agent
 // as they are, so the head server lists one whose address is the agent's own.
 
-export const ENVIRONMENT_SERVER = 'demo_tool_agent_environment';
+// Named as 0.7.0 names the relay it generates for an agent (its name less `_agent`), which is the
+// name pivot-miner gives the agent's entries of the aggregate metrics.
+export const ENVIRONMENT_SERVER = 'demo_tool_environment_server';
 
 /** Rewrites the agent's answer (its bytes) to a /run request (parsed), e.g. to report a failure, or answers an HTTP error instead. */
 export type AnswerScript = (
@@ -195,15 +197,6 @@ function withoutDiagnostics(line: string): string {
   return DIAGNOSTICS.test(line) ? `${line.replace(DIAGNOSTICS, '')}}` : line;
 }
 
-/** 0.7.0's aggregate metrics entries also name the environment server and carry `gym eval aggregate` 0.7.0's repeat-level metrics, not yet followed. */
-function withoutEnvironmentServer(entries: Array<Record<string, unknown>>): unknown {
-  return entries.map(({ _ng_environment_server: server, repeat_level_metrics: repeats, ...rest }) => {
-    assert.equal(server, ENVIRONMENT_SERVER);
-    assert.ok(Array.isArray(repeats));
-    return rest;
-  });
-}
-
 export function readCollected(prefix: string, by: '0.7.0' | 'pivot-miner'): Collected {
   const rollouts = lines(`${prefix}.jsonl`);
   const metrics = JSON.parse(readFileSync(`${prefix}_aggregate_metrics.json`, 'utf8'));
@@ -211,7 +204,7 @@ export function readCollected(prefix: string, by: '0.7.0' | 'pivot-miner'): Coll
     materializedInputs: readFileSync(`${prefix}_materialized_inputs.jsonl`, 'utf8'),
     rollouts: by === '0.7.0' ? rollouts.map(withoutStamps) : rollouts,
     failures: lines(`${prefix}_failures.jsonl`).map(by === '0.7.0' ? withoutStamps : withoutDiagnostics),
-    aggregateMetrics: by === '0.7.0' ? withoutEnvironmentServer(metrics) : metrics,
+    aggregateMetrics: metrics,
   };
 }
 
