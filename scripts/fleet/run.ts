@@ -4,7 +4,8 @@ import { namespacesAvailable, removeLeftovers } from './hosts';
 import { Cluster, type ClusterOptions } from './cluster';
 import type { Fault } from './faults';
 import { writeFleetInputs, type RunSettings } from './runConfig';
-import { runReference, runScenario, scenarioPassed, type ScenarioResult } from './scenarios';
+import { runReference, runScenario, scenarioPassed, type Reference, type ScenarioResult } from './scenarios';
+import { runPoolHalf, type PoolHalfResult } from './poolRun';
 import { formatScale, runScale, SCALE_ENGINES, type ScaleSummary } from './scale';
 
 // `npm run fleet [-- --scale | --cluster] [--only=name,name] [--keep] [--prefix=xx --subnet=N] [--clean]`: the fault
@@ -75,7 +76,7 @@ export async function runMatrix(
   names: string[],
   settings: RunSettings,
   log: (l: string) => void,
-): Promise<ScenarioResult[]> {
+): Promise<{ reference: Reference; results: ScenarioResult[] }> {
   const config = writeFleetInputs(cluster, settings);
   const reference = await runReference(cluster, settings, config, log);
   const results: ScenarioResult[] = [];
@@ -84,7 +85,7 @@ export async function runMatrix(
     log(`[fleet] ${name}: ${scenarioPassed(r) ? 'ok' : 'FAILED'} ${JSON.stringify(r)}`);
     results.push(r);
   }
-  return results;
+  return { reference, results };
 }
 
 function scenarioLine(r: ScenarioResult): string {
@@ -134,14 +135,30 @@ async function main(): Promise<void> {
     console.log(JSON.stringify({ removed: left }));
     return;
   }
-  const summary: { scenarios?: Record<string, unknown>; scale?: Omit<ScaleSummary, 'rounds'> } = {};
+  const summary: {
+    scenarios?: Record<string, unknown>;
+    pool?: PoolHalfResult | { error: string };
+    scale?: Omit<ScaleSummary, 'rounds'>;
+  } = {};
   let failed = false;
   if (!scaleOnly) {
     const names = only ?? Object.keys(matrix);
     for (const n of names)
       if (!matrix[n]) throw new Error(`no scenario ${n}; scenarios: ${Object.keys(matrix).join(', ')}`);
     const opts = clusterOptions(prefix, subnet, { temporal: onCluster ? 'cluster' : 'dev' });
-    const results = await withCluster(opts, keep, (cluster) => runMatrix(cluster, matrix, names, SETTINGS, log));
+    // On a cluster, the pool half follows on the same fleet; its failure is reported, not thrown, so the line still prints.
+    const { results, pool } = await withCluster(opts, keep, async (cluster) => {
+      const matrixRun = await runMatrix(cluster, matrix, names, SETTINGS, log);
+      if (!onCluster) return { results: matrixRun.results, pool: undefined };
+      const half = await runPoolHalf(cluster, matrixRun.reference, SETTINGS, log).catch((err: unknown) => ({
+        error: err instanceof Error ? err.message : String(err),
+      }));
+      return { results: matrixRun.results, pool: half };
+    });
+    if (pool) {
+      summary.pool = pool;
+      if ('error' in pool) failed = true;
+    }
     console.log('fleet scenarios (each against an undisturbed run of the same seed on the same fleet)');
     for (const r of results) console.log(scenarioLine(r));
     summary.scenarios = Object.fromEntries(
@@ -157,7 +174,7 @@ async function main(): Promise<void> {
         },
       ]),
     );
-    failed = results.some((r) => !scenarioPassed(r));
+    failed ||= results.some((r) => !scenarioPassed(r));
   }
   if (scaleOnly || (!only && !onCluster)) {
     const scale = await withCluster(clusterOptions(prefix, subnet, SCALE_ENGINES), keep, (cluster) =>
