@@ -25,8 +25,8 @@ export interface PoolHalfResult {
   pivots: number;
   /** Whether the node was lost while the scheduled run was still going (a short run can end first). */
   lost_node_during_run: boolean;
+  /** Lines of the round's pivots.jsonl (the run fails when the round wrote none). */
   curriculum_round_pivots: number;
-  curriculum_pivots_file: boolean;
   seconds: number;
 }
 
@@ -78,7 +78,7 @@ async function scheduledRun(
   return { version: nightly.versionId, pivots, lostDuringRun };
 }
 
-async function curriculumRound(client: Client, cluster: Cluster): Promise<{ pivots: number; file: boolean }> {
+async function curriculumRound(client: Client, cluster: Cluster): Promise<number> {
   const opts = { workflowId: CURRICULUM_ID, taskQueue: cluster.opts.taskQueue };
   await startPivotCurriculum(client, { config_path: POOL_CONFIG }, opts);
   try {
@@ -88,7 +88,7 @@ async function curriculumRound(client: Client, cluster: Cluster): Promise<{ pivo
       submitPolicyCheckpoint(client, CURRICULUM_ID, { model: 'sim-policy@step-1', training_step: 1 }),
     );
     if (!existsSync(round.pivotsPath)) throw new Error(`pool half: round ${round.round} wrote no ${round.pivotsPath}`);
-    return { pivots: lineCount(round.pivotsPath), file: true };
+    return lineCount(round.pivotsPath);
   } finally {
     await client.workflow.getHandle(CURRICULUM_ID).cancel();
   }
@@ -126,8 +126,7 @@ export async function runPoolHalf(
         schedule_version: nightly.version,
         pivots: nightly.pivots,
         lost_node_during_run: nightly.lostDuringRun,
-        curriculum_round_pivots: round.pivots,
-        curriculum_pivots_file: round.file,
+        curriculum_round_pivots: round,
         seconds: (Date.now() - t0) / 1000,
       };
       log(`[fleet] pool: ${JSON.stringify(result)}`);

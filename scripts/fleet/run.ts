@@ -12,7 +12,7 @@ import { formatScale, runScale, SCALE_ENGINES, type ScaleSummary } from './scale
 // matrix on a fleet of namespace hosts (scripts/fleet/hosts.ts), each scenario compared byte for
 // byte with an undisturbed run of the same seed; with --scale, the engine-bound throughput table
 // (twice) instead; with --cluster, the cluster matrix on two Temporal server nodes over PostgreSQL
-// (temporalNodes.ts). Ends with one JSON line. Names are prefixed `pfm-` (`pfc-` with --cluster, the
+// (temporalNodes.ts), then the pool half (poolRun.ts). Ends with one JSON line. Names are prefixed `pfm-` (`pfc-` with --cluster, the
 // short test uses `pft-`), and whatever a crashed earlier run left under that prefix is removed first.
 
 export const MATRIX: Record<string, Fault[]> = {
@@ -155,10 +155,6 @@ async function main(): Promise<void> {
       }));
       return { results: matrixRun.results, pool: half };
     });
-    if (pool) {
-      summary.pool = pool;
-      if ('error' in pool) failed = true;
-    }
     console.log('fleet scenarios (each against an undisturbed run of the same seed on the same fleet)');
     for (const r of results) console.log(scenarioLine(r));
     summary.scenarios = Object.fromEntries(
@@ -174,7 +170,8 @@ async function main(): Promise<void> {
         },
       ]),
     );
-    failed ||= results.some((r) => !scenarioPassed(r));
+    if (pool) summary.pool = pool;
+    failed = results.some((r) => !scenarioPassed(r)) || (pool !== undefined && 'error' in pool);
   }
   if (scaleOnly || (!only && !onCluster)) {
     const scale = await withCluster(clusterOptions(prefix, subnet, SCALE_ENGINES), keep, (cluster) =>
