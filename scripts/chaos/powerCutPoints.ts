@@ -231,3 +231,23 @@ function poolPoints(): PowerCutPoint[] {
     },
   ];
 }
+
+/** The run's stages in order, as pivotMiningWorkflow's progress query names them. */
+const RUN_STAGES = ['prepare', 'serve', 'collect', 'convert', 'local_profile', 'publish', 'done'];
+/** The last run stage in which a point's step can still come; the pool's points have none. */
+const LAST_RUN_STAGE: Record<string, string> = {
+  prepare: 'prepare',
+  collect: 'collect',
+  convert: 'convert',
+  // Segments still profile while the run converts, and it files and removes them in its local profile.
+  early_profiling: 'local_profile',
+  local_profile: 'local_profile',
+  publish: 'publish',
+};
+
+/** Whether the run (at `runStage`, when known) is past every step `point` could cut in. */
+export function pointPassed(point: PowerCutPoint, runStage: string | undefined): boolean {
+  const last = LAST_RUN_STAGE[point.stage];
+  if (last === undefined || runStage === undefined || !RUN_STAGES.includes(runStage)) return false;
+  return RUN_STAGES.indexOf(runStage) > RUN_STAGES.indexOf(last);
+}

@@ -1,6 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { PivotMiningResult } from '../../contracts/payloads';
+import { pivotMiningProgressQuery } from '../../contracts/temporal';
+import { bounded } from '../lib/bounded';
 
 // Waiting for a chaos run's workflow to end while its server restarts or its workers lose power.
 
@@ -46,4 +48,12 @@ function failureText(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const cause = err.cause instanceof Error ? err.cause.message : undefined;
   return cause ?? err.message;
+}
+
+/** The run's stage from its progress query, or undefined when no worker answers within 2 s (a cut). */
+export function runStageOf(handle: WorkflowHandle): Promise<string | undefined> {
+  return bounded(handle.query(pivotMiningProgressQuery), 2_000, 'the run stage').then(
+    (progress) => progress.stage,
+    () => undefined,
+  );
 }
