@@ -37,6 +37,14 @@ export class RolloutHealthError extends Error {
   }
 }
 
+/** A collect stage with require_complete whose rollouts do not all complete; its files are published. */
+export class IncompleteCollectionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'IncompleteCollectionError';
+  }
+}
+
 /** Error types no activity retry can fix; passed as `nonRetryableErrorTypes` by every workflow. */
 export const NON_RETRYABLE_ERROR_TYPES: string[] = [
   ConfigError,
@@ -47,4 +55,5 @@ export const NON_RETRYABLE_ERROR_TYPES: string[] = [
   PublishInputError,
   RewardProfileError,
   RolloutHealthError,
+  IncompleteCollectionError,
 ].map((errorClass) => errorClass.name);

@@ -107,6 +107,12 @@ export const collectSchema = z.strictObject({
     .describe(
       "As ng_collect_rollouts 0.7.0's option: a materialized rollout that left no row (neither in rollouts.jsonl nor in the failures sidecar, e.g. an agent's _ng_no_persist result) enters rollouts_aggregate_metrics.json as a zero reward; no rollout file changes; off when absent",
     ),
+  require_complete: z
+    .boolean()
+    .optional()
+    .describe(
+      "As ng_collect_rollouts 0.7.0's option: once the collect stage has written its files (rollouts, failures sidecar, profile, aggregate metrics, health checks), fail the run, not retried, when fewer rollouts completed than were materialized; the files are kept; off when absent",
+    ),
   ...chunkingSchema,
 });
 

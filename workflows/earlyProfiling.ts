@@ -32,6 +32,7 @@ const EARLY_NEVER_FAILS_RUN = 'early-never-fails-run';
 const NO_EARLY_AFTER_LOCAL_PROFILE = 'no-early-after-local-profile';
 /** The run waits on early profiling only while it profiles segments. */
 const EARLY_WAIT_BOUNDED = 'early-wait-bounded';
+const DROP_EARLY_AFTER_COLLECT_FAILED = 'drop-early-after-collect-failed';
 
 /**
  * How long early profiling may go without profiling a segment while the run waits on it. A segment
@@ -41,6 +42,9 @@ const EARLY_WAIT_BOUNDED = 'early-wait-bounded';
  * the run's history (which never continues as new) small.
  */
 const DEFAULT_STALL_S = 7200;
+
+/** How long a run that stops after collect waits for early profiling to end once cancelled. */
+const STOP_WAIT = '2 minutes';
 
 export type EarlyCounts = PrefetchCounts & { reused: number };
 export type EarlyProfiling = ChildWorkflowHandle<typeof prefetchLocalProfileWorkflow>;
@@ -174,6 +178,31 @@ export async function dropEarlyProfiling(plan: RunPlan, filed: FiledSamples | un
 /** A run with no candidates ends before its local profile: early profiling's files go first. */
 export async function dropEarlyProfilingWithoutCandidates(plan: RunPlan): Promise<void> {
   if (patched(EARLY_NEVER_FAILS_RUN)) await dropEarlyProfiling(plan, undefined);
+}
+
+/**
+ * A collect that stops the run (require_complete, health_check_stops_run, a bad input line) ends it
+ * before its local profile too. Early profiling is stopped first, so none of its segments starts
+ * after the removal; the run's own cancellation leaves the files to the resume it may precede.
+ */
+export async function dropEarlyProfilingAfterCollectFailed(
+  plan: RunPlan,
+  prefetch: EarlyProfiling,
+  err: unknown,
+): Promise<void> {
+  if (isCancellation(err) || !patched(DROP_EARLY_AFTER_COLLECT_FAILED)) return;
+  let ended = false;
+  prefetch.result().then(
+    () => (ended = true),
+    () => (ended = true),
+  );
+  await getExternalWorkflowHandle(prefetch.workflowId)
+    .cancel()
+    .catch(() => undefined);
+  // Bounded: an early profiling that does not end in time is fenced out by the removal all the same.
+  if (!(await condition(() => ended, STOP_WAIT)))
+    log.warn('early local profiling did not end after its cancel; its files are removed anyway');
+  await dropEarlyProfiling(plan, undefined);
 }
 
 export function localProfilePrefix(plan: RunPlan): string {

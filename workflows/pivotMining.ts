@@ -16,6 +16,7 @@ import { NON_RETRYABLE_ERROR_TYPES } from '../contracts/errors';
 import { collectRolloutsWorkflow } from './collectRollouts';
 import {
   dropEarlyProfiling,
+  dropEarlyProfilingAfterCollectFailed,
   dropEarlyProfilingWithoutCandidates,
   fileEarlySamples,
   followEarlyProgress,
@@ -129,7 +130,10 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
       'collect',
       runPlan.config.collect.input_jsonl,
       prefetch ? { notifyWorkflowId: prefetch.workflowId } : {},
-    );
+    ).catch(async (err: unknown) => {
+      if (prefetch) await dropEarlyProfilingAfterCollectFailed(runPlan, prefetch, err);
+      throw err;
+    });
     counts.tasks = collected.materialize.tasks;
     counts.rollouts = collected.merge.completed;
     counts.rollout_failures = collected.merge.failedKeys;

@@ -6,6 +6,7 @@ import { writeAggregateMetrics } from './aggregateMetrics';
 import { mergedMoves, mergeRest, type PartialFiles } from './merge';
 import { profileStage } from './profile';
 import { checkStageHealth, healthStop, type CheckedHealth } from './healthCheck';
+import { completionStop } from './requireComplete';
 import { mergedPaths } from '../chunk/chunkIndex';
 import { claimStageFence, isSuperseded, type Fence } from '../chunk/fence';
 import { pauseAt } from '../run/testHooks';
@@ -153,6 +154,7 @@ export async function finishStage(input: {
   );
   await rm(path.dirname(view), { recursive: true, force: true });
   healthStop(plan, stage, outPrefix, checked);
+  await completionStop(plan, stage, outPrefix, completed);
   return { merge: { rolloutsPath, failuresPath, completed, failedKeys }, profile: { ...viewed, ...profiled } };
 }
 

@@ -104,6 +104,8 @@ export interface Collection {
   rowsFile: string;
   numRepeats: number;
   options: Record<string, boolean | number | string | string[]>;
+  /** What both must stop with once their files are written (`require_complete`); both succeed without it. */
+  stopsWith?: RegExp;
 }
 
 /** An option's value as a Hydra override writes it: a list as `[a,b]`. */
@@ -135,7 +137,10 @@ export async function collectWith070(
     ],
     path.dirname(prefix),
   );
-  assert.equal(run.code, 0, run.output.slice(-3000));
+  if (c.stopsWith) {
+    assert.notEqual(run.code, 0, 'ng_collect_rollouts should have failed');
+    assert.match(run.output, c.stopsWith);
+  } else assert.equal(run.code, 0, run.output.slice(-3000));
   return { prefix, output: run.output };
 }
 
@@ -162,7 +167,8 @@ export async function collectWithPivotMiner(
     },
   );
   await runChunks(plan, (await materialize(plan)).chunks);
-  await merge(plan);
+  if (c.stopsWith) await assert.rejects(merge(plan), c.stopsWith);
+  else await merge(plan);
   const prefix = outPrefixOf(plan);
   return { prefix, accounting: await stageAccounting({ plan, stage: 'collect', outPrefix: prefix }) };
 }

@@ -159,3 +159,19 @@ test(
     }
   },
 );
+
+test('require_complete: both write every file, then fail naming what completed', { timeout: 600_000 }, async () => {
+  servers.script = refuseTwo;
+  try {
+    const ours = await assertSameCollection(servers, caseDir('require_complete'), {
+      rowsFile,
+      numRepeats: 2,
+      options: { route_failures_to_sidecar: true, require_complete: true },
+      stopsWith: /EVAL FAILED: 6\/8 samples completed\. Partial artifacts retained at \S+\/rollouts\.jsonl\./,
+    });
+    assert.equal(ours.rollouts.length, 6);
+    assert.equal(ours.failures.length, 2);
+  } finally {
+    servers.script = (_request, answer) => answer;
+  }
+});

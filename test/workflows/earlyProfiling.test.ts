@@ -28,6 +28,9 @@ const record = (plan: { runId: string }, name: string, args: unknown) => {
   calls.set(plan.runId, [...(calls.get(plan.runId) ?? []), [name, args]]);
 };
 
+/** When each run's first removal of early-profiling files began, by run id. */
+const firstRemovalAt = new Map<string, number>();
+
 /** A run whose early profiling stalls (see alignPrefetched) gives up on it after this long. */
 const STALL_S = 2;
 
@@ -92,6 +95,7 @@ const activities = {
   removeEarlyProfiling: async (input: { runDir: string; part: string }) => {
     const runId = path.basename(input.runDir);
     record({ runId }, 'removeEarlyProfiling', input.part);
+    if (!firstRemovalAt.has(runId)) firstRemovalAt.set(runId, Date.now());
     if (runId.startsWith('removal-fails')) throw ApplicationFailure.nonRetryable('EBUSY: resource busy', 'Error');
   },
 };
@@ -212,6 +216,20 @@ test('a run with no candidates still removes early profiling’s files', async (
   const handle = await startRun('no-candidates');
   await assert.rejects(handle.result(), (err: unknown) => err instanceof WorkflowFailedError);
   assert.deepEqual(removed('no-candidates').sort(), ['matched', 'segments']);
+});
+
+test('a collect that stops the run stops early profiling first, then removes its files', async () => {
+  const handle = await startRun('collect-stops');
+  await assert.rejects(handle.result(), (err: unknown) => {
+    assert.ok(err instanceof WorkflowFailedError, String(err));
+    assert.match(String(err.cause?.cause?.message), /EVAL FAILED: 3\/4 samples completed/);
+    return true;
+  });
+  assert.deepEqual(removed('collect-stops').sort(), ['matched', 'segments']);
+  const early = await env.client.workflow.getHandle(`${handle.workflowId}/prefetch`).describe();
+  assert.equal(early.status.name, 'CANCELLED');
+  // No segment of it can start after the removal: it had ended before.
+  assert.ok(early.closeTime!.getTime() <= firstRemovalAt.get('collect-stops')!, 'early profiling ended first');
 });
 
 test('a resume that finds the run’s local profile begun profiles nothing early again', async () => {
