@@ -90,13 +90,3 @@ export function agentEntries070(profile: AgentProfile070, repeatCount: number): 
     repeats: repeats.map((row) => new Map([...row].filter(([k]) => k !== 'agent_ref'))),
   };
 }
-
-/**
- * The legacy_agent relay 0.7.0 generates for an agent no environment server names
- * (global_config.py legacy_environment_server_name): 0.7.0 strips the agent's type, else a trailing
- * `_agent`, from its name. The type is the head's to know, so only `_agent` is stripped here.
- */
-export function legacyEnvironmentServerName(agentName: string): string {
-  const stem = (agentName.endsWith('_agent') ? agentName.slice(0, -'_agent'.length) : agentName).replace(/_+$/, '');
-  return `${stem || agentName}_environment_server`;
-}

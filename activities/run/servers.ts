@@ -7,6 +7,12 @@ import type { FaultsConfig } from '../../contracts/faultsConfig';
 import type { RunPlan } from '../../contracts/payloads';
 import { resolveInside } from './configFile';
 import { getText, RequestFailure } from '../http/client';
+import {
+  agentType,
+  declaredEnvironmentServers,
+  legacyEnvironmentServerName,
+  type GlobalConfig,
+} from '../../gym/environmentServers';
 
 // The `serve` stage. Endpoints are resolved inside each activity instead of being passed through the
 // workflow, because embedded servers live in the worker process: after a worker crash they come back
@@ -50,8 +56,6 @@ interface ServerAddress {
   host: string;
   port: number;
 }
-
-type GlobalConfig = Record<string, unknown>;
 
 /** NeMo Gym binds servers to 0.0.0.0 and lists them so; a client reaches them on loopback. */
 function serverUrl({ host, port }: ServerAddress): string {
@@ -150,6 +154,27 @@ export async function agentDirectory(plan: RunPlan): Promise<Map<string, string>
   }
   if (servers.agent_url) agents.set(collect.agent_name, servers.agent_url);
   return agents;
+}
+
+/**
+ * Names the environment server each agent's rollouts ran through, for the aggregate metrics: from the
+ * head's config (the embedded servers' own head included), or from the agent's name alone when no
+ * head is configured. Several environment servers in front of one agent leave 0.7.0 unable to choose
+ * for a row routed by its agent, and so does this.
+ */
+export async function environmentServerNamer(plan: RunPlan): Promise<(agentName: string) => string> {
+  const { servers } = plan.config;
+  const headUrl = servers.mode === 'embedded' ? (await embeddedStackFor(plan)).urls.head : servers.head_url;
+  const config = headUrl ? await fetchGlobalConfig(headUrl) : {};
+  return (agentName) => {
+    const declared = declaredEnvironmentServers(config, agentName);
+    if (declared.length > 1)
+      throw new ConfigError(
+        `agent "${agentName}" is fronted by several environment servers (${declared.join(', ')}), ` +
+          'so its rollouts cannot be attributed to one; NeMo Gym 0.7.0 refuses such a config for rows routed by agent',
+      );
+    return declared[0] ?? legacyEnvironmentServerName(agentName, agentType(config, agentName));
+  };
 }
 
 /** Why `name` cannot be routed, and where the known names come from, for an error a user can act on. */

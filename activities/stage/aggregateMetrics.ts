@@ -10,14 +10,14 @@ import {
   typedAggregateMetrics,
   type AggregateMetrics,
 } from '../../gym/aggregateMetrics';
-import { aggregateMetrics070Schema, legacyEnvironmentServerName } from '../../gym/aggregateMetrics070';
+import { aggregateMetrics070Schema } from '../../gym/aggregateMetrics070';
 import { entryValues070 } from '../../gym/aggregateMetrics070Entry';
 import { AggregateMetricsWriter, type EntryValues } from '../../gym/aggregateMetricsFile';
 import { parseKinded, type KindedJson } from '../../gym/kindedJson';
 import type { PyValue } from '../../gym/pythonJson';
 import { postJsonText, RequestFailure } from '../http/client';
 import { mergedDigestsPath } from '../chunk/chunkIndex';
-import { agentDirectory } from '../run/servers';
+import { agentDirectory, environmentServerNamer } from '../run/servers';
 import type { Fence } from '../chunk/fence';
 import { appendCountedAsZero, type CountAsZero } from './countedAsZero';
 import { entriesByAgent, entriesOfDigests, entriesOfRollouts, type EntrySource } from './aggregateMetricsEntries';
@@ -181,6 +181,7 @@ async function writeEntries(
   const gym070 = (input.plan.config.profile.nemo_gym_version ?? '0.7.0') === '0.7.0';
   const serving = servingAgent(input.plan, input.stage);
   const agents = serving && (await agentDirectory(input.plan));
+  const environmentServer = gym070 ? await environmentServerNamer(input.plan) : undefined;
   const out = aggregateMetricsPath(input.rolloutsPath);
   // A name of this attempt's own, published by a fenced rename: a re-run finish and an older one
   // still running never write the same file (docs/fencing.md).
@@ -201,17 +202,11 @@ async function writeEntries(
           throw new ConfigError(
             `${input.rolloutsPath}: agent "${server}" is no longer served, so its metrics cannot be aggregated`,
           );
-        values = await askAgent(
-          server,
-          baseUrl,
-          lines,
-          timeoutMs,
-          gym070 ? legacyEnvironmentServerName(server) : undefined,
-        );
+        values = await askAgent(server, baseUrl, lines, timeoutMs, environmentServer?.(server));
       } else {
         // Read with the Python types of the lines' numbers, so the file has NeMo Gym's bytes.
-        values = gym070
-          ? await entryValues070(lines, legacyEnvironmentServerName(name))
+        values = environmentServer
+          ? await entryValues070(lines, environmentServer(name))
           : await typedAggregateMetrics(lines);
       }
       await entries.entry(name, values);

@@ -5,7 +5,7 @@ import { materializedInputsPath } from '../../activities/chunk/chunkIndex';
 import { keyedResult } from '../../activities/chunk/executors/types';
 import { profiledResultOfDigest } from '../../activities/stage/profile';
 import { aggregateMetricsPath, rolloutDigest } from '../../gym/aggregateMetrics';
-import { legacyEnvironmentServerName } from '../../gym/aggregateMetrics070';
+import { legacyEnvironmentServerName } from '../../gym/environmentServers';
 import { AggregateMetricsWriter } from '../../gym/aggregateMetricsFile';
 import { JsonlWriter, readJsonl } from '../../gym/jsonl';
 import { parseKinded, type JsonDict } from '../../gym/kindedJson';

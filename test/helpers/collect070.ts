@@ -18,9 +18,9 @@ import { collectPlan, materialize, merge, outPrefixOf, runChunks } from '../acti
 // agent; its `legacy_agent` environment server relays `/run` and `/aggregate_metrics` to the agent
 // as they are, so the head server lists one whose address is the agent's own.
 
-// Named as 0.7.0 names the relay it generates for an agent (its name less `_agent`), which is the
-// name pivot-miner gives the agent's entries of the aggregate metrics.
-export const ENVIRONMENT_SERVER = 'demo_tool_environment_server';
+// Not the name 0.7.0 would generate for the agent's relay (`demo_tool_environment_server`): each
+// aggregate-metrics entry then shows that both read the name from the head's config.
+export const ENVIRONMENT_SERVER = 'travel_desk_relay';
 
 /** Rewrites the agent's answer (its bytes) to a /run request (parsed), e.g. to report a failure, or answers an HTTP error instead. */
 export type AnswerScript = (

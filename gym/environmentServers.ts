@@ -1,0 +1,67 @@
+// The environment server NeMo Gym 0.7.0 says an agent's rollouts ran through, the name each entry of
+// `<stem>_aggregate_metrics.json` carries as `_ng_environment_server`. 0.7.0 reaches an agent only
+// through an environment server: one its config declares (an `environment_servers` block naming the
+// agent), else a `legacy_agent` relay it generates at start-up and adds to the head's config
+// (global_config.py `_front_agents_without_environment_server`). So the name is read from the head's
+// config when it has one, and derived as 0.7.0 derives it otherwise (a 0.4.0 head, no head at all).
+
+export type GlobalConfig = Record<string, unknown>;
+
+const ENVIRONMENT_SERVERS = 'environment_servers';
+const AGENTS = 'responses_api_agents';
+const AGENT_SERVER_REF = 'agent_server';
+
+function isDict(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The agents one environment server's block names (global_config.py `environment_server_agent_refs`):
+ * a field whose value has `type: responses_api_agents`, or `agent_server` with no type.
+ */
+function referencedAgents(server: Record<string, unknown>): string[] {
+  return Object.entries(server).flatMap(([field, reference]) => {
+    if (!isDict(reference)) return [];
+    const refersToAgent = reference.type === AGENTS || (field === AGENT_SERVER_REF && reference.type == null);
+    const { name } = reference;
+    // 0.7.0 takes str() of a set name; a name in YAML is a string, or a number at most.
+    return refersToAgent && (typeof name === 'string' || typeof name === 'number') ? [String(name)] : [];
+  });
+}
+
+/** The environment servers a config declares in front of `agentName`, in config order (rollout_collection.py `_environment_servers_by_agent`). */
+export function declaredEnvironmentServers(config: GlobalConfig, agentName: string): string[] {
+  const names: string[] = [];
+  for (const [name, instance] of Object.entries(config)) {
+    const servers = isDict(instance) ? instance[ENVIRONMENT_SERVERS] : undefined;
+    if (!isDict(servers)) continue;
+    for (const server of Object.values(servers)) {
+      if (isDict(server) && referencedAgents(server).includes(agentName)) names.push(name);
+    }
+  }
+  return names;
+}
+
+/** An agent's type, the one key of its `responses_api_agents` block, as 0.7.0's `_agent_instances` reads it. */
+export function agentType(config: GlobalConfig, agentName: string): string | undefined {
+  const instance = config[agentName];
+  const agents = isDict(instance) ? instance[AGENTS] : undefined;
+  if (!isDict(agents)) return undefined;
+  const types = Object.keys(agents);
+  return types.length === 1 ? types[0] : undefined;
+}
+
+/**
+ * The relay 0.7.0 generates for an agent no environment server names (global_config.py
+ * `legacy_environment_server_name`): the agent's type, else a trailing `_agent`, is stripped from its
+ * name, so `x_simple_agent` of type `simple_agent` is fronted by `x_environment_server`. Without a
+ * type (an agent no config lists) only `_agent` is stripped.
+ */
+export function legacyEnvironmentServerName(agentName: string, type?: string): string {
+  const removeSuffix = (text: string, suffix: string) =>
+    suffix !== '' && text.endsWith(suffix) ? text.slice(0, -suffix.length) : text;
+  let stem = agentName;
+  if (type !== undefined) stem = removeSuffix(removeSuffix(stem, `_${type}`), type).replace(/_+$/, '');
+  if (stem === agentName) stem = removeSuffix(agentName, '_agent').replace(/_+$/, '');
+  return `${stem || type || agentName}_environment_server`;
+}
