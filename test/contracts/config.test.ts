@@ -14,6 +14,8 @@ const OPTIONS_070 = [
   'count_missing_rollouts_as_zero',
   'count_failure_classes_as_zero',
   'route_failures_to_sidecar',
+  'retry_terminal_timeouts',
+  'retry_invalid_judge_responses',
 ];
 
 test("a config that sets none of 0.7.0's collection options parses without them", () => {
