@@ -153,7 +153,7 @@ test(
 );
 
 test(
-  'retry_invalid_judge_responses: both move the invalid judge response to the sidecar and judge again',
+  'retry_invalid_judge_responses: both judge the invalid response again, its row in the sidecar',
   { timeout: 600_000 },
   async () => {
     const ours = await firstAttemptsFail(
