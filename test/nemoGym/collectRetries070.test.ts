@@ -74,8 +74,8 @@ function byKey(lines: string[]): string[] {
 const RESUME_ATTEMPT = /,"_ng_attempt_index":1(?=,)/;
 
 function withoutResumeAttempts(rollouts: string[], retried: string[]): string[] {
-  const stamped = rollouts.filter((line) => RESUME_ATTEMPT.test(line));
-  assert.deepEqual(indexOrder(byKey(stamped)), retried, "0.7.0's retried rollouts carry its attempt index");
+  const carrying = rollouts.filter((line) => RESUME_ATTEMPT.test(line));
+  assert.deepEqual(indexOrder(byKey(carrying)), retried, "0.7.0's retried rollouts carry its attempt index");
   return rollouts.map((line) => line.replace(RESUME_ATTEMPT, ''));
 }
 
