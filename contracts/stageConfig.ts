@@ -95,6 +95,18 @@ export const collectSchema = z.strictObject({
     .describe(
       "As ng_collect_rollouts 0.7.0's option, for the sidecar's rows: a failed request to the agent is written as 0.7.0 writes it (_ng_failure_class agent_run_error, or agent_request_failed for 429, 502-504 and no answer; _ng_failure_type, _ng_failure_message, _ng_failure_http_status, _ng_failure_response_body) instead of pivot-miner's attempt, failure_class and error; collection goes on either way",
     ),
+  retry_terminal_timeouts: z
+    .boolean()
+    .optional()
+    .describe(
+      "As ng_collect_rollouts 0.7.0's option, applied to each rollout's attempts within the run (up to max_attempts) rather than on resume: an agent's failure of class timeout_exceeded, reference_missing, eval_missing or transport_ineligible is retried even when stamped _ng_failure_terminal, skipped never is, any other follows its stamp; off when absent (a failure is terminal iff stamped)",
+    ),
+  retry_invalid_judge_responses: z
+    .boolean()
+    .optional()
+    .describe(
+      "As ng_collect_rollouts 0.7.0's option, applied within the run rather than on resume: a result with a truthy invalid_judge_response is not a rollout but a failed attempt, written to the failures sidecar as 0.7.0's migration writes it (_ng_failure_class judge_invalid, _ng_migrated_invalid_judge_response) and retried up to max_attempts; off when absent (it stays a zero-reward rollout)",
+    ),
   count_failure_classes_as_zero: z
     .array(z.string().min(1))
     .optional()

@@ -13,6 +13,10 @@ export interface StageSettings {
   interleaveRepeats: boolean;
   /** A failed request's sidecar row as NeMo Gym 0.7.0's `route_failures_to_sidecar` writes it. */
   routeFailuresToSidecar: boolean;
+  /** Which terminal failures are retried, NeMo Gym 0.7.0's `retry_terminal_timeouts`. */
+  retryTerminalTimeouts: boolean;
+  /** An invalid judge response is a failed attempt, NeMo Gym 0.7.0's `retry_invalid_judge_responses`. */
+  retryInvalidJudgeResponses: boolean;
   chunkSize: number;
   maxChunksInFlight: number;
   maxConcurrency: number;
@@ -44,6 +48,8 @@ export function stageSettings(plan: RunPlan, stage: RolloutStage): StageSettings
       limit: collect.limit,
       interleaveRepeats: collect.interleave_repeats ?? false,
       routeFailuresToSidecar: collect.route_failures_to_sidecar ?? false,
+      retryTerminalTimeouts: collect.retry_terminal_timeouts ?? false,
+      retryInvalidJudgeResponses: collect.retry_invalid_judge_responses ?? false,
       chunkSize: collect.chunk_size,
       maxChunksInFlight: collect.max_chunks_in_flight,
       maxConcurrency: collect.max_concurrency,
@@ -61,6 +67,8 @@ export function stageSettings(plan: RunPlan, stage: RolloutStage): StageSettings
     // Local profiling is pivot-miner's own stage, not an ng_collect_rollouts run: its rows stay aabbcc.
     interleaveRepeats: false,
     routeFailuresToSidecar: false,
+    retryTerminalTimeouts: false,
+    retryInvalidJudgeResponses: false,
     chunkSize: lp.chunk_size,
     maxChunksInFlight: lp.max_chunks_in_flight,
     maxConcurrency: lp.max_concurrency,

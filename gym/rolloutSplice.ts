@@ -69,14 +69,18 @@ export interface SplicedRollout {
 /**
  * The keyed line and digest of an agent's answer `text` for a row with `keys`, or undefined when the
  * answer must be decoded: not in orjson's form, without an object `response`, or with a key of
- * DECODED_KEYS at its top level.
+ * DECODED_KEYS or `alsoDecoded` (keys an option decides on) at its top level.
  */
-export function splicedRollout(text: string, keys: RowKeys): SplicedRollout | undefined {
+export function splicedRollout(
+  text: string,
+  keys: RowKeys,
+  alsoDecoded: ReadonlySet<string> = new Set(),
+): SplicedRollout | undefined {
   const scanned = orjsonCanonicalObject(text, 'response');
   if (!scanned?.nested) return undefined;
   const kept: string[] = [];
   for (const entry of scanned.entries) {
-    if (DECODED_KEYS.has(entry.key)) return undefined;
+    if (DECODED_KEYS.has(entry.key) || alsoDecoded.has(entry.key)) return undefined;
     if (!strippedForAggregateMetrics(entry.key)) kept.push(slice(text, entry));
   }
   kept.push(keys.entriesText);

@@ -9,12 +9,9 @@ import { buildExecutor } from './chunkExecutor';
 import { RequestSpans, timelineServer, writeAttemptSpans } from '../run/engineTimeline';
 import { runWindow } from './chunkWindow';
 import { MaterializedLine } from './executors/materializedLine';
-import {
-  AgentReportedFailure,
-  isTerminalFailureLine,
-  type MaterializedInput,
-  type RolloutExecutor,
-} from './executors/types';
+import { isTerminalFailure } from '../../gym/failureRetry';
+import { InvalidJudgeResponse } from './executors/invalidJudge';
+import { AgentReportedFailure, type MaterializedInput, type RolloutExecutor } from './executors/types';
 import { RequestFailure } from '../http/client';
 import { nextChunkRank } from '../http/endpointLimiter';
 import { withRetries, type FailedAttempt } from '../http/retry';
@@ -40,14 +37,14 @@ interface FailedAttempts {
 }
 
 /** What the older attempts' failure lines say, read as NeMo Gym's `_load_from_cache` reads its sidecar. */
-function failedAttempts(held: Held): FailedAttempts {
+function failedAttempts(held: Held, retryTerminalTimeouts: boolean): FailedAttempts {
   const attempts = new Map<string, number>();
   const terminal = new Set<string>();
   for (const text of held.failureLines) {
     const line = JSON.parse(text) as Record<string, unknown> & { _ng_task_index: number; _ng_rollout_index: number };
     const k = key(line._ng_task_index, line._ng_rollout_index);
     attempts.set(k, (attempts.get(k) ?? 0) + 1);
-    if (isTerminalFailureLine(line)) terminal.add(k);
+    if (isTerminalFailure(line, retryTerminalTimeouts)) terminal.add(k);
   }
   return { attempts, terminal };
 }
@@ -55,7 +52,8 @@ function failedAttempts(held: Held): FailedAttempts {
 /**
  * The sidecar line of one failed attempt. An agent-reported failure is written as NeMo Gym writes
  * it, the whole keyed result, with our attempt number and class after it; `_ng_no_persist` results
- * are written nowhere. A failed request is 0.7.0's row with `route_failures_to_sidecar`, else ours.
+ * are written nowhere. An invalid judge response is the row 0.7.0's migration writes, with the same
+ * three after it. A failed request is 0.7.0's row with `route_failures_to_sidecar`, else ours.
  */
 function failureLine(
   row: MaterializedInput,
@@ -66,6 +64,8 @@ function failureLine(
     if (failure.noPersist) return undefined;
     return withEntries(failure.result, { attempt, failure_class: failure.failureClass, error: failure.message });
   }
+  if (failure instanceof InvalidJudgeResponse)
+    return withEntries(failure.row, { attempt, failure_class: failure.failureClass, error: failure.message });
   if (routeFailuresToSidecar) return routedFailureRow(row, failure);
   return {
     _ng_task_index: row.task,
@@ -215,7 +215,7 @@ export async function runChunk(
         input,
         () => progress.reused++,
       );
-      const failed = failedAttempts(attempt.held);
+      const failed = failedAttempts(attempt.held, settings.retryTerminalTimeouts);
       // The endpoint limiter caps requests per worker; the window only bounds rows held in memory.
       await runWindow(
         rowsToRun(input, attempt.held, failed, settings, progress),

@@ -25,6 +25,8 @@ export async function buildExecutor(
       maxConcurrency: settings.maxConcurrency,
       rank,
       onRequest,
+      retryTerminalTimeouts: settings.retryTerminalTimeouts,
+      retryInvalidJudgeResponses: settings.retryInvalidJudgeResponses,
     });
   }
   const lp = plan.config.local_profile;

@@ -8,7 +8,15 @@ import { inFlightCount } from './inFlight';
 // is what lands in the `*_failures.jsonl` sidecar.
 
 export type FailureClass =
-  'http_429' | 'http_5xx' | 'http_4xx' | 'timeout' | 'connection' | 'invalid_response' | 'agent_reported' | 'cancelled';
+  | 'http_429'
+  | 'http_5xx'
+  | 'http_4xx'
+  | 'timeout'
+  | 'connection'
+  | 'invalid_response'
+  | 'agent_reported'
+  | 'judge_invalid'
+  | 'cancelled';
 
 /** What a server answered with an error status: NeMo Gym 0.7.0's failure rows record it. */
 export interface ErrorAnswer {

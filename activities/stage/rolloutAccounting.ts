@@ -2,7 +2,7 @@ import { readLines } from '../../gym/jsonl';
 import { RolloutAccountant, type RolloutAccounting } from '../../gym/rolloutAccounting';
 import { stageSettings } from '../../contracts/stageSettings';
 import type { RolloutStage, RunPlan } from '../../contracts/payloads';
-import { isTerminalFailureLine } from '../chunk/executors/types';
+import { isTerminalFailure } from '../../gym/failureRetry';
 import { mergedDigestsPath, mergedPaths, readMaterializedMeta } from '../chunk/chunkIndex';
 
 // A merged stage's accounting (gym/rolloutAccounting.ts), from the files its finish wrote: the
@@ -22,13 +22,13 @@ function failureClassOf(line: Record<string, unknown>): string {
 async function accountantWithFailures(
   failuresPath: string,
   expected: number,
-  maxAttempts: number,
+  { maxAttempts, retryTerminalTimeouts }: { maxAttempts: number; retryTerminalTimeouts: boolean },
 ): Promise<RolloutAccountant> {
   const accountant = new RolloutAccountant(expected, maxAttempts);
   for await (const { text } of readLinesIfAny(failuresPath)) {
     if (text.trim() === '') continue;
     const line = JSON.parse(text) as Record<string, unknown>;
-    accountant.addFailure(keyOf(line), failureClassOf(line), isTerminalFailureLine(line));
+    accountant.addFailure(keyOf(line), failureClassOf(line), isTerminalFailure(line, retryTerminalTimeouts));
   }
   return accountant;
 }
@@ -59,9 +59,8 @@ export async function stageAccounting(input: {
 }): Promise<RolloutAccounting> {
   const meta = await readMaterializedMeta(input.outPrefix);
   if (meta === undefined) throw new Error(`${input.outPrefix}: the stage has no materialized inputs to account for`);
-  const { maxAttempts } = stageSettings(input.plan, input.stage);
   const { rolloutsPath, failuresPath } = mergedPaths(input.outPrefix);
-  const accountant = await accountantWithFailures(failuresPath, meta.rows, maxAttempts);
+  const accountant = await accountantWithFailures(failuresPath, meta.rows, stageSettings(input.plan, input.stage));
   const digestsPath = await mergedDigestsPath(input.outPrefix);
   if (digestsPath === undefined || !(await addSuccessesFromDigests(accountant, digestsPath))) {
     for await (const { text } of readLines(rolloutsPath)) {

@@ -15,6 +15,8 @@ const OPTIONS_070 = [
   'count_failure_classes_as_zero',
   'route_failures_to_sidecar',
   'require_complete',
+  'retry_terminal_timeouts',
+  'retry_invalid_judge_responses',
 ];
 
 test("a config that sets none of 0.7.0's collection options parses without them", () => {

@@ -87,6 +87,13 @@ test("answers that report a failure, carry the row's keys, lack a response objec
   for (const answer of left) assert.equal(splicedRollout(answer, keys), undefined, answer);
 });
 
+test('an answer holding a key an option decides on is left to be decoded', () => {
+  const keys = materializedRowKeys(ROWS[0]!)!;
+  const answer = '{"response":{"id":"r"},"invalid_judge_response":true}';
+  assert.notEqual(splicedRollout(answer, keys), undefined, 'spliced when no option looks at the key');
+  assert.equal(splicedRollout(answer, keys, new Set(['invalid_judge_response'])), undefined);
+});
+
 const VERDICT = ['response', 'reward', 'category'];
 
 /** The single-step path: the row decoded, the verdict's entries assigned, encoded; and its digest. */

@@ -187,12 +187,16 @@ const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Bo
 
 // 0.7.0 stamps each rollout with the environment server it ran through and its result type, last;
 // pivot-miner has no environment servers (docs/nemo-gym.md, the 0.7.0 table), so they are cut
-// from 0.7.0's lines, and the test fails if they are not there to cut.
-const STAMPS = new RegExp(`,"_ng_environment_server":"${ENVIRONMENT_SERVER}","_ng_result_type":"[a-z_]+"}$`);
+// from 0.7.0's lines, and the test fails if they are not there to cut. A rollout its invalid-judge
+// migration (retry_invalid_judge_responses) moved to the sidecar has its class and marker after them.
+const STAMPS = new RegExp(
+  `,"_ng_environment_server":"${ENVIRONMENT_SERVER}","_ng_result_type":"[a-z_]+"` +
+    '(,"_ng_failure_class":"judge_invalid","_ng_migrated_invalid_judge_response":true)?}$',
+);
 
 function withoutStamps(line: string): string {
   assert.match(line, STAMPS, "0.7.0's rollout ends with its environment server and result type stamps");
-  return `${line.replace(STAMPS, '')}}`;
+  return line.replace(STAMPS, '$1}');
 }
 
 // After each failed attempt an agent reported, pivot-miner writes the attempt, its class and error

@@ -5,6 +5,7 @@ import { postJsonText, RequestFailure } from '../../http/client';
 import { endpointLimiter } from '../../http/endpointLimiter';
 import { timed } from '../../http/timed';
 import { shardLine, splicedShardLine } from '../shardLines';
+import { invalidJudgeResponse } from './invalidJudge';
 import { agentReportedFailure, keyedResult, type MaterializedInput, type RolloutExecutor } from './types';
 
 export interface GymAgentOptions {
@@ -21,7 +22,14 @@ export interface GymAgentOptions {
   rank?: number;
   /** Told when each request was in flight (from leaving the queue to its answer), for the engine timeline. */
   onRequest?: (startMs: number, endMs: number) => void;
+  /** NeMo Gym 0.7.0's `retry_terminal_timeouts`: which failures the agent stamps terminal are retried. */
+  retryTerminalTimeouts?: boolean;
+  /** NeMo Gym 0.7.0's `retry_invalid_judge_responses`: an invalid judge response is a failed attempt. */
+  retryInvalidJudgeResponses?: boolean;
 }
+
+/** A top-level key the invalid-judge option decides on, so such an answer is decoded rather than spliced. */
+const INVALID_JUDGE_KEYS: ReadonlySet<string> = new Set(['invalid_judge_response']);
 
 /**
  * `gym_agent`: the row goes to a NeMo Gym agent's POST /run, which runs the model ↔ tool loop and
@@ -54,7 +62,8 @@ export function gymAgentExecutor(opts: GymAgentOptions): RolloutExecutor {
       // An answer already in orjson's form is written as its bytes with the row's keys spliced in;
       // any other is decoded and written again, as NeMo Gym's orjson round trip would write it.
       const parse = (text: string): SplicedRollout | KindedJson =>
-        (keys && splicedRollout(text, keys)) || parseKinded(text);
+        (keys && splicedRollout(text, keys, opts.retryInvalidJudgeResponses ? INVALID_JUDGE_KEYS : undefined)) ||
+        parseKinded(text);
       const answer = (await limiter.run(
         () =>
           timed(opts.onRequest, () =>
@@ -74,10 +83,17 @@ export function gymAgentExecutor(opts: GymAgentOptions): RolloutExecutor {
       }
       const keyed = keyedResult(input, kinded as JsonDict);
       // Checked before the shape: a failure report need not carry a usable response.
-      const reported = agentReportedFailure(result as Record<string, unknown>, keyed, url);
+      const reported = agentReportedFailure(
+        result as Record<string, unknown>,
+        keyed,
+        url,
+        opts.retryTerminalTimeouts ?? false,
+      );
       if (reported) throw reported;
       if (!('response' in result))
         throw new RequestFailure('invalid_response', `${url} returned a result without "response"`, true);
+      const invalidJudge = opts.retryInvalidJudgeResponses ? await invalidJudgeResponse(keyed, url) : undefined;
+      if (invalidJudge) throw invalidJudge;
       return shardLine(keyed);
     },
   };

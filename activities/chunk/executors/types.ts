@@ -1,4 +1,5 @@
 import { pythonTruthy } from '../../../gym/aggregateMetrics';
+import { isTerminalFailure } from '../../../gym/failureRetry';
 import { pickEntries, withEntries, type JsonDict } from '../../../gym/kindedJson';
 import type { RowKeys } from '../../../gym/rolloutSplice';
 import type { MaterializedRow } from '../../../gym/schemas';
@@ -41,16 +42,16 @@ export function keyedResult(input: Pick<MaterializedInput, 'value'>, result: Jso
 }
 
 // The routing sentinels a NeMo Gym agent may set on a 200 `/run` result (rollout_collection.py
-// NG_FAILURE_CLASS_KEY, NG_NO_PERSIST_KEY, NG_TERMINAL_KEY; set e.g. by stirrup_agent).
+// NG_FAILURE_CLASS_KEY, NG_NO_PERSIST_KEY, and NG_TERMINAL_KEY read in gym/failureRetry.ts; set e.g. by
+// stirrup_agent).
 const NG_FAILURE_CLASS_KEY = '_ng_failure_class';
 const NG_NO_PERSIST_KEY = '_ng_no_persist';
-const NG_TERMINAL_KEY = '_ng_failure_terminal';
 
 /**
  * A rollout the agent itself reports as failed. NeMo Gym never counts it as a rollout: with
  * `_ng_no_persist` it is written nowhere (the absence of a line makes a resume run it again), else
- * the result goes to the failures sidecar, one line per attempt, and `_ng_failure_terminal` means
- * it is never tried again (`_load_from_cache` gates terminal keys).
+ * the result goes to the failures sidecar, one line per attempt, and a terminal one is never tried
+ * again (`_load_from_cache` gates terminal keys; gym/failureRetry.ts decides which are).
  */
 export class AgentReportedFailure extends RequestFailure {
   constructor(
@@ -68,12 +69,14 @@ export class AgentReportedFailure extends RequestFailure {
 
 /**
  * The failure an agent's result reports, decided as run_from_config does: no-persist first, then a
- * failure class. `result` is read, `keyed` (the same result keyed) is what the sidecar gets.
+ * failure class. `result` is read, `keyed` (the same result keyed) is what the sidecar gets. Whether
+ * it is terminal follows 0.7.0's `is_terminal_failure` with `retry_terminal_timeouts`.
  */
 export function agentReportedFailure(
   result: Record<string, unknown>,
   keyed: JsonDict,
   url: string,
+  retryTerminalTimeouts: boolean,
 ): AgentReportedFailure | undefined {
   const noPersist = pythonTruthy(result[NG_NO_PERSIST_KEY]);
   const failureClass = result[NG_FAILURE_CLASS_KEY];
@@ -84,7 +87,7 @@ export function agentReportedFailure(
       : typeof failureClass === 'string'
         ? failureClass
         : JSON.stringify(failureClass);
-  const terminal = !noPersist && pythonTruthy(result[NG_TERMINAL_KEY]);
+  const terminal = !noPersist && isTerminalFailure(result, retryTerminalTimeouts);
   const detail = typeof result.error_message === 'string' ? `: ${result.error_message}` : '';
   return new AgentReportedFailure(
     keyed,
@@ -93,9 +96,4 @@ export function agentReportedFailure(
     terminal,
     `${url} reported a failed rollout (${NG_FAILURE_CLASS_KEY}=${cls})${detail}`,
   );
-}
-
-/** True for a sidecar line NeMo Gym would never retry. */
-export function isTerminalFailureLine(line: Record<string, unknown>): boolean {
-  return pythonTruthy(line[NG_TERMINAL_KEY]);
 }

@@ -58,6 +58,10 @@ function scripted(agentName: string) {
         return failed({ _ng_failure_class: 'timeout_exceeded', _ng_failure_terminal: true });
       case 'killed':
         return failed({ _ng_failure_class: 'kill_shaped', _ng_no_persist: true });
+      case 'judged':
+        return attempt === 1
+          ? { response, reward: 0.0, invalid_judge_response: true }
+          : { response, reward: 1.0, invalid_judge_response: false };
       default:
         return { response, reward: 1.0, served_by: agentName };
     }
@@ -254,4 +258,54 @@ test('chunks in flight side by side are served oldest first, so they finish one 
   } finally {
     await held.server.close();
   }
+});
+
+test('retry_terminal_timeouts: a retried chunk runs a key whose older line is a terminal timeout, not a skipped one', async () => {
+  const dir = freshDir();
+  writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('terminal'), taskRow('ok')]);
+  const plan = collectPlan(dir, { head_url: head.url }, { max_attempts: 2, retry_terminal_timeouts: true });
+  const { chunks } = await materialize(plan);
+  // As left by an earlier attempt of this chunk: task 0's stamped timeout, task 1's unstamped skip.
+  mkdirSync(path.join(plan.runDir, 'rollouts_shards'));
+  const older = [
+    { _ng_task_index: 0, _ng_rollout_index: 0, _ng_failure_class: 'timeout_exceeded', _ng_failure_terminal: true },
+    { _ng_task_index: 1, _ng_rollout_index: 0, _ng_failure_class: 'skipped' },
+  ];
+  writeJsonl(path.join(plan.runDir, 'rollouts_shards/000000_failures.jsonl'), older);
+  const calls = () => alpha.runs.filter((r) => r.task_id === 'terminal').length;
+  const before = calls();
+  const [result] = await runChunks(plan, chunks);
+  // The skip is terminal with the option; the timeout has its second and last attempt.
+  assert.equal(result!.alreadyDone, 1);
+  assert.equal(calls() - before, 1);
+  await merge(plan);
+  const failures = readJsonlSync<Row>(path.join(plan.runDir, 'rollouts_failures.jsonl'));
+  assert.deepEqual(failures.map((f) => `${key(f)} ${f._ng_failure_class} ${f.attempt ?? '-'}`).sort(), [
+    '0:0 timeout_exceeded -',
+    '0:0 timeout_exceeded 2',
+    '1:0 skipped -',
+  ]);
+});
+
+test('retry_invalid_judge_responses: an invalid judge response is a failed attempt, then judged again', async () => {
+  const dir = freshDir();
+  writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('judged')]);
+  const plan = collectPlan(dir, { head_url: head.url }, { max_attempts: 2, retry_invalid_judge_responses: true });
+  const [result] = await runChunks(plan, (await materialize(plan)).chunks);
+  assert.equal(result!.completed, 1);
+  await merge(plan);
+  const [failure, ...more] = readJsonlSync<Row>(path.join(plan.runDir, 'rollouts_failures.jsonl'));
+  assert.equal(more.length, 0);
+  assert.deepEqual(Object.keys(failure!).slice(-6), [
+    'agent_ref',
+    '_ng_failure_class',
+    '_ng_migrated_invalid_judge_response',
+    'attempt',
+    'failure_class',
+    'error',
+  ]);
+  assert.equal(failure!._ng_failure_class, 'judge_invalid');
+  assert.equal(failure!.failure_class, 'judge_invalid');
+  const [rollout] = readJsonlSync<Row>(path.join(plan.runDir, 'rollouts.jsonl'));
+  assert.equal(rollout!.reward, 1.0);
 });
