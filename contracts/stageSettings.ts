@@ -13,6 +13,9 @@ export interface StageSettings {
   interleaveRepeats: boolean;
   /** A failed request's sidecar row as NeMo Gym 0.7.0's `route_failures_to_sidecar` writes it. */
   routeFailuresToSidecar: boolean;
+  /** NeMo Gym 0.7.0's `dispatch_budget_s` and `drain_margin_s`: when rollouts stop being started. */
+  dispatchBudgetS?: number;
+  drainMarginS?: number;
   chunkSize: number;
   maxChunksInFlight: number;
   maxConcurrency: number;
@@ -44,6 +47,8 @@ export function stageSettings(plan: RunPlan, stage: RolloutStage): StageSettings
       limit: collect.limit,
       interleaveRepeats: collect.interleave_repeats ?? false,
       routeFailuresToSidecar: collect.route_failures_to_sidecar ?? false,
+      dispatchBudgetS: collect.dispatch_budget_s,
+      drainMarginS: collect.drain_margin_s,
       chunkSize: collect.chunk_size,
       maxChunksInFlight: collect.max_chunks_in_flight,
       maxConcurrency: collect.max_concurrency,

@@ -11,6 +11,7 @@ import { runWindow } from './chunkWindow';
 import { MaterializedLine } from './executors/materializedLine';
 import {
   AgentReportedFailure,
+  DispatchDrained,
   isTerminalFailureLine,
   type MaterializedInput,
   type RolloutExecutor,
@@ -135,7 +136,14 @@ function rowRunner(
       (failedAttempt) => onFailedAttempt(row, failedAttempt),
       signal,
       (attempts.get(key(row.task, row.rollout)) ?? 0) + 1,
-    );
+    ).catch((err: unknown) => {
+      if (err instanceof DispatchDrained) return undefined;
+      throw err;
+    });
+    if (!outcome) {
+      progress.drained = (progress.drained ?? 0) + 1;
+      return;
+    }
     if (!outcome.ok) {
       progress.failed++;
       return;

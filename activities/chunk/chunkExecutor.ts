@@ -1,6 +1,7 @@
 import { ConfigError } from '../../contracts/errors';
 import { stageSettings } from '../../contracts/stageSettings';
 import type { ChunkInput } from '../../contracts/payloads';
+import { chunkDispatchGate } from './dispatchGates';
 import { gymAgentExecutor } from './executors/gymAgent';
 import { singleStepExecutor } from './executors/singleStep';
 import type { RolloutExecutor } from './executors/types';
@@ -25,6 +26,7 @@ export async function buildExecutor(
       maxConcurrency: settings.maxConcurrency,
       rank,
       onRequest,
+      gate: chunkDispatchGate(input),
     });
   }
   const lp = plan.config.local_profile;
