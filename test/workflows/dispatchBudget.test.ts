@@ -6,6 +6,7 @@ import { after, before, test } from 'node:test';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import YAML from 'yaml';
+import { getProgress } from '../../client';
 import type { PivotMiningResult } from '../../contracts/payloads';
 import { readJsonlSync } from '../helpers/jsonl';
 import { runPivotMining, startBaseDirWorkerEnv, type WorkerTestEnv } from '../helpers/temporal';
@@ -102,6 +103,13 @@ test(
       assert.match(cause.message, /start the run again with the same run id/);
       return true;
     });
+
+    const status = await getProgress(env.client, 'budget');
+    assert.equal(status.status, 'FAILED');
+    assert.match(
+      status.failure ?? '',
+      /^collect.dispatch_budget_s \(15 s\) ran out: 72 of 80 rollouts were not started/,
+    );
 
     // The 8 slow rollouts were in flight when the budget ended and were written once they answered;
     // nothing that waited for a slot was started, and rows never started wrote nothing at all.
