@@ -46,7 +46,7 @@ const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 4000;
 
 /**
  * The end of a stage stopped by `collect.dispatch_budget_s`: nothing is merged for good or published,
- * and the same run id resumes with the rows left (docs/nemo-gym.md, "Time budget").
+ * and the same run id resumes with the rows left (docs/nemo-gym.md, 0.7.0 collection options).
  */
 function budgetSpent(budgetS: number, total: number, left: number): ApplicationFailure {
   return ApplicationFailure.nonRetryable(
