@@ -100,6 +100,15 @@ export interface MiningProgress extends PivotMiningProgress {
   waiting: ActivityRetry[];
   /** Local profiling running beside collect (`overlap: true`): its counts, and its running segments' live numbers. */
   early: EarlyProfiling | null;
+  /** Why a FAILED run failed: the innermost message of its failure (e.g. `collect.dispatch_budget_s ... ran out`). */
+  failure: string | null;
+}
+
+/** The innermost message down an error's cause chain: a failed run's reason, under "Workflow execution failed". */
+function innermostMessage(err: unknown): string {
+  let message = String(err);
+  for (let e: unknown = err; e instanceof Error; e = e.cause) if (e.message !== '') message = e.message;
+  return message;
 }
 
 export interface EarlyProfiling extends PrefetchProgress {
@@ -170,7 +179,14 @@ export async function getProgress(client: Client, workflowId: string): Promise<M
     status === 'RUNNING' && progress.prefetchWorkflowId
       ? await earlyProfiling(client, progress.prefetchWorkflowId)
       : null;
-  return { ...progress, status, childStage, waiting, early };
+  const failure =
+    status === 'FAILED'
+      ? await handle.result().then(
+          () => null,
+          (err: unknown) => innermostMessage(err),
+        )
+      : null;
+  return { ...progress, status, childStage, waiting, early, failure };
 }
 
 /** Waits for the run and returns where its dataset is; a failed run rejects with the workflow failure. */

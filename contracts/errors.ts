@@ -45,6 +45,9 @@ export class IncompleteCollectionError extends Error {
   }
 }
 
+/** The failure type of a run stopped by `collect.dispatch_budget_s` with rows left; the same run id resumes it. */
+export const DISPATCH_BUDGET_SPENT = 'DispatchBudgetSpent';
+
 /** Error types no activity retry can fix; passed as `nonRetryableErrorTypes` by every workflow. */
 export const NON_RETRYABLE_ERROR_TYPES: string[] = [
   ConfigError,

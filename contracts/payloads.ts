@@ -134,6 +134,11 @@ export interface ChunkInput {
   stage: RolloutStage;
   outPrefix: string;
   chunkIndex: number;
+  /**
+   * When the collection time budget ends (epoch ms), fixed in workflow state at the stage's start:
+   * after it, or within its drain margin, the chunk starts no rollout.
+   */
+  dispatchDeadlineMs?: number;
 }
 
 export interface ChunkResult {
@@ -141,6 +146,8 @@ export interface ChunkResult {
   completed: number;
   failed: number;
   alreadyDone: number;
+  /** Rows the time budget did not let start: nothing of them is written, and a resume runs them. */
+  drained?: number;
   /** Of `completed`, rows answered from early local profiling's samples, without a request. */
   reused: number;
 }

@@ -125,6 +125,20 @@ export const collectSchema = z.strictObject({
     .describe(
       "As ng_collect_rollouts 0.7.0's option: once the collect stage has written its files (rollouts, failures sidecar, profile, aggregate metrics, health checks), fail the run, not retried, when fewer rollouts completed than were materialized; the files are kept; off when absent",
     ),
+  dispatch_budget_s: z
+    .number()
+    .nonnegative()
+    .optional()
+    .describe(
+      "As ng_collect_rollouts 0.7.0's option: seconds from the collect stage's start during which rollouts may start; then rows in flight finish, rows never started write nothing, the run fails with DispatchBudgetSpent naming the rows left and publishes nothing, and starting it again with the same run id runs those rows (with a budget of its own); unlimited when absent",
+    ),
+  drain_margin_s: z
+    .number()
+    .nonnegative()
+    .optional()
+    .describe(
+      "As ng_collect_rollouts 0.7.0's option: with dispatch_budget_s, start no rollout with fewer than this many seconds of the budget left; when absent, the p75 of the stage's finished requests on that worker once it has 5",
+    ),
   ...chunkingSchema,
 });
 

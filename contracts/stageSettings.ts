@@ -17,6 +17,9 @@ export interface StageSettings {
   retryTerminalTimeouts: boolean;
   /** An invalid judge response is a failed attempt, NeMo Gym 0.7.0's `retry_invalid_judge_responses`. */
   retryInvalidJudgeResponses: boolean;
+  /** NeMo Gym 0.7.0's `dispatch_budget_s` and `drain_margin_s`: when rollouts stop being started. */
+  dispatchBudgetS?: number;
+  drainMarginS?: number;
   chunkSize: number;
   maxChunksInFlight: number;
   maxConcurrency: number;
@@ -50,6 +53,8 @@ export function stageSettings(plan: RunPlan, stage: RolloutStage): StageSettings
       routeFailuresToSidecar: collect.route_failures_to_sidecar ?? false,
       retryTerminalTimeouts: collect.retry_terminal_timeouts ?? false,
       retryInvalidJudgeResponses: collect.retry_invalid_judge_responses ?? false,
+      dispatchBudgetS: collect.dispatch_budget_s,
+      drainMarginS: collect.drain_margin_s,
       chunkSize: collect.chunk_size,
       maxChunksInFlight: collect.max_chunks_in_flight,
       maxConcurrency: collect.max_concurrency,

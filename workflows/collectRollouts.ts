@@ -1,4 +1,5 @@
 import {
+  ApplicationFailure,
   continueAsNew,
   deprecatePatch,
   getExternalWorkflowHandle,
@@ -8,6 +9,7 @@ import {
 } from '@temporalio/workflow';
 import type { PivotActivities } from '../activities';
 import { chunksFinishedSignal, stageProgressQuery } from '../contracts/temporal';
+import { DISPATCH_BUDGET_SPENT } from '../contracts/errors';
 import { collectStageActivityOptions, chunkActivityOptions } from './activityOptions';
 import { stageSettings } from '../contracts/stageSettings';
 import {
@@ -42,6 +44,19 @@ function reusedRunEnd(input: CollectStageInput, chunk: number, inFlight: number)
 
 const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 4000;
 
+/**
+ * The end of a stage stopped by `collect.dispatch_budget_s`: nothing is merged for good or published,
+ * and the same run id resumes with the rows left (docs/nemo-gym.md, 0.7.0 collection options).
+ */
+function budgetSpent(budgetS: number, total: number, left: number): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(
+    `collect.dispatch_budget_s (${budgetS} s) ran out: ${left} of ${total} rollouts were not started, and nothing ` +
+      `was published; start the run again with the same run id to run them (the ${total - left} done are kept)`,
+    DISPATCH_BUDGET_SPENT,
+    { rows: total, rowsLeft: left },
+  );
+}
+
 // Patches whose old branches are retired the way Temporal documents: each patched() became a
 // deprecatePatch() at the same place, so histories recorded with the patches still replay, and
 // histories begun before them (which took the old branches) cannot. Once no open history was
@@ -58,6 +73,11 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
   let failed = input.resume?.failed ?? 0;
   let total = input.resume?.materialize.rows ?? 0;
   let phase = input.resume ? 'chunks' : 'materialize';
+  // Workflow time, kept across continue-as-new in startedAtMs, so no restart moves the deadline.
+  const budgetS = settings.dispatchBudgetS;
+  const deadlineMs = budgetS === undefined ? undefined : startedAtMs + budgetS * 1000;
+  let drained = 0;
+  const dispatchStopped = () => drained > 0 || (deadlineMs !== undefined && Date.now() >= deadlineMs);
   let accounting: RolloutAccounting | undefined;
 
   setHandler(stageProgressQuery, () => {
@@ -95,14 +115,22 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
   // Keyed by the first chunk of what one activity runs: a chunk, or a run of wholly reused chunks.
   const inFlight = new Map<number, Promise<ChunkResult[]>>();
   const startChunks = (chunkIndex: number): Promise<ChunkResult[]> => {
-    const chunk = { plan: input.plan, stage: input.stage, outPrefix: input.outPrefix, chunkIndex };
+    const chunk = {
+      plan: input.plan,
+      stage: input.stage,
+      outPrefix: input.outPrefix,
+      chunkIndex,
+      ...(deadlineMs === undefined ? {} : { dispatchDeadlineMs: deadlineMs }),
+    };
     const reusedEnd = reusedRunEnd(input, chunkIndex, settings.maxChunksInFlight);
     if (reusedEnd === undefined) return runChunk(chunk).then((r) => [r]);
     next = reusedEnd;
     return runReusedChunks({ ...chunk, toChunk: reusedEnd });
   };
   const onChunkDone = (r: ChunkResult) => {
-    notifier?.chunkFinished(r.chunkIndex);
+    // A chunk with rows left is not finished for early profiling, which then sees only whole chunks.
+    if (r.drained) drained += r.drained;
+    else notifier?.chunkFinished(r.chunkIndex);
     done += r.completed + r.failed + r.alreadyDone;
     failed += r.failed;
     // The last chunk is left to finishStage, so the tail after the chunk span is one activity, not two.
@@ -111,7 +139,12 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
     frontier.chunkFinished(r.chunkIndex);
   };
   while (next < materialize.chunks || inFlight.size > 0) {
-    while (next < materialize.chunks && inFlight.size < settings.maxChunksInFlight && !mustContinueAsNew()) {
+    while (
+      next < materialize.chunks &&
+      inFlight.size < settings.maxChunksInFlight &&
+      !mustContinueAsNew() &&
+      !dispatchStopped()
+    ) {
       const chunkIndex = next++;
       inFlight.set(chunkIndex, startChunks(chunkIndex));
     }
@@ -126,6 +159,11 @@ export async function collectRolloutsWorkflow(input: CollectStageInput): Promise
     }
   }
   const merged = await frontier.drain();
+  if (budgetS !== undefined && dispatchStopped() && done < total) {
+    phase = 'budget_spent';
+    await notifier?.drain();
+    throw budgetSpent(budgetS, total, total - done);
+  }
   if (next < materialize.chunks) {
     await notifier?.drain();
     await continueAsNew<typeof collectRolloutsWorkflow>({

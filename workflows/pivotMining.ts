@@ -2,6 +2,7 @@ import {
   ActivityCancellationType,
   ApplicationFailure,
   CancellationScope,
+  ChildWorkflowFailure,
   executeChild,
   isCancellation,
   patched,
@@ -12,7 +13,7 @@ import {
 import type { PivotActivities } from '../activities';
 import { stageActivityOptions } from './activityOptions';
 import { pivotMiningProgressQuery } from '../contracts/temporal';
-import { NON_RETRYABLE_ERROR_TYPES } from '../contracts/errors';
+import { DISPATCH_BUDGET_SPENT, NON_RETRYABLE_ERROR_TYPES } from '../contracts/errors';
 import { collectRolloutsWorkflow } from './collectRollouts';
 import {
   dropEarlyProfiling,
@@ -44,6 +45,14 @@ const REUSED_CHUNKS_TOGETHER = 'reused-chunks-together';
 
 /** Mixed pivots dropped by a filter rule (pass-rate ceiling, budget, action mix), as publish counts them. */
 const RULE_DROPS = ['over_ceiling', 'over_budget', 'over_share'] as const;
+
+/** The collect stage's time budget ran out: the run fails with that reason itself, not "child failed". */
+function surfaceBudgetSpent(err: unknown): never {
+  const cause = err instanceof ChildWorkflowFailure ? err.cause : undefined;
+  if (cause instanceof ApplicationFailure && cause.type === DISPATCH_BUDGET_SPENT)
+    throw ApplicationFailure.nonRetryable(cause.message, DISPATCH_BUDGET_SPENT, ...(cause.details ?? []));
+  throw err;
+}
 
 /**
  * `servers.mode: spawn`: the server command runs in a heartbeating activity on the task queue of
@@ -112,7 +121,7 @@ export async function pivotMiningWorkflow(input: PivotMiningInput): Promise<Pivo
             ...more,
           },
         ],
-      });
+      }).catch(surfaceBudgetSpent);
       childWorkflowId = null;
       if (result.accounting) {
         accounting[rolloutStage] = result.accounting;

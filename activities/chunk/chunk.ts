@@ -11,7 +11,12 @@ import { runWindow } from './chunkWindow';
 import { MaterializedLine } from './executors/materializedLine';
 import { isTerminalFailure } from '../../gym/failureRetry';
 import { InvalidJudgeResponse } from './executors/invalidJudge';
-import { AgentReportedFailure, type MaterializedInput, type RolloutExecutor } from './executors/types';
+import {
+  AgentReportedFailure,
+  DispatchDrained,
+  type MaterializedInput,
+  type RolloutExecutor,
+} from './executors/types';
 import { RequestFailure } from '../http/client';
 import { nextChunkRank } from '../http/endpointLimiter';
 import { withRetries, type FailedAttempt } from '../http/retry';
@@ -135,7 +140,14 @@ function rowRunner(
       (failedAttempt) => onFailedAttempt(row, failedAttempt),
       signal,
       (attempts.get(key(row.task, row.rollout)) ?? 0) + 1,
-    );
+    ).catch((err: unknown) => {
+      if (err instanceof DispatchDrained) return undefined;
+      throw err;
+    });
+    if (!outcome) {
+      progress.drained = (progress.drained ?? 0) + 1;
+      return;
+    }
     if (!outcome.ok) {
       progress.failed++;
       return;

@@ -1,6 +1,7 @@
 import { ConfigError } from '../../contracts/errors';
 import { stageSettings } from '../../contracts/stageSettings';
 import type { ChunkInput } from '../../contracts/payloads';
+import { chunkDispatchGate } from './dispatchGates';
 import { gymAgentExecutor } from './executors/gymAgent';
 import { singleStepExecutor } from './executors/singleStep';
 import type { RolloutExecutor } from './executors/types';
@@ -27,6 +28,7 @@ export async function buildExecutor(
       onRequest,
       retryTerminalTimeouts: settings.retryTerminalTimeouts,
       retryInvalidJudgeResponses: settings.retryInvalidJudgeResponses,
+      gate: chunkDispatchGate(input),
     });
   }
   const lp = plan.config.local_profile;

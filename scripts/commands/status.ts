@@ -45,6 +45,7 @@ export function registerStatusCommand(program: Command): void {
         }
         const progress = await getProgress(client, workflowId);
         console.log(`${workflowId}: ${progress.status}`);
+        if (progress.failure) console.log(`failure: ${progress.failure}`);
         if (progress.status === 'COMPLETED') {
           const result = await awaitDataset(client, workflowId);
           await printHealth(result.runDir);

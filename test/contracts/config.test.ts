@@ -17,6 +17,8 @@ const OPTIONS_070 = [
   'require_complete',
   'retry_terminal_timeouts',
   'retry_invalid_judge_responses',
+  'dispatch_budget_s',
+  'drain_margin_s',
 ];
 
 test("a config that sets none of 0.7.0's collection options parses without them", () => {
@@ -30,4 +32,13 @@ test("0.7.0's collection options are read when set, and a wrong type is refused"
   assert.equal(pipelineConfigSchema.parse(config).collect.interleave_repeats, true);
   const wrong = { ...config, collect: { ...config.collect, interleave_repeats: 'yes' } };
   assert.equal(pipelineConfigSchema.safeParse(wrong).success, false);
+});
+
+test("0.7.0's time budget takes seconds, 0 included (a budget already spent), and refuses a negative one", () => {
+  const collect = { input_jsonl: 'tasks.jsonl', agent_name: 'a', dispatch_budget_s: 0, drain_margin_s: 90.5 };
+  const parsed = pipelineConfigSchema.parse({ name: 'x', collect }).collect;
+  assert.equal(parsed.dispatch_budget_s, 0);
+  assert.equal(parsed.drain_margin_s, 90.5);
+  for (const key of ['dispatch_budget_s', 'drain_margin_s'])
+    assert.equal(pipelineConfigSchema.safeParse({ name: 'x', collect: { ...collect, [key]: -1 } }).success, false, key);
 });

@@ -1,4 +1,5 @@
 import { ConfigError } from '../../../contracts/errors';
+import type { DispatchGate } from '../../../gym/dispatchBudget';
 import { parseKinded, type JsonDict, type KindedJson } from '../../../gym/kindedJson';
 import { splicedRollout, type SplicedRollout } from '../../../gym/rolloutSplice';
 import { postJsonText, RequestFailure } from '../../http/client';
@@ -6,7 +7,13 @@ import { endpointLimiter } from '../../http/endpointLimiter';
 import { timed } from '../../http/timed';
 import { shardLine, splicedShardLine } from '../shardLines';
 import { invalidJudgeResponse } from './invalidJudge';
-import { agentReportedFailure, keyedResult, type MaterializedInput, type RolloutExecutor } from './types';
+import {
+  agentReportedFailure,
+  DispatchDrained,
+  keyedResult,
+  type MaterializedInput,
+  type RolloutExecutor,
+} from './types';
 
 export interface GymAgentOptions {
   /** Agent name → base URL; each row goes to the agent its own `agent_ref.name` names. */
@@ -26,6 +33,8 @@ export interface GymAgentOptions {
   retryTerminalTimeouts?: boolean;
   /** NeMo Gym 0.7.0's `retry_invalid_judge_responses`: an invalid judge response is a failed attempt. */
   retryInvalidJudgeResponses?: boolean;
+  /** The collection time budget, asked once a request has its slot at the endpoint cap, as 0.7.0 asks. */
+  gate?: DispatchGate;
 }
 
 /** A top-level key the invalid-judge option decides on, so such an answer is decoded rather than spliced. */
@@ -64,18 +73,17 @@ export function gymAgentExecutor(opts: GymAgentOptions): RolloutExecutor {
       const parse = (text: string): SplicedRollout | KindedJson =>
         (keys && splicedRollout(text, keys, opts.retryInvalidJudgeResponses ? INVALID_JUDGE_KEYS : undefined)) ||
         parseKinded(text);
-      const answer = (await limiter.run(
-        () =>
-          timed(opts.onRequest, () =>
-            postJsonText(url, input.text, {
-              timeoutMs: opts.timeoutMs,
-              signal,
-              connections: opts.maxConcurrency,
-              parse,
-            }),
-          ),
-        opts.rank,
-      )) as SplicedRollout | KindedJson;
+      const post = () =>
+        timed(opts.onRequest, () =>
+          postJsonText(url, input.text, {
+            timeoutMs: opts.timeoutMs,
+            signal,
+            connections: opts.maxConcurrency,
+            parse,
+          }),
+        );
+      const answer = (await limiter.run(() => (opts.gate ? gatedPost(opts.gate, post) : post()), opts.rank)) as
+        SplicedRollout | KindedJson;
       if ('line' in answer) return splicedShardLine(answer.digest, answer.line);
       const { plain: result, kinded } = answer;
       if (!result || typeof result !== 'object' || Array.isArray(result)) {
@@ -97,4 +105,13 @@ export function gymAgentExecutor(opts: GymAgentOptions): RolloutExecutor {
       return shardLine(keyed);
     },
   };
+}
+
+/** Starts the request only while the budget lets it, and tells the budget how long an answered one took. */
+async function gatedPost<T>(gate: DispatchGate, post: () => Promise<T>): Promise<T> {
+  if (!gate.mayStart()) throw new DispatchDrained();
+  const started = performance.now();
+  const answer = await post();
+  gate.record((performance.now() - started) / 1000);
+  return answer;
 }

@@ -22,6 +22,17 @@ export interface MaterializedInput {
 }
 
 /**
+ * A row the collection time budget did not let start (gym/dispatchBudget.ts): not a failure, so it is
+ * neither retried nor written anywhere, and a resume runs it (0.7.0's `_ng_dispatch_drained`).
+ */
+export class DispatchDrained extends Error {
+  constructor() {
+    super('not dispatched: collect.dispatch_budget_s ran out');
+    this.name = 'DispatchDrained';
+  }
+}
+
+/**
  * Runs one materialized row to a rollout's shard line (activities/chunk/shardLines.ts), its result kinded
  * as NeMo Gym writes it. Implementations throw RequestFailure for anything that went wrong on the
  * wire, so retries and the failures sidecar treat every executor alike.
