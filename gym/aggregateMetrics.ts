@@ -191,6 +191,7 @@ export async function typedAggregateMetrics(lines: () => AsyncIterable<string>):
   };
 }
 
+/** What a NeMo Gym 0.4.0 resources server answers by default: how an agent of that release answers. */
 export function computeAggregateMetrics(verifyResponses: readonly Row[]): AggregateMetrics {
   const responses = new VerifyResponses();
   for (const vr of verifyResponses) responses.add(vr);

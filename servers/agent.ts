@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { aggregateMetricsRequestSchema, aggregateMetricsSchema } from '../gym/aggregateMetrics';
+import { aggregateMetricsRequestSchema } from '../gym/aggregateMetrics';
+import { aggregateMetrics070Schema } from '../gym/aggregateMetrics070';
 import { responsesCreateParamsSchema, taskRowSchema } from '../gym/schemas';
 import { HttpError, listenJson, notFound, parseBody, requireMethod, type RunningServer } from './http';
 
@@ -51,6 +52,11 @@ interface Upstream {
   label: string;
 }
 
+/** A body already written as JSON, relayed as it is so its numbers keep their kinds. */
+class JsonText {
+  constructor(readonly text: string) {}
+}
+
 async function post(
   upstream: Upstream,
   path: string,
@@ -62,7 +68,7 @@ async function post(
     res = await fetch(new URL(path, upstream.url), {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...upstream.jar.header() },
-      body: JSON.stringify(body),
+      body: body instanceof JsonText ? body.text : JSON.stringify(body),
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (err) {
@@ -76,11 +82,20 @@ async function post(
 }
 
 async function postForJson(upstream: Upstream, path: string, body: unknown, timeoutMs: number): Promise<unknown> {
+  return (await postForJsonText(upstream, path, body, timeoutMs)).value;
+}
+
+async function postForJsonText(
+  upstream: Upstream,
+  path: string,
+  body: unknown,
+  timeoutMs: number,
+): Promise<{ value: unknown; text: string }> {
   const { status, text } = await post(upstream, path, body, timeoutMs);
   if (status < 200 || status >= 300)
     throw new HttpError(502, `${upstream.label} answered POST ${path} with HTTP ${status}: ${text.slice(0, 500)}`);
   try {
-    return JSON.parse(text);
+    return { value: JSON.parse(text), text };
   } catch {
     throw new HttpError(
       502,
@@ -176,18 +191,18 @@ export async function startAgentServer(options: AgentServerOptions): Promise<Run
       if (request.path === '/aggregate_metrics') {
         // Proxied to the resources server, which owns the metrics, as NeMo Gym's simple_agent does
         // (responses_api_agents/simple_agent/app.py SimpleAgent.aggregate_metrics).
+        // Relayed as text both ways, so the numbers keep the kinds the collection writes back.
         requireMethod(request, 'POST');
-        const body = parseBody(aggregateMetricsRequestSchema, request.body);
+        parseBody(aggregateMetricsRequestSchema, request.body);
         const { resources, timeoutMs } = context();
-        const metrics = aggregateMetricsSchema.safeParse(
-          await postForJson(resources, '/aggregate_metrics', body, timeoutMs),
-        );
+        const answer = await postForJsonText(resources, '/aggregate_metrics', new JsonText(request.text), timeoutMs);
+        const metrics = aggregateMetrics070Schema.safeParse(answer.value);
         if (!metrics.success)
           throw new HttpError(
             502,
             `resources server answered /aggregate_metrics with something that is not AggregateMetrics: ${metrics.error.issues[0]?.message}`,
           );
-        return { body: metrics.data };
+        return { text: answer.text };
       }
       if (request.path === '/v1/responses') {
         requireMethod(request, 'POST');

@@ -23,11 +23,16 @@ export interface JsonRequest {
   headers: IncomingMessage['headers'];
   /** Parsed JSON body; undefined for an empty body. */
   body: unknown;
+  /** The body's text, for a handler that must read numbers as their lexemes (`1.0` is not `1` to Python). */
+  text: string;
 }
 
 export interface JsonReply {
   status?: number;
-  body: unknown;
+  /** Sent as JSON.stringify writes it, unless `text` is given. */
+  body?: unknown;
+  /** A body already written as JSON, sent as it is (Python's number kinds kept). */
+  text?: string;
   headers?: Record<string, string | string[]>;
 }
 
@@ -40,7 +45,7 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-async function readBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+async function readBody(req: IncomingMessage, limitBytes: number): Promise<{ text: string; body: unknown }> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -49,9 +54,9 @@ async function readBody(req: IncomingMessage, limitBytes: number): Promise<unkno
     chunks.push(chunk as Buffer);
   }
   const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return undefined;
+  if (text.trim() === '') return { text, body: undefined };
   try {
-    return JSON.parse(text);
+    return { text, body: JSON.parse(text) };
   } catch (err) {
     throw new HttpError(400, `request body is not valid JSON: ${(err as Error).message}`);
   }
@@ -73,8 +78,9 @@ export function sendJson(
   status: number,
   body: unknown,
   headers: Record<string, string | string[]> = {},
+  written?: string,
 ): void {
-  const text = JSON.stringify(body);
+  const text = written ?? JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
 }
@@ -91,14 +97,15 @@ export function listenJson(options: {
     void (async () => {
       try {
         const url = new URL(req.url ?? '/', 'http://localhost');
-        const body = await readBody(req, limit);
+        const { text, body } = await readBody(req, limit);
         const reply = await options.handler({
           method: req.method ?? 'GET',
           path: url.pathname,
           headers: req.headers,
           body,
+          text,
         });
-        sendJson(res, reply.status ?? 200, reply.body, reply.headers);
+        sendJson(res, reply.status ?? 200, reply.body, reply.headers, reply.text);
       } catch (err) {
         if (res.headersSent) {
           res.destroy();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { aggregateMetricsRequestSchema, computeAggregateMetrics } from '../gym/aggregateMetrics';
+import { aggregateMetricsRequestSchema } from '../gym/aggregateMetrics';
+import { aggregateMetricsAnswer070 } from '../gym/aggregateMetricsAnswer';
 import { responsesCreateParamsSchema } from '../gym/schemas';
 import { AGGREGATE_METRICS_BODY_LIMIT_BYTES } from './agent';
 import { HttpError, listenJson, notFound, parseBody, requireMethod, type RunningServer } from './http';
@@ -7,8 +8,8 @@ import { answerMatches, callTool, isToolName, toolArgumentSchemas, toolCallMatch
 
 // The travel-assistant resources server, NeMo Gym style: `POST /<tool_name>` runs a tool,
 // `POST /verify` scores a whole trajectory against the ground truth carried by the task row itself,
-// `POST /aggregate_metrics` summarizes verify responses as every NeMo Gym resources server does by
-// default (base_resources_server.py SimpleResourcesServer.aggregate_metrics).
+// `POST /aggregate_metrics` summarizes verify responses as every NeMo Gym 0.7.0 resources server does
+// by default (base_resources_server.py SimpleResourcesServer.aggregate_metrics).
 
 const expectedToolCallSchema = z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()) });
 
@@ -86,9 +87,8 @@ export async function startResourcesServer(options: { host?: string; port?: numb
       if (request.path === '/verify')
         return { body: verifyTrajectory(parseBody(travelVerifyRequestSchema, request.body)) };
       if (request.path === '/aggregate_metrics') {
-        return {
-          body: computeAggregateMetrics(parseBody(aggregateMetricsRequestSchema, request.body).verify_responses),
-        };
+        parseBody(aggregateMetricsRequestSchema, request.body);
+        return { text: aggregateMetricsAnswer070(request.text) };
       }
       // The environment is stateless, so a session needs no seeding; the route exists so agents
       // written for NeMo Gym resources servers work unchanged.

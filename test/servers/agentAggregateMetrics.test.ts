@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { computeAggregateMetrics } from '../../gym/aggregateMetrics';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { jsonText } from '../../gym/jsonl';
+import { parseKinded } from '../../gym/kindedJson';
+import { ensureNemoGym } from '../../scripts/lib/nemoGym';
 import { startAgentServer } from '../../servers/agent';
 import type { RunningServer } from '../../servers/http';
 import { startResourcesServer } from '../../servers/resources';
 
-// The embedded agent and resources server answer POST /aggregate_metrics as NeMo Gym's do: the
+// The embedded agent and resources server answer POST /aggregate_metrics as NeMo Gym 0.7.0's do: the
 // resources server computes (SimpleResourcesServer.aggregate_metrics), the agent proxies to it
 // (simple_agent's aggregate_metrics), so `ng_aggregate_rollouts` can be pointed at them.
 
@@ -49,12 +53,36 @@ async function post(url: string, path: string, body: unknown): Promise<{ status:
   return { status: res.status, json: await res.json() };
 }
 
-test('the resources server computes the default aggregate metrics', async () => {
-  const { status, json } = await post(resources.url, '/aggregate_metrics', { verify_responses: verifyResponses });
-  assert.equal(status, 200);
-  assert.deepEqual(json, JSON.parse(JSON.stringify(computeAggregateMetrics(verifyResponses))));
-  assert.equal(json.agent_metrics['mean/reward'], 2 / 3);
-  assert.deepEqual(json.key_metrics, { 'mean/reward': 2 / 3, 'mean/answer_correct': 2 / 3, 'mean/input_tokens': 11 });
+/** 0.7.0's own compute_aggregate_metrics on the same verify responses, each field as orjson writes it. */
+function answer070(responses: unknown[]): Record<string, string> {
+  const python = path.join(ensureNemoGym('0.7.0').binDir, 'python');
+  const script =
+    'import json, sys\nfrom nemo_gym.reward_profile import compute_aggregate_metrics\n' +
+    'print(compute_aggregate_metrics(json.loads(sys.stdin.read())).model_dump_json(exclude_none=True))';
+  return fieldTexts(execFileSync(python, ['-c', script], { input: JSON.stringify(responses), encoding: 'utf8' }));
+}
+
+/** Each field of an answer as orjson writes it, so a float that looks integral (`1.0`) stays one. */
+function fieldTexts(text: string): Record<string, string> {
+  const { plain, kinded } = parseKinded(text);
+  const fields = kinded instanceof Map ? [...kinded] : Object.entries(plain as Record<string, unknown>);
+  return Object.fromEntries(fields.map(([k, v]) => [k, jsonText(v)]));
+}
+
+test('the resources server answers what 0.7.0’s compute_aggregate_metrics answers', { timeout: 900_000 }, async () => {
+  const text = async (responses: unknown[]) =>
+    (
+      await fetch(new URL('/aggregate_metrics', resources.url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ verify_responses: responses }),
+      })
+    ).text();
+  const ours = fieldTexts(await text(verifyResponses));
+  assert.deepEqual(ours, answer070(verifyResponses));
+  assert.match(ours.agent_metrics!, /"max\/reward":1\.0/, 'a float that looks integral stays a float');
+  assert.match(ours.agent_metrics!, /"mean_across_repeats\/mean\/reward"/, "0.7.0's additions are there");
+  assert.deepEqual(fieldTexts(await text([])), answer070([]));
 });
 
 test('the agent proxies /aggregate_metrics to its resources server', async () => {
@@ -64,12 +92,7 @@ test('the agent proxies /aggregate_metrics to its resources server', async () =>
   assert.deepEqual(proxied.json, direct.json);
 });
 
-test('empty and malformed requests', async () => {
-  assert.deepEqual((await post(agent.url, '/aggregate_metrics', { verify_responses: [] })).json, {
-    group_level_metrics: [],
-    agent_metrics: {},
-    key_metrics: {},
-  });
+test('malformed requests', async () => {
   assert.equal((await post(agent.url, '/aggregate_metrics', { responses: [] })).status, 422);
   assert.equal((await post(resources.url, '/aggregate_metrics', { verify_responses: [1] })).status, 422);
 });
