@@ -102,8 +102,7 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
 /** How a stage materializes its task rows (the prefetch alignment materializes candidates the same way). */
 export function stageMaterializeOptions(settings: StageSettings): MaterializeOptions {
   return {
-    agent_name: settings.agentName,
-    num_repeats: settings.numRepeats,
+    ...settings.routing,
     responses_create_params: settings.overrides,
     seed_per_repeat: settings.seedPerRepeat,
     limit: settings.limit,
