@@ -210,7 +210,7 @@ export interface Collected {
   /** Rollout lines in file order. */
   rollouts: string[];
   failures: string[];
-  /** `<prefix>_aggregate_metrics.json`, parsed. */
+  /** `<prefix>_aggregate_metrics.json`, parsed, its entries by environment server name. */
   aggregateMetrics: unknown;
 }
 
@@ -234,9 +234,17 @@ function withoutDiagnostics(line: string): string {
   return DIAGNOSTICS.test(line) ? `${line.replace(DIAGNOSTICS, '')}}` : line;
 }
 
+// 0.7.0 writes one entry per environment server in the order its concurrent /aggregate_metrics
+// calls complete (asyncio.as_completed), which no run fixes; entries are compared by server name.
+function byEnvironmentServer(metrics: unknown): unknown {
+  if (!Array.isArray(metrics)) return metrics;
+  const name = (entry: unknown) => String((entry as Record<string, unknown>)._ng_environment_server);
+  return [...(metrics as unknown[])].sort((a, b) => name(a).localeCompare(name(b)));
+}
+
 export function readCollected(prefix: string, by: '0.7.0' | 'pivot-miner'): Collected {
   const rollouts = lines(`${prefix}.jsonl`);
-  const metrics = JSON.parse(readFileSync(`${prefix}_aggregate_metrics.json`, 'utf8'));
+  const metrics = byEnvironmentServer(JSON.parse(readFileSync(`${prefix}_aggregate_metrics.json`, 'utf8')));
   return {
     materializedInputs: readFileSync(`${prefix}_materialized_inputs.jsonl`, 'utf8'),
     rollouts: by === '0.7.0' ? rollouts.map(withoutStamps) : rollouts,
