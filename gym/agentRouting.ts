@@ -42,7 +42,9 @@ export const fanOutSchema = z
   );
 
 export const numRepeatsSchema = z
-  .union([z.number().int().min(1), z.record(routeName, z.number().int().min(1))])
+  .union([z.number().int().min(1), z.record(routeName, z.number().int().min(1))], {
+    error: 'expected an integer >= 1, or a dict of agent or routing key to an integer >= 1',
+  })
   .describe(
     "Rollouts per task row, as ng_collect_rollouts num_repeats: a number for every row, or (0.7.0) a dict keyed by the agent a row is dispatched to or the row's own agent_ref.name / task_source, the dispatched agent first, with _default for rows no key names; a row no key names is refused",
   );
