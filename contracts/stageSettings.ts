@@ -1,4 +1,5 @@
 import { DEFAULT_ROUTE, type RoutingOptions } from '../gym/agentRouting';
+import type { MaterializeOptions } from '../gym/materialize';
 import type { RolloutStage, RunPlan } from './payloads';
 
 // Collect and local-profile are the same chunked sub-pipeline with different knobs; this is the one
@@ -93,5 +94,15 @@ export function stageSettings(plan: RunPlan, stage: RolloutStage): StageSettings
     // count and selection holds it back (or, with filter.allow_partial, publishes it marked
     // partial), instead of one failed sample failing the whole run.
     allowPartialRollouts: true,
+  };
+}
+
+/** How a stage materializes its task rows (the prefetch alignment materializes candidates the same way). */
+export function stageMaterializeOptions(settings: StageSettings): MaterializeOptions {
+  return {
+    ...settings.routing,
+    responses_create_params: settings.overrides,
+    seed_per_repeat: settings.seedPerRepeat,
+    limit: settings.limit,
   };
 }

@@ -2,12 +2,11 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { ConfigError, InvalidInputError } from '../../contracts/errors';
 import type { RunPlan } from '../../contracts/payloads';
-import { stageSettings } from '../../contracts/stageSettings';
+import { stageMaterializeOptions, stageSettings } from '../../contracts/stageSettings';
 import { pivotMiningInputSchema, type PivotMiningInput } from '../../contracts/workflowInputs';
 import { JsonlError } from '../../gym/errors';
 import { readJsonl } from '../../gym/jsonl';
 import { materializeRecords } from '../../gym/materialize';
-import { stageMaterializeOptions } from '../stage/materialize';
 import { endpointProblems, type Findings } from './preflightEndpoints';
 import { taskDataFindings } from './preflightTaskData';
 import {
