@@ -1,11 +1,13 @@
+import { DEFAULT_ROUTE, type RoutingOptions } from '../gym/agentRouting';
+import type { MaterializeOptions } from '../gym/materialize';
 import type { RolloutStage, RunPlan } from './payloads';
 
 // Collect and local-profile are the same chunked sub-pipeline with different knobs; this is the one
 // place that maps the config onto those knobs, shared by the workflow (windowing) and activities.
 
 export interface StageSettings {
-  agentName: string;
-  numRepeats: number;
+  /** Which agent each row runs on and how many times (gym/agentRouting.ts). */
+  routing: RoutingOptions;
   seedPerRepeat: boolean;
   overrides: Record<string, unknown>;
   limit?: number;
@@ -40,12 +42,33 @@ export function pivotAgentName(plan: RunPlan): string {
   return plan.config.publish.agent_name ?? `${plan.config.publish.dataset_name ?? plan.config.name}_pivot_agent`;
 }
 
+type CollectConfig = RunPlan['config']['collect'];
+
+/** The agent rows without a mapping of their own run on, if the config names one: 0.7.0's agent_name, folded into agent_map._default. */
+export function collectDefaultAgent(collect: CollectConfig): string | undefined {
+  return collect.agent_name ?? collect.agent_map?.[DEFAULT_ROUTE];
+}
+
+/**
+ * Collect routes rows as ng_collect_rollouts 0.7.0 does: agent_name re-routes every row (it is
+ * agent_map._default), where 0.4.0 only filled rows without an agent_ref.
+ */
+function collectRouting(collect: CollectConfig): RoutingOptions {
+  const defaultAgent = collectDefaultAgent(collect);
+  const agentMap =
+    defaultAgent === undefined ? collect.agent_map : { ...collect.agent_map, [DEFAULT_ROUTE]: defaultAgent };
+  return {
+    ...(agentMap === undefined ? {} : { agent_map: agentMap }),
+    ...(collect.fan_out === undefined ? {} : { fan_out: collect.fan_out }),
+    num_repeats: collect.num_repeats,
+  };
+}
+
 export function stageSettings(plan: RunPlan, stage: RolloutStage): StageSettings {
   const { collect, local_profile: lp, profile } = plan.config;
   if (stage === 'collect') {
     return {
-      agentName: collect.agent_name,
-      numRepeats: collect.num_repeats,
+      routing: collectRouting(collect),
       seedPerRepeat: collect.seed_per_repeat,
       overrides: collect.responses_create_params,
       limit: collect.limit,
@@ -64,8 +87,9 @@ export function stageSettings(plan: RunPlan, stage: RolloutStage): StageSettings
     };
   }
   return {
-    agentName: pivotAgentName(plan),
-    numRepeats: lp.num_samples,
+    // pivot-miner's own stage, whose bytes are fixed by the seed: rows without agent_ref get the
+    // pivot agent, as NeMo Gym 0.4.0 filled them, and no row is re-routed.
+    routing: { agent_name: pivotAgentName(plan), num_repeats: lp.num_samples },
     // Local profiling needs K different samples of the same prefix, so per-repeat seeds are always on.
     seedPerRepeat: true,
     overrides: lp.responses_create_params,
@@ -83,5 +107,15 @@ export function stageSettings(plan: RunPlan, stage: RolloutStage): StageSettings
     // count and selection holds it back (or, with filter.allow_partial, publishes it marked
     // partial), instead of one failed sample failing the whole run.
     allowPartialRollouts: true,
+  };
+}
+
+/** How a stage materializes its task rows (the prefetch alignment materializes candidates the same way). */
+export function stageMaterializeOptions(settings: StageSettings): MaterializeOptions {
+  return {
+    ...settings.routing,
+    responses_create_params: settings.overrides,
+    seed_per_repeat: settings.seedPerRepeat,
+    limit: settings.limit,
   };
 }

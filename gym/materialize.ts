@@ -7,14 +7,18 @@ import { decodePythonJson, PythonJsonFailure } from './pythonJson';
 import { pythonJsonDumps } from './pythonJsonDumps';
 import { RepeatLines } from './repeatLines';
 import { taskRowSchema, type MaterializedRow } from './schemas';
+import { agentMapSchema, fanOutSchema, numRepeatsSchema, routeRow, type Dispatch } from './agentRouting';
 
 // Materialization as NeMo Gym's rollout collection (`RolloutCollectionHelper._preprocess_rows_from_config`)
 // does it, so a materialized inputs file made here is interchangeable with one from `ng_collect_rollouts`
 // and the reward profiler keys results to tasks the same way.
 
 export const materializeOptionsSchema = z.object({
-  agent_name: z.string().min(1),
-  num_repeats: z.number().int().min(1).default(1),
+  // 0.4.0's: fills rows without agent_ref only. 0.7.0's agent_name is agent_map._default (gym/agentRouting.ts).
+  agent_name: z.string().min(1).optional(),
+  agent_map: agentMapSchema.optional(),
+  fan_out: fanOutSchema.optional(),
+  num_repeats: numRepeatsSchema.default(1),
   responses_create_params: z.record(z.string(), z.unknown()).default({}),
   seed_per_repeat: z.boolean().default(false),
   // Upstream treats `limit: 0` as "no limit" (a falsy check); rejecting it avoids that surprise.
@@ -87,13 +91,25 @@ function extraBodyOf(row: JsonDict): string {
 }
 
 /** Agent, overrides and task index as upstream gives them to a row, on a copy of `row` of its kind. */
-function prepared(row: JsonDict, opts: MaterializeOptions, taskIndex: number): JsonDict {
+function prepared(
+  row: JsonDict,
+  opts: MaterializeOptions,
+  agentRef: { name: string } | undefined,
+  taskIndex: number,
+): JsonDict {
   const params = withEntries(dictGet(row, 'responses_create_params') as JsonDict, opts.responses_create_params);
   return withEntries(row, {
-    ...(dictGet(row, 'agent_ref') === undefined ? { agent_ref: { name: opts.agent_name } } : {}),
+    ...(agentRef === undefined ? {} : { agent_ref: agentRef }),
     responses_create_params: params,
     _ng_task_index: taskIndex,
   });
+}
+
+/** The prepared row as a copy dispatched to `agent` starts: `{name: agent}` set when the row names another (fan-out). */
+function dispatched(row: JsonDict, agent: string): JsonDict {
+  const ref = dictGet(row, 'agent_ref');
+  const name = isJsonDict(ref) ? dictGet(ref, 'name') : undefined;
+  return name === agent ? row : withEntries(row, { agent_ref: { name: agent } });
 }
 
 /**
@@ -110,7 +126,11 @@ function repeated(row: JsonDict, rolloutIndex: number, opts: MaterializeOptions,
 
 /**
  * Expands task rows into materialized rows, abc → aabbcc. Semantics follow upstream exactly:
- * - a row without `agent_ref` gets `{"name": agent_name}` (upstream adds no `type`), appended last;
+ * - agents as gym/agentRouting.ts routes them: with `agent_map` (0.7.0) a mapped row's `agent_ref`
+ *   becomes `{"name": agent}` in place; without it (0.4.0) a row without `agent_ref` gets
+ *   `{"name": agent_name}`; either is appended last when the row had none (upstream adds no `type`);
+ * - a fan-out copy to another agent gets `{"name": agent}`, after `_ng_task_index` if the row had no
+ *   `agent_ref`, and its repeats continue the task's rollout indices;
  * - overrides are shallow-merged over `responses_create_params`, keeping its key order;
  * - `_ng_task_index` is kept when the row has one; otherwise identical lines share the index of their
  *   first occurrence, counting distinct unindexed lines from 0 (upstream does not skip indices rows
@@ -157,21 +177,39 @@ export async function* materializeRecords(
         taskIndexByLine.set(key, taskIndex);
       }
     }
+    const route = routeRow(value, options, file, record.line);
     const kinded = kindedFrom(lineText(record), value) as JsonDict;
-    const row = prepared(value, options, taskIndex);
-    const kindedRow = kinded === value ? row : prepared(kinded, options, taskIndex);
-    let lines: RepeatLines | undefined;
-    for (let repeat = 0; repeat < options.num_repeats; repeat++) {
-      const rolloutIndex = nextRolloutIndex.get(taskIndex) ?? 0;
-      nextRolloutIndex.set(taskIndex, rolloutIndex + 1);
-      const copy = repeated(row, rolloutIndex, options, file, record.line);
-      const kindedCopy = kindedRow === row ? copy : repeated(kindedRow, rolloutIndex, options, file, record.line);
-      // Made from the first repeat, once it has passed the checks repeating makes.
-      if (repeat === 0 && options.num_repeats > 1) lines = RepeatLines.of(kindedCopy, options.seed_per_repeat);
-      const text = lines
-        ? lines.line(rolloutIndex, options.seed_per_repeat ? extraBodyOf(kindedCopy) : undefined)
-        : jsonText(kindedCopy);
-      yield { row: copy as MaterializedRow, value: kindedCopy, text, line: record.line };
+    const row = prepared(value, options, route.agentRef, taskIndex);
+    const kindedRow = kinded === value ? row : prepared(kinded, options, route.agentRef, taskIndex);
+    for (const dispatch of route.dispatches) {
+      const copy = dispatched(row, dispatch.agent);
+      const copies = { row: copy, kindedRow: kindedRow === row ? copy : dispatched(kindedRow, dispatch.agent) };
+      yield* repeats(copies, dispatch, options, nextRolloutIndex, { file, line: record.line });
     }
+  }
+}
+
+/** The repeats of one dispatched copy of a row, continuing its task's rollout indices. */
+function* repeats(
+  copies: { row: JsonDict; kindedRow: JsonDict },
+  dispatch: Dispatch,
+  options: MaterializeOptions,
+  nextRolloutIndex: Map<number, number>,
+  { file, line }: { file: string; line: number },
+): Generator<MaterializedRecord> {
+  const { row, kindedRow } = copies;
+  const taskIndex = dictGet(row, '_ng_task_index') as number;
+  let lines: RepeatLines | undefined;
+  for (let repeat = 0; repeat < dispatch.repeats; repeat++) {
+    const rolloutIndex = nextRolloutIndex.get(taskIndex) ?? 0;
+    nextRolloutIndex.set(taskIndex, rolloutIndex + 1);
+    const copy = repeated(row, rolloutIndex, options, file, line);
+    const kindedCopy = kindedRow === row ? copy : repeated(kindedRow, rolloutIndex, options, file, line);
+    // Made from the first repeat, once it has passed the checks repeating makes.
+    if (repeat === 0 && dispatch.repeats > 1) lines = RepeatLines.of(kindedCopy, options.seed_per_repeat);
+    const text = lines
+      ? lines.line(rolloutIndex, options.seed_per_repeat ? extraBodyOf(kindedCopy) : undefined)
+      : jsonText(kindedCopy);
+    yield { row: copy as MaterializedRow, value: kindedCopy, text, line };
   }
 }

@@ -1,5 +1,5 @@
 import { ConfigError } from '../../contracts/errors';
-import { stageSettings } from '../../contracts/stageSettings';
+import { pivotAgentName, stageSettings } from '../../contracts/stageSettings';
 import type { ChunkInput } from '../../contracts/payloads';
 import { chunkDispatchGate } from './dispatchGates';
 import { gymAgentExecutor } from './executors/gymAgent';
@@ -33,7 +33,7 @@ export async function buildExecutor(
   }
   const lp = plan.config.local_profile;
   if (lp.verifier === 'nemo_gym_agent') {
-    const agentName = lp.agent_name ?? settings.agentName;
+    const agentName = lp.agent_name ?? pivotAgentName(plan);
     const agentUrls = await agentDirectory(plan);
     if (!agentUrls.has(agentName))
       throw new ConfigError(`local_profile.agent_name: ${unknownAgentReason(plan, agentName, agentUrls)}`);

@@ -5,7 +5,7 @@ import { splicedVerdict } from '../../gym/rolloutSplice';
 import { dictGet, parseKinded, pickEntries, withEntries, type JsonDict } from '../../gym/kindedJson';
 import { materializeRecords } from '../../gym/materialize';
 import { StagedJsonlFile } from '../../gym/stagedJsonl';
-import { stageSettings } from '../../contracts/stageSettings';
+import { stageMaterializeOptions, stageSettings } from '../../contracts/stageSettings';
 import type { PrefetchAlignment, RunPlan } from '../../contracts/payloads';
 import { SINGLE_STEP_VERDICT_KEYS } from '../chunk/executors/singleStep';
 import { keyedResult, type RolloutExecutor } from '../chunk/executors/types';
@@ -21,7 +21,6 @@ import {
   type RunRow,
 } from './filedChunks';
 import type { ExecutorWrapper } from '../chunk/chunk';
-import { stageMaterializeOptions } from '../stage/materialize';
 import { shardLine, splicedShardLine } from '../chunk/shardLines';
 
 // Overlap, second half (docs/architecture.md): the run's own local profile reuses an early sample

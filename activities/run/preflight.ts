@@ -2,7 +2,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { ConfigError, InvalidInputError } from '../../contracts/errors';
 import type { RunPlan } from '../../contracts/payloads';
-import { stageSettings } from '../../contracts/stageSettings';
+import { stageMaterializeOptions, stageSettings } from '../../contracts/stageSettings';
 import { pivotMiningInputSchema, type PivotMiningInput } from '../../contracts/workflowInputs';
 import { JsonlError } from '../../gym/errors';
 import { readJsonl } from '../../gym/jsonl';
@@ -36,8 +36,10 @@ export interface RunOutline {
   /** False when the input has a bad line: the counts are of the rows before it. */
   inputComplete: boolean;
   tasks: number;
-  numRepeats: number;
-  /** Rows × num_repeats: the rollouts collect will run. */
+  numRepeats: number | Record<string, number>;
+  /** Whether collect.fan_out runs rows on several agents. */
+  fanOut: boolean;
+  /** The rows collect will materialize: rows × num_repeats, per agent with fan_out or a num_repeats dict. */
   rollouts: number;
   /** K: local profiling samples each pivot candidate this many times (candidates are known after convert). */
   samplesPerCandidate: number;
@@ -53,6 +55,7 @@ interface InputScan {
   inputPath: string;
   inputRows: number;
   tasks: number;
+  rollouts: number;
   complete: boolean;
   /** Each agent_ref.name the rows route to, and the first line naming it. */
   agentLines: Map<string, number>;
@@ -83,7 +86,7 @@ export async function preflight(
     baseDir: ctx.baseDir,
     config: ctx.config,
   };
-  const scan = await scanInputs(ctx, findings.problems);
+  const scan = await scanInputs(ctx, plan, findings.problems);
   if (scan) await taskDataFindings(ctx, scan.inputPath, findings);
   const endpoints = await endpointProblems(ctx, plan, scan?.agentLines ?? new Map(), scan?.inputPath ?? '', env);
   findings.problems.push(...endpoints.problems);
@@ -94,7 +97,7 @@ export async function preflight(
 }
 
 function outlineOf(ctx: RunContext<unknown>, plan: RunPlan, scan: InputScan): RunOutline {
-  const { numRepeats } = stageSettings(plan, 'collect');
+  const { collect } = plan.config;
   return {
     configPath: ctx.configPath,
     runDir: plan.runDir,
@@ -102,19 +105,20 @@ function outlineOf(ctx: RunContext<unknown>, plan: RunPlan, scan: InputScan): Ru
     inputRows: scan.inputRows,
     inputComplete: scan.complete,
     tasks: scan.tasks,
-    numRepeats,
-    rollouts: scan.inputRows * numRepeats,
+    numRepeats: collect.num_repeats,
+    fanOut: collect.fan_out !== undefined,
+    rollouts: scan.rollouts,
     samplesPerCandidate: ctx.config.local_profile.num_samples,
     agents: [...scan.agentLines.keys()],
   };
 }
 
 /**
- * Reads the task rows as materialization will, once each (repeats add nothing a row has not shown):
- * counts rows and tasks and notes which agents they name. Stops at the first bad line, as a run
- * would, but keeps what it counted so the agents named before it are still checked.
+ * Reads the task rows as materialization will: counts rows, tasks and rollouts (fan-out and a
+ * num_repeats dict make them per row) and notes which agents they route to. Stops at the first bad
+ * line, as a run would, but keeps what it counted so the agents named before it are still checked.
  */
-async function scanInputs(ctx: RunContext<unknown>, problems: string[]): Promise<InputScan | undefined> {
+async function scanInputs(ctx: RunContext<unknown>, plan: RunPlan, problems: string[]): Promise<InputScan | undefined> {
   const { config, configPath, baseDir } = ctx;
   const key = ['collect', 'input_jsonl'];
   let inputPath: string;
@@ -126,19 +130,15 @@ async function scanInputs(ctx: RunContext<unknown>, problems: string[]): Promise
     problems.push(err.message);
     return undefined;
   }
-  const scan: InputScan = { inputPath, inputRows: 0, tasks: 0, complete: false, agentLines: new Map() };
+  const scan: InputScan = { inputPath, inputRows: 0, tasks: 0, rollouts: 0, complete: false, agentLines: new Map() };
   const tasks = new Set<number>();
-  const { collect } = config;
-  const options = {
-    agent_name: collect.agent_name,
-    num_repeats: 1,
-    responses_create_params: collect.responses_create_params,
-    seed_per_repeat: collect.seed_per_repeat,
-    limit: collect.limit,
-  };
+  const options = stageMaterializeOptions(stageSettings(plan, 'collect'));
+  let lastLine = 0;
   try {
     for await (const { row, line } of materializeRecords(readJsonl(inputPath), options, inputPath)) {
-      scan.inputRows++;
+      if (line !== lastLine) scan.inputRows++;
+      lastLine = line;
+      scan.rollouts++;
       tasks.add(row._ng_task_index);
       if (!scan.agentLines.has(row.agent_ref.name)) scan.agentLines.set(row.agent_ref.name, line);
     }

@@ -1,6 +1,6 @@
 import { ConfigError } from '../../contracts/errors';
 import type { RunPlan } from '../../contracts/payloads';
-import { stageSettings } from '../../contracts/stageSettings';
+import { pivotAgentName } from '../../contracts/stageSettings';
 import { EMBEDDED_AGENT_NAME } from '../../servers/embeddedStack';
 import { configKeyLocation } from './configFile';
 import { getText, postJson, RequestFailure } from '../http/client';
@@ -67,7 +67,7 @@ async function checkAgents(
     if (!agents.has(name)) findings.problems.push(`${inputPath}:${line}: ${unknownAgentReason(plan, name, agents)}`);
   }
   if (lp.verifier === 'nemo_gym_agent') {
-    const name = lp.agent_name ?? stageSettings(plan, 'local_profile').agentName;
+    const name = lp.agent_name ?? pivotAgentName(plan);
     if (!agents.has(name))
       findings.problems.push(
         `${await location(ctx, ['local_profile', 'agent_name'])}: local_profile.agent_name: ${unknownAgentReason(plan, name, agents)}`,

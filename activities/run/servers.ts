@@ -6,6 +6,7 @@ import { startEmbeddedStack } from '../../servers/embeddedStack';
 import type { FaultsConfig } from '../../contracts/faultsConfig';
 import type { RunPlan } from '../../contracts/payloads';
 import { resolveInside } from './configFile';
+import { collectDefaultAgent } from '../../contracts/stageSettings';
 import { getText, RequestFailure } from '../http/client';
 import {
   agentType,
@@ -121,11 +122,14 @@ export async function resolveEndpoints(plan: RunPlan): Promise<Endpoints> {
     const address = findServer(globalConfig, name);
     return address && serverUrl(address);
   };
-  const agentUrl = servers.agent_url ?? discovered(collect.agent_name);
+  // Without a default agent, rows route by their own agent_ref to agents the head server lists: it stands for them.
+  const agentName = collectDefaultAgent(collect);
+  const agentUrl = servers.agent_url ?? (agentName === undefined ? servers.head_url : discovered(agentName));
   const modelUrl = lp.model.url ?? discovered(modelServerName);
   if (!agentUrl || !modelUrl) {
+    const missing = agentName === undefined ? 'a head server (collect names no agent_name)' : `agent "${agentName}"`;
     throw new ConfigError(
-      `servers.mode=${servers.mode}: cannot find ${!agentUrl ? `agent "${collect.agent_name}"` : `model server "${modelServerName}"`}; ` +
+      `servers.mode=${servers.mode}: cannot find ${!agentUrl ? missing : `model server "${modelServerName}"`}; ` +
         'set servers.agent_url / local_profile.model.url, or servers.head_url pointing at a NeMo Gym head server that lists it',
     );
   }
@@ -152,7 +156,14 @@ export async function agentDirectory(plan: RunPlan): Promise<Map<string, string>
       if (address) agents.set(name, serverUrl(address));
     }
   }
-  if (servers.agent_url) agents.set(collect.agent_name, servers.agent_url);
+  if (servers.agent_url) {
+    const agentName = collectDefaultAgent(collect);
+    if (agentName === undefined)
+      throw new ConfigError(
+        'servers.agent_url serves collect.agent_name (or collect.agent_map._default), which is not set',
+      );
+    agents.set(agentName, servers.agent_url);
+  }
   return agents;
 }
 

@@ -2,7 +2,7 @@ import { open, rm } from 'node:fs/promises';
 import { heartbeat, log } from '@temporalio/activity';
 import type { z } from 'zod';
 import { ConfigError } from '../../contracts/errors';
-import { stageSettings } from '../../contracts/stageSettings';
+import { pivotAgentName, stageSettings } from '../../contracts/stageSettings';
 import type { RolloutStage, RunPlan } from '../../contracts/payloads';
 import {
   aggregateMetricsPath,
@@ -118,7 +118,7 @@ function servingAgent(plan: RunPlan, stage: RolloutStage): ((rowAgent: string) =
   if (stage === 'collect') return (rowAgent) => rowAgent;
   const lp = plan.config.local_profile;
   if (lp.verifier !== 'nemo_gym_agent') return undefined;
-  const name = lp.agent_name ?? stageSettings(plan, stage).agentName;
+  const name = lp.agent_name ?? pivotAgentName(plan);
   return () => name;
 }
 

@@ -5,8 +5,8 @@ import { JsonlWriter, readJsonl } from '../../gym/jsonl';
 import { mkdirDurably, syncFiles } from '../../gym/durable';
 import { JsonlError } from '../../gym/errors';
 import { ConfigError } from '../../contracts/errors';
-import { materializeRecords, type MaterializeOptions } from '../../gym/materialize';
-import { stageSettings, type StageSettings } from '../../contracts/stageSettings';
+import { materializeRecords } from '../../gym/materialize';
+import { stageMaterializeOptions, stageSettings } from '../../contracts/stageSettings';
 import type { CollectStageInput, MaterializeResult } from '../../contracts/payloads';
 import {
   materializedInputsPath,
@@ -97,17 +97,6 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   await checkMaterializedInputs(plan.runDir, stage, outFile);
   await recordMaterialized(plan.runDir, stage, outPrefix);
   return materializeResult(outFile, meta);
-}
-
-/** How a stage materializes its task rows (the prefetch alignment materializes candidates the same way). */
-export function stageMaterializeOptions(settings: StageSettings): MaterializeOptions {
-  return {
-    agent_name: settings.agentName,
-    num_repeats: settings.numRepeats,
-    responses_create_params: settings.overrides,
-    seed_per_repeat: settings.seedPerRepeat,
-    limit: settings.limit,
-  };
 }
 
 /** The materialized files and the manifest that now records them, as published by this step. */

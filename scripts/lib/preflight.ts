@@ -1,5 +1,5 @@
 import { defaultRunId } from '../../activities/run/prepare';
-import { PIVOT_MINING_STAGES, preflight, type PreflightReport } from '../../activities/run/preflight';
+import { PIVOT_MINING_STAGES, preflight, type PreflightReport, type RunOutline } from '../../activities/run/preflight';
 import { workerSettingsFromEnv } from '../../activities/run/runContext';
 import type { PivotMiningInput } from '../../contracts/workflowInputs';
 
@@ -41,10 +41,16 @@ export function outlineText(report: PreflightReport): string {
       `${outline.inputPath}: ${outline.inputRows} rows, ${outline.tasks} tasks${outline.inputComplete ? '' : ' before its first bad line'}`,
     ],
     ['agents', outline.agents.join(', ')],
-    ['rollouts', `${outline.rollouts} (${outline.inputRows} rows × num_repeats ${outline.numRepeats})`],
+    ['rollouts', `${outline.rollouts} (${rolloutsBasis(outline)})`],
     ['samples', `${outline.samplesPerCandidate} per pivot candidate (candidates are counted by convert)`],
   ];
   return rows.map(([label, value]) => `${label!.padEnd(10)}${value}`).join('\n');
+}
+
+function rolloutsBasis({ inputRows, numRepeats, fanOut }: RunOutline): string {
+  if (typeof numRepeats === 'number' && !fanOut) return `${inputRows} rows × num_repeats ${numRepeats}`;
+  const repeats = typeof numRepeats === 'number' ? String(numRepeats) : JSON.stringify(numRepeats);
+  return `${inputRows} rows, num_repeats ${repeats}${fanOut ? ' per fan_out agent' : ''}`;
 }
 
 /** Notes on stderr; throws PreflightFailed listing every problem. */

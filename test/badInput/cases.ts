@@ -87,7 +87,7 @@ export const pipelineCases: PipelineCase[] = [
   },
   {
     name: 'agent_ref names no known agent',
-    input: { collect_input: 'input/unknown_agent.jsonl' },
+    input: { config_path: 'config/unknown_agent.yaml' },
     expect: 'error',
     message: /unknown_agent\.jsonl:2: agent_ref\.name "nobody_agent" is not an agent the servers know/,
   },
@@ -138,7 +138,7 @@ export const pipelineCases: PipelineCase[] = [
     name: 'config: wrong type',
     input: { config_path: 'config/wrong_type.yaml' },
     expect: 'error',
-    message: /wrong_type\.yaml:7: collect\.num_repeats: Invalid input: expected number/,
+    message: /wrong_type\.yaml:7: collect\.num_repeats: expected an integer >= 1, or a dict/,
   },
   {
     name: 'config: invalid YAML',
@@ -150,7 +150,7 @@ export const pipelineCases: PipelineCase[] = [
     name: 'config: missing required key',
     input: { config_path: 'config/missing_required_key.yaml' },
     expect: 'error',
-    message: /missing_required_key\.yaml:5: collect\.agent_name: Invalid input: expected string/,
+    message: /missing_required_key\.yaml:5: collect\.input_jsonl: Invalid input: expected string/,
   },
   {
     name: 'config: bad enum value',

@@ -19,6 +19,8 @@ const OPTIONS_070 = [
   'retry_invalid_judge_responses',
   'dispatch_budget_s',
   'drain_margin_s',
+  'agent_map',
+  'fan_out',
 ];
 
 test("a config that sets none of 0.7.0's collection options parses without them", () => {
@@ -41,4 +43,23 @@ test("0.7.0's time budget takes seconds, 0 included (a budget already spent), an
   assert.equal(parsed.drain_margin_s, 90.5);
   for (const key of ['dispatch_budget_s', 'drain_margin_s'])
     assert.equal(pipelineConfigSchema.safeParse({ name: 'x', collect: { ...collect, [key]: -1 } }).success, false, key);
+});
+
+test("collect routing is validated at parse, as 0.7.0's config validators do", () => {
+  const config = (collect: Record<string, unknown>) => ({ name: 'x', collect: { input_jsonl: 't.jsonl', ...collect } });
+  const issues = (collect: Record<string, unknown>) =>
+    pipelineConfigSchema.safeParse(config(collect)).error?.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+  assert.deepEqual(issues({ agent_name: 'a', agent_map: { _default: 'b' } }), [
+    'collect.agent_map._default: agent_name "a" conflicts with agent_map._default "b"; set only one of them',
+  ]);
+  assert.equal(issues({ agent_name: 'a', agent_map: { _default: 'a', x: 'b' } }), undefined);
+  assert.equal(issues({ agent_map: { _default: 'a' } }), undefined, 'agent_name may be left out');
+  assert.equal(issues({}), undefined, 'rows may route by their own agent_ref');
+  assert.match(issues({ fan_out: { x: [] } })![0]!, /^collect\.fan_out\.x: fan_out\[x\] is an empty list/);
+  assert.match(issues({ fan_out: { x: ['a', 'b', 'a'] } })![0]!, /lists the same agent more than once \(a\)/);
+  assert.deepEqual(pipelineConfigSchema.parse(config({ num_repeats: { a: 2, _default: 1 } })).collect.num_repeats, {
+    a: 2,
+    _default: 1,
+  });
+  assert.equal(issues({ num_repeats: { a: 0 } })?.length, 1);
 });

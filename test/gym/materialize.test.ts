@@ -252,3 +252,30 @@ test("materialized rows keep the number kinds of their input line, as upstream's
     `{"x":1,${params(0)},"agent_ref":{"name":"my_agent"},"_ng_task_index":1,"_ng_rollout_index":0}\n`,
   ]);
 });
+
+test("fan_out copies as 0.7.0 writes them: a row's own agent_ref kept for its own agent, {name} elsewhere", async () => {
+  const lines = [
+    '{"x":1.0,"responses_create_params":{"input":"hi"},"task_source":"t"}',
+    '{"agent_ref":{"type":"responses_api_agents","name":"a"},"responses_create_params":{"input":"yo"}}',
+  ];
+  const opts = materializeOptionsSchema.parse({
+    fan_out: { t: ['A', 'B'], a: ['a', 'B'] },
+    num_repeats: 2,
+    seed_per_repeat: true,
+  });
+  const out: string[] = [];
+  for await (const { text } of materializeRecords(records(lines), opts, 'in.jsonl')) out.push(text);
+  const params = (input: string, seed: number) =>
+    `"responses_create_params":{"input":"${input}","metadata":{"extra_body":"{\\"seed\\": ${seed}}"}}`;
+  // Without an agent_ref, a copy's comes after _ng_task_index; an agent_ref the row has keeps its place.
+  assert.deepEqual(out, [
+    ...[0, 1, 2, 3].map(
+      (i) =>
+        `{"x":1.0,${params('hi', i)},"task_source":"t","_ng_task_index":0,"agent_ref":{"name":"${i < 2 ? 'A' : 'B'}"},"_ng_rollout_index":${i}}`,
+    ),
+    ...[0, 1, 2, 3].map(
+      (i) =>
+        `{"agent_ref":${i < 2 ? '{"type":"responses_api_agents","name":"a"}' : '{"name":"B"}'},${params('yo', i)},"_ng_task_index":1,"_ng_rollout_index":${i}}`,
+    ),
+  ]);
+});

@@ -10,6 +10,7 @@ import type { RunningServer } from '../../servers/http';
 import { ensureNemoGym, runNemoGymCommand } from '../../scripts/lib/nemoGym';
 import { stageAccounting } from '../../activities/stage/rolloutAccounting';
 import type { RolloutAccounting } from '../../gym/rolloutAccounting';
+import { legacyEnvironmentServerName } from '../../gym/environmentServers';
 import { collectPlan, materialize, merge, outPrefixOf, runChunks } from '../activities/fakeGym';
 
 // NeMo Gym 0.7.0's `ng_collect_rollouts` and our collect stage on the same task rows, against the
@@ -64,8 +65,26 @@ function port(url: string): number {
   return Number(new URL(url).port);
 }
 
-/** The embedded stack with `seed`, behind a head server that also lists the agent's environment server. */
-export async function startCollectServers(seed: number): Promise<CollectServers> {
+/**
+ * The agent under another name, with its environment server, for rows routed to several agents:
+ * the same server (one stack serves one agent), listed twice in the head server.
+ */
+function aliasEntries(name: string, host: string, port: number, agentEntry: unknown): Record<string, unknown> {
+  return {
+    [name]: agentEntry,
+    [legacyEnvironmentServerName(name)]: {
+      environment_servers: {
+        legacy_agent: { host, port, agent_server: { type: 'responses_api_agents', name } },
+      },
+    },
+  };
+}
+
+/**
+ * The embedded stack with `seed`, behind a head server that also lists the agent's environment
+ * server, and the agent again under each of `aliases`.
+ */
+export async function startCollectServers(seed: number, aliases: string[] = []): Promise<CollectServers> {
   const stack = await startEmbeddedStack({ seed });
   const host = '127.0.0.1';
   const servers = { script: ((_request, answer) => answer) as AnswerScript };
@@ -73,23 +92,26 @@ export async function startCollectServers(seed: number): Promise<CollectServers>
   const frontPort = (front.address() as AddressInfo).port;
   const head: RunningServer = await startHeadServer({
     port: 0,
-    globalConfigDict: () => ({
-      ...buildGlobalConfigDict({
+    globalConfigDict: () => {
+      const dict = buildGlobalConfigDict({
         head: { host, port: head.port },
         model: { name: stack.names.model, host, port: port(stack.urls.model) },
         resources: { name: stack.names.resources, host, port: port(stack.urls.resources) },
         agent: { name: stack.names.agent, host, port: frontPort, maxSteps: DEFAULT_MAX_STEPS },
-      }),
-      [ENVIRONMENT_SERVER]: {
-        environment_servers: {
-          legacy_agent: {
-            host,
-            port: frontPort,
-            agent_server: { type: 'responses_api_agents', name: stack.names.agent },
+      });
+      const aliased = aliases.map((name) => aliasEntries(name, host, frontPort, dict[stack.names.agent]));
+      return Object.assign(dict, ...aliased, {
+        [ENVIRONMENT_SERVER]: {
+          environment_servers: {
+            legacy_agent: {
+              host,
+              port: frontPort,
+              agent_server: { type: 'responses_api_agents', name: stack.names.agent },
+            },
           },
         },
-      },
-    }),
+      }) as Record<string, unknown>;
+    },
   });
   const closeFront = () => new Promise<void>((resolve) => front.close(() => resolve()));
   return Object.assign(servers, {
@@ -100,17 +122,26 @@ export async function startCollectServers(seed: number): Promise<CollectServers>
 }
 
 /** What both collections are asked for; `options` are the 0.7.0 option names and values, as in our collect config. */
+type OptionValue = boolean | number | string | string[];
+
 export interface Collection {
   rowsFile: string;
-  numRepeats: number;
-  options: Record<string, boolean | number | string | string[]>;
+  numRepeats: number | Record<string, number>;
+  /** Both collections are told the stack's agent as `agent_name` unless this is set. */
+  withoutAgentName?: boolean;
+  options: Record<string, OptionValue | Record<string, OptionValue>>;
   /** What both must stop with once their files are written (`require_complete`); both succeed without it. */
   stopsWith?: RegExp;
 }
 
-/** An option's value as a Hydra override writes it: a list as `[a,b]`. */
+/** An option's value as a Hydra override writes it: a list as `[a,b]`, a dict as `{k:v}`. */
 function hydraValue(value: Collection['options'][string]): string {
-  return Array.isArray(value) ? `[${value.join(',')}]` : String(value);
+  if (Array.isArray(value)) return `[${value.join(',')}]`;
+  if (typeof value === 'object')
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${k}:${hydraValue(v)}`)
+      .join(',')}}`;
+  return String(value);
 }
 
 /** 0.7.0's `ng_collect_rollouts` one rollout at a time (so its file is in dispatch order); resolves to its output prefix and what it printed. */
@@ -127,8 +158,8 @@ export async function collectWith070(
     [
       `+input_jsonl_fpath=${c.rowsFile}`,
       `+output_jsonl_fpath=${prefix}.jsonl`,
-      `+agent_name=${servers.stack.names.agent}`,
-      `+num_repeats=${c.numRepeats}`,
+      ...(c.withoutAgentName ? [] : [`+agent_name=${servers.stack.names.agent}`]),
+      `+num_repeats=${hydraValue(c.numRepeats)}`,
       '+num_repeats_add_seed=true',
       '+num_samples_in_parallel=1',
       '+disable_health_check=true',
@@ -157,7 +188,7 @@ export async function collectWithPivotMiner(
     baseDir,
     { head_url: servers.head.url },
     {
-      agent_name: servers.stack.names.agent,
+      agent_name: c.withoutAgentName ? undefined : servers.stack.names.agent,
       num_repeats: c.numRepeats,
       seed_per_repeat: true,
       chunk_size: 3,
@@ -179,18 +210,19 @@ export interface Collected {
   /** Rollout lines in file order. */
   rollouts: string[];
   failures: string[];
-  /** `<prefix>_aggregate_metrics.json`, parsed. */
+  /** `<prefix>_aggregate_metrics.json`, parsed, its entries by environment server name. */
   aggregateMetrics: unknown;
 }
 
 const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean);
 
-// 0.7.0 stamps each rollout with the environment server it ran through and its result type, last;
-// pivot-miner has no environment servers (docs/nemo-gym.md, the 0.7.0 table), so they are cut
-// from 0.7.0's lines, and the test fails if they are not there to cut. A rollout its invalid-judge
-// migration (retry_invalid_judge_responses) moved to the sidecar has its class and marker after them.
+// 0.7.0 stamps each rollout with the environment server it ran through (the agent's relay, or an
+// alias's) and its result type, last; pivot-miner has no environment servers (docs/nemo-gym.md, the
+// 0.7.0 table), so they are cut from 0.7.0's lines, and the test fails if they are not there to cut. A
+// rollout its invalid-judge migration (retry_invalid_judge_responses) moved to the sidecar has its
+// class and marker after them.
 const STAMPS = new RegExp(
-  `,"_ng_environment_server":"${ENVIRONMENT_SERVER}","_ng_result_type":"[a-z_]+"` +
+  ',"_ng_environment_server":"[a-z_]+","_ng_result_type":"[a-z_]+"' +
     '(,"_ng_failure_class":"judge_invalid","_ng_migrated_invalid_judge_response":true)?}$',
 );
 
@@ -207,9 +239,17 @@ function withoutDiagnostics(line: string): string {
   return DIAGNOSTICS.test(line) ? `${line.replace(DIAGNOSTICS, '')}}` : line;
 }
 
+// 0.7.0 writes one entry per environment server in the order its concurrent /aggregate_metrics
+// calls complete (asyncio.as_completed), which no run fixes; entries are compared by server name.
+function byEnvironmentServer(metrics: unknown): unknown {
+  if (!Array.isArray(metrics)) return metrics;
+  const name = (entry: unknown) => String((entry as Record<string, unknown>)._ng_environment_server);
+  return [...(metrics as unknown[])].sort((a, b) => name(a).localeCompare(name(b)));
+}
+
 export function readCollected(prefix: string, by: '0.7.0' | 'pivot-miner'): Collected {
   const rollouts = lines(`${prefix}.jsonl`);
-  const metrics = JSON.parse(readFileSync(`${prefix}_aggregate_metrics.json`, 'utf8'));
+  const metrics = byEnvironmentServer(JSON.parse(readFileSync(`${prefix}_aggregate_metrics.json`, 'utf8')));
   return {
     materializedInputs: readFileSync(`${prefix}_materialized_inputs.jsonl`, 'utf8'),
     rollouts: by === '0.7.0' ? rollouts.map(withoutStamps) : rollouts,

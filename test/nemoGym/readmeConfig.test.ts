@@ -92,11 +92,15 @@ test("README's minimal config passes pivot-miner check against a real ng_run", {
   assert.equal(seeded.code, 1);
   assert.match(seeded.stderr, /data\/tasks\.jsonl:1: responses_create_params\.metadata must be an object/);
 
-  // The README config with a row for an agent ng_run does not serve: named by file and line.
+  // The README config with a row routed to an agent ng_run does not serve: named by file and line.
+  // agent_name re-routes every row (NeMo Gym 0.7.0), so the row gets there through agent_map.
   const lines = readFileSync(taskRows, 'utf8').trimEnd().split('\n');
   const row = JSON.parse(lines[0]!) as Record<string, unknown>;
-  lines.push(JSON.stringify({ ...row, agent_ref: { type: 'responses_api_agents', name: 'absent_agent' } }));
+  lines.push(JSON.stringify({ ...row, agent_ref: { type: 'responses_api_agents', name: 'old_agent' } }));
   writeFileSync(path.join(baseDir, 'data/tasks.jsonl'), lines.map((l) => `${l}\n`).join(''));
+  doc.setIn(['collect', 'seed_per_repeat'], false);
+  doc.setIn(['collect', 'agent_map'], { old_agent: 'absent_agent' });
+  writeFileSync(path.join(baseDir, 'my_pivots.yaml'), doc.toString());
   const refused = await check('my_pivots.yaml');
   assert.equal(refused.code, 1);
   assert.match(

@@ -118,7 +118,8 @@ test(
       name: 'two_agents',
       seed: 7,
       servers: { mode: 'attach', head_url: ngRun.headUrl },
-      collect: { input_jsonl: 'two_agents.jsonl', agent_name: TOOL_AGENT, num_repeats: NUM_REPEATS, chunk_size: 4 },
+      // No agent_name: as in NeMo Gym 0.7.0, it would re-route every row; each row names its own agent.
+      collect: { input_jsonl: 'two_agents.jsonl', num_repeats: NUM_REPEATS, chunk_size: 4 },
       // The failed task has no rollout at all, so the profile leaves it out instead of refusing.
       // NeMo Gym 0.4.0's files, to compare with its own `gym eval aggregate`.
       profile: { allow_partial_rollouts: true, nemo_gym_version: '0.4.0' },

@@ -83,10 +83,12 @@ test('each row goes to the agent its agent_ref names; results carry agent_ref af
   const dir = freshDir();
   writeJsonl(path.join(dir, 'tasks.jsonl'), [
     taskRow('a', { agent_ref: { type: 'responses_api_agents', name: 'beta' } }),
-    taskRow('b'),
+    taskRow('b', { task_source: 'bs' }),
     taskRow('c', { agent_ref: { name: 'beta' } }),
   ]);
-  const plan = collectPlan(dir, { head_url: head.url }, { num_repeats: 2, chunk_size: 4 });
+  // Without agent_name (NeMo Gym 0.7.0 re-routes every row to it), rows keep their agent_ref; b is mapped.
+  const routing = { agent_name: undefined, agent_map: { bs: 'alpha' } };
+  const plan = collectPlan(dir, { head_url: head.url }, { num_repeats: 2, chunk_size: 4, ...routing });
   const alphaRuns = alpha.runs.length;
   const betaRuns = beta.runs.length;
   const { chunks } = await materialize(plan);

@@ -87,8 +87,9 @@ test('merge writes one entry per agent from its /aggregate_metrics, fed its own 
   const dir = freshDir();
   // The repeated first line continues task 0, so the merged file is not in key order: 0:0, 1:0, 0:1.
   const first = taskRow('a', { agent_ref: { name: 'beta' } });
-  writeJsonl(path.join(dir, 'tasks.jsonl'), [first, taskRow('bb'), first]);
-  const plan = collectPlan(dir, { head_url: head.url }, {}, GYM_040);
+  writeJsonl(path.join(dir, 'tasks.jsonl'), [first, taskRow('bb', { agent_ref: { name: 'alpha' } }), first]);
+  // Without agent_name (NeMo Gym 0.7.0 re-routes every row to it), each row keeps its own agent.
+  const plan = collectPlan(dir, { head_url: head.url }, { agent_name: undefined }, GYM_040);
   await runChunks(plan, (await materialize(plan)).chunks);
   const merged = await merge(plan);
   const rollouts = readJsonlSync<Row>(merged.rolloutsPath);

@@ -17,8 +17,9 @@ import {
   type FakeAgent,
 } from '../fakeGym';
 
-// Per-row agent routing at materialization: rows keep their own agent_ref, rows without one get the
-// config's agent, and a name no server knows stops the stage before any rollout runs.
+// Per-row agent routing at materialization, as NeMo Gym 0.7.0 routes rows: collect.agent_name
+// re-routes every row, without it rows keep their own agent_ref (or agent_map routes them), and a
+// name no server knows stops the stage before any rollout runs.
 
 let alpha: FakeAgent;
 let beta: FakeAgent;
@@ -42,33 +43,37 @@ function freshDir(): string {
 }
 after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
-test('one file may mix agents: each row keeps its agent_ref, rows without one get collect.agent_name', async () => {
-  const dir = freshDir();
-  writeJsonl(path.join(dir, 'tasks.jsonl'), [
+test('one file may mix agents: without agent_name each row keeps its agent_ref; agent_name re-routes all', async () => {
+  const rows = [
     taskRow('a', { agent_ref: { type: 'responses_api_agents', name: 'beta' } }),
-    taskRow('b'),
+    taskRow('b', { task_source: 'bs' }),
     taskRow('c', { agent_ref: { name: 'alpha' } }),
+  ];
+  const refs = async (collect: Record<string, unknown>) => {
+    const dir = freshDir();
+    writeJsonl(path.join(dir, 'tasks.jsonl'), rows);
+    const plan = collectPlan(dir, { head_url: head.url }, collect);
+    assert.equal((await materialize(plan)).rows, 3);
+    return readJsonlSync<Record<string, any>>(`${outPrefixOf(plan)}_materialized_inputs.jsonl`).map((r) => r.agent_ref);
+  };
+  assert.deepEqual(await refs({ agent_name: undefined, agent_map: { bs: 'alpha' } }), [
+    { type: 'responses_api_agents', name: 'beta' },
+    { name: 'alpha' },
+    { name: 'alpha' },
   ]);
-  const plan = collectPlan(dir, { head_url: head.url });
-  const result = await materialize(plan);
-  assert.equal(result.rows, 3);
-  const rows = readJsonlSync<Record<string, any>>(`${outPrefixOf(plan)}_materialized_inputs.jsonl`);
-  assert.deepEqual(
-    rows.map((r) => r.agent_ref),
-    [{ type: 'responses_api_agents', name: 'beta' }, { name: 'alpha' }, { name: 'alpha' }],
-  );
+  assert.deepEqual(await refs({ agent_name: 'alpha' }), [{ name: 'alpha' }, { name: 'alpha' }, { name: 'alpha' }]);
 });
 
 test('an agent name no server knows is refused naming file, line and name, before any rollout', async () => {
   const dir = freshDir();
   writeJsonl(path.join(dir, 'tasks.jsonl'), [
-    taskRow('a'),
+    taskRow('a', { agent_ref: { name: 'alpha' } }),
     taskRow('b', { agent_ref: { name: 'beta' } }),
     taskRow('c', { agent_ref: { name: 'gamma' } }),
     // A resources server is listed by the head server, but it is not an agent.
     taskRow('d', { agent_ref: { name: 'some_resources_server' } }),
   ]);
-  const plan = collectPlan(dir, { head_url: head.url });
+  const plan = collectPlan(dir, { head_url: head.url }, { agent_name: undefined });
   await assert.rejects(materialize(plan), (err: Error) => {
     assert.ok(err instanceof JsonlError, String(err));
     assert.equal(err.file, path.join(dir, 'tasks.jsonl'));
@@ -87,18 +92,21 @@ test('an agent name no server knows is refused naming file, line and name, befor
 test('servers.agent_url serves collect.agent_name only', async () => {
   const dir = freshDir();
   writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('a'), taskRow('b', { agent_ref: { name: 'beta' } })]);
-  const plan = collectPlan(dir, { agent_url: alpha.server.url });
+  // fan_out sends row b to beta as well as to alpha, which agent_url is.
+  const plan = collectPlan(dir, { agent_url: alpha.server.url }, { fan_out: { beta: ['alpha', 'beta'] } });
   await assert.rejects(
     materialize(plan),
     /tasks\.jsonl:2: agent_ref\.name "beta" is not an agent the servers know \(known: "alpha"/,
   );
+  const unnamed = collectPlan(freshDir(), { agent_url: alpha.server.url }, { agent_name: undefined });
+  await assert.rejects(materialize(unnamed), /servers\.agent_url serves collect\.agent_name .* which is not set/);
 });
 
 test('a resources server name is not an agent even when it is the only row name', async () => {
   const dir = freshDir();
   writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('a', { agent_ref: { name: 'some_resources_server' } })]);
   await assert.rejects(
-    materialize(collectPlan(dir, { head_url: head.url })),
+    materialize(collectPlan(dir, { head_url: head.url }, { agent_name: undefined })),
     /tasks\.jsonl:1: agent_ref\.name "some_resources_server"/,
   );
 });

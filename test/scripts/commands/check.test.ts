@@ -84,6 +84,20 @@ test('a good config passes and shows what the run would do', async () => {
   assert.doesNotMatch(stdout + stderr, new RegExp(API_KEY));
 });
 
+test('with num_repeats per agent, the outline counts the rollouts each row gets', async () => {
+  const config = goodConfig();
+  const lines = demoTaskLines();
+  const row = JSON.parse(lines[0]!) as Config;
+  lines[0] = JSON.stringify({ ...row, task_source: 'travel' });
+  // No entry for the dispatched agent, so the row's own task_source, then _default.
+  config.collect.num_repeats = { travel: 4, _default: 2 };
+  const { code, stdout, stderr } = await check(baseDirWith(config, lines));
+  assert.equal(code, 0, stderr);
+  const rows = lines.length;
+  const basis = `${rows} rows, num_repeats \\{"travel":4,"_default":2\\}`;
+  assert.match(stdout, new RegExp(`rollouts +${4 + (rows - 1) * 2} \\(${basis}\\)`));
+});
+
 test('--run-id of a run with files damaged since they were published: each named, and what a resume does', async () => {
   const dir = baseDirWith(goodConfig());
   const settings = { baseDir: dir, artifactsRoot: path.join(dir, 'artifacts') };
@@ -178,8 +192,10 @@ test('a bad JSONL line is named file:line', async () => {
 test('an unknown agent and a dead model endpoint: both listed, the key never shown', async () => {
   const lines = demoTaskLines();
   const row = JSON.parse(lines[1]!) as Config;
-  lines[1] = JSON.stringify({ ...row, agent_ref: { type: 'responses_api_agents', name: 'no_such_agent' } });
+  lines[1] = JSON.stringify({ ...row, agent_ref: { type: 'responses_api_agents', name: 'old_agent' } });
   const config = goodConfig();
+  // agent_name re-routes every row (NeMo Gym 0.7.0); an agent_map entry wins over it.
+  config.collect.agent_map = { old_agent: 'no_such_agent' };
   config.local_profile.model.url = `http://127.0.0.1:${await freePort()}`;
   const dir = baseDirWith(config, lines);
   const { code, stdout, stderr } = await check(dir);
@@ -225,8 +241,9 @@ test('attach mode: agents and the model through a head server, and a head server
   try {
     const lines = demoTaskLines();
     const row = JSON.parse(lines[0]!) as Config;
-    lines.push(JSON.stringify({ ...row, agent_ref: { type: 'responses_api_agents', name: 'no_such_agent' } }));
+    lines.push(JSON.stringify({ ...row, agent_ref: { type: 'responses_api_agents', name: 'old_agent' } }));
     const config = goodConfig();
+    config.collect.agent_map = { old_agent: 'no_such_agent' };
     config.servers = { mode: 'attach', head_url: stack.urls.head };
     delete config.local_profile.model;
     const attached = await check(baseDirWith(config, lines));
