@@ -11,12 +11,7 @@ import { runWindow } from './chunkWindow';
 import { MaterializedLine } from './executors/materializedLine';
 import { isTerminalFailure } from '../../gym/failureRetry';
 import { InvalidJudgeResponse } from './executors/invalidJudge';
-import {
-  AgentReportedFailure,
-  DispatchDrained,
-  type MaterializedInput,
-  type RolloutExecutor,
-} from './executors/types';
+import { AgentReportedFailure, DispatchDrained, type MaterializedInput, type RolloutExecutor } from './executors/types';
 import { RequestFailure } from '../http/client';
 import { nextChunkRank } from '../http/endpointLimiter';
 import { withRetries, type FailedAttempt } from '../http/retry';
