@@ -159,6 +159,19 @@ function activityRetries(workflowId: string, described: Described | undefined): 
   );
 }
 
+/** The pending activities of these workflows that have failed at least once; one gone is skipped. */
+async function retriesOf(client: Client, workflowIds: string[]): Promise<ActivityRetry[]> {
+  const described = await Promise.all(
+    workflowIds.map((id) =>
+      client.workflow
+        .getHandle(id)
+        .describe()
+        .catch(() => undefined),
+    ),
+  );
+  return described.flatMap((d, i) => activityRetries(workflowIds[i]!, d));
+}
+
 export async function getProgress(client: Client, workflowId: string): Promise<MiningProgress> {
   const handle = client.workflow.getHandle<typeof pivotMiningWorkflow>(workflowId);
   const described = await handle.describe();
@@ -179,6 +192,9 @@ export async function getProgress(client: Client, workflowId: string): Promise<M
     status === 'RUNNING' && progress.prefetchWorkflowId
       ? await earlyProfiling(client, progress.prefetchWorkflowId)
       : null;
+  // Early profiling's steps and its segments' chunks wait on the same disk and engines as the run's own.
+  if (early && progress.prefetchWorkflowId)
+    waiting.push(...(await retriesOf(client, [progress.prefetchWorkflowId, ...early.running])));
   const failure =
     status === 'FAILED'
       ? await handle.result().then(

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { WorkflowHandle } from '@temporalio/client';
+import { Client, type WorkflowHandle } from '@temporalio/client';
+import { getProgress } from '../../client';
 import { pivotMiningProgressQuery } from '../../contracts/temporal';
 import { PUBLISHED_DIGESTS_FILE, publishedDigestsSchema } from '../../gym/publishedDigests';
 import { checkRolloutKeys, compareRunDirs } from './compare';
@@ -52,21 +53,6 @@ async function waitForStage(handle: WorkflowHandle, stage: string, timeoutMs: nu
   return false;
 }
 
-/** The failures of the run's pending activities (its own and its stages'), as "type attempt N: message". */
-async function pendingFailures(handle: WorkflowHandle): Promise<string[]> {
-  const out: string[] = [];
-  for (const id of [handle.workflowId, `${handle.workflowId}/collect`, `${handle.workflowId}/local_profile`]) {
-    const described = await handle.client
-      .getHandle(id)
-      .describe()
-      .catch(() => undefined);
-    for (const a of described?.raw.pendingActivities ?? []) {
-      if (a.lastFailure?.message) out.push(`${a.activityType?.name} attempt ${a.attempt}: ${a.lastFailure.message}`);
-    }
-  }
-  return out;
-}
-
 export async function runDiskFull(args: DiskFullArgs): Promise<{ seconds: number; record: DiskFullRecord }> {
   const { handle, host, log } = args;
   const t0 = Date.now();
@@ -79,8 +65,11 @@ export async function runDiskFull(args: DiskFullArgs): Promise<{ seconds: number
   await host.fs.fill(0, ENOSPC_BEFORE_EIO);
   log(`[power-loss] disk full during local_profile (${ENOSPC_BEFORE_EIO} ENOSPC, then EIO)`);
   const failures = new Set<string>();
+  const client = new Client({ connection: handle.client.connection, namespace: handle.client.options.namespace });
   for (const end = Date.now() + FULL_FOR_MS; Date.now() < end; await sleep(1_000)) {
-    for (const f of await pendingFailures(handle)) failures.add(f);
+    // What `pivot-miner status` lists as waiting: the run's, its stage's and early profiling's retries.
+    const { waiting } = await getProgress(client, handle.workflowId).catch(() => ({ waiting: [] }));
+    for (const r of waiting) failures.add(`${r.activityType} attempt ${r.attempt}: ${r.lastFailure}`);
   }
   const stats = await host.fs.stats();
   const after = publishedDigests(runDir);

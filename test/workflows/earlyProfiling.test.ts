@@ -10,6 +10,7 @@ import { pipelineConfigSchema } from '../../contracts/config';
 import { runCandidatesSignal, chunksFinishedSignal, pivotMiningProgressQuery } from '../../contracts/temporal';
 import type { PrefetchResult, PrefetchSegment, RunPlan } from '../../contracts/payloads';
 import { startTestTemporal } from '../helpers/temporal';
+import { getProgress } from '../../client';
 
 // Early profiling is an optimisation: whatever becomes of it (cancelled or terminated by an operator,
 // its clean-up failing, a run with no candidates, a continue-as-new between the run's signals), the
@@ -27,6 +28,9 @@ const calls = new Map<string, Array<[string, unknown]>>();
 const record = (plan: { runId: string }, name: string, args: unknown) => {
   calls.set(plan.runId, [...(calls.get(plan.runId) ?? []), [name, args]]);
 };
+
+/** Set once `pivot-miner status`'s progress has listed the disk-full run's retried filing. */
+let retryShown = false;
 
 /** When each run's first removal of early-profiling files began, by run id. */
 const firstRemovalAt = new Map<string, number>();
@@ -84,6 +88,10 @@ const activities = {
     // The operator's cancel comes while the samples are being filed, as in the report.
     // A stalled early profiling files for ever; only the run's cancellation of it ends the filing.
     // Reset by an operator, its first filing is abandoned and files again.
+    // A full disk under the filing: its first attempt fails, the retry waits until status has shown it.
+    if (input.plan.runId === 'disk-full' && calls.get('disk-full')!.length === 1)
+      throw new Error("ENOSPC: no space left on device, open '/artifacts/local_profile_prefetched/pending.jsonl'");
+    if (input.plan.runId === 'disk-full') await until('status shows the retry', () => retryShown);
     const blocks = input.plan.runId === 'cancel' || input.plan.runId === 'stalled';
     if (blocks || (input.plan.runId === 'reset' && calls.get('reset')!.length === 1)) await heartbeatUntilCancelled();
     return { reused: 1, rows: 2, wholeChunks: [] };
@@ -230,6 +238,19 @@ test('a collect that stops the run stops early profiling first, then removes its
   assert.equal(early.status.name, 'CANCELLED');
   // No segment of it can start after the removal: it had ended before.
   assert.ok(early.closeTime!.getTime() <= firstRemovalAt.get('collect-stops')!, 'early profiling ended first');
+});
+
+test('status lists early profiling’s retried steps among what the run waits for', async () => {
+  const handle = await startRun('disk-full');
+  await until('the retried filing is listed', async () => {
+    const { waiting } = await getProgress(env.client, handle.workflowId);
+    const filing = waiting.find((r) => r.activityType === 'alignPrefetched');
+    if (!filing) return false;
+    assert.equal(filing.workflowId, `${handle.workflowId}/prefetch`);
+    assert.match(filing.lastFailure, /ENOSPC: no space left on device, open '\/artifacts\//);
+    return (retryShown = true);
+  });
+  assert.equal((await handle.result()).counts.published, 1);
 });
 
 test('a resume that finds the run’s local profile begun profiles nothing early again', async () => {
