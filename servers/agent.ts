@@ -1,3 +1,4 @@
+import { fetch } from 'undici';
 import { z } from 'zod';
 import { aggregateMetricsRequestSchema } from '../gym/aggregateMetrics';
 import { aggregateMetrics070Schema } from '../gym/aggregateMetrics070';
@@ -57,6 +58,11 @@ class JsonText {
   constructor(readonly text: string) {}
 }
 
+/**
+ * Relays with the undici package's fetch, not Node 20's own: that one reuses a pooled socket until 1 s
+ * before the server's advertised keep-alive timeout, on a timer with 1 s resolution, so a socket idle for
+ * about 5 s can be closed by a Node server just as a request goes out on it ("other side closed").
+ */
 async function post(
   upstream: Upstream,
   path: string,

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fetch } from 'undici';
 import { setTimeout as sleepAbortable } from 'node:timers/promises';
 import { FAULT_KINDS, type FaultKind, type FaultRule, type ServerFaults } from '../contracts/faultsConfig';
 import { sendJson, sleep, type RunningServer } from './http';
@@ -114,6 +115,7 @@ async function forward(
     const value = req.headers[name];
     if (typeof value === 'string') headers[name] = value;
   }
+  // undici's fetch, as the agent relays: its keep-alive margin keeps a proxied request off a closing socket.
   const res = await fetch(new URL(req.url ?? '/', upstream), {
     method: req.method,
     headers,

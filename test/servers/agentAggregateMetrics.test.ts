@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { jsonText } from '../../gym/jsonl';
 import { parseKinded } from '../../gym/kindedJson';
 import { ensureNemoGym } from '../../scripts/lib/nemoGym';
@@ -15,8 +16,11 @@ import { startResourcesServer } from '../../servers/resources';
 
 let resources: RunningServer;
 let agent: RunningServer;
+let python070: string;
 
 before(async () => {
+  // Provisioning blocks; it runs before any server shares the event loop.
+  python070 = path.join(ensureNemoGym('0.7.0').binDir, 'python');
   resources = await startResourcesServer();
   // The model is never called by /aggregate_metrics.
   agent = await startAgentServer({ modelUrl: 'http://127.0.0.1:9', resourcesUrl: resources.url });
@@ -53,13 +57,18 @@ async function post(url: string, path: string, body: unknown): Promise<{ status:
   return { status: res.status, json: await res.json() };
 }
 
-/** 0.7.0's own compute_aggregate_metrics on the same verify responses, each field as orjson writes it. */
-function answer070(responses: unknown[]): Record<string, string> {
-  const python = path.join(ensureNemoGym('0.7.0').binDir, 'python');
+/**
+ * 0.7.0's own compute_aggregate_metrics on the same verify responses, each field as orjson writes it.
+ * Run without blocking: the servers share this event loop, and a loop stalled past their keep-alive
+ * timeout lets a pooled socket close just as the next test's fetch reuses it ("fetch failed").
+ */
+async function answer070(responses: unknown[]): Promise<Record<string, string>> {
   const script =
     'import json, sys\nfrom nemo_gym.reward_profile import compute_aggregate_metrics\n' +
     'print(compute_aggregate_metrics(json.loads(sys.stdin.read())).model_dump_json(exclude_none=True))';
-  return fieldTexts(execFileSync(python, ['-c', script], { input: JSON.stringify(responses), encoding: 'utf8' }));
+  const child = promisify(execFile)(python070, ['-c', script], { encoding: 'utf8' });
+  child.child.stdin!.end(JSON.stringify(responses));
+  return fieldTexts((await child).stdout);
 }
 
 /** Each field of an answer as orjson writes it, so a float that looks integral (`1.0`) stays one. */
@@ -79,10 +88,10 @@ test('the resources server answers what 0.7.0’s compute_aggregate_metrics answ
       })
     ).text();
   const ours = fieldTexts(await text(verifyResponses));
-  assert.deepEqual(ours, answer070(verifyResponses));
+  assert.deepEqual(ours, await answer070(verifyResponses));
   assert.match(ours.agent_metrics!, /"max\/reward":1\.0/, 'a float that looks integral stays a float');
   assert.match(ours.agent_metrics!, /"mean_across_repeats\/mean\/reward"/, "0.7.0's additions are there");
-  assert.deepEqual(fieldTexts(await text([])), answer070([]));
+  assert.deepEqual(fieldTexts(await text([])), await answer070([]));
 });
 
 test('the agent proxies /aggregate_metrics to its resources server', async () => {
