@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -22,8 +22,8 @@ import {
 } from '../fakeGym';
 
 // runChunk against NeMo Gym-shaped agents: every row goes to the agent its agent_ref names, results
-// are keyed as ng_collect_rollouts keys them, and failures an agent reports in a 200 answer are
-// routed as NeMo Gym routes them (sidecar, nowhere, never retried) instead of becoming rollouts.
+// are keyed as ng_collect_rollouts keys them, and a chunk's rows run once each and merge in key
+// order however they were served. What becomes of failed rows is chunkFailures.test.ts.
 
 type Row = Record<string, any>;
 const key = (r: Row) => `${r._ng_task_index}:${r._ng_rollout_index}`;
@@ -39,38 +39,14 @@ function freshDir(): string {
   return dirs.at(-1)!;
 }
 
-/** What the scripted agents answer, chosen by the row's task_id. */
-function scripted(agentName: string) {
-  return (row: Row, attempt: number): Row => {
-    const failed = (extra: Row) => ({
-      task_id: row.task_id,
-      response,
-      reward: 0.0,
-      error_message: `${row.task_id} failed`,
-      ...extra,
-    });
-    switch (row.task_id) {
-      case 'flaky':
-        return attempt === 1
-          ? failed({ _ng_failure_class: 'transient' })
-          : { response, reward: 1.0, served_by: agentName };
-      case 'terminal':
-        return failed({ _ng_failure_class: 'timeout_exceeded', _ng_failure_terminal: true });
-      case 'killed':
-        return failed({ _ng_failure_class: 'kill_shaped', _ng_no_persist: true });
-      case 'judged':
-        return attempt === 1
-          ? { response, reward: 0.0, invalid_judge_response: true }
-          : { response, reward: 1.0, invalid_judge_response: false };
-      default:
-        return { response, reward: 1.0, served_by: agentName };
-    }
-  };
+/** An agent that runs every row, saying which agent served it. */
+function serving(agentName: string) {
+  return (): Row => ({ response, reward: 1.0, served_by: agentName });
 }
 
 before(async () => {
-  alpha = await startFakeAgent('alpha', scripted('alpha'));
-  beta = await startFakeAgent('beta', scripted('beta'));
+  alpha = await startFakeAgent('alpha', serving('alpha'));
+  beta = await startFakeAgent('beta', serving('beta'));
   head = await startFakeHead([alpha, beta]);
 });
 
@@ -130,74 +106,6 @@ test('a result that echoes the keys keeps their places and gets the row values, 
   } finally {
     await echoing.server.close();
   }
-});
-
-test('agent-reported failures go to the sidecar or nowhere, never to rollouts; terminal ones are never retried', async () => {
-  const dir = freshDir();
-  writeJsonl(
-    path.join(dir, 'tasks.jsonl'),
-    ['ok', 'flaky', 'terminal', 'killed'].map((id) => taskRow(id)),
-  );
-  const plan = collectPlan(dir, { head_url: head.url }, { max_attempts: 3, chunk_size: 8 });
-  const before = alpha.runs.length;
-  const callsFor = (taskId: string) => alpha.runs.slice(before).filter((r) => r.task_id === taskId).length;
-  const { chunks } = await materialize(plan);
-  const [first] = await runChunks(plan, chunks);
-  assert.deepEqual({ completed: first!.completed, failed: first!.failed }, { completed: 2, failed: 2 });
-  assert.deepEqual(['ok', 'flaky', 'terminal', 'killed'].map(callsFor), [1, 2, 1, 3]);
-
-  // Resuming the chunk (a retried activity) skips the terminal key and runs the unpersisted one
-  // again, as NeMo Gym's resume (`_load_from_cache`) does.
-  const [resumed] = await runChunks(plan, chunks);
-  assert.deepEqual(['ok', 'flaky', 'terminal', 'killed'].map(callsFor), [1, 2, 1, 6]);
-  assert.deepEqual(
-    { completed: resumed!.completed, failed: resumed!.failed, alreadyDone: resumed!.alreadyDone },
-    { completed: 0, failed: 1, alreadyDone: 3 },
-  );
-
-  const merged = await merge(plan);
-  const rollouts = readJsonlSync<Row>(merged.rolloutsPath);
-  assert.deepEqual(rollouts.map(key), ['0:0', '1:0']);
-  assert.ok(rollouts.every((r) => r.reward === 1));
-  const failures = readJsonlSync<Row>(merged.failuresPath);
-  assert.deepEqual(
-    failures.map((f) => `${f.task_id}#${f.attempt} ${f.failure_class} ${f._ng_failure_class}`),
-    ['flaky#1 agent_reported transient', 'terminal#1 agent_reported timeout_exceeded'],
-  );
-  // The sidecar line is the keyed result as NeMo Gym writes it, with the attempt bookkeeping after.
-  const terminal = failures[1]!;
-  assert.equal(terminal._ng_failure_terminal, true);
-  assert.deepEqual(terminal.agent_ref, { name: 'alpha' });
-  assert.deepEqual(Object.keys(terminal).slice(-6), [
-    '_ng_task_index',
-    '_ng_rollout_index',
-    'agent_ref',
-    'attempt',
-    'failure_class',
-    'error',
-  ]);
-  assert.match(terminal.error, /_ng_failure_class=timeout_exceeded\): terminal failed/);
-  // Only the terminal key is a recorded failure: the unpersisted one left no line anywhere.
-  assert.equal(merged.failedKeys, 1);
-});
-
-test('a terminal line already in the sidecar stops a retried chunk from running that key', async () => {
-  const dir = freshDir();
-  writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('ok')]);
-  const plan = collectPlan(dir, { head_url: head.url }, { max_attempts: 3 });
-  const { chunks } = await materialize(plan);
-  // As left by an earlier attempt of this chunk that died after writing its failure line.
-  mkdirSync(path.join(plan.runDir, 'rollouts_shards'));
-  writeFileSync(
-    path.join(plan.runDir, 'rollouts_shards/000000_failures.jsonl'),
-    `${JSON.stringify({ _ng_task_index: 0, _ng_rollout_index: 0, _ng_failure_class: 'skipped', _ng_failure_terminal: true, attempt: 1 })}\n`,
-    { flag: 'wx' },
-  );
-  const before = alpha.runs.length;
-  const [result] = await runChunks(plan, chunks);
-  assert.equal(alpha.runs.length, before);
-  assert.equal(result!.alreadyDone, 1);
-  assert.equal(key(readJsonlSync<Row>(path.join(plan.runDir, 'rollouts_shards/000000_failures.jsonl'))[0]!), '0:0');
 });
 
 test('a chunk longer than its window of rows in memory runs every row once, in any order, and merges them in order', async () => {
@@ -260,54 +168,4 @@ test('chunks in flight side by side are served oldest first, so they finish one 
   } finally {
     await held.server.close();
   }
-});
-
-test('retry_terminal_timeouts: a retried chunk runs a key whose older line is a terminal timeout, not a skipped one', async () => {
-  const dir = freshDir();
-  writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('terminal'), taskRow('ok')]);
-  const plan = collectPlan(dir, { head_url: head.url }, { max_attempts: 2, retry_terminal_timeouts: true });
-  const { chunks } = await materialize(plan);
-  // As left by an earlier attempt of this chunk: task 0's stamped timeout, task 1's unstamped skip.
-  mkdirSync(path.join(plan.runDir, 'rollouts_shards'));
-  const older = [
-    { _ng_task_index: 0, _ng_rollout_index: 0, _ng_failure_class: 'timeout_exceeded', _ng_failure_terminal: true },
-    { _ng_task_index: 1, _ng_rollout_index: 0, _ng_failure_class: 'skipped' },
-  ];
-  writeJsonl(path.join(plan.runDir, 'rollouts_shards/000000_failures.jsonl'), older);
-  const calls = () => alpha.runs.filter((r) => r.task_id === 'terminal').length;
-  const before = calls();
-  const [result] = await runChunks(plan, chunks);
-  // The skip is terminal with the option; the timeout has its second and last attempt.
-  assert.equal(result!.alreadyDone, 1);
-  assert.equal(calls() - before, 1);
-  await merge(plan);
-  const failures = readJsonlSync<Row>(path.join(plan.runDir, 'rollouts_failures.jsonl'));
-  assert.deepEqual(failures.map((f) => `${key(f)} ${f._ng_failure_class} ${f.attempt ?? '-'}`).sort(), [
-    '0:0 timeout_exceeded -',
-    '0:0 timeout_exceeded 2',
-    '1:0 skipped -',
-  ]);
-});
-
-test('retry_invalid_judge_responses: an invalid judge response is a failed attempt, then judged again', async () => {
-  const dir = freshDir();
-  writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('judged')]);
-  const plan = collectPlan(dir, { head_url: head.url }, { max_attempts: 2, retry_invalid_judge_responses: true });
-  const [result] = await runChunks(plan, (await materialize(plan)).chunks);
-  assert.equal(result!.completed, 1);
-  await merge(plan);
-  const [failure, ...more] = readJsonlSync<Row>(path.join(plan.runDir, 'rollouts_failures.jsonl'));
-  assert.equal(more.length, 0);
-  assert.deepEqual(Object.keys(failure!).slice(-6), [
-    'agent_ref',
-    '_ng_failure_class',
-    '_ng_migrated_invalid_judge_response',
-    'attempt',
-    'failure_class',
-    'error',
-  ]);
-  assert.equal(failure!._ng_failure_class, 'judge_invalid');
-  assert.equal(failure!.failure_class, 'judge_invalid');
-  const [rollout] = readJsonlSync<Row>(path.join(plan.runDir, 'rollouts.jsonl'));
-  assert.equal(rollout!.reward, 1.0);
 });
