@@ -2,6 +2,12 @@ import { z } from 'zod';
 import { toolCallComparatorConfigSchema } from '../gym/verifier';
 import { TASK_DATA_VALIDATION_MODES } from '../gym/taskData/reportLines';
 import { agentMapSchema, DEFAULT_ROUTE, fanOutSchema, numRepeatsSchema } from '../gym/agentRouting';
+import {
+  checkEnvironmentRouting,
+  environmentRoutingModeSchema,
+  environmentServerNameSchema,
+  environmentServerRoutesSchema,
+} from '../gym/environmentRouting';
 import { modelEndpointSchema } from './serversConfig';
 
 // The collect and local-profile blocks of the pipeline config (contracts/config.ts): the two
@@ -144,6 +150,9 @@ export const collectSchema = z
       .describe(
         "As ng_collect_rollouts 0.7.0's option: with dispatch_budget_s, start no rollout with fewer than this many seconds of the budget left; when absent, the p75 of the stage's finished requests on that worker once it has 5",
       ),
+    environment_routing_mode: environmentRoutingModeSchema,
+    environment_server_name: environmentServerNameSchema,
+    environment_server_routes: environmentServerRoutesSchema,
     ...chunkingSchema,
   })
   .superRefine((collect, ctx) => {
@@ -155,6 +164,7 @@ export const collectSchema = z
         path: ['agent_map', DEFAULT_ROUTE],
         message: `agent_name "${collect.agent_name}" conflicts with agent_map._default "${mapped}"; set only one of them`,
       });
+    checkEnvironmentRouting(collect, ctx);
   });
 
 export const localProfileSchema = z.strictObject({

@@ -8,6 +8,11 @@ import type { RolloutStage, RunPlan } from './payloads';
 export interface StageSettings {
   /** Which agent each row runs on and how many times (gym/agentRouting.ts). */
   routing: RoutingOptions;
+  /**
+   * NeMo Gym 0.7.0's `environment_server_name` under `environment_routing_mode: legacy`; its agent is
+   * read from the head's config where the stage materializes (activities/run/legacyRouting.ts).
+   */
+  legacyEnvironmentServer?: string;
   seedPerRepeat: boolean;
   overrides: Record<string, unknown>;
   limit?: number;
@@ -69,6 +74,9 @@ export function stageSettings(plan: RunPlan, stage: RolloutStage): StageSettings
   if (stage === 'collect') {
     return {
       routing: collectRouting(collect),
+      ...(collect.environment_routing_mode === 'legacy'
+        ? { legacyEnvironmentServer: collect.environment_server_name }
+        : {}),
       seedPerRepeat: collect.seed_per_repeat,
       overrides: collect.responses_create_params,
       limit: collect.limit,

@@ -59,6 +59,14 @@ export interface RoutingOptions {
   agent_map?: AgentMap;
   fan_out?: FanOut;
   num_repeats: NumRepeats;
+  /** 0.7.0's `environment_routing_mode: legacy`: every row through this relay to its agent; agent_map and fan_out do not apply. */
+  legacy_environment_server?: LegacyEnvironmentServer;
+}
+
+/** A `legacy_agent` environment server and the agent it relays to. */
+export interface LegacyEnvironmentServer {
+  name: string;
+  agent: string;
 }
 
 /** The copies a row runs as: one per dispatched agent, each repeated `repeats` times. */
@@ -73,6 +81,10 @@ export interface RowRoute {
   agentRef?: { name: string };
   /** In order. A copy whose agent is not the row's (fan-out) gets `{name: <agent>}`, after `_ng_task_index` when the row had no agent_ref. */
   dispatches: Dispatch[];
+  /** `_ng_environment_server`, set after `_ng_task_index` (legacy routing). */
+  environmentServer?: string;
+  /** An `agent_ref` each copy gets after `_ng_rollout_index`: legacy routing fills a row without one last. */
+  lateAgentRef?: { name: string };
 }
 
 function entry<T>(dict: Record<string, T> | undefined, key: string | undefined): T | undefined {
@@ -80,7 +92,13 @@ function entry<T>(dict: Record<string, T> | undefined, key: string | undefined):
 }
 
 /** The rollouts one copy runs: the dispatched agent's entry, else the row's routing key's, else `_default`. */
-function repeatsOf(opts: RoutingOptions, agent: string, basis: string | undefined, file: string, line: number): number {
+function repeatsOf(
+  opts: RoutingOptions,
+  agent: string | undefined,
+  basis: string | undefined,
+  file: string,
+  line: number,
+): number {
   if (typeof opts.num_repeats === 'number') return opts.num_repeats;
   const keys = [...new Set([agent, basis])].filter((k): k is string => k !== undefined);
   const perAgent = Object.fromEntries(Object.entries(opts.num_repeats).filter(([k]) => k !== DEFAULT_ROUTE));
@@ -106,6 +124,8 @@ function repeatsOf(opts: RoutingOptions, agent: string, basis: string | undefine
 export function routeRow(row: Record<string, unknown>, opts: RoutingOptions, file: string, line: number): RowRoute {
   const refName = (row.agent_ref as { name: string } | undefined)?.name;
   const taskSource = typeof row.task_source === 'string' ? row.task_source : undefined;
+  if (opts.legacy_environment_server !== undefined)
+    return legacyRoute(refName, taskSource, opts.legacy_environment_server, opts, { file, line });
   const basis = refName ?? taskSource;
   let agent = refName;
   let agentRef: { name: string } | undefined;
@@ -128,5 +148,31 @@ export function routeRow(row: Record<string, unknown>, opts: RoutingOptions, fil
   return {
     ...(agentRef === undefined ? {} : { agentRef }),
     dispatches: targets.map((target) => ({ agent: target, repeats: repeatsOf(opts, target, basis, file, line) })),
+  };
+}
+
+/**
+ * A row's route under 0.7.0's legacy routing: stamped with the environment server, run once per
+ * repeat on the relay's agent. A row naming another agent is refused as 0.7.0 refuses it; a row
+ * naming none gets the relay's agent last. A `num_repeats` dict keys the row's `task_source`, else
+ * the environment server (0.7.0 has no dispatched agent for such a row).
+ */
+function legacyRoute(
+  refName: string | undefined,
+  taskSource: string | undefined,
+  server: LegacyEnvironmentServer,
+  opts: RoutingOptions,
+  { file, line }: { file: string; line: number },
+): RowRoute {
+  if (refName !== undefined && refName !== server.agent)
+    throw new JsonlError(
+      file,
+      line,
+      `Row agent_ref '${refName}' is not an agent of environment server '${server.name}': '${server.agent}'`,
+    );
+  return {
+    environmentServer: server.name,
+    ...(refName === undefined ? { lateAgentRef: { name: server.agent } } : {}),
+    dispatches: [{ agent: server.agent, repeats: repeatsOf(opts, undefined, taskSource ?? server.name, file, line) }],
   };
 }

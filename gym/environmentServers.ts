@@ -10,6 +10,8 @@ export type GlobalConfig = Record<string, unknown>;
 const ENVIRONMENT_SERVERS = 'environment_servers';
 const AGENTS = 'responses_api_agents';
 const AGENT_SERVER_REF = 'agent_server';
+/** The environment server type that relays `/run` and `/aggregate_metrics` to one agent as they are. */
+const LEGACY_RELAY = 'legacy_agent';
 
 function isDict(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -64,4 +66,26 @@ export function legacyEnvironmentServerName(agentName: string, type?: string): s
   if (type !== undefined) stem = removeSuffix(removeSuffix(stem, `_${type}`), type).replace(/_+$/, '');
   if (stem === agentName) stem = removeSuffix(agentName, '_agent').replace(/_+$/, '');
   return `${stem || type || agentName}_environment_server`;
+}
+
+/**
+ * The agent a `legacy_agent` environment server relays every `/run` to, for 0.7.0's
+ * `environment_routing_mode: legacy`, or why its rows cannot run here. pivot-miner posts rows to
+ * agents, so it can stand in for a relay, which passes the row and the answer through as they are,
+ * but not for an environment server that runs episodes of its own.
+ */
+export function legacyRelayAgent(config: GlobalConfig, serverName: string): { agent: string } | { reason: string } {
+  const instance = config[serverName];
+  const servers = isDict(instance) ? instance[ENVIRONMENT_SERVERS] : undefined;
+  // 0.7.0's message (rollout_collection.py `_validate_environment_servers`).
+  if (!isDict(servers))
+    return { reason: `Environment servers are not present in the running config: ['${serverName}']` };
+  const [type, server] = Object.entries(servers)[0] ?? [];
+  const agent = isDict(server) && isDict(server[AGENT_SERVER_REF]) ? server[AGENT_SERVER_REF].name : undefined;
+  if (type === LEGACY_RELAY && typeof agent === 'string') return { agent };
+  return {
+    reason:
+      `environment server "${serverName}" is of type ${type ?? '(none)'}, not a ${LEGACY_RELAY} relay with an agent_server: ` +
+      'pivot-miner posts each row to an agent, so it can stand in only for a relay, which passes rows to its agent unchanged',
+  };
 }

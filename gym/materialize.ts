@@ -7,7 +7,8 @@ import { decodePythonJson, PythonJsonFailure } from './pythonJson';
 import { pythonJsonDumps } from './pythonJsonDumps';
 import { RepeatLines } from './repeatLines';
 import { taskRowSchema, type MaterializedRow } from './schemas';
-import { agentMapSchema, fanOutSchema, numRepeatsSchema, routeRow, type Dispatch } from './agentRouting';
+import { agentMapSchema, fanOutSchema, numRepeatsSchema, routeRow, type Dispatch, type RowRoute } from './agentRouting';
+import { isMaterializedTaskRow, materializedTaskRowRefusal } from './environmentRouting';
 
 // Materialization as NeMo Gym's rollout collection (`RolloutCollectionHelper._preprocess_rows_from_config`)
 // does it, so a materialized inputs file made here is interchangeable with one from `ng_collect_rollouts`
@@ -19,6 +20,8 @@ export const materializeOptionsSchema = z.object({
   agent_map: agentMapSchema.optional(),
   fan_out: fanOutSchema.optional(),
   num_repeats: numRepeatsSchema.default(1),
+  // 0.7.0's environment_routing_mode legacy, with the agent its relay names in the head's config.
+  legacy_environment_server: z.object({ name: z.string().min(1), agent: z.string().min(1) }).optional(),
   responses_create_params: z.record(z.string(), z.unknown()).default({}),
   seed_per_repeat: z.boolean().default(false),
   // Upstream treats `limit: 0` as "no limit" (a falsy check); rejecting it avoids that surprise.
@@ -90,18 +93,14 @@ function extraBodyOf(row: JsonDict): string {
   return dictGet(dictGet(params, 'metadata') as JsonDict, 'extra_body') as string;
 }
 
-/** Agent, overrides and task index as upstream gives them to a row, on a copy of `row` of its kind. */
-function prepared(
-  row: JsonDict,
-  opts: MaterializeOptions,
-  agentRef: { name: string } | undefined,
-  taskIndex: number,
-): JsonDict {
+/** Agent, overrides, task index and environment server as upstream gives them to a row, on a copy of `row` of its kind. */
+function prepared(row: JsonDict, opts: MaterializeOptions, route: RowRoute, taskIndex: number): JsonDict {
   const params = withEntries(dictGet(row, 'responses_create_params') as JsonDict, opts.responses_create_params);
   return withEntries(row, {
-    ...(agentRef === undefined ? {} : { agent_ref: agentRef }),
+    ...(route.agentRef === undefined ? {} : { agent_ref: route.agentRef }),
     responses_create_params: params,
     _ng_task_index: taskIndex,
+    ...(route.environmentServer === undefined ? {} : { _ng_environment_server: route.environmentServer }),
   });
 }
 
@@ -112,15 +111,24 @@ function dispatched(row: JsonDict, agent: string): JsonDict {
   return name === agent ? row : withEntries(row, { agent_ref: { name: agent } });
 }
 
+/** The input line a row came from, and the `agent_ref` its repeats get last (legacy routing). */
+interface RowPlace {
+  file: string;
+  line: number;
+  lateAgentRef?: { name: string };
+}
+
 /**
  * Repeat `rolloutIndex` of a prepared row. Repeats share what none of them changes (rows are only
  * read and written once materialized), and a deep copy of every repeat cost more than the rest of
  * materializing together; what a repeat sets is copied first.
  */
-function repeated(row: JsonDict, rolloutIndex: number, opts: MaterializeOptions, file: string, line: number): JsonDict {
+function repeated(row: JsonDict, rolloutIndex: number, opts: MaterializeOptions, where: RowPlace): JsonDict {
   const copy = shallowCopyDict(row);
   dictSet(copy, '_ng_rollout_index', rolloutIndex);
-  if (opts.seed_per_repeat) withSeed(copy, rolloutIndex, file, line);
+  // Upstream stamps a legacy-routed row's agent on the repeats it has made, so after their index.
+  if (where.lateAgentRef) dictSet(copy, 'agent_ref', where.lateAgentRef);
+  if (opts.seed_per_repeat) withSeed(copy, rolloutIndex, where.file, where.line);
   return copy;
 }
 
@@ -131,6 +139,9 @@ function repeated(row: JsonDict, rolloutIndex: number, opts: MaterializeOptions,
  *   `{"name": agent_name}`; either is appended last when the row had none (upstream adds no `type`);
  * - a fan-out copy to another agent gets `{"name": agent}`, after `_ng_task_index` if the row had no
  *   `agent_ref`, and its repeats continue the task's rollout indices;
+ * - with `legacy_environment_server` (0.7.0's legacy routing) no row is re-routed: `_ng_environment_server`
+ *   follows `_ng_task_index`, and a row without `agent_ref` gets the relay's agent after `_ng_rollout_index`;
+ * - a materialized taskset row (`task_id` + `task_input`) is refused (gym/environmentRouting.ts);
  * - overrides are shallow-merged over `responses_create_params`, keeping its key order;
  * - `_ng_task_index` is kept when the row has one; otherwise identical lines share the index of their
  *   first occurrence, counting distinct unindexed lines from 0 (upstream does not skip indices rows
@@ -162,6 +173,8 @@ export async function* materializeRecords(
   for await (const record of rows) {
     if (options.limit !== undefined && taken >= options.limit) break;
     taken++;
+    if (isMaterializedTaskRow(record.value))
+      throw new JsonlError(file, record.line, materializedTaskRowRefusal(record.value));
     const check = taskRowSchema.safeParse(record.value);
     if (!check.success) {
       throw new JsonlError(file, record.line, `not a task row: ${check.error.issues.map(describeIssue).join('; ')}`);
@@ -179,12 +192,15 @@ export async function* materializeRecords(
     }
     const route = routeRow(value, options, file, record.line);
     const kinded = kindedFrom(lineText(record), value) as JsonDict;
-    const row = prepared(value, options, route.agentRef, taskIndex);
-    const kindedRow = kinded === value ? row : prepared(kinded, options, route.agentRef, taskIndex);
+    const row = prepared(value, options, route, taskIndex);
+    const kindedRow = kinded === value ? row : prepared(kinded, options, route, taskIndex);
+    const where = { file, line: record.line, lateAgentRef: route.lateAgentRef };
     for (const dispatch of route.dispatches) {
-      const copy = dispatched(row, dispatch.agent);
-      const copies = { row: copy, kindedRow: kindedRow === row ? copy : dispatched(kindedRow, dispatch.agent) };
-      yield* repeats(copies, dispatch, options, nextRolloutIndex, { file, line: record.line });
+      // A row filled late names no agent yet, and is not re-routed.
+      const toAgent = (r: JsonDict) => (route.lateAgentRef ? r : dispatched(r, dispatch.agent));
+      const copy = toAgent(row);
+      const copies = { row: copy, kindedRow: kindedRow === row ? copy : toAgent(kindedRow) };
+      yield* repeats(copies, dispatch, options, nextRolloutIndex, where);
     }
   }
 }
@@ -195,7 +211,7 @@ function* repeats(
   dispatch: Dispatch,
   options: MaterializeOptions,
   nextRolloutIndex: Map<number, number>,
-  { file, line }: { file: string; line: number },
+  where: RowPlace,
 ): Generator<MaterializedRecord> {
   const { row, kindedRow } = copies;
   const taskIndex = dictGet(row, '_ng_task_index') as number;
@@ -203,13 +219,13 @@ function* repeats(
   for (let repeat = 0; repeat < dispatch.repeats; repeat++) {
     const rolloutIndex = nextRolloutIndex.get(taskIndex) ?? 0;
     nextRolloutIndex.set(taskIndex, rolloutIndex + 1);
-    const copy = repeated(row, rolloutIndex, options, file, line);
-    const kindedCopy = kindedRow === row ? copy : repeated(kindedRow, rolloutIndex, options, file, line);
+    const copy = repeated(row, rolloutIndex, options, where);
+    const kindedCopy = kindedRow === row ? copy : repeated(kindedRow, rolloutIndex, options, where);
     // Made from the first repeat, once it has passed the checks repeating makes.
     if (repeat === 0 && dispatch.repeats > 1) lines = RepeatLines.of(kindedCopy, options.seed_per_repeat);
     const text = lines
       ? lines.line(rolloutIndex, options.seed_per_repeat ? extraBodyOf(kindedCopy) : undefined)
       : jsonText(kindedCopy);
-    yield { row: copy as MaterializedRow, value: kindedCopy, text, line };
+    yield { row: copy as MaterializedRow, value: kindedCopy, text, line: where.line };
   }
 }

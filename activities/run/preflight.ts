@@ -2,11 +2,12 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { ConfigError, InvalidInputError } from '../../contracts/errors';
 import type { RunPlan } from '../../contracts/payloads';
-import { stageMaterializeOptions, stageSettings } from '../../contracts/stageSettings';
 import { pivotMiningInputSchema, type PivotMiningInput } from '../../contracts/workflowInputs';
 import { JsonlError } from '../../gym/errors';
 import { readJsonl } from '../../gym/jsonl';
-import { materializeRecords } from '../../gym/materialize';
+import { materializeRecords, type MaterializeOptions } from '../../gym/materialize';
+import { workerMaterializeOptions } from './legacyRouting';
+import { RequestFailure } from '../http/client';
 import { endpointProblems, type Findings } from './preflightEndpoints';
 import { taskDataFindings } from './preflightTaskData';
 import {
@@ -132,7 +133,15 @@ async function scanInputs(ctx: RunContext<unknown>, plan: RunPlan, problems: str
   }
   const scan: InputScan = { inputPath, inputRows: 0, tasks: 0, rollouts: 0, complete: false, agentLines: new Map() };
   const tasks = new Set<number>();
-  const options = stageMaterializeOptions(stageSettings(plan, 'collect'));
+  let options: MaterializeOptions;
+  try {
+    options = await workerMaterializeOptions(plan, 'collect');
+  } catch (err) {
+    // Legacy routing asks the head server for the relay's agent; the endpoint checks say why it is down.
+    if (!(err instanceof ConfigError || err instanceof RequestFailure)) throw err;
+    problems.push(err.message);
+    return scan;
+  }
   let lastLine = 0;
   try {
     for await (const { row, line } of materializeRecords(readJsonl(inputPath), options, inputPath)) {

@@ -4,9 +4,9 @@ import { ConfigError } from '../../contracts/errors';
 import YAML from 'yaml';
 import { startEmbeddedStack } from '../../servers/embeddedStack';
 import type { FaultsConfig } from '../../contracts/faultsConfig';
-import type { RunPlan } from '../../contracts/payloads';
+import type { RolloutStage, RunPlan } from '../../contracts/payloads';
 import { resolveInside } from './configFile';
-import { collectDefaultAgent } from '../../contracts/stageSettings';
+import { collectDefaultAgent, stageSettings } from '../../contracts/stageSettings';
 import { getText, RequestFailure } from '../http/client';
 import {
   agentType,
@@ -167,16 +167,27 @@ export async function agentDirectory(plan: RunPlan): Promise<Map<string, string>
   return agents;
 }
 
+/** The head server's config (the embedded servers' own head included), or nothing when no head is configured. */
+export async function headGlobalConfig(plan: RunPlan): Promise<GlobalConfig> {
+  const { servers } = plan.config;
+  const headUrl = servers.mode === 'embedded' ? (await embeddedStackFor(plan)).urls.head : servers.head_url;
+  return headUrl ? await fetchGlobalConfig(headUrl) : {};
+}
+
 /**
  * Names the environment server each agent's rollouts ran through, for the aggregate metrics: from the
  * head's config (the embedded servers' own head included), or from the agent's name alone when no
  * head is configured. Several environment servers in front of one agent leave 0.7.0 unable to choose
  * for a row routed by its agent, and so does this.
  */
-export async function environmentServerNamer(plan: RunPlan): Promise<(agentName: string) => string> {
-  const { servers } = plan.config;
-  const headUrl = servers.mode === 'embedded' ? (await embeddedStackFor(plan)).urls.head : servers.head_url;
-  const config = headUrl ? await fetchGlobalConfig(headUrl) : {};
+export async function environmentServerNamer(
+  plan: RunPlan,
+  stage: RolloutStage,
+): Promise<(agentName: string) => string> {
+  // Legacy routing sends every collect row through one environment server, which names them all.
+  const legacy = stageSettings(plan, stage).legacyEnvironmentServer;
+  if (legacy !== undefined) return () => legacy;
+  const config = await headGlobalConfig(plan);
   return (agentName) => {
     const declared = declaredEnvironmentServers(config, agentName);
     if (declared.length > 1)

@@ -181,7 +181,7 @@ async function writeEntries(
   const gym070 = (input.plan.config.profile.nemo_gym_version ?? '0.7.0') === '0.7.0';
   const serving = servingAgent(input.plan, input.stage);
   const agents = serving && (await agentDirectory(input.plan));
-  const environmentServer = gym070 ? await environmentServerNamer(input.plan) : undefined;
+  const environmentServer = gym070 ? await environmentServerNamer(input.plan, input.stage) : undefined;
   const out = aggregateMetricsPath(input.rolloutsPath);
   // A name of this attempt's own, published by a fenced rename: a re-run finish and an older one
   // still running never write the same file (docs/fencing.md).

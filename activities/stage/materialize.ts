@@ -6,7 +6,8 @@ import { mkdirDurably, syncFiles } from '../../gym/durable';
 import { JsonlError } from '../../gym/errors';
 import { ConfigError } from '../../contracts/errors';
 import { materializeRecords } from '../../gym/materialize';
-import { stageMaterializeOptions, stageSettings } from '../../contracts/stageSettings';
+import { stageSettings } from '../../contracts/stageSettings';
+import { workerMaterializeOptions } from '../run/legacyRouting';
 import type { CollectStageInput, MaterializeResult } from '../../contracts/payloads';
 import {
   materializedInputsPath,
@@ -60,7 +61,8 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   const taskIndices = new Set<number>();
   let rows = 0;
   try {
-    const records = materializeRecords(readJsonl(source), stageMaterializeOptions(settings), source);
+    const options = await workerMaterializeOptions(plan, stage);
+    const records = materializeRecords(readJsonl(source), options, source);
     const materialized = settings.interleaveRepeats
       ? interleaved(records, `${outFile}.interleave`)
       : inInputOrder(records);

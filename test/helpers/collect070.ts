@@ -130,6 +130,8 @@ export interface Collection {
   /** Both collections are told the stack's agent as `agent_name` unless this is set. */
   withoutAgentName?: boolean;
   options: Record<string, OptionValue | Record<string, OptionValue>>;
+  /** Rows carry `_ng_environment_server` from materialization (`environment_routing_mode: legacy`). */
+  stamped?: boolean;
   /** What both must stop with once their files are written (`require_complete`); both succeed without it. */
   stopsWith?: RegExp;
 }
@@ -226,9 +228,17 @@ const STAMPS = new RegExp(
     '(,"_ng_failure_class":"judge_invalid","_ng_migrated_invalid_judge_response":true)?}$',
 );
 
-function withoutStamps(line: string): string {
-  assert.match(line, STAMPS, "0.7.0's rollout ends with its environment server and result type stamps");
-  return line.replace(STAMPS, '$1}');
+// A row stamped at materialization has its environment server where the agent echoed it: only the
+// result type is last.
+const RESULT_TYPE = /,"_ng_result_type":"legacy_agent"}$/;
+
+function withoutStamps(line: string, stamped = false): string {
+  if (!stamped) {
+    assert.match(line, STAMPS, "0.7.0's rollout ends with its environment server and result type stamps");
+    return line.replace(STAMPS, '$1}');
+  }
+  assert.match(line, RESULT_TYPE, "0.7.0's rollout ends with its result type stamp");
+  return line.replace(RESULT_TYPE, '}');
 }
 
 // After each failed attempt an agent reported, pivot-miner writes the attempt, its class and error
@@ -247,13 +257,14 @@ function byEnvironmentServer(metrics: unknown): unknown {
   return [...(metrics as unknown[])].sort((a, b) => name(a).localeCompare(name(b)));
 }
 
-export function readCollected(prefix: string, by: '0.7.0' | 'pivot-miner'): Collected {
+export function readCollected(prefix: string, by: '0.7.0' | 'pivot-miner', stamped?: boolean): Collected {
   const rollouts = lines(`${prefix}.jsonl`);
+  const cut = (line: string) => withoutStamps(line, stamped);
   const metrics = byEnvironmentServer(JSON.parse(readFileSync(`${prefix}_aggregate_metrics.json`, 'utf8')));
   return {
     materializedInputs: readFileSync(`${prefix}_materialized_inputs.jsonl`, 'utf8'),
-    rollouts: by === '0.7.0' ? rollouts.map(withoutStamps) : rollouts,
-    failures: lines(`${prefix}_failures.jsonl`).map(by === '0.7.0' ? withoutStamps : withoutDiagnostics),
+    rollouts: by === '0.7.0' ? rollouts.map(cut) : rollouts,
+    failures: lines(`${prefix}_failures.jsonl`).map(by === '0.7.0' ? cut : withoutDiagnostics),
     aggregateMetrics: metrics,
   };
 }
@@ -265,7 +276,7 @@ export async function assertSameCollection(
   c: Collection,
 ): Promise<Collected & { prefix: string; accounting: RolloutAccounting; printed070: string }> {
   const run070 = await collectWith070(servers, dir, c);
-  const theirs = readCollected(run070.prefix, '0.7.0');
+  const theirs = readCollected(run070.prefix, '0.7.0', c.stamped);
   const run = await collectWithPivotMiner(servers, dir, c);
   const ours = readCollected(run.prefix, 'pivot-miner');
   assert.equal(ours.materializedInputs, theirs.materializedInputs, 'materialized inputs');

@@ -1,15 +1,7 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { after, before, test } from 'node:test';
-import {
-  assertSameCollection,
-  assertSameProfile,
-  indexOrder,
-  startCollectServers,
-  type CollectServers,
-} from '../helpers/collect070';
+import { before, test } from 'node:test';
+import { assertSameCollection, assertSameProfile, indexOrder, type CollectServers } from '../helpers/collect070';
+import { collectCases } from '../helpers/collectCases';
 
 // NeMo Gym 0.7.0's row routing at materialization (agent_name over every row, agent_map, fan_out,
 // num_repeats per agent), run by 0.7.0's ng_collect_rollouts and by our collect stage on the same
@@ -19,40 +11,13 @@ import {
 
 const SEED = 7;
 const SECOND = 'second_tool_agent';
+const { opened, task, caseRows } = collectCases(SEED, [SECOND], 'pivot-miner-routing-070-');
 let servers: CollectServers;
 let agent: string;
-let dir: string;
-let demo: Record<string, unknown>[];
 
-before(async () => {
-  servers = await startCollectServers(SEED, [SECOND]);
-  agent = servers.stack.names.agent;
-  dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-routing-070-'));
-  const lines = readFileSync(path.resolve(__dirname, '../../configs/demo_tasks.jsonl'), 'utf8').split('\n');
-  demo = lines.slice(0, 3).map((line) => JSON.parse(line) as Record<string, unknown>);
-});
-
-after(async () => {
-  await servers?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
-
-/** Demo task `i` with `fields` after its task_id, so a replaced agent_ref shows whether it kept its place. */
-function task(i: number, fields: Record<string, unknown> = {}): Record<string, unknown> {
-  const { task_id: taskId, ...rest } = demo[i]!;
-  return { task_id: taskId, ...fields, ...rest };
-}
+before(async () => void ({ servers, agent } = await opened()));
 
 const ref = (name: string) => ({ type: 'responses_api_agents', name });
-
-/** A directory of its own for a case, with `rows` as its task file. */
-function caseRows(name: string, rows: Record<string, unknown>[]): { caseDir: string; rowsFile: string } {
-  const caseDir = path.join(dir, name);
-  mkdirSync(caseDir);
-  const rowsFile = path.join(caseDir, 'tasks.jsonl');
-  writeFileSync(rowsFile, rows.map((r) => `${JSON.stringify(r)}\n`).join(''));
-  return { caseDir, rowsFile };
-}
 
 type Materialized = { agent_ref: unknown; _ng_task_index: number; _ng_rollout_index: number };
 
