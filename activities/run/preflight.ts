@@ -87,7 +87,7 @@ export async function preflight(
     baseDir: ctx.baseDir,
     config: ctx.config,
   };
-  const scan = await scanInputs(ctx, plan, findings.problems);
+  const scan = await scanInputs(ctx, plan, findings);
   if (scan) await taskDataFindings(ctx, scan.inputPath, findings);
   const endpoints = await endpointProblems(ctx, plan, scan?.agentLines ?? new Map(), scan?.inputPath ?? '', env);
   findings.problems.push(...endpoints.problems);
@@ -119,7 +119,11 @@ function outlineOf(ctx: RunContext<unknown>, plan: RunPlan, scan: InputScan): Ru
  * num_repeats dict make them per row) and notes which agents they route to. Stops at the first bad
  * line, as a run would, but keeps what it counted so the agents named before it are still checked.
  */
-async function scanInputs(ctx: RunContext<unknown>, plan: RunPlan, problems: string[]): Promise<InputScan | undefined> {
+async function scanInputs(
+  ctx: RunContext<unknown>,
+  plan: RunPlan,
+  { problems, notes }: Findings,
+): Promise<InputScan | undefined> {
   const { config, configPath, baseDir } = ctx;
   const key = ['collect', 'input_jsonl'];
   let inputPath: string;
@@ -139,7 +143,12 @@ async function scanInputs(ctx: RunContext<unknown>, plan: RunPlan, problems: str
   } catch (err) {
     // Legacy routing asks the head server for the relay's agent; the endpoint checks say why it is down.
     if (!(err instanceof ConfigError || err instanceof RequestFailure)) throw err;
-    problems.push(err.message);
+    if (err instanceof RequestFailure && config.servers.mode === 'spawn')
+      notes.push(
+        "collect.environment_server_name: the relay's agent is in the spawned head's config, which cannot be " +
+          'read before ng_run starts; the run reads it, and checks the rows, when it materializes them',
+      );
+    else problems.push(err.message);
     return scan;
   }
   let lastLine = 0;

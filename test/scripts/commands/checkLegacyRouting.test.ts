@@ -57,3 +57,15 @@ test('legacy routing: rows counted through the relay; an unlisted relay and anot
     ),
   );
 });
+
+test('legacy routing with spawned servers: the relay is read when the run starts, a note, not a problem', async () => {
+  const config = legacyConfig(ENVIRONMENT_SERVER);
+  // Nothing listens on the discard port: the spawned head is not up before ng_run starts.
+  config.servers = { mode: 'spawn', head_url: 'http://127.0.0.1:9', command: ['ng_run'] };
+  const spawned = await check(baseDirWith(config, demoTaskLines().slice(0, 3)), {});
+  assert.equal(spawned.code, 0, spawned.stderr);
+  assert.match(
+    spawned.stdout + spawned.stderr,
+    /environment_server_name: the relay's agent is in the spawned head's config/,
+  );
+});
