@@ -4,7 +4,8 @@ import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
-import { publishPivotDataset, type PublishOptions } from '../../gym/publish';
+import { publishPivotDataset } from '../../gym/publish';
+import type { PublishOptions } from '../../gym/publishOptions';
 import { validatePivotDataset } from '../../gym/validator';
 
 const tools = [

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { requestSeed, simulateResponse, skillAt, trainingStep } from '../../servers/policySimulator';
+import { skillAt } from '../../servers/policyChoices';
+import { requestSeed, simulateResponse, trainingStep } from '../../servers/policySimulator';
 import { verifyTrajectory, travelVerifyRequestSchema } from '../../servers/resources';
 import { callTool, isToolName, toolCallMatches } from '../../servers/toolEnvironment';
 
