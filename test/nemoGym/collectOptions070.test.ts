@@ -1,57 +1,43 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import {
   assertSameCollection,
   assertSameProfile,
   indexOrder,
-  startCollectServers,
   type AnswerScript,
   type Collection,
   type CollectServers,
 } from '../helpers/collect070';
+import { collectCases } from '../helpers/collectCases';
 
 // NeMo Gym 0.7.0's collection options, each run by 0.7.0's ng_collect_rollouts and by our collect
 // stage on the same rows and servers: the same materialized inputs, rollouts in the same order, the
 // same failures sidecar and aggregate metrics (test/helpers/collect070.ts says what is compared).
 
 const SEED = 7;
+const { opened, task, caseRows } = collectCases(SEED, [], 'pivot-miner-collect-070-');
 let servers: CollectServers;
-let dir: string;
-let rowsFile: string;
 
 before(async () => {
-  servers = await startCollectServers(SEED);
-  dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-collect-070-'));
-  // Three demo tasks and the first again: a duplicate line continues its task's rollout indices.
-  const demo = readFileSync(path.resolve(__dirname, '../../configs/demo_tasks.jsonl'), 'utf8').split('\n');
-  rowsFile = path.join(dir, 'tasks.jsonl');
-  writeFileSync(rowsFile, `${[...demo.slice(0, 3), demo[0]].join('\n')}\n`);
+  ({ servers } = await opened());
 });
 
-after(async () => {
-  await servers?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-});
-
-/** A directory of its own for each case. */
-function caseDir(name: string): string {
-  const caseDirectory = path.join(dir, name);
-  mkdirSync(caseDirectory);
-  return caseDirectory;
+/** A directory of its own for each case, with three demo tasks and the first again: a duplicate line continues its task's rollout indices. */
+function newCase(name: string): { caseDir: string; rowsFile: string } {
+  return caseRows(name, [task(0), task(1), task(2), task(0)]);
 }
 
 test('without options, 0.7.0 and our collect write the same files', { timeout: 300_000 }, async () => {
-  const ours = await assertSameCollection(servers, caseDir('plain'), { rowsFile, numRepeats: 2, options: {} });
+  const { caseDir, rowsFile } = newCase('plain');
+  const ours = await assertSameCollection(servers, caseDir, { rowsFile, numRepeats: 2, options: {} });
   assert.deepEqual(indexOrder(ours.materializedInputs), ['0:0', '0:1', '1:0', '1:1', '2:0', '2:1', '0:2', '0:3']);
   assert.equal(ours.rollouts.length, 8);
   await assertSameProfile(ours.prefix);
 });
 
 test('interleave_repeats: both run the repeats round by round', { timeout: 300_000 }, async () => {
-  const ours = await assertSameCollection(servers, caseDir('interleave'), {
+  const { caseDir, rowsFile } = newCase('interleave');
+  const ours = await assertSameCollection(servers, caseDir, {
     rowsFile,
     numRepeats: 2,
     options: { interleave_repeats: true },
@@ -76,8 +62,18 @@ async function offAndOn(
 ): Promise<{ off: Compared; on: Compared }> {
   servers.script = script;
   try {
-    const off = await assertSameCollection(servers, caseDir(`${name}_off`), { rowsFile, numRepeats: 2, options: {} });
-    const on = await assertSameCollection(servers, caseDir(name), { rowsFile, numRepeats: 2, options });
+    const plain = newCase(`${name}_off`);
+    const off = await assertSameCollection(servers, plain.caseDir, {
+      rowsFile: plain.rowsFile,
+      numRepeats: 2,
+      options: {},
+    });
+    const optioned = newCase(name);
+    const on = await assertSameCollection(servers, optioned.caseDir, {
+      rowsFile: optioned.rowsFile,
+      numRepeats: 2,
+      options,
+    });
     return { off, on };
   } finally {
     servers.script = (_request, answer) => answer;
@@ -139,7 +135,8 @@ test(
   async () => {
     servers.script = refuseTwo;
     try {
-      const ours = await assertSameCollection(servers, caseDir('route_failures'), {
+      const { caseDir, rowsFile } = newCase('route_failures');
+      const ours = await assertSameCollection(servers, caseDir, {
         rowsFile,
         numRepeats: 2,
         options: { route_failures_to_sidecar: true, count_failure_classes_as_zero: ['agent_run_error'] },
@@ -163,7 +160,8 @@ test(
 test('require_complete: both write every file, then fail naming what completed', { timeout: 600_000 }, async () => {
   servers.script = refuseTwo;
   try {
-    const ours = await assertSameCollection(servers, caseDir('require_complete'), {
+    const { caseDir, rowsFile } = newCase('require_complete');
+    const ours = await assertSameCollection(servers, caseDir, {
       rowsFile,
       numRepeats: 2,
       options: { route_failures_to_sidecar: true, require_complete: true },

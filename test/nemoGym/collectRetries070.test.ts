@@ -1,18 +1,15 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import {
   collectWith070,
   collectWithPivotMiner,
   indexOrder,
   readCollected,
-  startCollectServers,
   type AnswerScript,
   type Collection,
   type CollectServers,
 } from '../helpers/collect070';
+import { collectCases } from '../helpers/collectCases';
 
 // NeMo Gym 0.7.0's two retry options. 0.7.0 applies them when a run resumes from its files, so it
 // runs twice here: a first run, then `resume_from_cache` with the option. Our collect runs once with
@@ -21,21 +18,11 @@ import {
 // and aggregate metrics.
 
 const SEED = 7;
+const { opened, task, caseRows } = collectCases(SEED, [], 'pivot-miner-retries-070-');
 let servers: CollectServers;
-let dir: string;
-let rowsFile: string;
 
 before(async () => {
-  servers = await startCollectServers(SEED);
-  dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-retries-070-'));
-  const demo = readFileSync(path.resolve(__dirname, '../../configs/demo_tasks.jsonl'), 'utf8').split('\n');
-  rowsFile = path.join(dir, 'tasks.jsonl');
-  writeFileSync(rowsFile, `${demo.slice(0, 3).join('\n')}\n`);
-});
-
-after(async () => {
-  await servers?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  ({ servers } = await opened());
 });
 
 /** Rewrites the answer to each of `rewrites`' rollouts (`task:rollout`) on its first /run only. */
@@ -90,8 +77,7 @@ async function firstAttemptsFail(
   options: Collection['options'],
   retried: string[],
 ) {
-  const caseDir = path.join(dir, name);
-  mkdirSync(caseDir);
+  const { caseDir, rowsFile } = caseRows(name, [task(0), task(1), task(2)]);
   const c: Collection = { rowsFile, numRepeats: 2, options };
   try {
     servers.script = script();
