@@ -7,7 +7,7 @@ import type { PivotMiningResult } from '../../contracts/payloads';
 // beside it, copied into the bench's work dir, so both sides read the same files whatever happens
 // to the source meanwhile.
 
-/** Copies a published pivots.jsonl and its Gym config to `<dir>/rows`; resolves to the copy of the pivots. */
+/** Copies a published pivots.jsonl and its Gym config to `<dir>/rows`; returns the copy of the pivots. */
 function copyRows(pivotsPath: string, gymConfigPath: string, dir: string): string {
   const rowsDir = path.join(dir, 'rows');
   mkdirSync(rowsDir, { recursive: true });
