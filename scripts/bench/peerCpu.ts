@@ -20,8 +20,8 @@ export const minus = (after: Record<string, number>, before: Record<string, numb
 /**
  * ng_run's processes by what they serve: each server is a `python app.py` run in its own folder
  * (responses_api_agents/…, resources_servers/…, responses_api_models/…, and 0.7.0's
- * environment_servers/…); the rest of ng_run's session
- * is ng_run itself and Ray (its GCS, raylet, dashboard and their helpers).
+ * environment_servers/…); the rest of ng_run's session is ng_run itself and Ray (its GCS, raylet,
+ * dashboard and their helpers).
  */
 export function serverGroups(ngRun: RunningNgRun, sims: SimulatorProcess): Record<string, number[]> {
   const groups: Record<string, number[]> = { simulator: [sims.pid] };

@@ -15,7 +15,7 @@ import type { BenchWorker } from './workerProcess';
 // One round of each side of the peer bench (peer.ts): A, NeMo Gym's `ng_collect_rollouts`; B, our
 // collect stage on the bench's worker.
 //
-// The stage each side is timed over: materialize → aggregate metrics written.
+// The stage each side is timed over: materialize → the collection's last file written.
 // - A runs with PYTHONUNBUFFERED=1; its stage begins when it prints the first line of its row
 //   preprocessing ("Repeating rows ...", before it reads the input and writes the materialized
 //   file) and ends when its collection's work does: 0.4.0's when it prints "Finished rollout
@@ -26,10 +26,10 @@ import type { BenchWorker } from './workerProcess';
 //   a pool of worker processes) and of the servers is read from /proc at those two lines.
 // - B's stage is read from the Temporal server's event times: the materialize activity started →
 //   the finish activity (merge rest, reward profile, aggregate metrics, health checks) completed;
-//   CPU from /proc samples every 100 ms, interpolated to those instants. The worker and the Temporal dev server
-//   are our collector; both are counted.
-// The servers' CPU is every process of ng_run's session (its three servers, Ray) plus the
-// simulator, on both sides alike.
+//   CPU from /proc samples every 100 ms, interpolated to those instants. The worker and the
+//   Temporal dev server are our collector; both are counted.
+// The servers' CPU is every process of ng_run's session (its servers, Ray) plus the simulator, on
+// both sides alike.
 
 export const CONCURRENCY = 16;
 const A_START = /Repeating rows|Reading rows|Using `/;
