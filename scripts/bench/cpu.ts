@@ -6,17 +6,26 @@ import { readdirSync, readFileSync } from 'node:fs';
 
 const CLOCK_TICKS_PER_SECOND = 100;
 
+/** The fields of /proc/<pid>/stat after the command name (in parentheses, and may itself hold spaces). */
+function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
 /** User + system CPU seconds of `pid` (all its threads); 0 once it has exited. */
 export function cpuSeconds(pid: number): number {
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return 0;
-  }
-  // Fields after the command name, which is in parentheses and may itself hold spaces.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+  const fields = statFields(pid);
+  return fields ? (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND : 0;
+}
+
+/** User + system CPU seconds of the children `pid` has waited for: what a pool of worker processes spent once it ended. */
+export function reapedChildrenCpuSeconds(pid: number): number {
+  const fields = statFields(pid);
+  return fields ? (Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS_PER_SECOND : 0;
 }
 
 /** Children of this process whose command line contains `needle` (e.g. the Temporal dev server). */

@@ -1,17 +1,18 @@
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { pipelineConfigSchema } from '../../contracts/config';
-import type { PivotMiningResult, RunPlan } from '../../contracts/payloads';
+import type { RunPlan } from '../../contracts/payloads';
 import { ensureDevServer } from '../lib/devServer';
-import { ensureNemoGym, ngRunHeadPort, startNgRun } from '../lib/nemoGym';
+import { ensureNemoGym, ngRunHeadPort, startNgRun, type NemoGymVersion } from '../lib/nemoGym';
 import { freePort } from '../lib/net';
 import { loadNow } from './benchContext';
 import { childPidsMatching } from './cpu';
 import { serverGroups } from './peerCpu';
 import { perfAvailable } from './peerPerf';
 import { runProfiledRounds } from './peerProfiledRounds';
+import { demoPivots, givenPivots, gymConfigBeside } from './peerRows';
 import {
   compareRewards,
   peerJsonLine,
@@ -25,22 +26,27 @@ import { CONCURRENCY, round2, runA, runB, threadsPerRollout, type SideA, type Si
 import { startSimulatorProcess, waitForPoller } from './services';
 import { startBenchWorker } from './workerProcess';
 
-// The peer bench (`npm run bench -- --peer`, issue 42): the collector a user would otherwise run,
-// NeMo Gym 0.4.0's `ng_collect_rollouts` (side A), against our collect stage in `servers.mode:
-// attach` (side B), on the same NeMo Gym servers and the same rows, taking turns.
+// The peer bench (`npm run bench -- --peer`, issues 42 and 62): the collector a user would otherwise
+// run, NeMo Gym's `ng_collect_rollouts` (side A; 0.7.0, the release users install, unless
+// --nemo-gym=0.4.0), against our collect stage in `servers.mode: attach` (side B), on the same NeMo
+// Gym servers and the same rows, taking turns.
 //
-// The servers: `ng_run` serving the Gym config the demo publishes (tool_simulation_agent +
-// single_step_tool_use_with_argument_comparison resources server) with NeMo Gym's own `vllm_model`
-// as `policy_model`, pointed at the seeded policy simulator (the embedded stack of `pivot-miner
-// simulators --seed 7`, in a process of its own). The rows: the demo's published pivots, each
-// repeated num_repeats times with a seed per repeat (NeMo Gym's `num_repeats_add_seed`, our
-// `seed_per_repeat`), concurrency 16 on both sides.
+// The servers: the same version's `ng_run` serving the Gym config the demo publishes
+// (tool_simulation_agent + single_step_tool_use_with_argument_comparison resources server) with NeMo
+// Gym's own `vllm_model` as `policy_model`, pointed at the seeded policy simulator (the embedded
+// stack of `pivot-miner simulators --seed 7`, in a process of its own); 0.7.0's also runs the
+// `legacy_agent` environment server it generates in front of the agent, through which its collector
+// reaches the agent. The rows: the demo's published pivots, each repeated num_repeats times with a
+// seed per repeat (NeMo Gym's `num_repeats_add_seed`, our `seed_per_repeat`), concurrency 16 on both
+// sides.
 //
 // How each side's stage is timed and its CPU read: peerSides.ts.
 
 const WARMUP_ROUNDS = 1;
 
 export interface PeerOptions {
+  /** Side A's `ng_collect_rollouts` and both sides' `ng_run`. */
+  nemoGym: NemoGymVersion;
   numRepeats: number;
   cycles: number;
   /** The collect stage's chunk_size; unset, the config's default. */
@@ -55,29 +61,6 @@ export interface PeerOptions {
 }
 
 const log = (line: string) => console.log(line);
-
-/** The demo's published pivots and Gym config, from a demo pipeline run on our worker. */
-async function demoPivots(client: Client, taskQueue: string, dir: string): Promise<string> {
-  const result = (await client.workflow.execute('pivotMiningWorkflow', {
-    taskQueue,
-    workflowId: `peer-${process.pid}-demo`,
-    args: [{ config_path: 'configs/demo.yaml', run_id: 'peer-demo' }],
-  })) as PivotMiningResult;
-  const rowsDir = path.join(dir, 'rows');
-  mkdirSync(rowsDir, { recursive: true });
-  copyFileSync(result.pivotsPath, path.join(rowsDir, 'pivots.jsonl'));
-  copyFileSync(result.gymConfigPath, path.join(rowsDir, path.basename(result.gymConfigPath)));
-  return path.join(rowsDir, 'pivots.jsonl');
-}
-
-function gymConfigBeside(pivotsPath: string): string {
-  const yamls = readdirSync(path.dirname(pivotsPath)).filter((f) => f.endsWith('.yaml'));
-  if (yamls.length !== 1)
-    throw new Error(
-      `expected one Gym config YAML beside ${pivotsPath}, found ${yamls.length ? yamls.join(', ') : 'none'}`,
-    );
-  return path.join(path.dirname(pivotsPath), yamls[0]!);
-}
 
 export async function runPeerBench(opts: PeerOptions): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-peer-'));
@@ -136,22 +119,15 @@ export async function runPeerBench(opts: PeerOptions): Promise<void> {
       await Promise.race([waitForPoller(client, profiledQueue), profiled.exited]);
     }
 
-    let pivotsPath: string;
-    if (opts.pivotsPath) {
-      const rowsDir = path.join(dir, 'rows');
-      mkdirSync(rowsDir, { recursive: true });
-      const gymConfig = gymConfigBeside(opts.pivotsPath);
-      pivotsPath = path.join(rowsDir, 'pivots.jsonl');
-      copyFileSync(opts.pivotsPath, pivotsPath);
-      copyFileSync(gymConfig, path.join(rowsDir, path.basename(gymConfig)));
-      log(`rows: ${opts.pivotsPath} (--pivots)`);
-    } else {
-      const t = Date.now();
-      pivotsPath = await Promise.race([demoPivots(client, taskQueue, dir), worker.exited]);
-      log(
-        `rows: the demo's published pivots (configs/demo.yaml run on the bench's worker in ${round2((Date.now() - t) / 1000)} s)`,
-      );
-    }
+    const rowsStart = Date.now();
+    const pivotsPath = opts.pivotsPath
+      ? givenPivots(opts.pivotsPath, dir)
+      : await Promise.race([demoPivots(client, taskQueue, dir), worker.exited]);
+    log(
+      opts.pivotsPath
+        ? `rows: ${opts.pivotsPath} (--pivots)`
+        : `rows: the demo's published pivots (configs/demo.yaml run on the bench's worker in ${round2((Date.now() - rowsStart) / 1000)} s)`,
+    );
     const gymConfigPath = gymConfigBeside(pivotsPath);
     const pivotLines = readFileSync(pivotsPath, 'utf8')
       .split('\n')
@@ -160,7 +136,7 @@ export async function runPeerBench(opts: PeerOptions): Promise<void> {
 
     const sims = await startSimulatorProcess(7);
     cleanups.push(() => sims.stop());
-    const install = ensureNemoGym();
+    const install = ensureNemoGym(opts.nemoGym);
     const headPort = await ngRunHeadPort();
     const t = Date.now();
     const ngRun = await startNgRun(install, {
@@ -182,7 +158,7 @@ export async function runPeerBench(opts: PeerOptions): Promise<void> {
         `${WARMUP_ROUNDS} warm-up round a side, then A B B A × ${opts.cycles}; ${os.cpus().length} CPUs, load ${loadNow()} (a shared host: figures are noisy)`,
     );
     log(
-      `servers: ng_run (NeMo Gym 0.4.0, head ${ngRun.headUrl}, ready in ${round2((Date.now() - t) / 1000)} s) serving ${path.basename(gymConfigPath)} + vllm_model → ` +
+      `servers: ng_run (NeMo Gym ${install.version}, head ${ngRun.headUrl}, ready in ${round2((Date.now() - t) / 1000)} s) serving ${path.basename(gymConfigPath)} + vllm_model → ` +
         `seeded policy simulator ${sims.urls.model}; processes: ${Object.entries(servers)
           .map(([k, v]) => `${k} ×${v.length}`)
           .join(', ')}`,

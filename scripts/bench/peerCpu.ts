@@ -19,8 +19,9 @@ export const minus = (after: Record<string, number>, before: Record<string, numb
 
 /**
  * ng_run's processes by what they serve: each server is a `python app.py` run in its own folder
- * (responses_api_agents/…, resources_servers/…, responses_api_models/…); the rest of ng_run's session
- * is ng_run itself and Ray (its GCS, raylet, dashboard and their helpers).
+ * (responses_api_agents/…, resources_servers/…, responses_api_models/…, and 0.7.0's
+ * environment_servers/…); the rest of ng_run's session is ng_run itself and Ray (its GCS, raylet,
+ * dashboard and their helpers).
  */
 export function serverGroups(ngRun: RunningNgRun, sims: SimulatorProcess): Record<string, number[]> {
   const groups: Record<string, number[]> = { simulator: [sims.pid] };
@@ -28,6 +29,7 @@ export function serverGroups(ngRun: RunningNgRun, sims: SimulatorProcess): Recor
     responses_api_agents: 'agent',
     resources_servers: 'resources',
     responses_api_models: 'model',
+    environment_servers: 'environment',
   };
   for (const pid of sessionMembers(ngRun.child.pid!)) {
     let cmdline: string;

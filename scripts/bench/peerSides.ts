@@ -3,10 +3,10 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { RunPlan } from '../../contracts/payloads';
-import type { NemoGymInstall } from '../lib/nemoGym';
+import type { NemoGymInstall, NemoGymVersion } from '../lib/nemoGym';
 import { loadNow } from './benchContext';
 import { runDurableStage } from './collect';
-import { cpuSeconds, startCpuTrace } from './cpu';
+import { cpuSeconds, reapedChildrenCpuSeconds, startCpuTrace } from './cpu';
 import { groupCpu, minus, processTree, threadCpu } from './peerCpu';
 import type { PeerRound } from './peerReport';
 import { stageTimeline } from './timeline';
@@ -15,23 +15,28 @@ import type { BenchWorker } from './workerProcess';
 // One round of each side of the peer bench (peer.ts): A, NeMo Gym's `ng_collect_rollouts`; B, our
 // collect stage on the bench's worker.
 //
-// The stage each side is timed over: materialize → aggregate metrics written.
+// The stage each side is timed over: materialize → the collection's last file written.
 // - A runs with PYTHONUNBUFFERED=1; its stage begins when it prints the first line of its row
 //   preprocessing ("Repeating rows ...", before it reads the input and writes the materialized
-//   file) and ends when it prints "Finished rollout collection!", right after it wrote
-//   `<out>_aggregate_metrics.json`. Its Python start-up (imports, Hydra, the head server's config)
-//   is outside, and printed beside it. CPU of the collector and the servers is read from /proc at
-//   those two lines.
+//   file) and ends when its collection's work does: 0.4.0's when it prints "Finished rollout
+//   collection!", right after it wrote `<out>_aggregate_metrics.json`; 0.7.0's after that, when it
+//   prints its rollout health report ("Quality summary: ..."), as B's finish runs our health checks.
+//   Its Python start-up (imports, Hydra, the head server's config) is outside, and printed beside
+//   it. CPU of the collector (with the processes it started and waited for: 0.7.0 checks health in
+//   a pool of worker processes) and of the servers is read from /proc at those two lines.
 // - B's stage is read from the Temporal server's event times: the materialize activity started →
-//   the finish activity (merge rest, reward profile, aggregate metrics) completed; CPU from /proc
-//   samples every 100 ms, interpolated to those instants. The worker and the Temporal dev server
-//   are our collector; both are counted.
-// The servers' CPU is every process of ng_run's session (its three servers, Ray) plus the
-// simulator, on both sides alike.
+//   the finish activity (merge rest, reward profile, aggregate metrics, health checks) completed;
+//   CPU from /proc samples every 100 ms, interpolated to those instants. The worker and the
+//   Temporal dev server are our collector; both are counted.
+// The servers' CPU is every process of ng_run's session (its servers, Ray) plus the simulator, on
+// both sides alike.
 
 export const CONCURRENCY = 16;
 const A_START = /Repeating rows|Reading rows|Using `/;
-const A_END = 'Finished rollout collection!';
+const A_END: Record<NemoGymVersion, string> = {
+  '0.4.0': 'Finished rollout collection!',
+  '0.7.0': 'Quality summary: ',
+};
 
 export const round2 = (x: number) => Math.round(x * 100) / 100;
 
@@ -73,7 +78,7 @@ export async function runA(a: SideA, dir: string, index: number): Promise<{ roun
   let end: Mark | undefined;
   const mark = (): Mark => ({
     t: Date.now(),
-    collector: processTree(pid).reduce((s, p) => s + cpuSeconds(p), 0),
+    collector: processTree(pid).reduce((s, p) => s + cpuSeconds(p) + reapedChildrenCpuSeconds(p), 0),
     servers: groupCpu(a.servers),
     idle: groupCpu(a.idle),
   });
@@ -82,7 +87,7 @@ export async function runA(a: SideA, dir: string, index: number): Promise<{ roun
     const text = d.toString('utf8');
     if (!start && A_START.test(text)) start = mark();
     output += text;
-    if (!end && output.includes(A_END)) end = mark();
+    if (!end && output.includes(A_END[a.install.version])) end = mark();
   };
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);

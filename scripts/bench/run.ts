@@ -35,7 +35,7 @@ const USAGE =
   '[--worker-max-old-space-mb=N] [--worker-node-options="..."] [--chunk-size=N] [--chunks-in-flight=N] [--tasks=N] [--without-temporal] ' +
   '[--worker-cpu-profile=DIR] [--pin-simulators]\n' +
   '       npm run bench -- --overlap [--quick] [--repeats=N] [--latency-ms=N] [--slots=N] [--source-slots=N] [--rounds=N] [--keep]\n' +
-  '       npm run bench -- --peer | --only=peer [--repeats=N] [--cycles=N] [--chunk-size=N] [--worker-node-options="..."] [--pivots=PIVOTS.jsonl] [--worker-cpu-profile=DIR] [--keep]';
+  '       npm run bench -- --peer | --only=peer [--nemo-gym=0.7.0|0.4.0] [--repeats=N] [--cycles=N] [--chunk-size=N] [--worker-node-options="..."] [--pivots=PIVOTS.jsonl] [--worker-cpu-profile=DIR] [--keep]';
 const flags = parseFlags(USAGE, {
   quick: { type: 'boolean' },
   million: { type: 'boolean' },
@@ -55,6 +55,7 @@ const flags = parseFlags(USAGE, {
   peer: { type: 'boolean' },
   repeats: { type: 'string' },
   pivots: { type: 'string' },
+  'nemo-gym': { type: 'string' },
   overlap: { type: 'boolean' },
   'latency-ms': { type: 'string' },
   slots: { type: 'string' },
@@ -74,6 +75,7 @@ const PEER_FLAGS = new Set([
   'chunk-size',
   'worker-node-options',
   'pivots',
+  'nemo-gym',
   'worker-cpu-profile',
   'keep',
 ]);
@@ -92,6 +94,13 @@ if (!overlapBench && ['latency-ms', 'slots', 'source-slots', 'rounds'].some((nam
   );
 if (!peer && !overlapBench && (flags.repeats !== undefined || flags.pivots !== undefined))
   refuse(`--repeats and --pivots are flags of the peer bench (--peer)\nusage: ${USAGE}`);
+if (!peer && flags['nemo-gym'] !== undefined)
+  refuse(`--nemo-gym is a flag of the peer bench (--peer)\nusage: ${USAGE}`);
+// Side A is the NeMo Gym release users install unless told otherwise; 0.4.0 is the one the
+// figures of issue 42 were taken against.
+const nemoGym =
+  (['0.7.0', '0.4.0'] as const).find((version) => version === (flags['nemo-gym'] ?? '0.7.0')) ??
+  refuse(`--nemo-gym=${flags['nemo-gym']}: expected 0.7.0 or 0.4.0`);
 // 64 repeats of the demo's pivots, as issue 42 measured them; fewer for a smoke run.
 const peerRepeats = wholeNumber('repeats', flags.repeats) ?? 64;
 if (flags.pivots === '') refuse('--pivots=FILE needs a published pivots.jsonl (its Gym config YAML beside it)');
@@ -156,6 +165,7 @@ async function main(): Promise<void> {
   if (peer) {
     // Two A B B A cycles (four pairs) unless --cycles says otherwise: with two pairs a median is a mean.
     return runPeerBench({
+      nemoGym,
       numRepeats: peerRepeats,
       cycles: flags.cycles === undefined ? 2 : cycles,
       // Unset: the collect stage's default, as a user who leaves chunk_size out gets it.

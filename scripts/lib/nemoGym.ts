@@ -1,14 +1,18 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ephemeralPortRange, freePort, freePortInRange } from './net';
 import { repoRoot } from '../../bin/built';
 
-// NeMo Gym 0.4.0 as the real counterpart of our servers and files: where its venv is, the
-// environment its `ng_*` commands need here, and `ng_run` as a managed process on free ports.
+// NeMo Gym (0.4.0, or 0.7.0, the release users install) as the real counterpart of our servers and
+// files: where its venv is, the environment its `ng_*` commands need here, and `ng_run` as a managed
+// process on free ports.
+
+export type NemoGymVersion = '0.4.0' | '0.7.0';
 
 export interface NemoGymInstall {
+  version: NemoGymVersion;
   binDir: string;
   /** Where NeMo Gym's own server folders and their configs live (`resources_servers/...`). */
   sitePackages: string;
@@ -17,17 +21,20 @@ export interface NemoGymInstall {
 }
 
 /** Provisions (first call only: ~4 min) and locates the venv of scripts/ensure-nemo-gym.sh. */
-export function ensureNemoGym(version: '0.4.0' | '0.7.0' = '0.4.0'): NemoGymInstall {
+export function ensureNemoGym(version: NemoGymVersion = '0.4.0'): NemoGymInstall {
   const binDir = execFileSync('bash', [path.join(repoRoot, 'scripts/ensure-nemo-gym.sh'), version], {
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'inherit'],
   }).trim();
   const python = version === '0.4.0' ? 'python3.12' : 'python3.13';
-  return {
+  const install = {
+    version,
     binDir,
     sitePackages: path.join(binDir, `../lib/${python}/site-packages`),
     env: nemoGymEnv(binDir, process.env, python),
   };
+  if (version === '0.7.0') linkServerVenvs(install);
+  return install;
 }
 
 /**
@@ -44,14 +51,41 @@ export function nemoGymEnv(
   return { ...base, PATH: [binDir, systemPython, base.PATH ?? ''].join(':'), UV_PYTHON_DOWNLOADS: 'never' };
 }
 
+const serverVenvsDir = (install: NemoGymInstall) =>
+  path.join(path.dirname(path.dirname(install.binDir)), `nemo-gym-${install.version}-server-venvs`);
+
 /** Per-server venvs and uv's cache live beside the NeMo Gym venv, so every run after the first reuses them. */
-function serverVenvOverrides(binDir: string): string[] {
-  const cache = path.dirname(path.dirname(binDir));
+function serverVenvOverrides(install: NemoGymInstall): string[] {
   return [
-    `+uv_venv_dir=${path.join(cache, 'nemo-gym-0.4.0-server-venvs')}`,
-    `+uv_cache_dir=${path.join(cache, 'nemo-gym-uv-cache')}`,
+    `+uv_venv_dir=${serverVenvsDir(install)}`,
+    `+uv_cache_dir=${path.join(path.dirname(serverVenvsDir(install)), 'nemo-gym-uv-cache')}`,
     '+skip_venv_if_present=true',
   ];
+}
+
+const SERVER_TYPES = ['responses_api_agents', 'resources_servers', 'responses_api_models', 'environment_servers'];
+
+/**
+ * 0.7.0's `ng_run` builds each server's venv with uv, which its venv does not carry, by installing
+ * nemo-gym 0.7.0 from the package index into the server's Python, which 0.7.0's Requires-Python
+ * (>= 3.13.14) rules out here. Every server folder of the 0.7.0 wheel requires only `nemo-gym[dev]`
+ * (the extra being test and lint tools), which the 0.7.0 venv is: so each server's venv is that venv,
+ * linked where `skip_venv_if_present` finds it (`<uv_venv_dir>/<type>/<name>/.venv`).
+ */
+function linkServerVenvs(install: NemoGymInstall): void {
+  const venv = path.dirname(install.binDir);
+  for (const type of SERVER_TYPES)
+    for (const server of readdirSync(path.join(install.sitePackages, type), { withFileTypes: true })) {
+      if (!server.isDirectory() || server.name.startsWith('_')) continue;
+      const dir = path.join(serverVenvsDir(install), type, server.name);
+      mkdirSync(dir, { recursive: true });
+      try {
+        symlinkSync(venv, path.join(dir, '.venv'));
+      } catch (err) {
+        // Linked by an earlier run, or by another process meanwhile.
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+    }
 }
 
 export interface NgRunOptions {
@@ -63,11 +97,11 @@ export interface NgRunOptions {
 }
 
 /** argv (after the executable) of `ng_run` serving `configPaths` with its head server on `headPort`. */
-export function ngRunArgs(binDir: string, opts: NgRunOptions): string[] {
+export function ngRunArgs(install: NemoGymInstall, opts: NgRunOptions): string[] {
   return [
     `+config_paths=[${opts.configPaths.join(',')}]`,
     `+head_server={host:127.0.0.1,port:${opts.headPort}}`,
-    ...serverVenvOverrides(binDir),
+    ...serverVenvOverrides(install),
     ...(opts.overrides ?? []),
   ];
 }
@@ -82,7 +116,7 @@ export function ngRunCommand(install: NemoGymInstall, opts: NgRunOptions): strin
     `PATH=${install.env.PATH}`,
     'UV_PYTHON_DOWNLOADS=never',
     path.join(install.binDir, 'ng_run'),
-    ...ngRunArgs(install.binDir, opts),
+    ...ngRunArgs(install, opts),
   ];
 }
 
@@ -121,7 +155,7 @@ export async function startNgRun(
   opts: NgRunOptions & { cwd: string; logFile: string; readyTimeoutMs?: number },
 ): Promise<RunningNgRun> {
   const logFd = openSync(opts.logFile, 'a');
-  const child = spawn(path.join(install.binDir, 'ng_run'), ngRunArgs(install.binDir, opts), {
+  const child = spawn(path.join(install.binDir, 'ng_run'), ngRunArgs(install, opts), {
     cwd: opts.cwd,
     env: install.env,
     detached: true,

@@ -31,3 +31,16 @@ test('the peer bench refuses flags that are not its own, and bad values, before 
   assert.match(only.stderr, /expected throughput, scale or peer/);
   for (const r of [other, repeats, notPeer, only]) assert.equal(r.stdout, '');
 });
+
+test('--nemo-gym takes 0.7.0 or 0.4.0, and only with --peer', () => {
+  const unknown = bench('--peer', '--nemo-gym=0.5.1');
+  assert.equal(unknown.status, 2);
+  assert.match(unknown.stderr, /--nemo-gym=0\.5\.1: expected 0\.7\.0 or 0\.4\.0/);
+  const notPeer = bench('--nemo-gym=0.4.0');
+  assert.equal(notPeer.status, 2);
+  assert.match(notPeer.stderr, /--nemo-gym is a flag of the peer bench \(--peer\)/);
+  const overlap = bench('--overlap', '--nemo-gym=0.7.0');
+  assert.equal(overlap.status, 2);
+  assert.match(overlap.stderr, /--nemo-gym: not a flag of the overlap bench/);
+  for (const r of [unknown, notPeer, overlap]) assert.equal(r.stdout, '');
+});
