@@ -1,5 +1,7 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { after, before } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { runChunk } from '../../activities/chunk/chunk';
 import { materializeStage } from '../../activities/stage/materialize';
@@ -21,6 +23,8 @@ import { HttpError, listenJson, type RunningServer } from '../../servers/http';
 // server listing them, and the collect activities run in-process (no Temporal server needed).
 
 type Row = Record<string, any>;
+/** The /run result for a row (`attempt` counts from 1 per row), or an HTTP status to answer with. */
+type Answer = (row: Row, attempt: number) => Row | number | Promise<Row | number>;
 
 export interface FakeAgent {
   name: string;
@@ -31,11 +35,7 @@ export interface FakeAgent {
   aggregateRequests: Row[];
 }
 
-/** `answer` returns the /run result for a row (`attempt` counts from 1 per row), or an HTTP status to answer with. */
-export async function startFakeAgent(
-  name: string,
-  answer: (row: Row, attempt: number) => Row | number | Promise<Row | number>,
-): Promise<FakeAgent> {
+export async function startFakeAgent(name: string, answer: Answer): Promise<FakeAgent> {
   const agent: FakeAgent = { name, server: undefined as never, runs: [], aggregateRequests: [] };
   const attempts = new Map<string, number>();
   agent.server = await listenJson({
@@ -77,6 +77,50 @@ export async function startFakeHead(agents: FakeAgent[]): Promise<RunningServer>
       ),
     }),
   });
+}
+
+/** A test file's fake NeMo Gym: its agents and the head server listing them, and its temporary directories. */
+export interface FakeGym<Name extends string> {
+  agents: Record<Name, FakeAgent>;
+  head: RunningServer;
+  /** A new temporary directory, removed after the file's tests. */
+  freshDir: () => string;
+  /**
+   * Resolves once the agents and the head server are up, for a `before` of the file that needs them:
+   * node runs a file's `before` hooks side by side, not one after the other.
+   */
+  started: () => Promise<void>;
+}
+
+/**
+ * Starts an agent per entry of `answers` (in order, named by its key) and a head server listing them
+ * before the calling file's tests, and closes them and removes its fresh directories after them.
+ */
+export function fakeGymForFile<Name extends string>(answers: Record<Name, Answer>, dirPrefix: string): FakeGym<Name> {
+  const dirs: string[] = [];
+  let starting: Promise<void> | undefined;
+  const gym: FakeGym<Name> = {
+    agents: {} as Record<Name, FakeAgent>,
+    head: undefined as never,
+    freshDir: () => {
+      dirs.push(mkdtempSync(path.join(os.tmpdir(), dirPrefix)));
+      return dirs.at(-1)!;
+    },
+    started: () =>
+      (starting ??= (async () => {
+        for (const [name, answer] of Object.entries<Answer>(answers)) {
+          gym.agents[name as Name] = await startFakeAgent(name, answer);
+        }
+        gym.head = await startFakeHead(Object.values(gym.agents));
+      })()),
+  };
+  before(() => gym.started());
+  after(async () => {
+    const agents = Object.values<FakeAgent>(gym.agents);
+    await Promise.all([...agents.map((agent) => agent.server.close()), gym.head?.close()]);
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+  return gym;
 }
 
 export function writeJsonl(file: string, rows: unknown[]): void {

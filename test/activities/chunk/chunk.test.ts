@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { chunkShard } from '../../../activities/chunk/fenceShards';
 import { parseShardLine } from '../../../activities/chunk/shardLines';
-import type { RunningServer } from '../../../servers/http';
 import { readJsonlSync } from '../../helpers/jsonl';
 import {
   collectPlan,
@@ -14,11 +12,10 @@ import {
   outPrefixOf,
   runChunks,
   runChunksSideBySide,
+  fakeGymForFile,
   startFakeAgent,
-  startFakeHead,
   taskRow,
   writeJsonl,
-  type FakeAgent,
 } from '../fakeGym';
 
 // runChunk against NeMo Gym-shaped agents: every row goes to the agent its agent_ref names, results
@@ -29,31 +26,13 @@ type Row = Record<string, any>;
 const key = (r: Row) => `${r._ng_task_index}:${r._ng_rollout_index}`;
 const response = { output: [{ type: 'message', role: 'assistant', content: 'done' }], usage: { input_tokens: 3 } };
 
-let alpha: FakeAgent;
-let beta: FakeAgent;
-let head: RunningServer;
-const dirs: string[] = [];
-
-function freshDir(): string {
-  dirs.push(mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-chunk-')));
-  return dirs.at(-1)!;
-}
-
 /** An agent that runs every row, saying which agent served it. */
 function serving(agentName: string) {
   return (): Row => ({ response, reward: 1.0, served_by: agentName });
 }
 
-before(async () => {
-  alpha = await startFakeAgent('alpha', serving('alpha'));
-  beta = await startFakeAgent('beta', serving('beta'));
-  head = await startFakeHead([alpha, beta]);
-});
-
-after(async () => {
-  await Promise.all([alpha.server.close(), beta.server.close(), head.close()]);
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const gym = fakeGymForFile({ alpha: serving('alpha'), beta: serving('beta') }, 'pivot-miner-chunk-');
+const { agents, freshDir } = gym;
 
 test('each row goes to the agent its agent_ref names; results carry agent_ref after the rollout key', async () => {
   const dir = freshDir();
@@ -64,14 +43,14 @@ test('each row goes to the agent its agent_ref names; results carry agent_ref af
   ]);
   // Without agent_name (NeMo Gym 0.7.0 re-routes every row to it), rows keep their agent_ref; b is mapped.
   const routing = { agent_name: undefined, agent_map: { bs: 'alpha' } };
-  const plan = collectPlan(dir, { head_url: head.url }, { num_repeats: 2, chunk_size: 4, ...routing });
-  const alphaRuns = alpha.runs.length;
-  const betaRuns = beta.runs.length;
+  const plan = collectPlan(dir, { head_url: gym.head.url }, { num_repeats: 2, chunk_size: 4, ...routing });
+  const alphaRuns = agents.alpha.runs.length;
+  const betaRuns = agents.beta.runs.length;
   const { chunks } = await materialize(plan);
   await runChunks(plan, chunks);
   await merge(plan);
-  assert.equal(alpha.runs.length - alphaRuns, 2);
-  assert.equal(beta.runs.length - betaRuns, 4);
+  assert.equal(agents.alpha.runs.length - alphaRuns, 2);
+  assert.equal(agents.beta.runs.length - betaRuns, 4);
 
   const rollouts = readJsonlSync<Row>(`${outPrefixOf(plan)}.jsonl`);
   assert.deepEqual(
@@ -115,13 +94,13 @@ test('a chunk longer than its window of rows in memory runs every row once, in a
     ['w1', 'w2', 'w3', 'w4', 'w5'].map((id) => taskRow(id)),
   );
   // max_concurrency 1 holds two rows in memory, so this 15-row chunk waits for a free slot 13 times.
-  const plan = collectPlan(dir, { head_url: head.url }, { num_repeats: 3, chunk_size: 15, max_concurrency: 1 });
-  const alphaRuns = alpha.runs.length;
+  const plan = collectPlan(dir, { head_url: gym.head.url }, { num_repeats: 3, chunk_size: 15, max_concurrency: 1 });
+  const alphaRuns = agents.alpha.runs.length;
   const { chunks } = await materialize(plan);
   assert.equal(chunks, 1);
   const [result] = await runChunks(plan, chunks);
   assert.deepEqual(result, { chunkIndex: 0, completed: 15, failed: 0, alreadyDone: 0, reused: 0 });
-  assert.equal(alpha.runs.length - alphaRuns, 15);
+  assert.equal(agents.alpha.runs.length - alphaRuns, 15);
   await merge(plan);
   const rollouts = readJsonlSync<Row>(`${outPrefixOf(plan)}.jsonl`);
   assert.deepEqual(

@@ -1,21 +1,9 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
-import type { RunningServer } from '../../../servers/http';
+import { test } from 'node:test';
 import { readJsonlSync } from '../../helpers/jsonl';
-import {
-  collectPlan,
-  materialize,
-  merge,
-  runChunks,
-  startFakeAgent,
-  startFakeHead,
-  taskRow,
-  writeJsonl,
-  type FakeAgent,
-} from '../fakeGym';
+import { collectPlan, materialize, merge, runChunks, fakeGymForFile, taskRow, writeJsonl } from '../fakeGym';
 
 // runChunk's failed rows: failures an agent reports in a 200 answer are routed as NeMo Gym routes
 // them (sidecar, nowhere, never retried) instead of becoming rollouts, and a retried chunk reads its
@@ -24,15 +12,6 @@ import {
 type Row = Record<string, any>;
 const key = (r: Row) => `${r._ng_task_index}:${r._ng_rollout_index}`;
 const response = { output: [{ type: 'message', role: 'assistant', content: 'done' }], usage: { input_tokens: 3 } };
-
-let alpha: FakeAgent;
-let head: RunningServer;
-const dirs: string[] = [];
-
-function freshDir(): string {
-  dirs.push(mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-chunk-failures-')));
-  return dirs.at(-1)!;
-}
 
 /** What the scripted agent answers, chosen by the row's task_id. */
 function scripted(row: Row, attempt: number): Row {
@@ -59,15 +38,8 @@ function scripted(row: Row, attempt: number): Row {
   }
 }
 
-before(async () => {
-  alpha = await startFakeAgent('alpha', scripted);
-  head = await startFakeHead([alpha]);
-});
-
-after(async () => {
-  await Promise.all([alpha.server.close(), head.close()]);
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const gym = fakeGymForFile({ alpha: scripted }, 'pivot-miner-chunk-failures-');
+const { agents, freshDir } = gym;
 
 test('agent-reported failures go to the sidecar or nowhere, never to rollouts; terminal ones are never retried', async () => {
   const dir = freshDir();
@@ -75,9 +47,9 @@ test('agent-reported failures go to the sidecar or nowhere, never to rollouts; t
     path.join(dir, 'tasks.jsonl'),
     ['ok', 'flaky', 'terminal', 'killed'].map((id) => taskRow(id)),
   );
-  const plan = collectPlan(dir, { head_url: head.url }, { max_attempts: 3, chunk_size: 8 });
-  const runsBefore = alpha.runs.length;
-  const callsFor = (taskId: string) => alpha.runs.slice(runsBefore).filter((r) => r.task_id === taskId).length;
+  const plan = collectPlan(dir, { head_url: gym.head.url }, { max_attempts: 3, chunk_size: 8 });
+  const runsBefore = agents.alpha.runs.length;
+  const callsFor = (taskId: string) => agents.alpha.runs.slice(runsBefore).filter((r) => r.task_id === taskId).length;
   const { chunks } = await materialize(plan);
   const [first] = await runChunks(plan, chunks);
   assert.deepEqual({ completed: first!.completed, failed: first!.failed }, { completed: 2, failed: 2 });
@@ -121,7 +93,7 @@ test('agent-reported failures go to the sidecar or nowhere, never to rollouts; t
 test('a terminal line already in the sidecar stops a retried chunk from running that key', async () => {
   const dir = freshDir();
   writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('ok')]);
-  const plan = collectPlan(dir, { head_url: head.url }, { max_attempts: 3 });
+  const plan = collectPlan(dir, { head_url: gym.head.url }, { max_attempts: 3 });
   const { chunks } = await materialize(plan);
   // As left by an earlier attempt of this chunk that died after writing its failure line.
   mkdirSync(path.join(plan.runDir, 'rollouts_shards'));
@@ -130,9 +102,9 @@ test('a terminal line already in the sidecar stops a retried chunk from running 
     `${JSON.stringify({ _ng_task_index: 0, _ng_rollout_index: 0, _ng_failure_class: 'skipped', _ng_failure_terminal: true, attempt: 1 })}\n`,
     { flag: 'wx' },
   );
-  const runsBefore = alpha.runs.length;
+  const runsBefore = agents.alpha.runs.length;
   const [result] = await runChunks(plan, chunks);
-  assert.equal(alpha.runs.length, runsBefore);
+  assert.equal(agents.alpha.runs.length, runsBefore);
   assert.equal(result!.alreadyDone, 1);
   assert.equal(key(readJsonlSync<Row>(path.join(plan.runDir, 'rollouts_shards/000000_failures.jsonl'))[0]!), '0:0');
 });
@@ -140,7 +112,7 @@ test('a terminal line already in the sidecar stops a retried chunk from running 
 test('retry_terminal_timeouts: a retried chunk runs a key whose older line is a terminal timeout, not a skipped one', async () => {
   const dir = freshDir();
   writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('terminal'), taskRow('ok')]);
-  const plan = collectPlan(dir, { head_url: head.url }, { max_attempts: 2, retry_terminal_timeouts: true });
+  const plan = collectPlan(dir, { head_url: gym.head.url }, { max_attempts: 2, retry_terminal_timeouts: true });
   const { chunks } = await materialize(plan);
   // As left by an earlier attempt of this chunk: task 0's stamped timeout, task 1's unstamped skip.
   mkdirSync(path.join(plan.runDir, 'rollouts_shards'));
@@ -149,7 +121,7 @@ test('retry_terminal_timeouts: a retried chunk runs a key whose older line is a 
     { _ng_task_index: 1, _ng_rollout_index: 0, _ng_failure_class: 'skipped' },
   ];
   writeJsonl(path.join(plan.runDir, 'rollouts_shards/000000_failures.jsonl'), older);
-  const calls = () => alpha.runs.filter((r) => r.task_id === 'terminal').length;
+  const calls = () => agents.alpha.runs.filter((r) => r.task_id === 'terminal').length;
   const callsBefore = calls();
   const [result] = await runChunks(plan, chunks);
   // The skip is terminal with the option; the timeout has its second and last attempt.
@@ -167,7 +139,7 @@ test('retry_terminal_timeouts: a retried chunk runs a key whose older line is a 
 test('retry_invalid_judge_responses: an invalid judge response is a failed attempt, then judged again', async () => {
   const dir = freshDir();
   writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('judged')]);
-  const plan = collectPlan(dir, { head_url: head.url }, { max_attempts: 2, retry_invalid_judge_responses: true });
+  const plan = collectPlan(dir, { head_url: gym.head.url }, { max_attempts: 2, retry_invalid_judge_responses: true });
   const [result] = await runChunks(plan, (await materialize(plan)).chunks);
   assert.equal(result!.completed, 1);
   await merge(plan);

@@ -1,32 +1,16 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { prefetchSegment, removeEarlyProfiling } from '../../../activities/early/prefetch';
 import { stallFirstAt } from '../../helpers/stallFirst';
 import type { PrefetchSegment, RunPlan } from '../../../contracts/payloads';
-import type { RunningServer } from '../../../servers/http';
-import {
-  collectPlan,
-  materialize,
-  outPrefixOf,
-  runChunks,
-  startFakeAgent,
-  startFakeHead,
-  taskRow,
-  writeJsonl,
-  type FakeAgent,
-} from '../fakeGym';
+import { collectPlan, materialize, outPrefixOf, runChunks, fakeGymForFile, taskRow, writeJsonl } from '../fakeGym';
 
 // An early segment (finished collect rows, copied and converted) is built under its attempt's own
 // name and renamed into place whole, fenced like every writer: an attempt that wakes after a newer
 // one, or after the run removed early profiling's files, leaves nothing behind.
-
-let agent: FakeAgent;
-let head: RunningServer;
-const dirs: string[] = [];
 
 /** A trajectory with one tool call: its first rollout of each task passes, the second fails (a mixed task). */
 function answer(row: Record<string, any>) {
@@ -51,25 +35,17 @@ function answer(row: Record<string, any>) {
   };
 }
 
-before(async () => {
-  agent = await startFakeAgent('alpha', answer);
-  head = await startFakeHead([agent]);
-});
-
-after(async () => {
-  await Promise.all([agent.server.close(), head.close()]);
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const gym = fakeGymForFile({ alpha: answer }, 'pivot-miner-segment-');
 
 /** A run whose collect has finished every chunk: 2 tasks × 2 repeats, chunks of 2. */
 async function collectedRun(): Promise<{ plan: RunPlan; chunks: number }> {
-  dirs.push(mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-segment-')));
+  const dir = gym.freshDir();
   const tools = [{ type: 'function', name: 'lookup', parameters: { type: 'object', properties: {} } }];
-  writeJsonl(path.join(dirs.at(-1)!, 'tasks.jsonl'), [
+  writeJsonl(path.join(dir, 'tasks.jsonl'), [
     taskRow('a', { responses_create_params: { input: [{ role: 'user', content: 'task a' }], tools } }),
     taskRow('b', { responses_create_params: { input: [{ role: 'user', content: 'task b' }], tools } }),
   ]);
-  const plan = collectPlan(dirs.at(-1)!, { head_url: head.url }, { num_repeats: 2, chunk_size: 2 });
+  const plan = collectPlan(dir, { head_url: gym.head.url }, { num_repeats: 2, chunk_size: 2 });
   const { chunks } = await materialize(plan);
   await runChunks(plan, chunks);
   return { plan, chunks };

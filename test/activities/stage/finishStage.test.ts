@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import {
   finishStage,
@@ -17,18 +16,7 @@ import { NOTHING_MERGED, type MergeProgress } from '../../../contracts/payloads'
 import { recordSyncs } from '../../helpers/syncSpy';
 import { RewardProfileError } from '../../../gym/errors';
 import { rewardProfileOutputPaths } from '../../../gym/rewardProfile';
-import type { RunningServer } from '../../../servers/http';
-import {
-  collectPlan,
-  materialize,
-  outPrefixOf,
-  runChunks,
-  startFakeAgent,
-  startFakeHead,
-  taskRow,
-  writeJsonl,
-  type FakeAgent,
-} from '../fakeGym';
+import { collectPlan, materialize, outPrefixOf, runChunks, fakeGymForFile, taskRow, writeJsonl } from '../fakeGym';
 
 // The tail of a collect stage: the merge's rest, the reward profile and the aggregate metrics. Small
 // stages overlap the last two; large ones run them one after the other to keep the worker's peak
@@ -36,32 +24,25 @@ import {
 
 type Row = Record<string, any>;
 
-let agent: FakeAgent;
-let head: RunningServer;
-const dirs: string[] = [];
+const gym = fakeGymForFile(
+  {
+    alpha: (row) => ({
+      response: { output: [], usage: { input_tokens: 3, output_tokens: 2 } },
+      reward: row.task_id === 'a' ? 1 : 0,
+    }),
+  },
+  'pivot-miner-finish-stage-',
+);
 
 function stagePlan(tasks: Row[]) {
-  dirs.push(mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-finish-stage-')));
-  writeJsonl(path.join(dirs.at(-1)!, 'tasks.jsonl'), tasks);
-  return collectPlan(dirs.at(-1)!, { head_url: head.url }, { num_repeats: 2 });
+  const dir = gym.freshDir();
+  writeJsonl(path.join(dir, 'tasks.jsonl'), tasks);
+  return collectPlan(dir, { head_url: gym.head.url }, { num_repeats: 2 });
 }
 
 /** An activity in a mock activity context, its result typed as the function's. */
 const runActivity = <I, O>(fn: (input: I) => Promise<O>, input: I) =>
   new MockActivityEnvironment().run(fn, input) as Promise<O>;
-
-before(async () => {
-  agent = await startFakeAgent('alpha', (row) => ({
-    response: { output: [], usage: { input_tokens: 3, output_tokens: 2 } },
-    reward: row.task_id === 'a' ? 1 : 0,
-  }));
-  head = await startFakeHead([agent]);
-});
-
-after(async () => {
-  await Promise.all([agent.server.close(), head.close()]);
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
 
 test('the tail of a large stage writes the same files as the overlapped tail of a small one', async () => {
   const plan = stagePlan([taskRow('a'), taskRow('bb'), taskRow('ccc')]);
@@ -108,7 +89,7 @@ test('a large stage is aggregated only after its reward profile: a profile that 
     outPrefix,
     allowPartialRollouts: true,
   });
-  const asked = agent.aggregateRequests.length;
+  const asked = gym.agents.alpha.aggregateRequests.length;
   const tail = {
     plan,
     stage: 'collect' as const,
@@ -121,7 +102,7 @@ test('a large stage is aggregated only after its reward profile: a profile that 
   await assert.rejects(runActivity(profileWithAggregateMetrics, tail), RewardProfileError);
   // Long enough for an overlapped aggregate's request to arrive: it would be sent within milliseconds.
   await new Promise((resolve) => setTimeout(resolve, 300));
-  assert.equal(agent.aggregateRequests.length, asked);
+  assert.equal(gym.agents.alpha.aggregateRequests.length, asked);
 });
 
 test('a finish whose profile refuses missing rollouts still publishes the merged files, and leaves no files of its own', async () => {

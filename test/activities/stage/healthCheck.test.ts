@@ -1,44 +1,23 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { finishStage } from '../../../activities/stage/finishStage';
 import { checkStageHealth } from '../../../activities/stage/healthCheck';
 import { NON_RETRYABLE_ERROR_TYPES, RolloutHealthError } from '../../../contracts/errors';
 import { stageHealthSchema } from '../../../gym/health/stageHealth';
-import type { RunningServer } from '../../../servers/http';
-import {
-  collectPlan,
-  materialize,
-  outPrefixOf,
-  runChunks,
-  startFakeAgent,
-  startFakeHead,
-  taskRow,
-  writeJsonl,
-  type FakeAgent,
-} from '../fakeGym';
+import { collectPlan, materialize, outPrefixOf, runChunks, fakeGymForFile, taskRow, writeJsonl } from '../fakeGym';
 import { answerWithTrajectory, FAILED_BY_FAILING_CALLS } from '../../helpers/healthTrajectory';
 
 // A stage's finish runs 0.7.0's health checks on its merged rollouts. What they find is reported
 // beside the stage's files and never changes them; with health_check_stops_run the run stops, not
 // retried, once the files are published.
 
-let agent: FakeAgent;
-let head: RunningServer;
-const dirs: string[] = [];
-
-before(async () => {
-  agent = await startFakeAgent('alpha', (row) => answerWithTrajectory(row, row.task_id === 'bad' ? 503 : 200));
-  head = await startFakeHead([agent]);
-});
-
-after(async () => {
-  await Promise.all([agent.server.close(), head.close()]);
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const gym = fakeGymForFile(
+  { alpha: (row) => answerWithTrajectory(row, row.task_id === 'bad' ? 503 : 200) },
+  'pivot-miner-health-',
+);
 
 const PUBLISHED = [
   'rollouts.jsonl',
@@ -50,9 +29,9 @@ const PUBLISHED = [
 
 /** Collects tasks `ok` and `bad` (2 repeats each) with the given top-level config, and finishes the stage. */
 async function finishedStage(config: Record<string, unknown>) {
-  dirs.push(mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-health-')));
-  writeJsonl(path.join(dirs.at(-1)!, 'tasks.jsonl'), [taskRow('ok'), taskRow('bad')]);
-  const plan = collectPlan(dirs.at(-1)!, { head_url: head.url }, { num_repeats: 2 }, config);
+  const dir = gym.freshDir();
+  writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('ok'), taskRow('bad')]);
+  const plan = collectPlan(dir, { head_url: gym.head.url }, { num_repeats: 2 }, config);
   await runChunks(plan, (await materialize(plan)).chunks);
   const outPrefix = outPrefixOf(plan);
   const input = { plan, stage: 'collect' as const, outPrefix, allowPartialRollouts: false };
@@ -107,9 +86,9 @@ test('checks ignored as 0.7.0 names them do not stop the run', async () => {
 });
 
 test('rollouts the checks cannot read leave the stage unchecked, not failed, as in 0.7.0', async () => {
-  dirs.push(mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-health-')));
-  const plan = collectPlan(dirs.at(-1)!, { head_url: head.url });
-  const view = path.join(dirs.at(-1)!, 'view', 'rollouts');
+  const dir = gym.freshDir();
+  const plan = collectPlan(dir, { head_url: gym.head.url });
+  const view = path.join(dir, 'view', 'rollouts');
   mkdirSync(path.dirname(view));
   writeFileSync(`${view}.jsonl`, Buffer.from([0x7b, 0xff, 0x7d, 0x0a]));
   const input = { plan, view, outPrefix: outPrefixOf(plan) };

@@ -1,47 +1,18 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { JsonlError } from '../../../gym/errors';
-import type { RunningServer } from '../../../servers/http';
 import { readJsonlSync } from '../../helpers/jsonl';
-import {
-  collectPlan,
-  materialize,
-  outPrefixOf,
-  startFakeAgent,
-  startFakeHead,
-  taskRow,
-  writeJsonl,
-  type FakeAgent,
-} from '../fakeGym';
+import { collectPlan, materialize, outPrefixOf, fakeGymForFile, taskRow, writeJsonl } from '../fakeGym';
 
 // Per-row agent routing at materialization, as NeMo Gym 0.7.0 routes rows: collect.agent_name
 // re-routes every row, without it rows keep their own agent_ref (or agent_map routes them), and a
 // name no server knows stops the stage before any rollout runs.
 
-let alpha: FakeAgent;
-let beta: FakeAgent;
-let head: RunningServer;
-const dirs: string[] = [];
-
-before(async () => {
-  const ok = () => ({ response: { output: [] }, reward: 1 });
-  alpha = await startFakeAgent('alpha', ok);
-  beta = await startFakeAgent('beta', ok);
-  head = await startFakeHead([alpha, beta]);
-});
-
-after(async () => {
-  await Promise.all([alpha.server.close(), beta.server.close(), head.close()]);
-});
-
-function freshDir(): string {
-  dirs.push(mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-materialize-')));
-  return dirs.at(-1)!;
-}
-after(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+const ok = () => ({ response: { output: [] }, reward: 1 });
+const gym = fakeGymForFile({ alpha: ok, beta: ok }, 'pivot-miner-materialize-');
+const { agents, freshDir } = gym;
 
 test('one file may mix agents: without agent_name each row keeps its agent_ref; agent_name re-routes all', async () => {
   const rows = [
@@ -52,7 +23,7 @@ test('one file may mix agents: without agent_name each row keeps its agent_ref; 
   const refs = async (collect: Record<string, unknown>) => {
     const dir = freshDir();
     writeJsonl(path.join(dir, 'tasks.jsonl'), rows);
-    const plan = collectPlan(dir, { head_url: head.url }, collect);
+    const plan = collectPlan(dir, { head_url: gym.head.url }, collect);
     assert.equal((await materialize(plan)).rows, 3);
     return readJsonlSync<Record<string, any>>(`${outPrefixOf(plan)}_materialized_inputs.jsonl`).map((r) => r.agent_ref);
   };
@@ -73,7 +44,7 @@ test('an agent name no server knows is refused naming file, line and name, befor
     // A resources server is listed by the head server, but it is not an agent.
     taskRow('d', { agent_ref: { name: 'some_resources_server' } }),
   ]);
-  const plan = collectPlan(dir, { head_url: head.url }, { agent_name: undefined });
+  const plan = collectPlan(dir, { head_url: gym.head.url }, { agent_name: undefined });
   await assert.rejects(materialize(plan), (err: Error) => {
     assert.ok(err instanceof JsonlError, String(err));
     assert.equal(err.file, path.join(dir, 'tasks.jsonl'));
@@ -86,19 +57,19 @@ test('an agent name no server knows is refused naming file, line and name, befor
   });
   // Not finished, so nothing can be chunked from it, and no agent saw a row.
   assert.equal(existsSync(`${outPrefixOf(plan)}_materialized_inputs.meta.json`), false);
-  assert.equal(alpha.runs.length + beta.runs.length, 0);
+  assert.equal(agents.alpha.runs.length + agents.beta.runs.length, 0);
 });
 
 test('servers.agent_url serves collect.agent_name only', async () => {
   const dir = freshDir();
   writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('a'), taskRow('b', { agent_ref: { name: 'beta' } })]);
   // fan_out sends row b to beta as well as to alpha, which agent_url is.
-  const plan = collectPlan(dir, { agent_url: alpha.server.url }, { fan_out: { beta: ['alpha', 'beta'] } });
+  const plan = collectPlan(dir, { agent_url: agents.alpha.server.url }, { fan_out: { beta: ['alpha', 'beta'] } });
   await assert.rejects(
     materialize(plan),
     /tasks\.jsonl:2: agent_ref\.name "beta" is not an agent the servers know \(known: "alpha"/,
   );
-  const unnamed = collectPlan(freshDir(), { agent_url: alpha.server.url }, { agent_name: undefined });
+  const unnamed = collectPlan(freshDir(), { agent_url: agents.alpha.server.url }, { agent_name: undefined });
   await assert.rejects(materialize(unnamed), /servers\.agent_url serves collect\.agent_name .* which is not set/);
 });
 
@@ -106,7 +77,7 @@ test('a resources server name is not an agent even when it is the only row name'
   const dir = freshDir();
   writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('a', { agent_ref: { name: 'some_resources_server' } })]);
   await assert.rejects(
-    materialize(collectPlan(dir, { head_url: head.url }, { agent_name: undefined })),
+    materialize(collectPlan(dir, { head_url: gym.head.url }, { agent_name: undefined })),
     /tasks\.jsonl:1: agent_ref\.name "some_resources_server"/,
   );
 });
@@ -114,7 +85,7 @@ test('a resources server name is not an agent even when it is the only row name'
 test('a stage materialized afresh starts with no failures sidecar; a resume keeps the one it has', async () => {
   const dir = freshDir();
   writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('a'), taskRow('b')]);
-  const plan = collectPlan(dir, { head_url: head.url });
+  const plan = collectPlan(dir, { head_url: gym.head.url });
   const sidecar = `${outPrefixOf(plan)}_failures.jsonl`;
   const stale = { _ng_task_index: 0, _ng_rollout_index: 0, attempt: 1, failure_class: 'http_5xx', error: 'old run' };
   writeJsonl(sidecar, [stale]);

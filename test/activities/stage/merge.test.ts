@@ -1,28 +1,16 @@
 import assert from 'node:assert/strict';
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { appendFileSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { chunkAttemptsDir } from '../../../activities/chunk/fenceShards';
 import { finishStage } from '../../../activities/stage/finishStage';
 import { mergeChunks } from '../../../activities/stage/merge';
 import { NOTHING_MERGED, type MergeProgress, type MergeResult, type RunPlan } from '../../../contracts/payloads';
-import type { RunningServer } from '../../../servers/http';
 import { stripForAggregateMetrics } from '../../../gym/aggregateMetrics';
 import { jsonText } from '../../../gym/jsonl';
 import { parseKinded, type JsonDict } from '../../../gym/kindedJson';
-import {
-  collectPlan,
-  materialize,
-  outPrefixOf,
-  runChunks,
-  startFakeAgent,
-  startFakeHead,
-  taskRow,
-  writeJsonl,
-  type FakeAgent,
-} from '../fakeGym';
+import { collectPlan, materialize, outPrefixOf, runChunks, fakeGymForFile, taskRow, writeJsonl } from '../fakeGym';
 
 // Merging chunk by chunk while later chunks run must give the bytes one merge after the last chunk
 // gives, whatever order the pieces came in and however often a piece was retried.
@@ -30,8 +18,6 @@ import {
 type Row = Record<string, any>;
 const response = { output: [{ type: 'message', role: 'assistant', content: 'done' }] };
 
-let agent: FakeAgent;
-let head: RunningServer;
 let dir: string;
 let plan: RunPlan;
 let chunks: number;
@@ -72,31 +58,37 @@ const partial = (progress: MergeProgress, kind: 'rollouts' | 'failures') =>
 /** Progress without the token of the attempt that made it: what two attempts of one step agree on. */
 const bytesOf = ({ partial: _token, ...progress }: MergeProgress) => progress;
 
+const gym = fakeGymForFile(
+  {
+    // Every third row fails terminally, so both merged files have lines from every chunk.
+    alpha: (row: Row) =>
+      row.task_id.endsWith('0')
+        ? {
+            response,
+            reward: 0,
+            error_message: 'no',
+            _ng_failure_class: 'timeout_exceeded',
+            _ng_failure_terminal: true,
+          }
+        : { response, reward: 1 },
+  },
+  'pivot-miner-merge-',
+);
+
 before(async () => {
-  // Every third row fails terminally, so both merged files have lines from every chunk.
-  agent = await startFakeAgent('alpha', (row: Row) =>
-    row.task_id.endsWith('0')
-      ? { response, reward: 0, error_message: 'no', _ng_failure_class: 'timeout_exceeded', _ng_failure_terminal: true }
-      : { response, reward: 1 },
-  );
-  head = await startFakeHead([agent]);
-  dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-merge-'));
+  await gym.started();
+  dir = gym.freshDir();
   writeJsonl(
     path.join(dir, 'tasks.jsonl'),
     Array.from({ length: 7 }, (_, i) => taskRow(`t${i}${i % 3 === 0 ? '0' : ''}`)),
   );
-  plan = collectPlan(dir, { head_url: head.url }, { num_repeats: 2, chunk_size: 4 });
+  plan = collectPlan(dir, { head_url: gym.head.url }, { num_repeats: 2, chunk_size: 4 });
   ({ chunks } = await materialize(plan));
   await runChunks(plan, chunks);
   const result = await finish();
   assert.equal(result.completed, 8);
   assert.equal(result.failedKeys, 6);
   whole = merged();
-});
-
-after(async () => {
-  await Promise.all([agent.server.close(), head.close()]);
-  rmSync(dir, { recursive: true, force: true });
 });
 
 test('chunks merged a few at a time, then the tail, give the bytes of one whole merge', async () => {
