@@ -1,18 +1,16 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { WorkflowFailedError } from '@temporalio/client';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { pivotMiningProgressQuery } from '../../contracts/temporal';
 import { getProgress } from '../../client';
 import {
   calls,
+  earlyProfilingWorkerForFile,
   firstRemovalAt,
   markRetryShown,
   STALL_S,
-  startEarlyProfilingWorker,
   TASK_QUEUE,
   until,
-  type EarlyProfilingWorker,
 } from './earlyProfilingSetup';
 
 // Early profiling is an optimisation: whatever becomes of it (cancelled or terminated by an operator,
@@ -21,23 +19,13 @@ import {
 // stand-in activities and a stand-in chunked stage (earlyProfilingSetup.ts). A continue-as-new of
 // early profiling between the run's signals is prefetchLocalProfile.test.ts.
 
-let worker: EarlyProfilingWorker | undefined;
-let env: TestWorkflowEnvironment;
-
-before(async () => {
-  worker = await startEarlyProfilingWorker();
-  env = worker.env;
-});
-
-after(async () => {
-  await worker?.close();
-});
+const worker = earlyProfilingWorkerForFile();
 
 const removed = (runId: string) =>
   (calls.get(runId) ?? []).filter(([name]) => name === 'removeEarlyProfiling').map(([, part]) => part);
 
 async function startRun(runId: string) {
-  return env.client.workflow.start('pivotMiningWorkflow', {
+  return worker.env.client.workflow.start('pivotMiningWorkflow', {
     taskQueue: TASK_QUEUE,
     workflowId: `early-${runId}`,
     args: [{ config_path: 'configs/demo.yaml', run_id: runId }],
@@ -46,7 +34,7 @@ async function startRun(runId: string) {
 
 /** Waits until the run waits on early profiling (its stage is local_profile, early profiling running). */
 async function untilWaitingOnEarly(workflowId: string): Promise<void> {
-  const handle = env.client.workflow.getHandle(workflowId);
+  const handle = worker.env.client.workflow.getHandle(workflowId);
   await until(`${workflowId} waits on early profiling`, async () => {
     const progress = await handle.query(pivotMiningProgressQuery);
     return progress.stage === 'local_profile' && progress.prefetchWorkflowId !== null;
@@ -56,7 +44,7 @@ async function untilWaitingOnEarly(workflowId: string): Promise<void> {
 test('an operator’s cancel of early profiling alone falls back to live sampling and removes its files', async () => {
   const handle = await startRun('cancel');
   await until('early profiling files the samples', () => (calls.get('cancel') ?? []).length > 0);
-  await env.client.workflow.getHandle(`${handle.workflowId}/prefetch`).cancel();
+  await worker.env.client.workflow.getHandle(`${handle.workflowId}/prefetch`).cancel();
   const result = await handle.result();
   assert.equal(result.prefetch, undefined, 'nothing early was reused');
   assert.deepEqual(removed('cancel').sort(), ['matched', 'segments']);
@@ -71,7 +59,7 @@ test('a run gives up on early profiling that stalls, samples live and removes it
   ]);
   assert.equal(result.prefetch, undefined, 'nothing early was reused');
   assert.ok(Date.now() - started >= STALL_S * 1000, 'not given up before its stall bound');
-  const early = await env.client.workflow.getHandle(`${handle.workflowId}/prefetch`).describe();
+  const early = await worker.env.client.workflow.getHandle(`${handle.workflowId}/prefetch`).describe();
   assert.equal(early.status.name, 'CANCELLED');
   assert.deepEqual(removed('stalled').sort(), ['matched', 'segments']);
 });
@@ -79,11 +67,11 @@ test('a run gives up on early profiling that stalls, samples live and removes it
 test('an operator’s reset of early profiling while it files still ends in a published run, files removed', async () => {
   const handle = await startRun('reset');
   await until('early profiling files the samples', () => (calls.get('reset') ?? []).length > 0);
-  const early = env.client.workflow.getHandle(`${handle.workflowId}/prefetch`);
+  const early = worker.env.client.workflow.getHandle(`${handle.workflowId}/prefetch`);
   const { events } = await early.fetchHistory();
   const lastTask = events!.filter((e) => e.workflowTaskCompletedEventAttributes).at(-1)!;
-  await env.client.workflowService.resetWorkflowExecution({
-    namespace: env.client.options.namespace,
+  await worker.env.client.workflowService.resetWorkflowExecution({
+    namespace: worker.env.client.options.namespace,
     workflowExecution: { workflowId: early.workflowId },
     reason: 'operator reset in a test',
     workflowTaskFinishEventId: lastTask.eventId,
@@ -100,7 +88,7 @@ test('an operator’s reset of early profiling while it files still ends in a pu
 test('a terminated early profiling leaves no files behind', async () => {
   const handle = await startRun('terminate');
   await untilWaitingOnEarly(handle.workflowId);
-  await env.client.workflow.getHandle(`${handle.workflowId}/prefetch`).terminate('operator');
+  await worker.env.client.workflow.getHandle(`${handle.workflowId}/prefetch`).terminate('operator');
   await handle.result();
   assert.deepEqual(removed('terminate').sort(), ['matched', 'segments']);
 });
@@ -125,7 +113,7 @@ test('a collect that stops the run stops early profiling first, then removes its
     return true;
   });
   assert.deepEqual(removed('collect-stops').sort(), ['matched', 'segments']);
-  const early = await env.client.workflow.getHandle(`${handle.workflowId}/prefetch`).describe();
+  const early = await worker.env.client.workflow.getHandle(`${handle.workflowId}/prefetch`).describe();
   assert.equal(early.status.name, 'CANCELLED');
   // No segment of it can start after the removal: it had ended before.
   assert.ok(early.closeTime!.getTime() <= firstRemovalAt.get('collect-stops')!, 'early profiling ended first');
@@ -134,7 +122,7 @@ test('a collect that stops the run stops early profiling first, then removes its
 test('status lists early profiling’s retried steps among what the run waits for', async () => {
   const handle = await startRun('disk-full');
   await until('the retried filing is listed', async () => {
-    const { waiting } = await getProgress(env.client, handle.workflowId);
+    const { waiting } = await getProgress(worker.env.client, handle.workflowId);
     const filing = waiting.find((r) => r.activityType === 'alignPrefetched');
     if (!filing) return false;
     assert.equal(filing.workflowId, `${handle.workflowId}/prefetch`);
@@ -150,5 +138,5 @@ test('a resume that finds the run’s local profile begun profiles nothing early
   const result = await handle.result();
   assert.equal(result.counts.published, 1);
   assert.equal(result.prefetch, undefined);
-  await assert.rejects(env.client.workflow.getHandle(`${handle.workflowId}/prefetch`).describe(), /not found/i);
+  await assert.rejects(worker.env.client.workflow.getHandle(`${handle.workflowId}/prefetch`).describe(), /not found/i);
 });

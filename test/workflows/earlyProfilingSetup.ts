@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { after, before } from 'node:test';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -121,13 +122,13 @@ export async function until(what: string, ready: () => Promise<boolean> | boolea
   throw new Error(`${what}: not within 30 s`);
 }
 
-export interface EarlyProfilingWorker {
+interface EarlyProfilingWorker {
   env: TestWorkflowEnvironment;
   close: () => Promise<void>;
 }
 
 /** A dev server and a worker on TASK_QUEUE running the fixture workflows with the stand-in activities. */
-export async function startEarlyProfilingWorker(): Promise<EarlyProfilingWorker> {
+async function startEarlyProfilingWorker(): Promise<EarlyProfilingWorker> {
   const env = await startTestTemporal();
   const worker = await Worker.create({
     connection: env.nativeConnection,
@@ -145,4 +146,18 @@ export async function startEarlyProfilingWorker(): Promise<EarlyProfilingWorker>
     await env.teardown();
   };
   return { env, close };
+}
+
+/** The early-profiling worker of the calling file: started before its tests, stopped after them. */
+export function earlyProfilingWorkerForFile(): { env: TestWorkflowEnvironment } {
+  const suite = { env: undefined as never as TestWorkflowEnvironment };
+  let worker: EarlyProfilingWorker | undefined;
+  before(async () => {
+    worker = await startEarlyProfilingWorker();
+    suite.env = worker.env;
+  });
+  after(async () => {
+    await worker?.close();
+  });
+  return suite;
 }

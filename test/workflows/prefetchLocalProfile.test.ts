@@ -1,33 +1,15 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { test } from 'node:test';
 import { chunksFinishedSignal, runCandidatesSignal } from '../../contracts/temporal';
 import type { PrefetchResult } from '../../contracts/payloads';
-import {
-  calls,
-  planOf,
-  startEarlyProfilingWorker,
-  TASK_QUEUE,
-  until,
-  type EarlyProfilingWorker,
-} from './earlyProfilingSetup';
+import { calls, earlyProfilingWorkerForFile, planOf, TASK_QUEUE, until } from './earlyProfilingSetup';
 
 // Early profiling (prefetchLocalProfileWorkflow) continuing as new while collect and the run signal
 // it: nothing either sent is lost. It runs on a real dev server against the stand-in activities and
 // chunked stage of earlyProfilingSetup.ts; what the run does with early profiling's outcomes is
 // earlyProfiling.test.ts.
 
-let worker: EarlyProfilingWorker | undefined;
-let env: TestWorkflowEnvironment;
-
-before(async () => {
-  worker = await startEarlyProfilingWorker();
-  env = worker.env;
-});
-
-after(async () => {
-  await worker?.close();
-});
+const worker = earlyProfilingWorkerForFile();
 
 /**
  * The signals early profiling gets from collect (`final`) and from the run (`candidates`), in order;
@@ -42,14 +24,14 @@ type Signals = Array<'final' | 'candidates' | 'continued'>;
 async function continuedEarlyProfiling(runId: string, signals: Signals): Promise<void> {
   const plan = planOf(runId);
   const workflowId = `early-${runId}/prefetch`;
-  const handle = await env.client.workflow.start('prefetchLocalProfileWorkflow', {
+  const handle = await worker.env.client.workflow.start('prefetchLocalProfileWorkflow', {
     taskQueue: TASK_QUEUE,
     workflowId,
     args: [{ plan, collectPrefix: `${plan.runDir}/rollouts`, alignForRun: true, continueAsNewAfterEvents: 10 }],
   });
   await handle.signal(chunksFinishedSignal, { chunks: 1, final: false });
   const segmentRuns = () =>
-    env.client.workflow
+    worker.env.client.workflow
       .getHandle(`${workflowId}/rows-0-2`)
       .describe()
       .then(
