@@ -13,7 +13,8 @@ import { lineKinds } from './numberKinds';
 import { FrameKinds, RolloutNumberKinds } from './pythonTypes';
 import { byAgent, CoverageCounter, FanOutDetector, type CoverageEntries } from './coverage';
 import type { AgentRollouts } from './repeats';
-import { forEachStat, isRow, MASK_SAMPLE, NumberColumn, pythonTruthy, RolloutTable } from './table';
+import { NumberColumn } from './numberColumn';
+import { forEachStat, isRow, MASK_SAMPLE, pythonTruthy, RolloutTable } from './table';
 import type { PyDict, PyValue } from '../pythonJson';
 
 // Reward profiling of inputs and results that both come in key order, as a merged stage and NeMo
