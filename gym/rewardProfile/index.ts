@@ -12,14 +12,8 @@ import { InputTable, RolloutTable } from './table';
 export { RewardProfileError } from '../errors';
 import { orjsonDumps } from '../pythonJsonDumps';
 import { canonicalSample, RolloutNumberKinds, sampleValue } from './pythonTypes';
-import {
-  NotInKeyOrder,
-  profileKeyOrdered,
-  type ProfiledInput,
-  type ProfiledResult,
-  type ProfileSources,
-  type StreamedGroup,
-} from './stream';
+import { profileKeyOrdered, type StreamedGroup } from './stream';
+import { NotInKeyOrder, type ProfiledInput, type ProfiledResult, type ProfileSources } from './sources';
 import type { PyDict, PyValue } from '../pythonJson';
 
 // `ng_reward_profile` on files: reads the materialized inputs and the rollouts, profiles them and
@@ -29,7 +23,7 @@ import type { PyDict, PyValue } from '../pythonJson';
 export { profileCompletionSummary, profileFromData, withoutIndices } from './fromData';
 export { formatProfileSummary } from './summary';
 export type { AgentLevelMetrics, CompletionSummary, GroupLevelMetrics } from './profile';
-export type { ProfiledInput, ProfiledResult, ProfileSources } from './stream';
+export type { ProfiledInput, ProfiledResult, ProfileSources } from './sources';
 
 const rolloutKeySchema = {
   _ng_task_index: z.number().int().nonnegative(),
