@@ -1,20 +1,15 @@
-import { readSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { JsonlWriter, readJsonl } from '../jsonl';
 import { renameDurably, writeFileDurably } from '../durable';
 import { JsonlError } from '../errors';
-import { completionSummary } from './completion';
-import { profileTables, type CompletionSummary, type GroupLevelMetrics, type Profile } from './profile';
+import type { CompletionSummary, GroupLevelMetrics } from './profile';
+import { streamedProfile, tableProfile, type Profiled } from './profiled';
 import { gym070AgentRows } from './repeats';
-import { InputTable, RolloutTable } from './table';
 export { RewardProfileError } from '../errors';
 import { orjsonDumps } from '../pythonJsonDumps';
-import { canonicalSample, RolloutNumberKinds, sampleValue } from './pythonTypes';
-import { profileKeyOrdered, type StreamedGroup } from './stream';
 import { NotInKeyOrder, type ProfiledInput, type ProfiledResult, type ProfileSources } from './sources';
-import type { PyDict, PyValue } from '../pythonJson';
 
 // `ng_reward_profile` on files: reads the materialized inputs and the rollouts, profiles them and
 // writes `<rollouts stem>_reward_profiling.jsonl` and `<rollouts stem>_agent_metrics.json` beside the
@@ -80,40 +75,6 @@ async function* validated<T extends z.ZodType>(
   }
 }
 
-/**
- * Where each group's `sample` is in the materialized inputs: the row of the group's lowest measured
- * rollout. Samples are the bulk of a profile (full prompts and tool lists), so only their place is
- * kept while profiling, and each is read back when its group row is written. Only one row a
- * (task, agent) is noted: a group is a task, or under NeMo Gym 0.7.0's fan-out a (task, agent).
- */
-class SamplePlaces {
-  private readonly best = new Map<string, { position: number; rollout: number; place: LinePlace }>();
-  private byPosition: Map<number, LinePlace> | undefined;
-
-  constructor(
-    private readonly results: RolloutTable,
-    private readonly gym070: boolean,
-  ) {}
-
-  note(inputPosition: number, task: number, rollout: number, agent: string, place: LinePlace): void {
-    const i = this.results.find(task, rollout);
-    if (i === undefined || (this.gym070 && this.results.masked.has(i))) return;
-    const key = this.gym070 ? `${task}\0${agent}` : String(task);
-    const seen = this.best.get(key);
-    if (!seen || rollout < seen.rollout) this.best.set(key, { position: inputPosition, rollout, place });
-  }
-
-  place(inputPosition: number): LinePlace {
-    this.byPosition ??= new Map([...this.best.values()].map((b) => [b.position, b.place]));
-    return this.byPosition.get(inputPosition)!;
-  }
-}
-
-interface LinePlace {
-  byteOffset: number;
-  byteLength: number;
-}
-
 export interface RewardProfileOptions {
   materializedInputsPath: string;
   rolloutsPath: string;
@@ -175,14 +136,19 @@ export async function writeRewardProfileOf(
 ): Promise<RewardProfileOutputs> {
   const { repeatLevelMetricsPath, ...outputs } = rewardProfileOutputPaths(opts.rolloutsPath);
   const gym070 = followsGym070(opts);
+  const rules = {
+    gym070,
+    allowPartialRollouts: opts.allowPartialRollouts ?? false,
+    canonicalInputs: opts.canonicalInputs ?? false,
+  };
   const inputsFile = await open(opts.materializedInputsPath, 'r');
   try {
     let profile: Profiled;
     try {
-      profile = await streamedProfile(sources, opts, inputsFile, gym070);
+      profile = await streamedProfile(sources, inputsFile, rules);
     } catch (err) {
       if (!(err instanceof NotInKeyOrder)) throw err;
-      profile = await tableProfile(sources, opts, inputsFile, gym070);
+      profile = await tableProfile(sources, inputsFile, rules);
     }
     // Written under temporary names and renamed, so a crash never leaves a half profile that looks done.
     const profilingTmp = `${outputs.rewardProfilingPath}.tmp`;
@@ -213,83 +179,4 @@ export async function writeRewardProfileOf(
   } finally {
     await inputsFile.close();
   }
-}
-
-/** A profile either way: group rows to write one by one, then the agent rows. */
-interface Profiled extends Pick<Profile, 'agentRollouts' | 'coverage' | 'columns'> {
-  summary: CompletionSummary;
-  groups: AsyncIterable<StreamedGroup>;
-  agents(): PyDict[];
-}
-
-/** A sample as upstream writes it: the input line with Python's types, indices removed. */
-async function readSample(
-  file: FileHandle,
-  place: { byteOffset: number; byteLength: number },
-  canonical: boolean,
-): Promise<PyValue> {
-  const line = Buffer.alloc(place.byteLength);
-  // One short read of a line just written, from the page cache: synchronous costs less than a trip
-  // through the thread pool, once per task.
-  readSync(file.fd, line, 0, line.length, place.byteOffset);
-  const text = line
-    .toString('utf8')
-    .replace(/^\uFEFF/, '')
-    .trimEnd();
-  return (canonical ? (canonicalSample(text) as unknown as PyValue | undefined) : undefined) ?? sampleValue(text);
-}
-
-async function streamedProfile(
-  sources: ProfileSources,
-  opts: RewardProfileOptions,
-  inputsFile: FileHandle,
-  gym070: boolean,
-): Promise<Profiled> {
-  const profile = await profileKeyOrdered(sources, opts.allowPartialRollouts ?? false, gym070);
-  return {
-    ...profile,
-    summary: profile.summary,
-    groups: profile.groups((input) => readSample(inputsFile, input, opts.canonicalInputs ?? false)),
-    agents: () => profile.agents(),
-  };
-}
-
-async function tableProfile(
-  sources: ProfileSources,
-  opts: RewardProfileOptions,
-  inputsFile: FileHandle,
-  gym070: boolean,
-): Promise<Profiled> {
-  const results = new RolloutTable(true);
-  const kinds = new RolloutNumberKinds();
-  for await (const { task, rollout, result, text } of sources.results()) {
-    const position = results.add(task, rollout, result);
-    // A masked rollout is no part of the stats frame, so its number kinds decide nothing.
-    if (!(gym070 && results.masked.has(position))) kinds.add(position, text);
-  }
-  const inputs = new InputTable();
-  const samples = new SamplePlaces(results, gym070);
-  for await (const { task, rollout, agentName, byteOffset, byteLength } of sources.inputs()) {
-    samples.note(inputs.add(task, rollout, agentName), task, rollout, agentName, { byteOffset, byteLength });
-  }
-  const profile = profileTables(inputs, results, opts.allowPartialRollouts ?? false, gym070);
-  async function* groups(): AsyncGenerator<StreamedGroup> {
-    for (const { row, rollouts } of profile.groups((i) => i)) {
-      // The sample key already sits where upstream puts it; only its value is filled in, re-read with
-      // Python's types so its numbers keep the form they have in the materialized inputs.
-      const typed = kinds.groupRow(
-        row,
-        rollouts,
-        await readSample(inputsFile, samples.place(row.sample as number), opts.canonicalInputs ?? false),
-      );
-      const { sample: _sample, ...stats } = row;
-      yield { row: stats, typed };
-    }
-  }
-  return {
-    ...profile,
-    summary: completionSummary(inputs, results),
-    groups: groups(),
-    agents: () => profile.agents().map((row) => kinds.agentRow(row)),
-  };
 }
