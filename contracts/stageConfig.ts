@@ -116,7 +116,7 @@ export const collectSchema = z
       .boolean()
       .optional()
       .describe(
-        "As ng_collect_rollouts 0.7.0's option, applied within the run rather than on resume: a result with a truthy invalid_judge_response is not a rollout but a failed attempt, written to the failures sidecar as 0.7.0's migration writes it (_ng_failure_class judge_invalid, _ng_migrated_invalid_judge_response) and retried up to max_attempts; off when absent (it stays a zero-reward rollout)",
+        "As ng_collect_rollouts 0.7.0's option, applied within the run rather than on resume: a result with a truthy invalid_judge_response is not a rollout but a failed attempt, written to the failures sidecar as 0.7.0's migration writes it (_ng_failure_class judge_invalid, reuse_cached_deliverable when its deliverables_dir holds a deliverable, _ng_migrated_invalid_judge_response) and retried up to max_attempts, a flagged row's retries posted with reuse_cached_deliverable true so the agent judges that deliverable again; off when absent (it stays a zero-reward rollout)",
       ),
     count_failure_classes_as_zero: z
       .array(z.string().min(1))

@@ -61,3 +61,17 @@ export function invalidJudgeFailureRow(result: JsonDict, hasCachedDeliverable: b
     [MIGRATED_INVALID_JUDGE_KEY]: true,
   });
 }
+
+/**
+ * Whether a failed attempt's sidecar row asks that the rollout's retries re-judge the deliverable it
+ * left rather than run the policy again: 0.7.0's resume reads a truthy `reuse_cached_deliverable` on
+ * any of a rollout's sidecar rows so.
+ */
+export function reusesCachedDeliverable(row: JsonDict): boolean {
+  return pythonTruthy(dictGet(row, REUSE_CACHED_DELIVERABLE_KEY));
+}
+
+/** The row such a retry posts: 0.7.0 sets the key on the materialized row, in place when it has one. */
+export function reusingCachedDeliverable(row: JsonDict): JsonDict {
+  return withEntries(row, { [REUSE_CACHED_DELIVERABLE_KEY]: true });
+}

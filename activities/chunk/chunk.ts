@@ -8,8 +8,8 @@ import { chunkRange, materializedInputsPath, readMaterializedMeta } from './chun
 import { buildExecutor } from './chunkExecutor';
 import { RequestSpans, timelineServer, writeAttemptSpans } from '../run/engineTimeline';
 import { runWindow } from './chunkWindow';
-import { MaterializedLine } from './executors/materializedLine';
-import { isTerminalFailure } from '../../gym/failureRetry';
+import { MaterializedLine, retryReusingCachedDeliverable } from './executors/materializedLine';
+import { isTerminalFailure, reusesCachedDeliverable } from '../../gym/failureRetry';
 import { InvalidJudgeResponse } from './executors/invalidJudge';
 import { AgentReportedFailure, DispatchDrained, type MaterializedInput, type RolloutExecutor } from './executors/types';
 import { RequestFailure } from '../http/client';
@@ -30,23 +30,26 @@ const key = (t: number, r: number) => `${t}:${r}`;
 /** What a chunk attempt reports with each heartbeat and returns. */
 type Progress = Omit<ChunkResult, 'chunkIndex'>;
 
-/** Failed attempts per key, and the keys never to retry. */
+/** Failed attempts per key, the keys never to retry, and those whose retries re-judge a deliverable. */
 interface FailedAttempts {
   attempts: Map<string, number>;
   terminal: Set<string>;
+  reuseCachedDeliverable: Set<string>;
 }
 
 /** What the older attempts' failure lines say, read as NeMo Gym's `_load_from_cache` reads its sidecar. */
 function failedAttempts(held: Held, retryTerminalTimeouts: boolean): FailedAttempts {
   const attempts = new Map<string, number>();
   const terminal = new Set<string>();
+  const reuseCachedDeliverable = new Set<string>();
   for (const text of held.failureLines) {
     const line = JSON.parse(text) as Record<string, unknown> & { _ng_task_index: number; _ng_rollout_index: number };
     const k = key(line._ng_task_index, line._ng_rollout_index);
     attempts.set(k, (attempts.get(k) ?? 0) + 1);
     if (isTerminalFailure(line, retryTerminalTimeouts)) terminal.add(k);
+    if (reusesCachedDeliverable(line)) reuseCachedDeliverable.add(k);
   }
-  return { attempts, terminal };
+  return { attempts, terminal, reuseCachedDeliverable };
 }
 
 /**
@@ -106,7 +109,7 @@ function rowRunner(
   input: ChunkInput,
   attempt: ChunkAttempt,
   executor: RolloutExecutor,
-  { attempts }: FailedAttempts,
+  { attempts, reuseCachedDeliverable }: FailedAttempts,
   progress: Progress,
 ): (row: MaterializedInput) => Promise<void> {
   const ctx = Context.current();
@@ -120,21 +123,28 @@ function rowRunner(
     'Failed rollout attempts by stage and failure class',
   );
   const { fence } = attempt;
-  const onFailedAttempt = async (row: MaterializedInput, failedAttempt: FailedAttempt): Promise<void> => {
+  /** Writes the attempt's sidecar line; resolves to whether its retries re-judge a deliverable. */
+  const onFailedAttempt = async (row: MaterializedInput, failedAttempt: FailedAttempt): Promise<boolean> => {
     const line = failureLine(row, failedAttempt, settings.routeFailuresToSidecar);
     if (line) {
       await fence.beforeWrite();
       await attempt.failures.write(line);
     }
     attemptsFailed.add(1, { stage: metricsStage(input), class: failedAttempt.failure.failureClass });
+    return line !== undefined && reusesCachedDeliverable(line);
   };
   return async (row) => {
+    const k = key(row.task, row.rollout);
+    // As 0.7.0's resume: once any failed attempt's sidecar line flags its deliverable, every retry says so.
+    let posted = reuseCachedDeliverable.has(k) ? retryReusingCachedDeliverable(row) : row;
     const outcome = await withRetries(
-      () => executor.run(row, signal),
+      () => executor.run(posted, signal),
       { maxAttempts: settings.maxAttempts },
-      (failedAttempt) => onFailedAttempt(row, failedAttempt),
+      async (failedAttempt) => {
+        if ((await onFailedAttempt(row, failedAttempt)) && posted === row) posted = retryReusingCachedDeliverable(row);
+      },
       signal,
-      (attempts.get(key(row.task, row.rollout)) ?? 0) + 1,
+      (attempts.get(k) ?? 0) + 1,
     ).catch((err: unknown) => {
       if (err instanceof DispatchDrained) return undefined;
       throw err;
