@@ -143,6 +143,12 @@ export const collectSchema = z
       .describe(
         "As ng_collect_rollouts 0.7.0's option: seconds from the collect stage's start during which rollouts may start; then rows in flight finish, rows never started write nothing, the run fails with DispatchBudgetSpent naming the rows left and publishes nothing, and starting it again with the same run id runs those rows (with a budget of its own); unlimited when absent",
       ),
+    dispatch_longest_first: z
+      .boolean()
+      .optional()
+      .describe(
+        "As ng_collect_rollouts 0.7.0's option, where pivot-miner resumes: a retried chunk attempt (the run started again with the same run id, e.g. after dispatch_budget_s, or a worker that died) starts the rows whose earlier failed attempts' failures sidecar rows report elapsed_seconds (or response.metadata.elapsed_seconds) first, longest first, then the rest in materialized order; each chunk orders its own rows, chunks start in order; only when rows start changes, not any file; off when absent",
+      ),
     drain_margin_s: z
       .number()
       .nonnegative()
