@@ -116,7 +116,7 @@ export const collectSchema = z
       .boolean()
       .optional()
       .describe(
-        "As ng_collect_rollouts 0.7.0's option, applied within the run rather than on resume: a result with a truthy invalid_judge_response is not a rollout but a failed attempt, written to the failures sidecar as 0.7.0's migration writes it (_ng_failure_class judge_invalid, _ng_migrated_invalid_judge_response) and retried up to max_attempts; off when absent (it stays a zero-reward rollout)",
+        "As ng_collect_rollouts 0.7.0's option, applied within the run rather than on resume: a result with a truthy invalid_judge_response is not a rollout but a failed attempt, written to the failures sidecar as 0.7.0's migration writes it (_ng_failure_class judge_invalid, reuse_cached_deliverable when its deliverables_dir holds a deliverable, _ng_migrated_invalid_judge_response) and retried up to max_attempts, a flagged row's retries posted with reuse_cached_deliverable true so the agent judges that deliverable again; off when absent (it stays a zero-reward rollout)",
       ),
     count_failure_classes_as_zero: z
       .array(z.string().min(1))
@@ -142,6 +142,12 @@ export const collectSchema = z
       .optional()
       .describe(
         "As ng_collect_rollouts 0.7.0's option: seconds from the collect stage's start during which rollouts may start; then rows in flight finish, rows never started write nothing, the run fails with DispatchBudgetSpent naming the rows left and publishes nothing, and starting it again with the same run id runs those rows (with a budget of its own); unlimited when absent",
+      ),
+    dispatch_longest_first: z
+      .boolean()
+      .optional()
+      .describe(
+        "As ng_collect_rollouts 0.7.0's option, where pivot-miner resumes: a retried chunk attempt (the run started again with the same run id, e.g. after dispatch_budget_s, or a worker that died) starts the rows whose earlier failed attempts' failures sidecar rows report elapsed_seconds (or response.metadata.elapsed_seconds) first, longest first, then the rest in materialized order; each chunk orders its own rows, chunks start in order; only when rows start changes, not any file; off when absent",
       ),
     drain_margin_s: z
       .number()

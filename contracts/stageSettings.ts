@@ -24,6 +24,8 @@ export interface StageSettings {
   retryTerminalTimeouts: boolean;
   /** An invalid judge response is a failed attempt, NeMo Gym 0.7.0's `retry_invalid_judge_responses`. */
   retryInvalidJudgeResponses: boolean;
+  /** A resumed chunk starts the rows whose failed attempts ran longest first, NeMo Gym 0.7.0's `dispatch_longest_first`. */
+  dispatchLongestFirst: boolean;
   /** NeMo Gym 0.7.0's `dispatch_budget_s` and `drain_margin_s`: when rollouts stop being started. */
   dispatchBudgetS?: number;
   drainMarginS?: number;
@@ -84,6 +86,7 @@ export function stageSettings(plan: RunPlan, stage: RolloutStage): StageSettings
       routeFailuresToSidecar: collect.route_failures_to_sidecar ?? false,
       retryTerminalTimeouts: collect.retry_terminal_timeouts ?? false,
       retryInvalidJudgeResponses: collect.retry_invalid_judge_responses ?? false,
+      dispatchLongestFirst: collect.dispatch_longest_first ?? false,
       dispatchBudgetS: collect.dispatch_budget_s,
       drainMarginS: collect.drain_margin_s,
       chunkSize: collect.chunk_size,
@@ -106,6 +109,7 @@ export function stageSettings(plan: RunPlan, stage: RolloutStage): StageSettings
     routeFailuresToSidecar: false,
     retryTerminalTimeouts: false,
     retryInvalidJudgeResponses: false,
+    dispatchLongestFirst: false,
     chunkSize: lp.chunk_size,
     maxChunksInFlight: lp.max_chunks_in_flight,
     maxConcurrency: lp.max_concurrency,

@@ -61,3 +61,49 @@ export function invalidJudgeFailureRow(result: JsonDict, hasCachedDeliverable: b
     [MIGRATED_INVALID_JUDGE_KEY]: true,
   });
 }
+
+/**
+ * Whether a failed attempt's sidecar row asks that the rollout's retries re-judge the deliverable it
+ * left rather than run the policy again: 0.7.0's resume reads a truthy `reuse_cached_deliverable` on
+ * any of a rollout's sidecar rows so.
+ */
+export function reusesCachedDeliverable(row: JsonDict): boolean {
+  return pythonTruthy(dictGet(row, REUSE_CACHED_DELIVERABLE_KEY));
+}
+
+/** The row such a retry posts: 0.7.0 sets the key on the materialized row, in place when it has one. */
+export function reusingCachedDeliverable(row: JsonDict): JsonDict {
+  return withEntries(row, { [REUSE_CACHED_DELIVERABLE_KEY]: true });
+}
+
+const ELAPSED_KEY = 'elapsed_seconds';
+const PYTHON_FLOAT = /^[+-]?(?:(?:\d(?:_?\d)*)?\.\d(?:_?\d)*|\d(?:_?\d)*\.?)(?:[eE][+-]?\d(?:_?\d)*)?$/;
+const PYTHON_FLOAT_WORD = /^[+-]?(?:inf|infinity|nan)$/i;
+
+/** Python's `float(value)`, or undefined where it raises TypeError or ValueError. */
+function pythonFloat(value: unknown): number | undefined {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (typeof value === 'number') return value;
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim();
+  if (PYTHON_FLOAT.test(text)) return Number(text.replace(/_/g, ''));
+  if (!PYTHON_FLOAT_WORD.test(text)) return undefined;
+  const magnitude = /nan/i.test(text) ? NaN : Infinity;
+  return text.startsWith('-') ? -magnitude : magnitude;
+}
+
+/**
+ * How long a failed attempt ran, as an agent reports it (0.7.0's `observed_elapsed`): its
+ * `elapsed_seconds`, else its response's `metadata.elapsed_seconds`, the first that Python reads as
+ * a float above zero.
+ */
+export function observedElapsed(row: JsonDict): number | undefined {
+  const response = dictGet(row, 'response');
+  const metadata = response && typeof response === 'object' ? dictGet(response as JsonDict, 'metadata') : undefined;
+  const nested = metadata && typeof metadata === 'object' ? dictGet(metadata as JsonDict, ELAPSED_KEY) : undefined;
+  for (const candidate of [dictGet(row, ELAPSED_KEY), nested]) {
+    const value = candidate === undefined || candidate === null ? undefined : pythonFloat(candidate);
+    if (value !== undefined && value > 0) return value;
+  }
+  return undefined;
+}

@@ -1,22 +1,21 @@
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
-import { readLines } from '../../gym/jsonl';
 import { withEntries, type JsonDict } from '../../gym/kindedJson';
-import { metricsStage, stageSettings, type StageSettings } from '../../contracts/stageSettings';
+import { metricsStage, stageSettings } from '../../contracts/stageSettings';
 import { MAX_REUSED_CHUNKS, type ChunkInput, type ChunkResult } from '../../contracts/payloads';
-import { chunkRange, materializedInputsPath, readMaterializedMeta } from './chunkIndex';
+import { failedAttempts, rolloutKey, rowsToRun, type FailedAttempts } from './chunkRows';
 import { buildExecutor } from './chunkExecutor';
 import { RequestSpans, timelineServer, writeAttemptSpans } from '../run/engineTimeline';
 import { runWindow } from './chunkWindow';
-import { MaterializedLine } from './executors/materializedLine';
-import { isTerminalFailure } from '../../gym/failureRetry';
+import { retryReusingCachedDeliverable } from './executors/materializedLine';
+import { reusesCachedDeliverable } from '../../gym/failureRetry';
 import { InvalidJudgeResponse } from './executors/invalidJudge';
 import { AgentReportedFailure, DispatchDrained, type MaterializedInput, type RolloutExecutor } from './executors/types';
 import { RequestFailure } from '../http/client';
 import { nextChunkRank } from '../http/endpointLimiter';
 import { withRetries, type FailedAttempt } from '../http/retry';
 import type { Fence } from './fence';
-import { ChunkAttempt, type Held } from './fenceShards';
+import { ChunkAttempt } from './fenceShards';
 import { routedFailureRow } from './routedFailure';
 
 // One chunk = one line range of the materialized inputs = one shard. Each attempt writes a shard of
@@ -25,29 +24,8 @@ import { routedFailureRow } from './routedFailure';
 // nothing is run twice, and an older attempt still running cannot write into the shard the merge
 // reads (docs/fencing.md). The merge later orders the shard deterministically.
 
-const key = (t: number, r: number) => `${t}:${r}`;
-
 /** What a chunk attempt reports with each heartbeat and returns. */
 type Progress = Omit<ChunkResult, 'chunkIndex'>;
-
-/** Failed attempts per key, and the keys never to retry. */
-interface FailedAttempts {
-  attempts: Map<string, number>;
-  terminal: Set<string>;
-}
-
-/** What the older attempts' failure lines say, read as NeMo Gym's `_load_from_cache` reads its sidecar. */
-function failedAttempts(held: Held, retryTerminalTimeouts: boolean): FailedAttempts {
-  const attempts = new Map<string, number>();
-  const terminal = new Set<string>();
-  for (const text of held.failureLines) {
-    const line = JSON.parse(text) as Record<string, unknown> & { _ng_task_index: number; _ng_rollout_index: number };
-    const k = key(line._ng_task_index, line._ng_rollout_index);
-    attempts.set(k, (attempts.get(k) ?? 0) + 1);
-    if (isTerminalFailure(line, retryTerminalTimeouts)) terminal.add(k);
-  }
-  return { attempts, terminal };
-}
 
 /**
  * The sidecar line of one failed attempt. An agent-reported failure is written as NeMo Gym writes
@@ -76,37 +54,12 @@ function failureLine(
   };
 }
 
-/** The rows of a chunk an attempt still has to run: not done, not failed for good, not out of attempts. */
-async function* rowsToRun(
-  input: ChunkInput,
-  held: Held,
-  { attempts, terminal }: FailedAttempts,
-  settings: StageSettings,
-  progress: Progress,
-): AsyncGenerator<MaterializedInput> {
-  const meta = await readMaterializedMeta(input.outPrefix);
-  if (!meta) throw new Error(`${input.outPrefix}: materialized inputs are not finished`);
-  const range = await chunkRange(input.outPrefix, input.chunkIndex, meta.chunkSize);
-  const inputsPath = materializedInputsPath(input.outPrefix);
-  // The meta file says materializeStage finished writing these lines.
-  for await (const { text, line } of readLines(inputsPath, range)) {
-    if (text === '') continue;
-    const row = new MaterializedLine(text, inputsPath, line);
-    const k = key(row.task, row.rollout);
-    if (held.keys.has(k) || terminal.has(k) || (attempts.get(k) ?? 0) >= settings.maxAttempts) {
-      progress.alreadyDone++;
-      continue;
-    }
-    yield row;
-  }
-}
-
 /** Runs one row with the stage's retries, writing its rollout or each failed attempt to the attempt's shard. */
 function rowRunner(
   input: ChunkInput,
   attempt: ChunkAttempt,
   executor: RolloutExecutor,
-  { attempts }: FailedAttempts,
+  { attempts, reuseCachedDeliverable }: FailedAttempts,
   progress: Progress,
 ): (row: MaterializedInput) => Promise<void> {
   const ctx = Context.current();
@@ -120,21 +73,28 @@ function rowRunner(
     'Failed rollout attempts by stage and failure class',
   );
   const { fence } = attempt;
-  const onFailedAttempt = async (row: MaterializedInput, failedAttempt: FailedAttempt): Promise<void> => {
+  /** Writes the attempt's sidecar line; resolves to whether its retries re-judge a deliverable. */
+  const onFailedAttempt = async (row: MaterializedInput, failedAttempt: FailedAttempt): Promise<boolean> => {
     const line = failureLine(row, failedAttempt, settings.routeFailuresToSidecar);
     if (line) {
       await fence.beforeWrite();
       await attempt.failures.write(line);
     }
     attemptsFailed.add(1, { stage: metricsStage(input), class: failedAttempt.failure.failureClass });
+    return line !== undefined && reusesCachedDeliverable(line);
   };
   return async (row) => {
+    const k = rolloutKey(row.task, row.rollout);
+    // As 0.7.0's resume: once any failed attempt's sidecar line flags its deliverable, every retry says so.
+    let posted = reuseCachedDeliverable.has(k) ? retryReusingCachedDeliverable(row) : row;
     const outcome = await withRetries(
-      () => executor.run(row, signal),
+      () => executor.run(posted, signal),
       { maxAttempts: settings.maxAttempts },
-      (failedAttempt) => onFailedAttempt(row, failedAttempt),
+      async (failedAttempt) => {
+        if ((await onFailedAttempt(row, failedAttempt)) && posted === row) posted = retryReusingCachedDeliverable(row);
+      },
       signal,
-      (attempts.get(key(row.task, row.rollout)) ?? 0) + 1,
+      (attempts.get(k) ?? 0) + 1,
     ).catch((err: unknown) => {
       if (err instanceof DispatchDrained) return undefined;
       throw err;

@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { test } from 'node:test';
-import { invalidJudgeFailureRow, isInvalidJudgeResponse, isTerminalFailure } from '../../gym/failureRetry';
+import {
+  invalidJudgeFailureRow,
+  isInvalidJudgeResponse,
+  isTerminalFailure,
+  observedElapsed,
+} from '../../gym/failureRetry';
 import { jsonText } from '../../gym/jsonl';
 import { parseKinded, type JsonDict } from '../../gym/kindedJson';
 import { ensureNemoGym } from '../../scripts/lib/nemoGym';
@@ -11,6 +16,20 @@ import { ensureNemoGym } from '../../scripts/lib/nemoGym';
 // 0.7.0's `is_terminal_failure`.
 
 const row = (text: string) => parseKinded(text).kinded as JsonDict;
+
+/** What 0.7.0 prints for each of `lines` as `r`: `imported` from rollout_collection, `printed` a Python expression of it. */
+function each070(imported: string, printed: string, lines: string[]): string[] {
+  const python = path.join(ensureNemoGym('0.7.0').binDir, 'python');
+  const script = [
+    'import sys, orjson',
+    `from nemo_gym.rollout_collection import ${imported}`,
+    'for line in sys.stdin.read().splitlines():',
+    '    r = orjson.loads(line)',
+    `    print(${printed})`,
+  ].join('\n');
+  const input = `${lines.join('\n')}\n`;
+  return execFileSync(python, ['-c', script], { input, encoding: 'utf8' }).trim().split('\n');
+}
 
 // [sidecar row, terminal without the option, terminal with it]
 const TERMINAL_CASES: Array<[string, boolean, boolean]> = [
@@ -36,16 +55,11 @@ test('a failure is terminal by its stamp, and retry_terminal_timeouts retries th
 });
 
 test("isTerminalFailure decides as 0.7.0's is_terminal_failure", { timeout: 300_000 }, () => {
-  const python = path.join(ensureNemoGym('0.7.0').binDir, 'python');
-  const script = [
-    'import sys, orjson',
-    'from nemo_gym.rollout_collection import is_terminal_failure',
-    'for line in sys.stdin.read().splitlines():',
-    '    r = orjson.loads(line)',
-    '    print(int(is_terminal_failure(r)), int(is_terminal_failure(r, retry_terminal_timeouts=True)))',
-  ].join('\n');
-  const input = `${TERMINAL_CASES.map(([text]) => text).join('\n')}\n`;
-  const theirs = execFileSync(python, ['-c', script], { input, encoding: 'utf8' }).trim().split('\n');
+  const theirs = each070(
+    'is_terminal_failure',
+    'int(is_terminal_failure(r)), int(is_terminal_failure(r, retry_terminal_timeouts=True))',
+    TERMINAL_CASES.map(([text]) => text),
+  );
   const ours = TERMINAL_CASES.map(
     ([text]) => `${Number(isTerminalFailure(row(text), false))} ${Number(isTerminalFailure(row(text), true))}`,
   );
@@ -89,3 +103,35 @@ test("an invalid judge response's sidecar row is the migration's: class, no stam
 function dictKeys(dict: JsonDict): string[] {
   return dict instanceof Map ? [...dict.keys()] : Object.keys(dict);
 }
+
+// Failed attempts' sidecar rows, for how long each ran as `dispatch_longest_first` reads it.
+const ELAPSED_CASES = [
+  '{"elapsed_seconds":12.5}',
+  '{"elapsed_seconds":0,"response":{"metadata":{"elapsed_seconds":7}}}',
+  '{"elapsed_seconds":"30"}',
+  '{"elapsed_seconds":" 1_000.5 "}',
+  '{"elapsed_seconds":"abc","response":{"metadata":{"elapsed_seconds":"2e1"}}}',
+  '{"elapsed_seconds":true}',
+  '{"elapsed_seconds":false}',
+  '{"elapsed_seconds":-3,"response":{"metadata":{}}}',
+  '{"elapsed_seconds":"nan"}',
+  '{"elapsed_seconds":"-Infinity","response":{"metadata":{"elapsed_seconds":"inf"}}}',
+  '{"elapsed_seconds":[1]}',
+  '{"elapsed_seconds":null,"response":null}',
+  '{"response":{"metadata":null}}',
+  '{"elapsed_seconds":"1__0"}',
+  '{"elapsed_seconds":"_1"}',
+  '{"elapsed_seconds":".5"}',
+  '{"elapsed_seconds":"5."}',
+  '{"elapsed_seconds":"1e"}',
+  '{"elapsed_seconds":{"s":1}}',
+  '{}',
+];
+
+test("observedElapsed reads a failed attempt's time as 0.7.0's observed_elapsed", { timeout: 300_000 }, () => {
+  const printed = each070('observed_elapsed', 'repr(observed_elapsed(r))', ELAPSED_CASES);
+  const theirs = printed.map((text) => (text === 'None' ? undefined : text === 'inf' ? Infinity : Number(text)));
+  const ours = ELAPSED_CASES.map((text) => observedElapsed(JSON.parse(text) as JsonDict));
+  assert.deepEqual(ours, theirs);
+  assert.equal(theirs.filter((v) => v !== undefined).length, 9, 'the cases hold times 0.7.0 reads');
+});

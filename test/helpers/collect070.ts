@@ -23,10 +23,11 @@ import { collectPlan, materialize, merge, outPrefixOf, runChunks } from '../acti
 // aggregate-metrics entry then shows that both read the name from the head's config.
 export const ENVIRONMENT_SERVER = 'travel_desk_relay';
 
-/** Rewrites the agent's answer (its bytes) to a /run request (parsed), e.g. to report a failure, or answers an HTTP error instead. */
+/** Rewrites the agent's answer (its bytes) to a /run request (parsed, and its `body`), e.g. to report a failure, or answers an HTTP error instead. */
 export type AnswerScript = (
   request: Record<string, unknown>,
   answer: string,
+  body: string,
 ) => string | { status: number; body: string };
 
 export interface CollectServers {
@@ -51,7 +52,7 @@ function startAgentFront(agentUrl: string, servers: { script: AnswerScript }): P
       })
         .then(async (answer) => {
           const text = await answer.text();
-          const out = req.url === '/run' && answer.ok ? servers.script(JSON.parse(body), text) : text;
+          const out = req.url === '/run' && answer.ok ? servers.script(JSON.parse(body), text, body) : text;
           const { status, body: sent } = typeof out === 'string' ? { status: answer.status, body: out } : out;
           res.writeHead(status, { 'content-type': 'application/json' }).end(sent);
         })
@@ -222,10 +223,10 @@ const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Bo
 // alias's) and its result type, last; pivot-miner has no environment servers (docs/nemo-gym.md, the
 // 0.7.0 table), so they are cut from 0.7.0's lines, and the test fails if they are not there to cut. A
 // rollout its invalid-judge migration (retry_invalid_judge_responses) moved to the sidecar has its
-// class and marker after them.
+// class, its deliverable's reuse flag when it has one, and marker after them.
 const STAMPS = new RegExp(
   ',"_ng_environment_server":"[a-z_]+","_ng_result_type":"[a-z_]+"' +
-    '(,"_ng_failure_class":"judge_invalid","_ng_migrated_invalid_judge_response":true)?}$',
+    '(,"_ng_failure_class":"judge_invalid"(?:,"reuse_cached_deliverable":true)?,"_ng_migrated_invalid_judge_response":true)?}$',
 );
 
 // A row stamped at materialization has its environment server where the agent echoed it: only the

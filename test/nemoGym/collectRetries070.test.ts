@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
-import { before, test } from 'node:test';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
 import {
   collectWith070,
   collectWithPivotMiner,
@@ -152,5 +155,72 @@ test(
     assert.match(ours.failures[0]!, /"_ng_migrated_invalid_judge_response":true}$/);
     assert.equal(ours.rollouts.length, 6);
     assert.ok(!ours.rollouts.some((line) => line.includes('"invalid_judge_response"')), 'every rollout was judged');
+  },
+);
+
+// Deliverables directories an agent's result may name: one with a file the agent produced beside its
+// run state, one with run state only (nemo_gym/deliverables.py's ignored names), one with a folder only.
+const deliverables = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-deliverables-070-'));
+after(() => rmSync(deliverables, { recursive: true, force: true }));
+const DELIVERED = path.join(deliverables, 'delivered');
+const RUN_STATE = path.join(deliverables, 'run_state');
+const FOLDER_ONLY = path.join(deliverables, 'folder_only');
+for (const [dir, files] of [
+  [DELIVERED, ['itinerary.md', 'log.txt']],
+  [RUN_STATE, ['log.txt', 'metadata.json', 'history.json']],
+] as const) {
+  mkdirSync(dir);
+  for (const file of files) writeFileSync(path.join(dir, file), 'x');
+}
+mkdirSync(path.join(FOLDER_ONLY, 'drafts'), { recursive: true });
+
+/** An invalid judge response naming `dir`, the agent claiming its deliverable reusable when `claimed`. */
+const invalidJudgeWith =
+  (dir: string, claimed = false) =>
+  (answer: string) =>
+    invalidJudge(answer).replace(
+      /}$/,
+      `,"deliverables_dir":${JSON.stringify(dir)}${claimed ? ',"reuse_cached_deliverable":true' : ''}}`,
+    );
+
+/** Records each /run body by its rollout (`task:rollout`) in `sent`, then answers as `script` does. */
+function recording(sent: Map<string, string[]>, script: AnswerScript): AnswerScript {
+  return (request, answer, body) => {
+    const key = `${String(request._ng_task_index)}:${String(request._ng_rollout_index)}`;
+    sent.set(key, [...(sent.get(key) ?? []), body]);
+    return script(request, answer, body);
+  };
+}
+
+test(
+  'retry_invalid_judge_responses: both flag a deliverable on disk for reuse, and the retry carries it',
+  { timeout: 600_000 },
+  async () => {
+    const sides: Map<string, string[]>[] = [];
+    const rewrites = {
+      '0:1': invalidJudgeWith(DELIVERED),
+      '1:0': invalidJudgeWith(RUN_STATE, true),
+      '2:1': invalidJudgeWith(FOLDER_ONLY),
+    };
+    const script = () => {
+      sides.push(new Map());
+      return recording(sides.at(-1)!, failingFirstAttempts(rewrites));
+    };
+    const retried = ['0:1', '1:0', '2:1'];
+    const options = { retry_invalid_judge_responses: true };
+    const ours = await firstAttemptsFail('deliverable', script, options, retried);
+    const reused = ours.failures.map((line) => line.includes('"reuse_cached_deliverable":true'));
+    assert.deepEqual(classes(ours.failures), ['0:1 judge_invalid', '1:0 judge_invalid', '2:1 judge_invalid']);
+    assert.deepEqual(reused, [true, false, false], 'only the directory with a deliverable is flagged');
+    const [theirs, mine] = sides.map((sent) => retried.map((k) => sent.get(k)?.[1]));
+    assert.ok(mine!.every(Boolean) && theirs!.every(Boolean), 'each rollout was posted twice on both sides');
+    // 0.7.0's resume stamps its attempt index on the retried row before the flag: cut as in the rollouts.
+    assert.deepEqual(
+      mine,
+      theirs!.map((body) => body!.replace(/,"_ng_attempt_index":1(?=[,}])/, '')),
+      'the retried requests',
+    );
+    assert.match(mine![0]!, /,"reuse_cached_deliverable":true}$/, 'the retry re-judges the deliverable');
+    assert.ok(!mine!.slice(1).some((body) => body!.includes('reuse_cached')), 'no other retry says so');
   },
 );

@@ -1,4 +1,6 @@
 import { JsonlError } from '../../../gym/errors';
+import { reusingCachedDeliverable } from '../../../gym/failureRetry';
+import { jsonText } from '../../../gym/jsonl';
 import { kindedFrom, type JsonDict } from '../../../gym/kindedJson';
 import { materializedRowKeys, type RowKeys } from '../../../gym/rolloutSplice';
 import type { MaterializedRow } from '../../../gym/schemas';
@@ -49,4 +51,13 @@ export class MaterializedLine implements MaterializedInput {
   get value(): JsonDict {
     return (this.kinded ??= kindedFrom(this.text, this.row) as JsonDict);
   }
+}
+
+/**
+ * What a retry posts when an earlier attempt left a deliverable to judge again (0.7.0's
+ * `reuse_cached_deliverable`): the row re-encoded as orjson writes it, with the flag.
+ */
+export function retryReusingCachedDeliverable(input: MaterializedInput): MaterializedInput {
+  const text = jsonText(reusingCachedDeliverable(input.value));
+  return new MaterializedLine(text, `the retry of rollout ${input.task}:${input.rollout}`, 1);
 }
