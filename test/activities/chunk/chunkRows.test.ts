@@ -1,22 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { ensureNemoGym } from '../../../scripts/lib/nemoGym';
-import type { RunningServer } from '../../../servers/http';
-import {
-  collectPlan,
-  materialize,
-  merge,
-  runChunks,
-  startFakeAgent,
-  startFakeHead,
-  taskRow,
-  writeJsonl,
-  type FakeAgent,
-} from '../fakeGym';
+import { collectPlan, materialize, merge, runChunks, fakeGymForFile, taskRow, writeJsonl } from '../fakeGym';
 
 // Which rows a retried chunk attempt runs, and in what order: with dispatch_longest_first, those whose
 // older failed attempts reported elapsed_seconds start first, longest first, as in NeMo Gym 0.7.0's
@@ -26,20 +14,7 @@ import {
 type Row = Record<string, unknown>;
 const response = { output: [{ type: 'message', role: 'assistant', content: 'done' }] };
 
-let agent: FakeAgent;
-let head: RunningServer;
-let dir: string;
-
-before(async () => {
-  agent = await startFakeAgent('alpha', () => ({ response, reward: 1.0 }));
-  head = await startFakeHead([agent]);
-  dir = mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-chunk-rows-'));
-});
-
-after(async () => {
-  await Promise.all([agent.server.close(), head.close()]);
-  rmSync(dir, { recursive: true, force: true });
-});
+const gym = fakeGymForFile({ alpha: () => ({ response, reward: 1.0 }) }, 'pivot-miner-chunk-rows-');
 
 const failed = (task: number, fields: Row) => ({
   _ng_task_index: task,
@@ -62,7 +37,7 @@ const OLDER = [
 
 /** A retried chunk of six tasks over OLDER; resolves to the task ids in the order they were posted, and its files. */
 async function resumedChunk(name: string, collect: Row) {
-  const base = path.join(dir, name);
+  const base = path.join(gym.freshDir(), name);
   mkdirSync(base);
   writeJsonl(
     path.join(base, 'tasks.jsonl'),
@@ -70,16 +45,16 @@ async function resumedChunk(name: string, collect: Row) {
   );
   const plan = collectPlan(
     base,
-    { head_url: head.url },
+    { head_url: gym.head.url },
     { max_attempts: 3, max_concurrency: 1, chunk_size: 8, ...collect },
   );
   const { chunks } = await materialize(plan);
   assert.equal(chunks, 1);
   mkdirSync(path.join(plan.runDir, 'rollouts_shards'));
   writeJsonl(path.join(plan.runDir, 'rollouts_shards/000000_failures.jsonl'), OLDER);
-  const before = agent.runs.length;
+  const before = gym.agents.alpha.runs.length;
   const [result] = await runChunks(plan, chunks);
-  const posted = agent.runs.slice(before).map((r) => String(r.task_id));
+  const posted = gym.agents.alpha.runs.slice(before).map((r) => String(r.task_id));
   assert.equal(result!.alreadyDone, 1, 'task 0 is out of attempts');
   await merge(plan);
   const file = (suffix: string) => readFileSync(path.join(plan.runDir, `rollouts${suffix}`), 'utf8');
@@ -89,7 +64,7 @@ async function resumedChunk(name: string, collect: Row) {
 
 /** The task ids of the rows 0.7.0's resume runs, in order, on `materialized` with OLDER as its sidecar and no rollouts. */
 function resumedBy070(materialized: string, longestFirst: boolean): string[] {
-  const cache = path.join(dir, `cache-${String(longestFirst)}`);
+  const cache = path.join(gym.freshDir(), `cache-${String(longestFirst)}`);
   mkdirSync(cache);
   copyFileSync(materialized, path.join(cache, 'rollouts_materialized_inputs.jsonl'));
   writeFileSync(path.join(cache, 'rollouts.jsonl'), '');
