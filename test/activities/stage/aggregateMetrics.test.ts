@@ -50,7 +50,7 @@ const key = (r: Row) => `${r._ng_task_index}:${r._ng_rollout_index}`;
 /** One entry of the file as NeMo Gym's `_call_aggregate_metrics` builds it from an agent's answer. */
 const entry = (name: string, rollouts: Row[]) => ({
   agent_ref: { name },
-  ...computeAggregateMetrics(rollouts.map(stripForAggregateMetrics)),
+  ...computeAggregateMetrics(rollouts.map((r) => stripForAggregateMetrics(r))),
 });
 
 let alpha: FakeAgent;
