@@ -85,10 +85,19 @@ export interface RowRoute {
   environmentServer?: string;
   /** An `agent_ref` each copy gets after `_ng_rollout_index`: legacy routing fills a row without one last. */
   lateAgentRef?: { name: string };
+  /** The row's own agent and the one `agent_map` put in its place, when they differ. */
+  overridden?: [from: string, to: string];
+  /** The `num_repeats` keys the row's copies were looked up by (0.7.0's `agents_seen`). */
+  repeatKeys: string[];
 }
 
 function entry<T>(dict: Record<string, T> | undefined, key: string | undefined): T | undefined {
   return dict !== undefined && key !== undefined && Object.hasOwn(dict, key) ? dict[key] : undefined;
+}
+
+/** The keys a copy's `num_repeats` is looked up by: the dispatched agent, then the row's routing key. */
+function repeatKeysOf(agent: string | undefined, basis: string | undefined): string[] {
+  return [...new Set([agent, basis])].filter((k): k is string => k !== undefined);
 }
 
 /** The rollouts one copy runs: the dispatched agent's entry, else the row's routing key's, else `_default`. */
@@ -100,7 +109,7 @@ function repeatsOf(
   line: number,
 ): number {
   if (typeof opts.num_repeats === 'number') return opts.num_repeats;
-  const keys = [...new Set([agent, basis])].filter((k): k is string => k !== undefined);
+  const keys = repeatKeysOf(agent, basis);
   const perAgent = Object.fromEntries(Object.entries(opts.num_repeats).filter(([k]) => k !== DEFAULT_ROUTE));
   for (const key of keys) {
     const repeats = entry(perAgent, key);
@@ -129,10 +138,12 @@ export function routeRow(row: Record<string, unknown>, opts: RoutingOptions, fil
   const basis = refName ?? taskSource;
   let agent = refName;
   let agentRef: { name: string } | undefined;
+  let overridden: RowRoute['overridden'];
   if (opts.agent_map !== undefined) {
     const mapped =
       entry(opts.agent_map, refName) ?? entry(opts.agent_map, taskSource) ?? entry(opts.agent_map, DEFAULT_ROUTE);
     if (mapped !== undefined) agentRef = { name: (agent = mapped) };
+    if (mapped !== undefined && refName !== undefined && refName !== mapped) overridden = [refName, mapped];
   } else if (agent === undefined && opts.agent_name !== undefined) {
     agentRef = { name: (agent = opts.agent_name) };
   }
@@ -147,7 +158,9 @@ export function routeRow(row: Record<string, unknown>, opts: RoutingOptions, fil
   }
   return {
     ...(agentRef === undefined ? {} : { agentRef }),
+    ...(overridden === undefined ? {} : { overridden }),
     dispatches: targets.map((target) => ({ agent: target, repeats: repeatsOf(opts, target, basis, file, line) })),
+    repeatKeys: [...new Set(targets.flatMap((target) => repeatKeysOf(target, basis)))],
   };
 }
 
@@ -170,9 +183,11 @@ function legacyRoute(
       line,
       `Row agent_ref '${refName}' is not an agent of environment server '${server.name}': '${server.agent}'`,
     );
+  const basis = taskSource ?? server.name;
   return {
     environmentServer: server.name,
     ...(refName === undefined ? { lateAgentRef: { name: server.agent } } : {}),
-    dispatches: [{ agent: server.agent, repeats: repeatsOf(opts, undefined, taskSource ?? server.name, file, line) }],
+    dispatches: [{ agent: server.agent, repeats: repeatsOf(opts, undefined, basis, file, line) }],
+    repeatKeys: [basis],
   };
 }

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { jsonText } from './jsonl';
-import { dictGet, isJsonDict, type JsonDict } from './kindedJson';
+import { dictGet, isJsonDict, parseKinded, type JsonDict } from './kindedJson';
 import type { PyDict, PyValue } from './pythonJson';
 import { checkedKey } from './rewardProfile/fromData';
 import {
@@ -38,33 +38,56 @@ export const aggregateMetricsSchema = z.object({
 });
 export type AggregateMetrics = z.infer<typeof aggregateMetricsSchema>;
 
-/** Left out of an `/aggregate_metrics` entry (`response` comes back as just its usage). */
+/** Left out of an `/aggregate_metrics` entry (`response` comes back as its metadata alone). */
 export const strippedForAggregateMetrics = (key: string): boolean =>
   key === 'response' || key === 'responses_create_params' || ROLLOUT_OBSERVATION_FIELDS.has(key);
 
+/** The `response` keys 0.7.0's `_fetch_agent_metrics` keeps, in its order, each when it is not None. */
+export const RESPONSE_METADATA_KEYS = ['usage', 'incomplete_details'] as const;
+
+/** Whose `/aggregate_metrics` entry: their `_call_aggregate_metrics` differ in what `response` keeps. */
+export type EntryRelease = '0.7.0' | '0.4.0';
+
 /**
- * What `_call_aggregate_metrics` sends per rollout: everything but the heavyweight `response` and
- * `responses_create_params`, with `response.usage` kept (appended last) when it is non-empty. Of the
- * same kind as `result`, so a PyDict keeps its Python number kinds. The observability fields of
- * later agents are left out too, as NeMo Gym after 0.4.0 leaves them out (0.4.0 had none to strip,
- * so its entries for rollouts without them are unchanged).
+ * What NeMo Gym sends per rollout: everything but the heavyweight `response`,
+ * `responses_create_params` and observability fields, with `response` appended last as what it keeps
+ * of it (responseMetadata), when anything. Of the same kind as `result`, so a PyDict keeps its
+ * Python number kinds. Stripping an entry again gives the entry, so 0.4.0's can be made from 0.7.0's.
  */
-export function stripForAggregateMetrics<T extends JsonDict>(result: T): T;
-export function stripForAggregateMetrics(result: JsonDict): JsonDict {
+export function stripForAggregateMetrics<T extends JsonDict>(result: T, release?: EntryRelease): T;
+export function stripForAggregateMetrics(result: JsonDict, release: EntryRelease = '0.7.0'): JsonDict {
   const response = dictGet(result, 'response');
-  const usage = isJsonDict(response) ? dictGet(response, 'usage') : undefined;
-  const keep = pythonTruthy(usage);
+  const kept = isJsonDict(response) ? responseMetadata(response, release) : [];
   if (result instanceof Map) {
     const entry: PyDict = new Map();
     for (const [k, v] of result) if (!strippedForAggregateMetrics(k)) entry.set(k, v);
-    if (keep) entry.set('response', new Map([['usage', usage as PyValue]]));
+    if (kept.length > 0) entry.set('response', new Map(kept));
     return entry;
   }
   const entry: Row = {};
   for (const [k, v] of Object.entries(result)) if (!strippedForAggregateMetrics(k)) entry[k] = v;
   // A PyDict response stays one, so the writer still sees its kinds.
-  if (keep) entry.response = response instanceof Map ? new Map([['usage', usage as PyValue]]) : { usage };
+  if (kept.length > 0) entry.response = response instanceof Map ? new Map(kept) : Object.fromEntries(kept);
   return entry;
+}
+
+/**
+ * 0.7.0's `_fetch_agent_metrics` keeps `usage` and `incomplete_details`, each when not None; 0.4.0's
+ * `_call_aggregate_metrics` kept `usage` alone, when truthy.
+ */
+function responseMetadata(response: JsonDict, release: EntryRelease): [string, PyValue][] {
+  const usage = dictGet(response, 'usage') as PyValue | undefined;
+  if (release === '0.4.0') return pythonTruthy(usage) ? [['usage', usage!]] : [];
+  return RESPONSE_METADATA_KEYS.flatMap((k): [string, PyValue][] => {
+    const value = dictGet(response, k);
+    return value === undefined || value === null ? [] : [[k, value as PyValue]];
+  });
+}
+
+/** NeMo Gym 0.4.0's entry from 0.7.0's entry `line` (a digest), decoded only when it has a `response`. */
+export function entryFor040(line: string): string {
+  if (!line.includes('"response":')) return line;
+  return jsonText(stripForAggregateMetrics(parseKinded(line).kinded as JsonDict, '0.4.0'));
 }
 
 /**

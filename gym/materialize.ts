@@ -160,11 +160,15 @@ export async function* materializeRows(
   for await (const { row } of materializeRecords(rows, opts, file)) yield row;
 }
 
-/** `materializeRows` with the value to write and the input line each row came from, so a later check can name it. */
+/**
+ * `materializeRows` with the value to write and the input line each row came from, so a later check
+ * can name it; `onRoute` sees each row's route (gym/routingWarnings.ts gathers 0.7.0's warnings from them).
+ */
 export async function* materializeRecords(
   rows: AsyncIterable<JsonlRecord> | Iterable<JsonlRecord>,
   opts: MaterializeOptions,
   file: string,
+  onRoute: (route: RowRoute) => void = () => undefined,
 ): AsyncGenerator<MaterializedRecord> {
   const options = materializeOptionsSchema.parse(opts);
   const taskIndexByLine = new Map<string, number>();
@@ -191,6 +195,7 @@ export async function* materializeRecords(
       }
     }
     const route = routeRow(value, options, file, record.line);
+    onRoute(route);
     const kinded = kindedFrom(lineText(record), value) as JsonDict;
     const row = prepared(value, options, route, taskIndex);
     const kindedRow = kinded === value ? row : prepared(kinded, options, route, taskIndex);

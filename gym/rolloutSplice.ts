@@ -1,4 +1,4 @@
-import { strippedForAggregateMetrics } from './aggregateMetrics';
+import { RESPONSE_METADATA_KEYS, strippedForAggregateMetrics } from './aggregateMetrics';
 import { orjsonCanonicalObject, type CanonicalEntry } from './orjsonCanonical';
 
 // ng_collect_rollouts keys an agent's `/run` answer and writes it: `result = orjson.loads(body)`,
@@ -24,9 +24,6 @@ const DECODED_KEYS: ReadonlySet<string> = new Set([
   '_ng_failure_terminal',
 ]);
 
-/** Python's falsy values as orjson writes them: what `response.usage` must not be to be kept. */
-const FALSY_TEXTS: ReadonlySet<string> = new Set(['null', 'false', '0', '0.0', '-0.0', '""', '[]', '{}']);
-
 /** A materialized row's key and agent, and its three result entries as its line holds them. */
 export interface RowKeys {
   task: number;
@@ -37,6 +34,18 @@ export interface RowKeys {
 }
 
 const slice = (text: string, e: CanonicalEntry): string => text.slice(e.start, e.end);
+
+/**
+ * stripForAggregateMetrics' `response` entry from the entries of a `response` in `text`: its
+ * non-null `usage` and `incomplete_details`, in that order, or undefined when it has neither.
+ */
+function responseMetadataText(text: string, response: readonly CanonicalEntry[]): string | undefined {
+  const kept = RESPONSE_METADATA_KEYS.flatMap((key) => {
+    const found = response.find((e) => e.key === key);
+    return found && text.slice(found.valueStart, found.end) !== 'null' ? [slice(text, found)] : [];
+  });
+  return kept.length > 0 ? `"response":{${kept.join(',')}}` : undefined;
+}
 
 /** The keys of a materialized line in orjson's form; undefined when it is not in that form or lacks them. */
 export function materializedRowKeys(line: string): RowKeys | undefined {
@@ -84,10 +93,8 @@ export function splicedRollout(
     if (!strippedForAggregateMetrics(entry.key)) kept.push(slice(text, entry));
   }
   kept.push(keys.entriesText);
-  // stripForAggregateMetrics: `response` comes back as its usage alone, last, when the usage is truthy.
-  const usage = scanned.nested.find((e) => e.key === 'usage');
-  if (usage && !FALSY_TEXTS.has(text.slice(usage.valueStart, usage.end)))
-    kept.push(`"response":{${slice(text, usage)}}`);
+  const metadata = responseMetadataText(text, scanned.nested);
+  if (metadata) kept.push(metadata);
   return { line: `${text.slice(0, -1)},${keys.entriesText}}`, digest: `{${kept.join(',')}}` };
 }
 
@@ -113,8 +120,7 @@ export function splicedVerdict(
     ...row.entries.filter((e) => !strippedForAggregateMetrics(e.key)).map((e) => slice(rowText, e)),
     ...verdict.entries.filter((e) => !strippedForAggregateMetrics(e.key)).map((e) => slice(verdictText, e)),
   ];
-  const usage = verdict.nested.find((e) => e.key === 'usage');
-  if (usage && !FALSY_TEXTS.has(verdictText.slice(usage.valueStart, usage.end)))
-    kept.push(`"response":{${slice(verdictText, usage)}}`);
+  const metadata = responseMetadataText(verdictText, verdict.nested);
+  if (metadata) kept.push(metadata);
   return { line: `${rowText.slice(0, -1)},${verdictText.slice(1)}`, digest: `{${kept.join(',')}}` };
 }

@@ -14,8 +14,10 @@ import { z } from 'zod';
  *
  * 2: local-profile Chat Completions requests carry no `tool_calls: []` on assistant turns without
  * calls; rollout accounting and incomplete local profiles held back.
+ * 3: rollout digests (the `/aggregate_metrics` entries chunks write) keep `response.incomplete_details`
+ * and a falsy `response.usage`, as 0.7.0's entries do; a resume must not mix them with older digests.
  */
-export const PIPELINE_VERSION = 'pivot-miner/2';
+export const PIPELINE_VERSION = 'pivot-miner/3';
 
 export const RUN_MANIFEST_FILE = 'run_manifest.json';
 

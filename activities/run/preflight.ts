@@ -6,6 +6,8 @@ import { pivotMiningInputSchema, type PivotMiningInput } from '../../contracts/w
 import { JsonlError } from '../../gym/errors';
 import { readJsonl } from '../../gym/jsonl';
 import { materializeRecords, type MaterializeOptions } from '../../gym/materialize';
+import type { RowRoute } from '../../gym/agentRouting';
+import { RoutingWarnings } from '../../gym/routingWarnings';
 import { workerMaterializeOptions } from './legacyRouting';
 import { RequestFailure } from '../http/client';
 import { endpointProblems, type Findings } from './preflightEndpoints';
@@ -152,8 +154,10 @@ async function scanInputs(
     return scan;
   }
   let lastLine = 0;
+  const warnings = new RoutingWarnings(options.num_repeats);
   try {
-    for await (const { row, line } of materializeRecords(readJsonl(inputPath), options, inputPath)) {
+    const routed = (route: RowRoute) => warnings.add(route);
+    for await (const { row, line } of materializeRecords(readJsonl(inputPath), options, inputPath, routed)) {
       if (line !== lastLine) scan.inputRows++;
       lastLine = line;
       scan.rollouts++;
@@ -161,6 +165,8 @@ async function scanInputs(
       if (!scan.agentLines.has(row.agent_ref.name)) scan.agentLines.set(row.agent_ref.name, line);
     }
     scan.complete = true;
+    // What 0.7.0's ng_collect_rollouts warns about these rows; the run logs it too.
+    notes.push(...warnings.messages());
     if (scan.inputRows === 0) problems.push(`${inputPath}: no task rows`);
   } catch (err) {
     if (!(err instanceof JsonlError)) throw err;

@@ -7,6 +7,7 @@ import type { RolloutStage, RunPlan } from '../../contracts/payloads';
 import {
   aggregateMetricsPath,
   aggregateMetricsSchema,
+  entryFor040,
   typedAggregateMetrics,
   type AggregateMetrics,
 } from '../../gym/aggregateMetrics';
@@ -26,8 +27,10 @@ import { entriesByAgent, entriesOfDigests, entriesOfRollouts, type EntrySource }
 // collecting (rollout_collection.py RolloutCollectionHelper._call_aggregate_metrics): the completed
 // rollouts sorted by key, grouped by agent, each group stripped and posted to that agent's
 // POST /aggregate_metrics, one entry per agent. The stripped rollouts are the merge's digests
-// (activities/chunk/shardLines.ts), read an agent's at a time by aggregateMetricsEntries.ts, so nothing
-// here decodes a trajectory.
+// (activities/chunk/shardLines.ts), 0.7.0's entries, read an agent's at a time by
+// aggregateMetricsEntries.ts, so nothing here decodes a trajectory; 0.4.0's entries hold less of
+// `response` and are made from them. Digests of an older pipeline version, which kept less, are never
+// read: a run begun under it is refused on resume (gym/runManifest.ts PIPELINE_VERSION).
 
 /** The request body, streamed in pieces so the worker never holds the whole run's results. */
 async function* requestBody(lines: AsyncIterable<string>): AsyncGenerator<string> {
@@ -155,6 +158,10 @@ export async function writeAggregateMetrics(
   }
 }
 
+async function* mapLines(lines: AsyncIterable<string>, map: (line: string) => string): AsyncGenerator<string> {
+  for await (const line of lines) yield map(line);
+}
+
 /** The collect stage's 0.7.0 denominator options, or undefined when neither is set. */
 function countAsZero({ plan, stage }: AggregateMetricsInput): CountAsZero | undefined {
   if (stage !== 'collect') return undefined;
@@ -202,7 +209,8 @@ async function writeEntries(
           throw new ConfigError(
             `${input.rolloutsPath}: agent "${server}" is no longer served, so its metrics cannot be aggregated`,
           );
-        values = await askAgent(server, baseUrl, lines, timeoutMs, environmentServer?.(server));
+        const sent = gym070 ? lines : () => mapLines(lines(), entryFor040);
+        values = await askAgent(server, baseUrl, sent, timeoutMs, environmentServer?.(server));
       } else {
         // Read with the Python types of the lines' numbers, so the file has NeMo Gym's bytes.
         values = environmentServer

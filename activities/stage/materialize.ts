@@ -1,11 +1,12 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { heartbeat } from '@temporalio/activity';
+import { heartbeat, log } from '@temporalio/activity';
 import { JsonlWriter, readJsonl } from '../../gym/jsonl';
 import { mkdirDurably, syncFiles } from '../../gym/durable';
 import { JsonlError } from '../../gym/errors';
 import { ConfigError } from '../../contracts/errors';
-import { materializeRecords } from '../../gym/materialize';
+import { materializeRecords, type MaterializedRecord, type MaterializeOptions } from '../../gym/materialize';
+import { RoutingWarnings } from '../../gym/routingWarnings';
 import { stageSettings } from '../../contracts/stageSettings';
 import { workerMaterializeOptions } from '../run/legacyRouting';
 import type { CollectStageInput, MaterializeResult } from '../../contracts/payloads';
@@ -62,7 +63,7 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   let rows = 0;
   try {
     const options = await workerMaterializeOptions(plan, stage);
-    const records = materializeRecords(readJsonl(source), options, source);
+    const records = warnedRecords(source, options);
     const materialized = settings.interleaveRepeats
       ? interleaved(records, `${outFile}.interleave`)
       : inInputOrder(records);
@@ -99,6 +100,16 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   await checkMaterializedInputs(plan.runDir, stage, outFile);
   await recordMaterialized(plan.runDir, stage, outPrefix);
   return materializeResult(outFile, meta);
+}
+
+/**
+ * A stage's records, then 0.7.0's routing warnings once every row is routed, as ng_collect_rollouts
+ * gives them, in the worker's log, where a run's user reads what its collection printed.
+ */
+async function* warnedRecords(source: string, options: MaterializeOptions): AsyncGenerator<MaterializedRecord> {
+  const warnings = new RoutingWarnings(options.num_repeats);
+  yield* materializeRecords(readJsonl(source), options, source, (route) => warnings.add(route));
+  for (const message of warnings.messages()) log.warn(message);
 }
 
 /** The materialized files and the manifest that now records them, as published by this step. */

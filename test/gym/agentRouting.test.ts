@@ -33,10 +33,13 @@ test('fan_out: one dispatch per listed agent, keyed by the name the row had befo
   const fan_out = { a: ['X', 'Y'], travel: ['Y'] };
   assert.deepEqual(route(named('a'), { fan_out, agent_map: { a: 'M' }, num_repeats: 2 }), {
     agentRef: { name: 'M' },
+    overridden: ['a', 'M'],
     dispatches: [
       { agent: 'X', repeats: 2 },
       { agent: 'Y', repeats: 2 },
     ],
+    // What 0.7.0 looks num_repeats up by: each dispatched agent, then the row's own key.
+    repeatKeys: ['X', 'a', 'Y'],
   });
   assert.deepEqual(route({ task_source: 'travel' }, { fan_out }).dispatches, [{ agent: 'Y', repeats: 1 }]);
   assert.deepEqual(route(named('b'), { fan_out }).dispatches, [{ agent: 'b', repeats: 1 }]);

@@ -5,11 +5,13 @@ import { test } from 'node:test';
 import {
   aggregateMetricsPath,
   computeAggregateMetrics,
+  entryFor040,
   pythonTruthy,
   stripForAggregateMetrics,
   typedAggregateMetrics,
   VerifyResponses,
 } from '../../gym/aggregateMetrics';
+import { jsonText } from '../../gym/jsonl';
 import { orjsonDumps } from '../../gym/pythonJsonDumps';
 import { fixturesDir } from '../helpers/fixtures';
 import { runNemoGymPython } from '../helpers/nemoGymPython';
@@ -73,18 +75,44 @@ test('no verify responses give the empty AggregateMetrics', () => {
   assert.deepEqual(computeAggregateMetrics([]), { group_level_metrics: [], agent_metrics: {}, key_metrics: {} });
 });
 
-test('the request drops response and responses_create_params, keeping non-empty usage last', () => {
+test("the request drops response and responses_create_params, keeping 0.7.0's response metadata last", () => {
   const full = {
     responses_create_params: { input: [] },
-    response: { output: [1], usage: { input_tokens: 4 } },
+    response: { incomplete_details: { reason: 'max_output_tokens' }, output: [1], usage: { input_tokens: 4 } },
     reward: 1,
     _ng_task_index: 0,
   };
   const stripped = stripForAggregateMetrics(full);
-  assert.deepEqual(stripped, { reward: 1, _ng_task_index: 0, response: { usage: { input_tokens: 4 } } });
+  const metadata = { usage: { input_tokens: 4 }, incomplete_details: { reason: 'max_output_tokens' } };
+  assert.deepEqual(stripped, { reward: 1, _ng_task_index: 0, response: metadata });
   assert.deepEqual(Object.keys(stripped), ['reward', '_ng_task_index', 'response']);
-  assert.deepEqual(stripForAggregateMetrics({ response: { output: [], usage: {} }, reward: 0 }), { reward: 0 });
+  assert.deepEqual(Object.keys(stripped.response), ['usage', 'incomplete_details'], "0.7.0's order, not the rollout's");
+  // Kept when not None, falsy or not; dropped when None or absent.
+  assert.deepEqual(
+    stripForAggregateMetrics({ response: { output: [], usage: {}, incomplete_details: null }, reward: 0 }),
+    {
+      reward: 0,
+      response: { usage: {} },
+    },
+  );
+  assert.deepEqual(stripForAggregateMetrics({ response: { usage: null }, reward: 0 }), { reward: 0 });
   assert.deepEqual(stripForAggregateMetrics({ response: null, reward: 0 }), { reward: 0 });
+});
+
+test("0.4.0's entry keeps a truthy usage alone, made from 0.7.0's", () => {
+  const entry = (response: unknown) => jsonText(stripForAggregateMetrics({ reward: 1.0, response }));
+  const cases: Array<[unknown, string]> = [
+    [{ usage: { n: 1 }, incomplete_details: { reason: 'x' } }, '{"reward":1,"response":{"usage":{"n":1}}}'],
+    [{ usage: {}, incomplete_details: { reason: 'x' } }, '{"reward":1}'],
+    [{ incomplete_details: { reason: 'x' } }, '{"reward":1}'],
+    [{}, '{"reward":1}'],
+  ];
+  for (const [response, expected] of cases) assert.equal(entryFor040(entry(response)), expected);
+  // Python kinds survive: a float stays a float.
+  assert.equal(
+    entryFor040('{"reward":1.0,"response":{"usage":{"n":2.0}}}'),
+    '{"reward":1.0,"response":{"usage":{"n":2.0}}}',
+  );
 });
 
 test('pythonTruthy follows Python for JSON values', () => {

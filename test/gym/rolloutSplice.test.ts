@@ -61,12 +61,18 @@ test('a row line gives its key, agent and entries as written', () => {
   assert.equal(materializedRowKeys('{"agent_ref":{"name":1},"_ng_task_index":0,"_ng_rollout_index":0}'), undefined);
 });
 
-test('usage is kept in the digest only when Python finds it truthy, and stripped fields never are', () => {
+test('usage and incomplete_details are kept in the digest when not null, and stripped fields never are', () => {
   const keys = materializedRowKeys(ROWS[0]!)!;
-  const usages = ['null', 'false', '0', '0.0', '-0.0', '""', '[]', '{}', '{"input_tokens":3}', '1', '"x"', '[0]'];
-  for (const usage of usages) {
-    const answer = `{"responses_create_params":{"input":"x"},"response":{"id":"r","usage":${usage}},"reward":1.0,"ng_trajectory":[1],"extra":{"a":0.5}}`;
-    assert.deepEqual(splicedRollout(answer, keys), decoded(answer, ROWS[0]!), usage);
+  const values = ['null', 'false', '0', '0.0', '-0.0', '""', '[]', '{}', '{"input_tokens":3}', '1', '"x"', '[0]'];
+  for (const usage of values) {
+    for (const details of ['null', '{"reason":"max_output_tokens"}', usage]) {
+      // incomplete_details before usage in the answer, after it in the digest, as 0.7.0 assigns them.
+      const response = `{"id":"r","incomplete_details":${details},"usage":${usage}}`;
+      const answer = `{"responses_create_params":{"input":"x"},"response":${response},"reward":1.0,"ng_trajectory":[1],"extra":{"a":0.5}}`;
+      const spliced = splicedRollout(answer, keys);
+      assert.deepEqual(spliced, decoded(answer, ROWS[0]!), `${usage} ${details}`);
+      assert.equal(spliced!.digest.includes('"incomplete_details"'), details !== 'null', details);
+    }
   }
   assert.deepEqual(splicedRollout('{"response":{}}', keys), decoded('{"response":{}}', ROWS[0]!));
 });

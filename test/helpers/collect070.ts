@@ -35,16 +35,22 @@ export interface CollectServers {
   head: RunningServer;
   /** What the agent front does to answers: as they are until a test sets it. */
   script: AnswerScript;
+  /** The bodies POSTed to the agent's /aggregate_metrics through its front, in arrival order. */
+  aggregateRequests: string[];
   close(): Promise<void>;
 }
 
 /** The agent as both collections reach it: each /run answer passed through `servers.script`. */
-function startAgentFront(agentUrl: string, servers: { script: AnswerScript }): Promise<Server> {
+function startAgentFront(
+  agentUrl: string,
+  servers: Pick<CollectServers, 'script' | 'aggregateRequests'>,
+): Promise<Server> {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
+      if (req.url === '/aggregate_metrics') servers.aggregateRequests.push(body);
       fetch(new URL(req.url ?? '/', agentUrl), {
         method: req.method,
         headers: { 'content-type': 'application/json' },
@@ -88,7 +94,7 @@ function aliasEntries(name: string, host: string, port: number, agentEntry: unkn
 export async function startCollectServers(seed: number, aliases: string[] = []): Promise<CollectServers> {
   const stack = await startEmbeddedStack({ seed });
   const host = '127.0.0.1';
-  const servers = { script: ((_request, answer) => answer) as AnswerScript };
+  const servers = { script: ((_request, answer) => answer) as AnswerScript, aggregateRequests: [] as string[] };
   const front = await startAgentFront(stack.urls.agent, servers);
   const frontPort = (front.address() as AddressInfo).port;
   const head: RunningServer = await startHeadServer({

@@ -50,7 +50,7 @@ const key = (r: Row) => `${r._ng_task_index}:${r._ng_rollout_index}`;
 /** One entry of the file as NeMo Gym's `_call_aggregate_metrics` builds it from an agent's answer. */
 const entry = (name: string, rollouts: Row[]) => ({
   agent_ref: { name },
-  ...computeAggregateMetrics(rollouts.map(stripForAggregateMetrics)),
+  ...computeAggregateMetrics(rollouts.map((r) => stripForAggregateMetrics(r))),
 });
 
 let alpha: FakeAgent;
@@ -63,10 +63,17 @@ function freshDir(): string {
   return dirs.at(-1)!;
 }
 
-/** Results echo the request params (which must not be sent on) and report usage (which must). */
+/**
+ * Results echo the request params (which must not be sent on) and report usage (which must), and a
+ * truncation, which 0.7.0 sends on and 0.4.0 did not.
+ */
 const answer = (name: string) => (row: Row) => ({
   responses_create_params: row.responses_create_params,
-  response: { output: [], usage: { input_tokens: row.task_id.length, output_tokens: 2 } },
+  response: {
+    output: [],
+    incomplete_details: { reason: 'max_output_tokens' },
+    usage: { input_tokens: row.task_id.length, output_tokens: 2 },
+  },
   reward: row.task_id === 'a' ? 1.0 : 0.0,
   served_by: name,
   passed: row.task_id === 'a',

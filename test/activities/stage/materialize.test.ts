@@ -2,6 +2,9 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
+import type { LogLevel, Logger } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { materializeStage } from '../../../activities/stage/materialize';
 import { JsonlError } from '../../../gym/errors';
 import { readJsonlSync } from '../../helpers/jsonl';
 import { collectPlan, materialize, outPrefixOf, fakeGymForFile, taskRow, writeJsonl } from '../fakeGym';
@@ -99,4 +102,30 @@ test('a stage materialized afresh starts with no failures sidecar; a resume keep
     ['this run'],
     'a resume (materialized inputs in place) keeps its failures',
   );
+});
+
+test("0.7.0's routing warnings go to the worker's log, once every row is routed", async () => {
+  const dir = freshDir();
+  const rows = [
+    taskRow('a', { agent_ref: { name: 'beta' } }),
+    taskRow('b'),
+    taskRow('c', { agent_ref: { name: 'beta' } }),
+  ];
+  writeJsonl(path.join(dir, 'tasks.jsonl'), rows);
+  const plan = collectPlan(dir, { head_url: gym.head.url }, { num_repeats: { alpha: 1, alpah: 2 } });
+  const warned: string[] = [];
+  const record = (level: LogLevel) => (message: string) => void (level === 'WARN' && warned.push(message));
+  const logger: Logger = {
+    log: (level, message) => record(level)(message),
+    ...Object.fromEntries(
+      (['trace', 'debug', 'info', 'warn', 'error'] as const).map((l) => [l, record(l.toUpperCase() as LogLevel)]),
+    ),
+  } as Logger;
+  const input = { plan, stage: 'collect' as const, inputPath: 'tasks.jsonl', outPrefix: outPrefixOf(plan) };
+  await new MockActivityEnvironment({}, { logger }).run(materializeStage, input);
+  assert.deepEqual(warned, [
+    "agent_map overrode agent_ref values already present in the data: [('beta', 'alpha')]. Prior to this release, " +
+      '+agent_name only filled rows missing an agent_ref; it now re-routes every row.',
+    "num_repeats dict contains agent names that never appeared in input rows (possible typo?): ['alpah']",
+  ]);
 });
