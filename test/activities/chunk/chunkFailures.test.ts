@@ -162,7 +162,7 @@ test('retry_invalid_judge_responses: an invalid judge response is a failed attem
 test("a retried chunk's retry of a key whose older line flags its deliverable posts the row flagged", async () => {
   const dir = freshDir();
   writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('reused'), taskRow('rerun')]);
-  const plan = collectPlan(dir, { head_url: head.url }, { max_attempts: 2 });
+  const plan = collectPlan(dir, { head_url: gym.head.url }, { max_attempts: 2 });
   const { chunks } = await materialize(plan);
   // As left by an earlier attempt of this chunk: two invalid judge responses, one with a deliverable.
   mkdirSync(path.join(plan.runDir, 'rollouts_shards'));
@@ -171,10 +171,10 @@ test("a retried chunk's retry of a key whose older line flags its deliverable po
     { _ng_task_index: 1, _ng_rollout_index: 0, _ng_failure_class: 'judge_invalid', reuse_cached_deliverable: false },
   ];
   writeJsonl(path.join(plan.runDir, 'rollouts_shards/000000_failures.jsonl'), older);
-  const runsBefore = alpha.runs.length;
+  const runsBefore = agents.alpha.runs.length;
   const [result] = await runChunks(plan, chunks);
   assert.equal(result!.completed, 2);
-  const posted = alpha.runs.slice(runsBefore).map((r) => `${r.task_id} ${String(r.reuse_cached_deliverable)}`);
+  const posted = agents.alpha.runs.slice(runsBefore).map((r) => `${r.task_id} ${String(r.reuse_cached_deliverable)}`);
   assert.deepEqual(posted.sort(), ['rerun undefined', 'reused true']);
   await merge(plan);
   const rollouts = readJsonlSync<Row>(path.join(plan.runDir, 'rollouts.jsonl'));
