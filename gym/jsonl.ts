@@ -44,7 +44,8 @@ const NEWLINE = 0x0a;
 // `fatal` turns invalid UTF-8 into an error naming the line instead of silent U+FFFD damage.
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-function decodeLine(bytes: Buffer, file: string, line: number): string {
+/** A line's bytes (without its `\n`) as readLines gives its text: a CR before the `\n` dropped, invalid UTF-8 an error. */
+export function decodeLine(bytes: Buffer, file: string, line: number): string {
   try {
     const text = utf8.decode(bytes);
     return text.endsWith('\r') ? text.slice(0, -1) : text;

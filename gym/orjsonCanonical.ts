@@ -69,8 +69,10 @@ function lowerHexValue(c: number): number {
 /** One pass over one text; `pos` is where the next token starts, -1 once the text is refused. */
 class Scanner {
   private pos = 0;
-  /** Keys of the object open at each depth, reused from object to object. */
-  private readonly keysAt: string[][] = [];
+  /** Where the keys of the object open at each depth lie (inside their quotes), reused from object
+   * to object: keys are compared where they lie, and only a recorded entry's key becomes a string. */
+  private readonly keyStartsAt: number[][] = [];
+  private readonly keyEndsAt: number[][] = [];
   /** The first backslash at or after the last place looked from (the text's length when none). */
   private backslash = -1;
 
@@ -78,9 +80,9 @@ class Scanner {
 
   object(
     depth: number,
-    record: CanonicalEntry[] | undefined,
-    nestedKey: string | undefined,
-    nested: { entries?: CanonicalEntry[] },
+    record?: CanonicalEntry[],
+    nestedKey?: string,
+    nested?: { entries?: CanonicalEntry[] },
   ): boolean {
     const t = this.text;
     if (depth > MAX_DEPTH) return false;
@@ -89,24 +91,25 @@ class Scanner {
       this.pos++;
       return true;
     }
-    const keys = (this.keysAt[depth] ??= []);
-    keys.length = 0;
+    const starts = (this.keyStartsAt[depth] ??= []);
+    const ends = (this.keyEndsAt[depth] ??= []);
+    let keys = 0;
     for (;;) {
       const start = this.pos;
       if (t.charCodeAt(start) !== QUOTE || !this.string()) return false;
-      const key = t.slice(start + 1, this.pos - 1);
+      starts[keys] = start + 1;
+      ends[keys] = this.pos - 1;
+      keys++;
       if (t.charCodeAt(this.pos) !== COLON) return false;
       const valueStart = ++this.pos;
-      const wantNested = nestedKey !== undefined && key === nestedKey && t.charCodeAt(valueStart) === OPEN_BRACE;
-      if (wantNested) {
+      if (nested && isKey(t, start, valueStart, nestedKey) && t.charCodeAt(valueStart) === OPEN_BRACE) {
         nested.entries = [];
-        if (!this.object(depth + 1, nested.entries, undefined, nested)) return false;
+        if (!this.object(depth + 1, nested.entries)) return false;
       } else if (!this.value(depth + 1)) return false;
-      record?.push({ key, start, valueStart, end: this.pos });
-      keys.push(key);
+      record?.push({ key: t.slice(start + 1, valueStart - 2), start, valueStart, end: this.pos });
       const next = t.charCodeAt(this.pos++);
       if (next === COMMA) continue;
-      if (next === CLOSE_BRACE) return !hasRepeat(keys);
+      if (next === CLOSE_BRACE) return !hasRepeat(t, starts, ends, keys);
       return false;
     }
   }
@@ -115,7 +118,7 @@ class Scanner {
     const t = this.text;
     const c = t.charCodeAt(this.pos);
     if (c === QUOTE) return this.string();
-    if (c === OPEN_BRACE) return this.object(depth, undefined, undefined, {});
+    if (c === OPEN_BRACE) return this.object(depth);
     if (c === OPEN_BRACKET) return this.array(depth);
     if (c === MINUS || isDigit(c)) return this.number();
     return this.literal('true') || this.literal('false') || this.literal('null');
@@ -222,15 +225,29 @@ class Scanner {
   }
 }
 
-function hasRepeat(keys: string[]): boolean {
-  const n = keys.length;
+/** Whether the entry starting at `start` (its key's opening quote), its value at `valueStart`, has the key `key`. */
+function isKey(t: string, start: number, valueStart: number, key: string | undefined): boolean {
+  return key !== undefined && valueStart - start - 3 === key.length && t.startsWith(key, start + 1);
+}
+
+/** Whether the text between `starts[i]` and `ends[i]` is the same for two of the first `n` keys. */
+function hasRepeat(t: string, starts: readonly number[], ends: readonly number[], n: number): boolean {
   if (n < 2) return false;
-  if (n > PAIRWISE_KEYS) return new Set(keys).size !== n;
+  if (n > PAIRWISE_KEYS) {
+    const seen = new Set<string>();
+    for (let i = 0; i < n; i++) seen.add(t.slice(starts[i], ends[i]));
+    return seen.size !== n;
+  }
   for (let a = 1; a < n; a++) {
-    const key = keys[a]!;
-    for (let b = 0; b < a; b++) if (keys[b] === key) return true;
+    for (let b = 0; b < a; b++) if (sameText(t, starts[a]!, ends[a]!, starts[b]!, ends[b]!)) return true;
   }
   return false;
+}
+
+function sameText(t: string, aStart: number, aEnd: number, bStart: number, bEnd: number): boolean {
+  if (aEnd - aStart !== bEnd - bStart) return false;
+  for (let i = 0; i < aEnd - aStart; i++) if (t.charCodeAt(aStart + i) !== t.charCodeAt(bStart + i)) return false;
+  return true;
 }
 
 /**

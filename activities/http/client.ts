@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { Readable } from 'node:stream';
 import { Agent, errors, request } from 'undici';
 import { inFlightCount } from './inFlight';
+import { RequestStop } from './requestStop';
 
 // Every call to a model, agent or resources server goes through here, so failures are classified
 // once: the class decides retry (429/5xx/timeouts/connection) vs. give up (other 4xx, garbage), and
@@ -103,14 +104,14 @@ export async function postJsonText(
   body: string | (() => AsyncIterable<string>),
   opts: PostOptions,
 ): Promise<unknown> {
-  // One controller per request, unlinked from the activity's signal when the request settles:
+  // One stop per request, unlinked from the activity's signal when the request settles:
   // AbortSignal.any on a chunk-long signal keeps every request's signal alive until the chunk ends.
-  const controller = new AbortController();
+  const stop = new RequestStop();
   const timer = setTimeout(
-    () => controller.abort(new DOMException(`request to ${url} timed out`, 'TimeoutError')),
+    () => stop.stop(new DOMException(`request to ${url} timed out`, 'TimeoutError')),
     opts.timeoutMs,
   );
-  const onAbort = () => controller.abort(opts.signal?.reason);
+  const onAbort = () => stop.stop(opts.signal?.reason);
   if (opts.signal?.aborted) onAbort();
   else if (opts.signal) {
     // Every request in flight holds one listener until it settles; that many is expected, not a leak.
@@ -120,7 +121,7 @@ export async function postJsonText(
   const inFlight = inFlightCount(url);
   if (inFlight) inFlight.count++;
   try {
-    return await postJsonOnce(url, body, opts, controller.signal);
+    return await postJsonOnce(url, body, opts, stop);
   } finally {
     if (inFlight) inFlight.count--;
     clearTimeout(timer);
@@ -142,27 +143,18 @@ const RETRY_AFTER = 'retry-after';
  * and those cost a worker more per rollout than parsing the HTTP itself. Aborting (a timeout or the
  * activity's cancellation) fails the answer with the abort's reason, as `request()` does.
  */
-/** AbortSignal types its reason as any; undici takes an Error, or none for its own abort error. */
-function abortReason(signal: AbortSignal): Error | undefined {
-  return signal.reason instanceof Error ? signal.reason : undefined;
-}
-
 function dispatchPost(
   pool: Agent,
   url: URL,
   body: string | Readable,
   headers: Record<string, string>,
   timeoutMs: number,
-  signal: AbortSignal,
+  stop: RequestStop,
 ): Promise<Answer> {
   return new Promise<Answer>((resolve, reject) => {
-    let abort: ((reason?: Error) => void) | undefined;
     let status = 0;
     let retryAfter: string | undefined;
     const chunks: Buffer[] = [];
-    const onAbort = () => abort?.(abortReason(signal));
-    signal.addEventListener('abort', onAbort, { once: true });
-    const settle = () => signal.removeEventListener('abort', onAbort);
     pool.dispatch(
       {
         origin: url.origin,
@@ -175,8 +167,7 @@ function dispatchPost(
       },
       {
         onConnect(abortRequest: (reason?: Error) => void) {
-          if (signal.aborted) abortRequest(abortReason(signal));
-          else abort = abortRequest;
+          stop.connected(abortRequest);
         },
         onHeaders(statusCode: number, rawHeaders: Buffer[]) {
           status = statusCode;
@@ -194,14 +185,14 @@ function dispatchPost(
           return true;
         },
         onComplete() {
-          settle();
+          stop.settled();
           const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
           // As undici's body.text(): UTF-8, a byte-order mark dropped, invalid bytes replaced.
           const text = bytes.toString('utf8');
           resolve({ status, retryAfter, text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text });
         },
         onError(err: Error) {
-          settle();
+          stop.settled();
           reject(err);
         },
       },
@@ -213,7 +204,7 @@ async function postJsonOnce(
   url: string,
   body: string | (() => AsyncIterable<string>),
   opts: PostOptions,
-  signal: AbortSignal,
+  stop: RequestStop,
 ): Promise<unknown> {
   let answer: Answer;
   try {
@@ -223,7 +214,7 @@ async function postJsonOnce(
       typeof body === 'string' ? body : Readable.from(body()),
       { 'content-type': 'application/json', ...opts.headers },
       opts.timeoutMs,
-      signal,
+      stop,
     );
   } catch (err) {
     throw classifyError(err, url, opts.signal);

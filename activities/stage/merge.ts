@@ -1,14 +1,14 @@
 import type { FileHandle } from 'node:fs/promises';
 import { Context, heartbeat } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
-import { readJsonl, readLines } from '../../gym/jsonl';
+import { readJsonl } from '../../gym/jsonl';
 import { syncDir } from '../../gym/durable';
 import { NOTHING_MERGED, type MergeProgress } from '../../contracts/payloads';
 import { chunkRange, materializedInputsPath, readMaterializedMeta, type MaterializedMeta } from '../chunk/chunkIndex';
 import { claimStageFence, type Fence } from '../chunk/fence';
 import { chunkShard } from '../chunk/fenceShards';
 import { readRowIndex } from './rowIndex';
-import { parseShardLine, type ShardEntry } from '../chunk/shardLines';
+import { readShardEntries, type ShardBytes } from '../chunk/shardLines';
 import { pauseAt } from '../run/testHooks';
 import { LineWriter, takePartialFiles, type PartialFiles } from './partialFiles';
 
@@ -37,25 +37,10 @@ async function readAll(file: string): Promise<Array<{ value: Keyed; text: string
   return out;
 }
 
-/** A finished chunk's rollouts by key. Only a chunk attempt that crashed leaves an unterminated line,
- * and its retry cuts it off, so one found here is dropped unless it is whole. */
-async function readRolloutShard(file: string): Promise<Map<string, ShardEntry>> {
-  const entries = new Map<string, ShardEntry>();
-  try {
-    for await (const line of readLines(file)) {
-      if (line.text === '') continue;
-      let entry: ShardEntry;
-      try {
-        entry = parseShardLine(line);
-      } catch (err) {
-        if (line.terminated) throw err;
-        continue;
-      }
-      entries.set(`${entry.task}:${entry.rollout}`, entry);
-    }
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
+/** A finished chunk's rollouts by key (readShardEntries: a torn last line is dropped unless whole). */
+async function readRolloutShard(file: string): Promise<Map<string, ShardBytes>> {
+  const entries = new Map<string, ShardBytes>();
+  for (const entry of await readShardEntries(file)) entries.set(`${entry.task}:${entry.rollout}`, entry);
   return entries;
 }
 
@@ -94,7 +79,7 @@ export async function* finishedRollouts(
     let row = chunk * meta.chunkSize;
     for await (const k of chunkKeys(outPrefix, meta, chunk)) {
       const result = row >= from && row < to ? results.get(k) : undefined;
-      if (result !== undefined) yield result.line;
+      if (result !== undefined) yield result.line.toString('utf8');
       row++;
     }
   }
@@ -129,8 +114,8 @@ async function chunkLines(
   for await (const k of chunkKeys(outPrefix, meta, chunk)) {
     const result = results.get(k);
     if (result !== undefined) {
-      out.rollouts.push(result.line);
-      out.digests.push(result.digest);
+      out.rollouts.pushBytes(result.line);
+      out.digests.pushBytes(result.digest);
       completed++;
     } else if (failuresByKey.has(k)) {
       failedKeys++;
