@@ -1,5 +1,5 @@
 import { open, rm, type FileHandle } from 'node:fs/promises';
-import { syncFile } from '../durable';
+import { renameDurably, syncFile } from '../durable';
 import { JsonlWriter } from '../jsonl';
 import { orjsonDumps } from '../pythonJsonDumps';
 import { pyStr, type Index, type RolloutDigest } from './rolloutDigest';
@@ -7,7 +7,8 @@ import type { HealthReducer } from './summary';
 
 // 0.7.0's rollout_verdicts.jsonl: one row per record with its verdict, findings and unobserved
 // checks, sorted by (task, rollout, stage) index. Rows are written as records come, to a scratch
-// file, and copied out in order at the end, so what is held per record is where its row lies.
+// file, and copied out in order at the end (or renamed, when they came in order), so what is held
+// per record is where its row lies.
 
 export function verdictRow(d: RolloutDigest): string {
   const findings = d.findings.map((f) => ({ check: f.check, locator: f.locator, detail: f.detail }));
@@ -69,25 +70,52 @@ class RowReader {
   }
 }
 
-/** Copies the rows from `scratch` to `file` in 0.7.0's order, then removes `scratch`. */
-export async function writeVerdictRows(reducer: HealthReducer, scratch: string, file: string): Promise<void> {
+interface PlacedRow {
+  offset: number;
+  length: number;
+  duplicates: number;
+}
+
+/** Each row's place in `scratch`, in 0.7.0's order, with how many records claim its identity. */
+function* sortedRows(reducer: HealthReducer): Generator<PlacedRow> {
   const tasks = reducer.taskIndexes().sort((a, b) => compareParts([part(a)], [part(b)]));
+  for (const taskIndex of tasks) {
+    const identities = reducer
+      .identitiesOf(taskIndex)
+      .sort((a, b) =>
+        compareParts([part(a.rolloutIndex), part(a.stageIndex)], [part(b.rolloutIndex), part(b.stageIndex)]),
+      );
+    for (const { rows, duplicates } of identities)
+      for (let i = 0; i < rows.length; i += 2) yield { offset: rows[i]!, length: rows[i + 1]!, duplicates };
+  }
+}
+
+/**
+ * Whether the sorted rows are the scratch file as written: each unchanged and starting where the one
+ * before it ended. A merged stage's rollouts come in key order without duplicates, so this is the
+ * usual case, and the file is then renamed rather than copied row by row.
+ */
+function asWritten(rows: Iterable<PlacedRow>): boolean {
+  let end = 0;
+  for (const row of rows) {
+    if (row.duplicates > 0 || row.offset !== end) return false;
+    end += row.length;
+  }
+  return true;
+}
+
+/** The rows of `scratch` in 0.7.0's order as `file`, copied, or renamed where they already are; `scratch` is gone after. */
+export async function writeVerdictRows(reducer: HealthReducer, scratch: string, file: string): Promise<void> {
+  // Every row written is placed once, so rows that start where the last ended cover the whole file.
+  // Placed twice rather than held, as a row's place is all that is kept per rollout.
+  if (asWritten(sortedRows(reducer))) return renameDurably([[scratch, file]]);
   const input = await open(scratch, 'r');
   const reader = new RowReader(input);
   const out = await JsonlWriter.open(file);
   try {
-    for (const taskIndex of tasks) {
-      const identities = reducer
-        .identitiesOf(taskIndex)
-        .sort((a, b) =>
-          compareParts([part(a.rolloutIndex), part(a.stageIndex)], [part(b.rolloutIndex), part(b.stageIndex)]),
-        );
-      for (const { rows, duplicates } of identities) {
-        for (let i = 0; i < rows.length; i += 2) {
-          const line = await reader.read(rows[i]!, rows[i + 1]!);
-          await out.writeLine(duplicates > 0 ? withDuplicates(line, duplicates) : line);
-        }
-      }
+    for (const { offset, length, duplicates } of sortedRows(reducer)) {
+      const line = await reader.read(offset, length);
+      await out.writeLine(duplicates > 0 ? withDuplicates(line, duplicates) : line);
     }
   } finally {
     await out.close();

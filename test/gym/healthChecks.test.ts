@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -26,10 +26,10 @@ run_health_checks(Path(rollouts), output_dir=Path(out), workers=1, ignored_check
 const ignoredChecks = (ids: string) => pipelineConfigSchema.shape.health_check_ignored_checks.parse(ids);
 
 /** quality_summary.json and rollout_verdicts.jsonl as 0.7.0 writes them. */
-async function theirs(ignored: string): Promise<[string, string]> {
+async function theirs(ignored: string, rollouts = FIXTURE): Promise<[string, string]> {
   const out = await mkdtemp(path.join(os.tmpdir(), 'health-070-'));
   try {
-    await runNemoGymPython(ZERO_SEVEN, `${FIXTURE}\n${out}\n${ignored}\n`, '0.7.0');
+    await runNemoGymPython(ZERO_SEVEN, `${rollouts}\n${out}\n${ignored}\n`, '0.7.0');
     const read = (file: string) => readFile(path.join(out, file), 'utf8');
     return [await read('quality_summary.json'), await read('rollout_verdicts.jsonl')];
   } finally {
@@ -37,11 +37,11 @@ async function theirs(ignored: string): Promise<[string, string]> {
   }
 }
 
-async function ours(ignored: string): Promise<[string, string]> {
+async function ours(ignored: string, rollouts = FIXTURE): Promise<[string, string]> {
   const out = await mkdtemp(path.join(os.tmpdir(), 'health-ours-'));
   try {
     const verdictsPath = path.join(out, 'rollout_verdicts.jsonl');
-    const summary = await runHealthChecks([FIXTURE], ignoredChecks(ignored) ?? [], { verdictsPath });
+    const summary = await runHealthChecks([rollouts], ignoredChecks(ignored) ?? [], { verdictsPath });
     assert.deepEqual(await readdir(out), ['rollout_verdicts.jsonl'], 'the scratch rows are removed');
     return [qualitySummaryJson(summary), await readFile(verdictsPath, 'utf8')];
   } finally {
@@ -71,6 +71,40 @@ test('ignored checks as 0.7.0 names them: neither run nor counted, and listed', 
     'task_consistently_unhealthy',
   ]);
   assert.equal(run.issues.model_call_failed, 0);
+});
+
+// A merged stage's rollouts come in key order, each identity once: their verdict rows are written in
+// 0.7.0's order as they come, and the file is kept as written rather than copied out sorted.
+test('rollouts in key order, each identity once: the verdicts equal 0.7.0 rollout_verdicts.jsonl byte for byte', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'health-ordered-'));
+  try {
+    const seen = new Set<string>();
+    const ordered = (await readFile(FIXTURE, 'utf8')).split('\n').filter((line) => {
+      const record = (() => {
+        try {
+          return JSON.parse(line) as Record<string, unknown>;
+        } catch {
+          return undefined;
+        }
+      })();
+      const key = JSON.stringify([record?._ng_task_index, record?._ng_rollout_index]);
+      const kept = Number.isInteger(record?._ng_task_index) && record?.stage_index === undefined && !seen.has(key);
+      seen.add(key);
+      return kept;
+    });
+    assert.ok(ordered.length >= 8, `only ${ordered.length} records kept`);
+    const rollouts = path.join(dir, 'rollouts.jsonl');
+    await writeFile(rollouts, `${ordered.join('\n')}\n`);
+    const [[expected, expectedRows], [actual, actualRows]] = await Promise.all([
+      theirs('', rollouts),
+      ours('', rollouts),
+    ]);
+    assert.equal(actual, expected);
+    assert.equal(actualRows, expectedRows);
+    assert.equal(actualRows.split('\n').length, ordered.length + 1);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 
 test('an unknown check id is refused, in a list or a string', () => {
