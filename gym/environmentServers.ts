@@ -5,6 +5,9 @@
 // (global_config.py `_front_agents_without_environment_server`). So the name is read from the head's
 // config when it has one, and derived as 0.7.0 derives it otherwise (a 0.4.0 head, no head at all).
 
+import { comparePython } from './rewardProfile/profile';
+import { pyReprString } from './validator/pythonRepr';
+
 export type GlobalConfig = Record<string, unknown>;
 
 const ENVIRONMENT_SERVERS = 'environment_servers';
@@ -42,6 +45,20 @@ export function declaredEnvironmentServers(config: GlobalConfig, agentName: stri
     }
   }
   return names;
+}
+
+/**
+ * 0.7.0's refusal of a row routed by its agent when several environment servers front that agent
+ * (rollout_collection.py `_environment_server_for_agent`, before anything is dispatched). Its advice
+ * names taskset routing too, which pivot-miner refuses: legacy routing is what applies here.
+ */
+export function ambiguousEnvironmentServerMessage(agentName: string, servers: readonly string[]): string {
+  const sorted = [...servers].sort(comparePython).map(pyReprString).join(', ');
+  return (
+    `Agent '${agentName}' is fronted by several environment servers: [${sorted}]. ` +
+    'Rows that route by agent cannot choose between them. ' +
+    'Set environment_routing_mode=legacy with environment_server_name, or route these rows by taskset.'
+  );
 }
 
 /** An agent's type, the one key of its `responses_api_agents` block, as 0.7.0's `_agent_instances` reads it. */

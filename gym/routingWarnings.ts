@@ -1,20 +1,11 @@
 import { DEFAULT_ROUTE, type NumRepeats, type RowRoute } from './agentRouting';
+import { comparePython } from './rewardProfile/profile';
 import { pyReprString } from './validator/pythonRepr';
 
 // The two warnings NeMo Gym 0.7.0's ng_collect_rollouts gives once it has routed every row
 // (rollout_collection.py `_preprocess_raw_rows`, warnings.warn), in its words: rows whose own
 // agent_ref agent_map (or agent_name, its `_default`) replaced, and num_repeats keys no row was
 // looked up by, a likely typo that would otherwise leave its agent at `_default` unnoticed.
-
-/** Python's `sorted()` on strings: by code point, where JavaScript's `<` compares UTF-16 units. */
-function byCodePoint(a: string, b: string): number {
-  const [x, y] = [[...a], [...b]];
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = x[i]!.codePointAt(0)! - y[i]!.codePointAt(0)!;
-    if (d !== 0) return d;
-  }
-  return x.length - y.length;
-}
 
 /** What the routed rows of one materialization call for warning about, gathered a row at a time. */
 export class RoutingWarnings {
@@ -33,7 +24,7 @@ export class RoutingWarnings {
     const messages: string[] = [];
     if (this.overridden.size > 0) {
       const pairs = [...this.overridden.values()].sort(
-        ([a1, b1], [a2, b2]) => byCodePoint(a1, a2) || byCodePoint(b1, b2),
+        ([a1, b1], [a2, b2]) => comparePython(a1, a2) || comparePython(b1, b2),
       );
       const shown = pairs.map(([from, to]) => `(${pyReprString(from)}, ${pyReprString(to)})`).join(', ');
       messages.push(
@@ -42,7 +33,7 @@ export class RoutingWarnings {
       );
     }
     const listed = typeof this.numRepeats === 'number' ? [] : Object.keys(this.numRepeats);
-    const unknown = listed.filter((k) => k !== DEFAULT_ROUTE && !this.seen.has(k)).sort(byCodePoint);
+    const unknown = listed.filter((k) => k !== DEFAULT_ROUTE && !this.seen.has(k)).sort(comparePython);
     if (unknown.length > 0)
       messages.push(
         'num_repeats dict contains agent names that never appeared in input rows (possible typo?): ' +

@@ -10,6 +10,7 @@ import { collectDefaultAgent, stageSettings } from '../../contracts/stageSetting
 import { getText, RequestFailure } from '../http/client';
 import {
   agentType,
+  ambiguousEnvironmentServerMessage,
   declaredEnvironmentServers,
   legacyEnvironmentServerName,
   type GlobalConfig,
@@ -190,11 +191,7 @@ export async function environmentServerNamer(
   const config = await headGlobalConfig(plan);
   return (agentName) => {
     const declared = declaredEnvironmentServers(config, agentName);
-    if (declared.length > 1)
-      throw new ConfigError(
-        `agent "${agentName}" is fronted by several environment servers (${declared.join(', ')}), ` +
-          'so its rollouts cannot be attributed to one; NeMo Gym 0.7.0 refuses such a config for rows routed by agent',
-      );
+    if (declared.length > 1) throw new ConfigError(ambiguousEnvironmentServerMessage(agentName, declared));
     return declared[0] ?? legacyEnvironmentServerName(agentName, agentType(config, agentName));
   };
 }

@@ -9,7 +9,7 @@ import { materializeRecords, type MaterializedRecord, type MaterializeOptions } 
 import { RoutingWarnings } from '../../gym/routingWarnings';
 import { stageSettings } from '../../contracts/stageSettings';
 import { workerMaterializeOptions } from '../run/legacyRouting';
-import type { CollectStageInput, MaterializeResult } from '../../contracts/payloads';
+import type { CollectStageInput, MaterializeResult, RolloutStage, RunPlan } from '../../contracts/payloads';
 import {
   materializedInputsPath,
   mergedPaths,
@@ -22,7 +22,7 @@ import {
 import { RowIndexWriter, rowIndexPath } from './rowIndex';
 import { inInputOrder, interleaved } from './interleaveRepeats';
 import { resolveInside } from '../run/configFile';
-import { agentDirectory, unknownAgentReason } from '../run/servers';
+import { agentDirectory, environmentServerNamer, unknownAgentReason } from '../run/servers';
 import { checkMaterializedInputs, readRunManifest } from '../run/runManifest';
 import { recordPublished } from '../run/publishedDigests';
 import { RUN_MANIFEST_FILE } from '../../gym/runManifest';
@@ -85,6 +85,7 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
     await writer.close();
   }
   const agentNames = await index.close();
+  await checkEnvironmentServers(plan, stage, agentNames);
   // The meta file written next marks the materialization finished, so the lines must outlive a power cut first.
   await syncFiles([outFile]);
   if (rows === 0) throw new ConfigError(`${source}: no task rows to materialize`);
@@ -100,6 +101,17 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   await checkMaterializedInputs(plan.runDir, stage, outFile);
   await recordMaterialized(plan.runDir, stage, outPrefix);
   return materializeResult(outFile, meta);
+}
+
+/**
+ * 0.7.0 resolves every agent-routed row's environment server before it dispatches any, so an agent
+ * that several servers front fails the run before a rollout, not at the finish that names the
+ * aggregate-metrics entries (collect only: its files are 0.7.0's when the profile follows 0.7.0).
+ */
+async function checkEnvironmentServers(plan: RunPlan, stage: RolloutStage, agentNames: string[]): Promise<void> {
+  if (stage !== 'collect' || (plan.config.profile.nemo_gym_version ?? '0.7.0') !== '0.7.0') return;
+  const environmentServer = await environmentServerNamer(plan, stage);
+  for (const agentName of agentNames) environmentServer(agentName);
 }
 
 /**

@@ -63,8 +63,8 @@ export async function startFakeAgent(name: string, answer: Answer): Promise<Fake
   return agent;
 }
 
-/** A head server whose global config lists the agents (and one resources server, which is not an agent). */
-export async function startFakeHead(agents: FakeAgent[]): Promise<RunningServer> {
+/** A head server whose global config lists the agents (and one resources server, which is not an agent), and `extra` blocks. */
+export async function startFakeHead(agents: FakeAgent[], extra: Record<string, unknown> = {}): Promise<RunningServer> {
   return startHeadServer({
     globalConfigDict: () => ({
       head_server: { host: '127.0.0.1', port: 0 },
@@ -75,6 +75,7 @@ export async function startFakeHead(agents: FakeAgent[]): Promise<RunningServer>
           { responses_api_agents: { fake_agent: { host: a.server.host, port: a.server.port } } },
         ]),
       ),
+      ...extra,
     }),
   });
 }

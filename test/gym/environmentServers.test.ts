@@ -4,6 +4,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import {
   agentType,
+  ambiguousEnvironmentServerMessage,
   declaredEnvironmentServers,
   legacyEnvironmentServerName,
   type GlobalConfig,
@@ -50,11 +51,19 @@ const PYTHON = `
 import json, sys
 from omegaconf import OmegaConf
 from nemo_gym.global_config import legacy_environment_server_name
-from nemo_gym.rollout_collection import _environment_servers_by_agent
+from nemo_gym.rollout_collection import _environment_server_for_agent, _environment_servers_by_agent
 case = json.load(sys.stdin)
+by_agent = _environment_servers_by_agent(OmegaConf.create(case["config"]))
+refusals = {}
+for agent, servers in by_agent.items():
+    try:
+        _environment_server_for_agent(agent, by_agent)
+    except Exception as error:
+        refusals[agent] = str(error)
 print(json.dumps({
     "names": [legacy_environment_server_name(n, t) for n, t in case["names"]],
-    "by_agent": _environment_servers_by_agent(OmegaConf.create(case["config"])),
+    "by_agent": by_agent,
+    "refusals": refusals,
 }))
 `;
 
@@ -62,7 +71,7 @@ test("0.7.0's environment server names and declared servers, from its own functi
   const python = path.join(ensureNemoGym('0.7.0').binDir, 'python');
   const theirs = JSON.parse(
     execFileSync(python, ['-c', PYTHON], { input: JSON.stringify({ names: NAMES, config: CONFIG }), encoding: 'utf8' }),
-  ) as { names: string[]; by_agent: Record<string, string[]> };
+  ) as { names: string[]; by_agent: Record<string, string[]>; refusals: Record<string, string> };
   assert.deepEqual(
     NAMES.map(([name, type]) => legacyEnvironmentServerName(name, type)),
     theirs.names,
@@ -70,6 +79,12 @@ test("0.7.0's environment server names and declared servers, from its own functi
   for (const name of ['alpha_simple_agent', 'beta_agent', 'gamma_agent', 'nobody_agent'])
     assert.deepEqual(declaredEnvironmentServers(CONFIG, name), theirs.by_agent[name] ?? [], name);
   assert.deepEqual(theirs.by_agent.beta_agent, ['beta_sessions', 'beta_relay'], 'the case is the one meant');
+  // The one agent two servers front is refused, in 0.7.0's words.
+  assert.deepEqual(Object.keys(theirs.refusals), ['beta_agent']);
+  assert.equal(
+    ambiguousEnvironmentServerMessage('beta_agent', ['beta_sessions', 'beta_relay']),
+    theirs.refusals.beta_agent,
+  );
 });
 
 test('an agent’s type is its one responses_api_agents key; without one only `_agent` is stripped', () => {

@@ -6,8 +6,10 @@ import type { LogLevel, Logger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { materializeStage } from '../../../activities/stage/materialize';
 import { JsonlError } from '../../../gym/errors';
+import { ConfigError } from '../../../contracts/errors';
+import { ambiguousEnvironmentServerMessage } from '../../../gym/environmentServers';
 import { readJsonlSync } from '../../helpers/jsonl';
-import { collectPlan, materialize, outPrefixOf, fakeGymForFile, taskRow, writeJsonl } from '../fakeGym';
+import { collectPlan, materialize, outPrefixOf, fakeGymForFile, startFakeHead, taskRow, writeJsonl } from '../fakeGym';
 
 // Per-row agent routing at materialization, as NeMo Gym 0.7.0 routes rows: collect.agent_name
 // re-routes every row, without it rows keep their own agent_ref (or agent_map routes them), and a
@@ -61,6 +63,36 @@ test('an agent name no server knows is refused naming file, line and name, befor
   // Not finished, so nothing can be chunked from it, and no agent saw a row.
   assert.equal(existsSync(`${outPrefixOf(plan)}_materialized_inputs.meta.json`), false);
   assert.equal(agents.alpha.runs.length + agents.beta.runs.length, 0);
+});
+
+test("an agent two environment servers front stops the stage before any rollout, in 0.7.0's words", async () => {
+  const relay = (agent: string) => ({ environment_servers: { legacy_agent: { agent_server: { name: agent } } } });
+  const head = await startFakeHead([agents.alpha, agents.beta], {
+    beta_relay: relay('beta'),
+    beta_sessions: { environment_servers: { sessions: { assistant: { type: 'responses_api_agents', name: 'beta' } } } },
+    alpha_relay: relay('alpha'),
+  });
+  const routed = (agentName: string, otherStages = {}) => {
+    const dir = freshDir();
+    writeJsonl(path.join(dir, 'tasks.jsonl'), [taskRow('a', { agent_ref: { name: 'alpha' } }), taskRow('b')]);
+    return collectPlan(dir, { head_url: head.url }, { agent_name: agentName }, otherStages);
+  };
+  try {
+    // One server in front of alpha: its rows go through it.
+    assert.equal((await materialize(routed('alpha'))).rows, 2);
+    const plan = routed('beta');
+    await assert.rejects(materialize(plan), (err: Error) => {
+      assert.ok(err instanceof ConfigError, String(err));
+      assert.equal(err.message, ambiguousEnvironmentServerMessage('beta', ['beta_relay', 'beta_sessions']));
+      return true;
+    });
+    assert.equal(existsSync(`${outPrefixOf(plan)}_materialized_inputs.meta.json`), false);
+    // A stage whose files follow 0.4.0 names no environment server: 0.4.0's collector had none.
+    assert.equal((await materialize(routed('beta', { profile: { nemo_gym_version: '0.4.0' } }))).rows, 2);
+    assert.equal(agents.alpha.runs.length + agents.beta.runs.length, 0);
+  } finally {
+    await head.close();
+  }
 });
 
 test('servers.agent_url serves collect.agent_name only', async () => {
