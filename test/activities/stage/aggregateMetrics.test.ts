@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import { promisify } from 'node:util';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { writeAggregateMetrics } from '../../../activities/stage/aggregateMetrics';
@@ -13,7 +12,7 @@ import { ConfigError } from '../../../contracts/errors';
 import { computeAggregateMetrics, rolloutDigest, stripForAggregateMetrics } from '../../../gym/aggregateMetrics';
 import { parseKinded, type JsonDict } from '../../../gym/kindedJson';
 import { startEmbeddedStack } from '../../../servers/embeddedStack';
-import { HttpError, listenJson, type RunningServer } from '../../../servers/http';
+import { HttpError, listenJson } from '../../../servers/http';
 import { readJsonlSync } from '../../helpers/jsonl';
 import { runNemoGymPython } from '../../helpers/nemoGymPython';
 import {
@@ -22,11 +21,9 @@ import {
   merge,
   outPrefixOf,
   runChunks,
-  startFakeAgent,
-  startFakeHead,
+  fakeGymForFile,
   taskRow,
   writeJsonl,
-  type FakeAgent,
 } from '../fakeGym';
 
 /** The aggregate metrics as the finish writes them: an activity publishing through the stage's fence. */
@@ -53,16 +50,6 @@ const entry = (name: string, rollouts: Row[]) => ({
   ...computeAggregateMetrics(rollouts.map((r) => stripForAggregateMetrics(r))),
 });
 
-let alpha: FakeAgent;
-let beta: FakeAgent;
-let head: RunningServer;
-const dirs: string[] = [];
-
-function freshDir(): string {
-  dirs.push(mkdtempSync(path.join(os.tmpdir(), 'pivot-miner-aggregate-')));
-  return dirs.at(-1)!;
-}
-
 /**
  * Results echo the request params (which must not be sent on) and report usage (which must), and a
  * truncation, which 0.7.0 sends on and 0.4.0 did not.
@@ -79,16 +66,8 @@ const answer = (name: string) => (row: Row) => ({
   passed: row.task_id === 'a',
 });
 
-before(async () => {
-  alpha = await startFakeAgent('alpha', answer('alpha'));
-  beta = await startFakeAgent('beta', answer('beta'));
-  head = await startFakeHead([alpha, beta]);
-});
-
-after(async () => {
-  await Promise.all([alpha.server.close(), beta.server.close(), head.close()]);
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+const gym = fakeGymForFile({ alpha: answer('alpha'), beta: answer('beta') }, 'pivot-miner-aggregate-');
+const { agents, freshDir } = gym;
 
 test('merge writes one entry per agent from its /aggregate_metrics, fed its own rollouts sorted and stripped', async () => {
   const dir = freshDir();
@@ -96,15 +75,15 @@ test('merge writes one entry per agent from its /aggregate_metrics, fed its own 
   const first = taskRow('a', { agent_ref: { name: 'beta' } });
   writeJsonl(path.join(dir, 'tasks.jsonl'), [first, taskRow('bb', { agent_ref: { name: 'alpha' } }), first]);
   // Without agent_name (NeMo Gym 0.7.0 re-routes every row to it), each row keeps its own agent.
-  const plan = collectPlan(dir, { head_url: head.url }, { agent_name: undefined }, GYM_040);
+  const plan = collectPlan(dir, { head_url: gym.head.url }, { agent_name: undefined }, GYM_040);
   await runChunks(plan, (await materialize(plan)).chunks);
   const merged = await merge(plan);
   const rollouts = readJsonlSync<Row>(merged.rolloutsPath);
   assert.deepEqual(rollouts.map(key), ['0:0', '1:0', '0:1']);
 
-  assert.equal(beta.aggregateRequests.length, 1);
-  assert.equal(alpha.aggregateRequests.length, 1);
-  const sent = beta.aggregateRequests[0]!.verify_responses as Row[];
+  assert.equal(agents.beta.aggregateRequests.length, 1);
+  assert.equal(agents.alpha.aggregateRequests.length, 1);
+  const sent = agents.beta.aggregateRequests[0]!.verify_responses as Row[];
   assert.deepEqual(sent.map(key), ['0:0', '0:1']);
   for (const vr of sent) {
     assert.equal('responses_create_params' in vr, false);
@@ -112,7 +91,7 @@ test('merge writes one entry per agent from its /aggregate_metrics, fed its own 
     assert.equal(Object.keys(vr).at(-1), 'response');
     assert.deepEqual(vr.agent_ref, { name: 'beta' });
   }
-  assert.deepEqual((alpha.aggregateRequests[0]!.verify_responses as Row[]).map(key), ['1:0']);
+  assert.deepEqual((agents.alpha.aggregateRequests[0]!.verify_responses as Row[]).map(key), ['1:0']);
 
   const file = path.join(plan.runDir, 'rollouts_aggregate_metrics.json');
   const written = JSON.parse(readFileSync(file, 'utf8')) as Row[];
@@ -252,7 +231,7 @@ test("local profiling through a NeMo Gym agent asks that agent, under the rows' 
   const dir = freshDir();
   const plan = collectPlan(
     dir,
-    { head_url: head.url },
+    { head_url: gym.head.url },
     {},
     { local_profile: { verifier: 'nemo_gym_agent', agent_name: 'beta' } },
   );
@@ -265,12 +244,12 @@ test("local profiling through a NeMo Gym agent asks that agent, under the rows' 
     reward: rollout,
   }));
   writeJsonl(rolloutsPath, rows);
-  const requests = beta.aggregateRequests.length;
+  const requests = agents.beta.aggregateRequests.length;
   const input: Parameters<typeof writeAggregateMetrics>[0] = { plan, stage: 'local_profile', rolloutsPath };
   const out = await aggregate(input);
   assert.equal(out, path.join(plan.runDir, 'local_profile_aggregate_metrics.json'));
-  assert.equal(beta.aggregateRequests.length, requests + 1);
-  assert.deepEqual((beta.aggregateRequests.at(-1)!.verify_responses as Row[]).map(key), ['0:0', '0:1']);
+  assert.equal(agents.beta.aggregateRequests.length, requests + 1);
+  assert.deepEqual((agents.beta.aggregateRequests.at(-1)!.verify_responses as Row[]).map(key), ['0:0', '0:1']);
   const [entry] = JSON.parse(readFileSync(out, 'utf8')) as Row[];
   assert.deepEqual(entry!.agent_ref, { name: 'pivots' });
   assert.equal(entry!.agent_metrics['mean/reward'], 0.5);
