@@ -82,7 +82,13 @@ test(
     const newRun = await reset(latest, eventId(lastTask));
     assert.notEqual(newRun, handle.firstExecutionRunId);
     // Then: the workflow task before the first merge was scheduled, in the run the first reset made.
-    await waitFor(latest, 'chunks of the reset run are scheduled', (h) => scheduled(h, 'runChunk').length > 4);
+    // Its first merge too: when the first reset's task was the one that scheduled the merge, the reset
+    // dropped that command, and the new run schedules the merge again only once it has replayed.
+    await waitFor(
+      latest,
+      'chunks and a merge of the reset run are scheduled',
+      (h) => scheduled(h, 'runChunk').length > 4 && scheduled(h, 'mergeChunks').length > 0,
+    );
     const resetHistory = await events(latest);
     const firstMerge = eventId(scheduled(resetHistory, 'mergeChunks')[0]!);
     const beforeMerge = resetHistory

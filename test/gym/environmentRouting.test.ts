@@ -64,10 +64,12 @@ test('a legacy route: the relay stamped, its agent filled last, repeats keyed by
     environmentServer: 'relay',
     lateAgentRef: { name: 'alpha_agent' },
     dispatches: [{ agent: 'alpha_agent', repeats: 2 }],
+    repeatKeys: ['relay'],
   });
   assert.deepEqual(route({ agent_ref: { name: 'alpha_agent' }, task_source: 'travel' }), {
     environmentServer: 'relay',
     dispatches: [{ agent: 'alpha_agent', repeats: 1 }],
+    repeatKeys: ['travel'],
   });
   assert.throws(
     () => route({ agent_ref: { name: 'beta_agent' } }),
