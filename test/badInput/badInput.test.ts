@@ -20,7 +20,8 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { NON_RETRYABLE_ERROR_TYPES } from '../../contracts/errors';
 import type { PivotMiningResult } from '../../contracts/payloads';
 import { startWorkerTestEnv, type WorkerTestEnv } from '../helpers/temporal';
-import { cliCases, pipelineCases, type CliCase, type Outcome, type PipelineCase } from './cases';
+import { pipelineCases, type Outcome, type PipelineCase } from './cases';
+import { cliCases, type CliCase } from './cliCases';
 
 // Every case of the bad-input corpus through the entry point it concerns: pipeline cases on a real
 // Temporal dev server served by ONE worker, which must still complete a good run afterwards; CLI
