@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   codeAt,
+  isPythonJson,
   lastScan,
   nextCode,
   sameRegion,
@@ -10,6 +11,9 @@ import {
   scanStringAgainst,
   skipWhitespace,
 } from '../../../gym/verifier/argumentText';
+import { decodePythonJson, PythonJsonFailure } from '../../../gym/pythonJson';
+import { random as randomSource } from '../../helpers/random';
+import { mutate, randomText } from './argumentPairFuzz';
 
 test('codeAt reads a code unit in the text and -1 anywhere past its end', () => {
   const text = '{"a": "ÿ\u{1F600}"}';
@@ -107,4 +111,35 @@ test('scanLiteral takes null, true and false spelled exactly, wherever they stan
     }
   }
   assert.ok(scanLiteral('nan', 0, 0x6e) < 0);
+});
+
+test('the validity check accepts exactly what json.loads accepts', () => {
+  const random = randomSource(7);
+  for (let run = 0; run < 40_000; run++) {
+    const text = mutate(random, randomText(random, 0));
+    assert.equal(isPythonJson(text), !(decodePythonJson(text) instanceof PythonJsonFailure), text);
+  }
+  for (const text of [
+    '\ufeff1',
+    ' 1 ',
+    '1 \f',
+    '[1,]',
+    '{"a":1,}',
+    '"\\u12"',
+    '"\\u0041',
+    '"\\x41"',
+    '01',
+    '-',
+    '1.',
+    '1e',
+    '1e+',
+    '-NaN',
+    'nan',
+    'Infinity',
+    '-Infinity',
+    '"\u0001"',
+    '"\u007f\u2028"',
+  ]) {
+    assert.equal(isPythonJson(text), !(decodePythonJson(text) instanceof PythonJsonFailure), JSON.stringify(text));
+  }
 });
