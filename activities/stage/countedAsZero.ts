@@ -2,6 +2,7 @@ import { readLines, JsonlWriter } from '../../gym/jsonl';
 import { parseKinded, toPy } from '../../gym/kindedJson';
 import type { PyDict, PyValue } from '../../gym/pythonJson';
 import { stripForAggregateMetrics } from '../../gym/aggregateMetrics';
+import { ENVIRONMENT_SERVER_STAMP } from '../../gym/runLabels';
 import { materializedInputsPath, mergedPaths } from '../chunk/chunkIndex';
 
 // NeMo Gym 0.7.0's denominator options (rollout_collection.py `_failure_rows_counted_as_zero`,
@@ -81,14 +82,16 @@ function countedFailure(text: string): PyDict {
   return scored;
 }
 
-/** The zero of a materialized rollout that left no row: its keys, its agent, a float zero reward. */
+/** The zero of a materialized rollout that left no row: its keys, its agent, a float zero reward, its row's environment server stamp. */
 function zeroOf(row: PyDict): PyDict {
-  return new Map<string, PyValue>([
+  const zero = new Map<string, PyValue>([
     ['_ng_task_index', row.get('_ng_task_index') ?? null],
     ['_ng_rollout_index', row.get('_ng_rollout_index') ?? null],
     ['agent_ref', row.get('agent_ref') ?? null],
     ['reward', 0.0],
   ]);
+  if (row.has(ENVIRONMENT_SERVER_STAMP)) zero.set(ENVIRONMENT_SERVER_STAMP, row.get(ENVIRONMENT_SERVER_STAMP)!);
+  return zero;
 }
 
 /**
