@@ -26,11 +26,11 @@ import { entryNaming, type EntryNaming } from './aggregateMetricsNaming';
 
 // `<stem>_aggregate_metrics.json` beside the merged rollouts, as ng_collect_rollouts writes it after
 // collecting (rollout_collection.py RolloutCollectionHelper._call_aggregate_metrics): the completed
-// rollouts sorted by key, grouped by agent, each group stripped and posted to that agent's
-// POST /aggregate_metrics, one entry per agent. The stripped rollouts are the merge's digests
-// (activities/chunk/shardLines.ts), 0.7.0's entries, read an agent's at a time by
-// aggregateMetricsEntries.ts, so nothing here decodes a trajectory; 0.4.0's entries hold less of
-// `response` and are made from them. Digests of an older pipeline version, which kept less, are never
+// rollouts sorted by key, grouped (by agent, or by environment server: aggregateMetricsNaming.ts),
+// each group stripped and posted to its agent's POST /aggregate_metrics, one entry per group. The
+// stripped rollouts are the merge's digests (activities/chunk/shardLines.ts), 0.7.0's entries, read
+// a group's at a time by aggregateMetricsEntries.ts, so nothing here decodes a trajectory; 0.4.0's
+// entries hold less of `response` and are made from them. Digests of an older pipeline version, which kept less, are never
 // read: a run begun under it is refused on resume (gym/runManifest.ts PIPELINE_VERSION).
 
 /** The request body, streamed in pieces so the worker never holds the whole run's results. */
@@ -130,7 +130,7 @@ function servingAgent(plan: RunPlan, stage: RolloutStage): ((rowAgent: string) =
  * Writes the aggregate metrics of a merged stage and returns the path, or nothing when no rollout
  * completed (upstream writes no file then). Rollouts an agent server ran are aggregated by that
  * agent; in-process ones get what a NeMo Gym pivot agent answers by default, the same computation
- * the embedded resources server runs. Entries are named by the rows' `agent_ref`, as upstream's are.
+ * the embedded resources server runs. Entries are named as upstream's are (aggregateMetricsNaming.ts).
  */
 export async function writeAggregateMetrics(
   input: AggregateMetricsInput,
@@ -147,7 +147,7 @@ export async function writeAggregateMetrics(
   try {
     const entriesPath = made ?? digestsPath!;
     if (counting && withCounted) {
-      const counted = await appendCountedAsZero(outPrefix, entriesPath, withCounted, counting);
+      const counted = await appendCountedAsZero(outPrefix, entriesPath, withCounted, counting, naming.groupOf);
       // 0.7.0 prints these two lines as it aggregates.
       if (counting.failureClasses.length > 0)
         log.info(`Counting ${counted.failures} failure row(s) as scored zeros: ${counting.failureClasses.join(', ')}`);

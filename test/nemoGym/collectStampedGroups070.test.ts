@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { legacyEnvironmentServerName } from '../../gym/environmentServers';
 import {
+  type AnswerScript,
   assertSameProfile,
   collectWith070,
   collectWithPivotMiner,
@@ -32,24 +33,30 @@ const ALIAS = 'concierge_agent';
 const OTHER_RELAY = 'front_desk_relay';
 const { opened, task, caseRows } = collectCases(SEED, [ALIAS], 'pivot-miner-stamped-groups-070-');
 let servers: CollectServers;
+/** The servers the relay was added to: the agent front reads their `script`. */
+let front: CollectServers;
 let agent: string;
 let closeHead: (() => Promise<void>) | undefined;
 
 before(async () => {
-  const base = await opened();
-  agent = base.agent;
-  ({ servers, close: closeHead } = await withRelay(base.servers, ENVIRONMENT_SERVER, OTHER_RELAY));
+  ({ servers: front, agent } = await opened());
+  ({ servers, close: closeHead } = await withRelay(front, ENVIRONMENT_SERVER, OTHER_RELAY));
 });
 after(async () => closeHead?.());
 
-test("stamped rows go through their stamped relay and are grouped there, unstamped ones by their agent's server, as 0.7.0's", async () => {
-  const rows = [
+/** One agent's rows stamped with each of its two relays, the alias's unstamped and stamped with its own server. */
+function mixedRows(): Record<string, unknown>[] {
+  return [
     task(0, { agent_ref: { name: agent }, _ng_environment_server: OTHER_RELAY }),
     task(1, { agent_ref: { name: agent }, _ng_environment_server: ENVIRONMENT_SERVER }),
     task(2, { agent_ref: { name: ALIAS } }),
     task(2, { agent_ref: { name: agent }, _ng_environment_server: OTHER_RELAY }),
     task(0, { agent_ref: { name: ALIAS }, _ng_environment_server: legacyEnvironmentServerName(ALIAS) }),
   ];
+}
+
+test("stamped rows go through their stamped relay and are grouped there, unstamped ones by their agent's server, as 0.7.0's", async () => {
+  const rows = mixedRows();
   const { caseDir, rowsFile } = caseRows('mixed', rows);
   const ours = await assertSameMixedCollection(servers, caseDir, {
     rowsFile,
@@ -94,4 +101,32 @@ test("a row stamped with a server that does not front its agent is refused by bo
       return true;
     },
   );
+});
+
+/** The agent leaves no row for task 0's first repeat (stamped) and task 2's (unstamped), and fails task 1's second (stamped). */
+const dropAndFail: AnswerScript = (request, answer) => {
+  const { _ng_task_index: t, _ng_rollout_index: r } = request;
+  if ((t === 0 || t === 2) && r === 0) return answer.replace(/}$/, ',"_ng_no_persist":true}');
+  if (t === 1 && r === 1)
+    return answer
+      .replace(/"reward":[-0-9.eE]+,/, '')
+      .replace(/}$/, ',"_ng_failure_class":"agent_run_error","_ng_failure_message":"scripted"}');
+  return answer;
+};
+
+test("counted zeros of stamped rows land in their stamped groups, as 0.7.0's", async () => {
+  const { caseDir, rowsFile } = caseRows('counted', mixedRows());
+  front.script = dropAndFail;
+  try {
+    const ours = await assertSameMixedCollection(servers, caseDir, {
+      rowsFile,
+      numRepeats: 2,
+      withoutAgentName: true,
+      options: { ...OPTIONS, count_missing_rollouts_as_zero: true, count_failure_classes_as_zero: ['agent_run_error'] },
+    });
+    assert.equal(ours.rollouts.length, 7, 'two rollouts left no row and one failed');
+    assert.equal(ours.failures.length, 1);
+  } finally {
+    front.script = (_request, answer) => answer;
+  }
 });
