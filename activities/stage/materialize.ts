@@ -20,7 +20,7 @@ import {
   type MaterializedMeta,
 } from '../chunk/chunkIndex';
 import { RowIndexWriter, rowIndexPath, type RowIndexNames } from './rowIndex';
-import { inInputOrder, interleaved } from './interleaveRepeats';
+import { inInputOrder, interleaved, type MaterializedLine } from './interleaveRepeats';
 import { resolveInside } from '../run/configFile';
 import { agentDirectory, environmentServerNamer, headGlobalConfig, unknownAgentReason } from '../run/servers';
 import { stampedServerRefusal } from '../../gym/environmentServers';
@@ -55,7 +55,7 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   // Collect reads user data from the worker's base dir; local profiling reads candidates the run wrote.
   const allowedRoot = stage === 'collect' ? plan.baseDir : plan.runDir;
   const source = resolveInside(allowedRoot, plan.baseDir, input.inputPath);
-  const agents = stage === 'collect' ? await agentDirectory(plan) : undefined;
+  const checkRow = await rowChecks(plan, stage, source);
   await mkdirDurably(path.dirname(outFile));
   const writer = await JsonlWriter.open(outFile);
   const index = await RowIndexWriter.create(outPrefix);
@@ -68,12 +68,9 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
     const materialized = settings.interleaveRepeats
       ? interleaved(records, `${outFile}.interleave`)
       : inInputOrder(records);
-    const stampChecks = await stampedServerChecks(plan, stage);
-    for await (const { task, rollout, agentName, environmentServer, taskSource, text, line } of materialized) {
-      if (agents && !agents.has(agentName))
-        throw new JsonlError(source, line, unknownAgentReason(plan, agentName, agents));
-      const refusal = environmentServer && stampChecks?.(environmentServer, { agentName, taskSource });
-      if (refusal) throw new JsonlError(source, line, refusal);
+    for await (const materializedLine of materialized) {
+      checkRow(materializedLine);
+      const { task, rollout, agentName, environmentServer, text } = materializedLine;
       if (rows % settings.chunkSize === 0) chunkStarts.push(writer.bytesWritten);
       const byteOffset = writer.bytesWritten;
       await writer.writeLine(`${text}\n`);
@@ -106,6 +103,22 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   await checkMaterializedInputs(plan.runDir, stage, outFile);
   await recordMaterialized(plan.runDir, stage, outPrefix);
   return materializeResult(outFile, meta);
+}
+
+/**
+ * The checks of each row before it is written, naming its line: collect routes it to the agent its
+ * `agent_ref.name` names, which a server must know, and through the server its data stamps, if any.
+ */
+async function rowChecks(plan: RunPlan, stage: RolloutStage, source: string): Promise<(row: MaterializedLine) => void> {
+  const agents = stage === 'collect' ? await agentDirectory(plan) : undefined;
+  const stampChecks = await stampedServerChecks(plan, stage);
+  return ({ agentName, environmentServer, taskSource, line }) => {
+    if (agents && !agents.has(agentName))
+      throw new JsonlError(source, line, unknownAgentReason(plan, agentName, agents));
+    const refusal =
+      environmentServer === undefined ? undefined : stampChecks?.(environmentServer, { agentName, taskSource });
+    if (refusal) throw new JsonlError(source, line, refusal);
+  };
 }
 
 /** Whether a stage's aggregate metrics and profile follow 0.7.0's environment servers: collect's, when the profile follows 0.7.0. */
