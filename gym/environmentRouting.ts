@@ -16,7 +16,7 @@ export const environmentRoutingModeSchema = z
   .enum(ENVIRONMENT_ROUTING_MODES)
   .optional()
   .describe(
-    "As ng_collect_rollouts 0.7.0's option: agent (also when absent) runs each row on the agent it routes to; legacy sends every row through environment_server_name, a legacy_agent relay, stamping it _ng_environment_server and giving a row without agent_ref the relay's agent; taskset is refused: it takes only materialized taskset rows (task_id.taskset + task_input), which pivot-miner cannot run",
+    "As ng_collect_rollouts 0.7.0's option: agent (also when absent) runs each row on the agent it routes to, a row whose data carries _ng_environment_server through that server (a legacy_agent relay to the row's agent, grouped under it in the aggregate metrics and profile); legacy sends every row through environment_server_name, a legacy_agent relay, stamping it _ng_environment_server and giving a row without agent_ref the relay's agent; taskset is refused: it takes only materialized taskset rows (task_id.taskset + task_input), which pivot-miner cannot run",
   );
 
 export const environmentServerNameSchema = z

@@ -106,3 +106,41 @@ export function legacyRelayAgent(config: GlobalConfig, serverName: string): { ag
       'pivot-miner posts each row to an agent, so it can stand in only for a relay, which passes rows to its agent unchanged',
   };
 }
+
+/**
+ * Why a row routed by its agent (`environment_routing_mode: agent`) cannot run through the environment
+ * server its data stamps on it, or undefined when it can. 0.7.0 posts such a row to that server,
+ * after refusing a server the config lacks or one that does not name the row's agent
+ * (rollout_collection.py `_validate_environment_servers`, its messages); pivot-miner posts the row
+ * to its agent, which stands in only for a `legacy_agent` relay to that same agent.
+ */
+export function stampedServerRefusal(
+  config: GlobalConfig,
+  serverName: string,
+  row: { agentName: string; taskSource?: string },
+): string | undefined {
+  const { agentName, taskSource } = row;
+  const instance = config[serverName];
+  const servers = isDict(instance) ? instance[ENVIRONMENT_SERVERS] : undefined;
+  if (!isDict(servers)) return `Environment servers are not present in the running config: ['${serverName}']`;
+  const server = Object.values(servers)[0];
+  const agents = isDict(server) ? referencedAgents(server) : [];
+  if (agents.length > 0 && !agents.includes(agentName))
+    return (
+      `Row agent_ref ${pyReprString(agentName)} is not an agent of environment server ${pyReprString(serverName)}: ` +
+      agents.map(pyReprString).join(', ')
+    );
+  const resources = isDict(server) && isDict(server.resources_server) ? server.resources_server.name : undefined;
+  if (taskSource !== undefined && typeof resources === 'string' && taskSource !== resources)
+    return (
+      `Row task_source ${pyReprString(taskSource)} does not match environment server ${pyReprString(serverName)} ` +
+      `resources server ${pyReprString(resources)}`
+    );
+  const relay = legacyRelayAgent(config, serverName);
+  if ('reason' in relay) return relay.reason;
+  if (relay.agent === agentName) return undefined;
+  return (
+    `environment server "${serverName}" relays to agent "${relay.agent}", not to the row's agent "${agentName}": ` +
+    'pivot-miner posts each row to its own agent, so it can stand in only for a relay to that agent'
+  );
+}

@@ -45,6 +45,8 @@ export const materializedMetaSchema = z.object({
   chunkSize: z.number().int(),
   /** The names the row index's records point into; absent for materializations made before there was one. */
   agentNames: z.array(z.string()).optional(),
+  /** Per agent name, the environment server its rows' data stamps on them (null: none); absent before stamps were indexed. */
+  environmentServers: z.array(z.string().nullable()).optional(),
 });
 export type MaterializedMeta = z.infer<typeof materializedMetaSchema>;
 

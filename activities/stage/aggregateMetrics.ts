@@ -18,18 +18,19 @@ import { parseKinded, type KindedJson } from '../../gym/kindedJson';
 import type { PyValue } from '../../gym/pythonJson';
 import { postJsonText, RequestFailure } from '../http/client';
 import { mergedDigestsPath } from '../chunk/chunkIndex';
-import { agentDirectory, environmentServerNamer } from '../run/servers';
+import { agentDirectory } from '../run/servers';
 import type { Fence } from '../chunk/fence';
 import { appendCountedAsZero, type CountAsZero } from './countedAsZero';
-import { entriesByAgent, entriesOfDigests, entriesOfRollouts, type EntrySource } from './aggregateMetricsEntries';
+import { entriesByAgent, entriesOfDigests, entriesOfRollouts, type EntryGroup } from './aggregateMetricsEntries';
+import { entryNaming, type EntryNaming } from './aggregateMetricsNaming';
 
 // `<stem>_aggregate_metrics.json` beside the merged rollouts, as ng_collect_rollouts writes it after
 // collecting (rollout_collection.py RolloutCollectionHelper._call_aggregate_metrics): the completed
-// rollouts sorted by key, grouped by agent, each group stripped and posted to that agent's
-// POST /aggregate_metrics, one entry per agent. The stripped rollouts are the merge's digests
-// (activities/chunk/shardLines.ts), 0.7.0's entries, read an agent's at a time by
-// aggregateMetricsEntries.ts, so nothing here decodes a trajectory; 0.4.0's entries hold less of
-// `response` and are made from them. Digests of an older pipeline version, which kept less, are never
+// rollouts sorted by key, grouped (by agent, or by environment server: aggregateMetricsNaming.ts),
+// each group stripped and posted to its agent's POST /aggregate_metrics, one entry per group. The
+// stripped rollouts are the merge's digests (activities/chunk/shardLines.ts), 0.7.0's entries, read
+// a group's at a time by aggregateMetricsEntries.ts, so nothing here decodes a trajectory; 0.4.0's
+// entries hold less of `response` and are made from them. Digests of an older pipeline version, which kept less, are never
 // read: a run begun under it is refused on resume (gym/runManifest.ts PIPELINE_VERSION).
 
 /** The request body, streamed in pieces so the worker never holds the whole run's results. */
@@ -129,30 +130,32 @@ function servingAgent(plan: RunPlan, stage: RolloutStage): ((rowAgent: string) =
  * Writes the aggregate metrics of a merged stage and returns the path, or nothing when no rollout
  * completed (upstream writes no file then). Rollouts an agent server ran are aggregated by that
  * agent; in-process ones get what a NeMo Gym pivot agent answers by default, the same computation
- * the embedded resources server runs. Entries are named by the rows' `agent_ref`, as upstream's are.
+ * the embedded resources server runs. Entries are named as upstream's are (aggregateMetricsNaming.ts).
  */
 export async function writeAggregateMetrics(
   input: AggregateMetricsInput,
   publishing: Fence,
 ): Promise<string | undefined> {
   const outPrefix = input.rolloutsPath.replace(/\.jsonl$/, '');
+  const naming = await entryNaming(input.plan, input.stage, followsGym070(input.plan));
   const digestsPath = await mergedDigestsPath(outPrefix);
-  const entries = digestsPath && (await entriesOfDigests(digestsPath));
+  const entries = digestsPath && (await entriesOfDigests(digestsPath, naming.groupOf));
   const counting = countAsZero(input);
-  if (digestsPath && entries && !counting) return writeEntries(input, digestsPath, entries, publishing);
+  if (digestsPath && entries && !counting) return writeEntries(input, digestsPath, entries, naming, publishing);
   const made = digestsPath && entries ? undefined : await entriesOfRollouts(input.rolloutsPath);
   const withCounted = counting ? `${input.rolloutsPath}.counted-${process.pid}-${Date.now()}.tmp` : undefined;
   try {
     const entriesPath = made ?? digestsPath!;
     if (counting && withCounted) {
-      const counted = await appendCountedAsZero(outPrefix, entriesPath, withCounted, counting);
+      const counted = await appendCountedAsZero(outPrefix, entriesPath, withCounted, counting, naming.groupOf);
       // 0.7.0 prints these two lines as it aggregates.
       if (counting.failureClasses.length > 0)
         log.info(`Counting ${counted.failures} failure row(s) as scored zeros: ${counting.failureClasses.join(', ')}`);
       if (counting.missing) log.info(`Counting ${counted.imputed} materialized rollout(s) with no row as scored zeros`);
     }
     const scoredPath = withCounted ?? entriesPath;
-    return await writeEntries(input, scoredPath, await entriesByAgent(scoredPath), publishing);
+    const groups = await entriesByAgent(scoredPath, naming.groupOf);
+    return await writeEntries(input, scoredPath, groups, naming, publishing);
   } finally {
     for (const file of [made, withCounted]) if (file) await rm(file, { force: true });
   }
@@ -176,19 +179,24 @@ interface AggregateMetricsInput {
   rolloutsPath: string;
 }
 
+/** Whether a stage writes 0.7.0's entries; the same key chooses whose reward profile files it writes. */
+function followsGym070(plan: RunPlan): boolean {
+  return (plan.config.profile.nemo_gym_version ?? '0.7.0') === '0.7.0';
+}
+
 async function writeEntries(
   input: AggregateMetricsInput,
   entriesPath: string,
-  byAgent: Map<string, EntrySource>,
+  groups: Map<string, EntryGroup>,
+  naming: EntryNaming,
   fence: Fence,
 ): Promise<string | undefined> {
-  if (byAgent.size === 0) return undefined;
+  if (groups.size === 0) return undefined;
   const timeoutMs = stageSettings(input.plan, input.stage).requestTimeoutMs;
-  // The same key chooses whose reward profile files a stage writes.
-  const gym070 = (input.plan.config.profile.nemo_gym_version ?? '0.7.0') === '0.7.0';
+  const gym070 = followsGym070(input.plan);
   const serving = servingAgent(input.plan, input.stage);
   const agents = serving && (await agentDirectory(input.plan));
-  const environmentServer = gym070 ? await environmentServerNamer(input.plan, input.stage) : undefined;
+  const names = naming.names(groups, serving ?? ((agent) => agent));
   const out = aggregateMetricsPath(input.rolloutsPath);
   // A name of this attempt's own, published by a fenced rename: a re-run finish and an older one
   // still running never write the same file (docs/fencing.md).
@@ -199,25 +207,27 @@ async function writeEntries(
   let written = 0;
   const beat = setInterval(() => heartbeat({ aggregateMetrics: written }), 5000);
   try {
-    for (const [name, source] of byAgent) {
+    for (const [group, { agent, lines: source }] of groups) {
       const lines = () => source(file);
+      const { label, environmentServer } = names.get(group)!;
       let values: EntryValues;
       if (serving && agents) {
-        const server = serving(name);
+        const server = serving(agent);
         const baseUrl = agents.get(server);
         if (!baseUrl)
           throw new ConfigError(
             `${input.rolloutsPath}: agent "${server}" is no longer served, so its metrics cannot be aggregated`,
           );
         const sent = gym070 ? lines : () => mapLines(lines(), entryFor040);
-        values = await askAgent(server, baseUrl, sent, timeoutMs, environmentServer?.(server));
+        values = await askAgent(server, baseUrl, sent, timeoutMs, environmentServer);
       } else {
         // Read with the Python types of the lines' numbers, so the file has NeMo Gym's bytes.
-        values = environmentServer
-          ? await entryValues070(lines, environmentServer(name))
-          : await typedAggregateMetrics(lines);
+        values =
+          environmentServer === undefined
+            ? await typedAggregateMetrics(lines)
+            : await entryValues070(lines, environmentServer);
       }
-      await entries.entry(name, values);
+      await entries.entry(label, values);
       written++;
     }
     await entries.close();

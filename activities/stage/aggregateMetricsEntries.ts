@@ -3,10 +3,12 @@ import { NoDigest, stripForAggregateMetrics } from '../../gym/aggregateMetrics';
 import { jsonText, JsonlWriter, readJsonl, readLines } from '../../gym/jsonl';
 import { parseKinded, type JsonDict } from '../../gym/kindedJson';
 import { KeyedTable, NumberColumn } from '../../gym/rewardProfile/table';
+import { environmentServerStamp } from '../../gym/runLabels';
 
-// The `/aggregate_metrics` entries of a merged stage, one agent's at a time in key order
+// The `/aggregate_metrics` entries of a merged stage, one group's at a time in key order
 // (aggregateMetrics.ts posts them): read from the merge's digests when every rollout has one, else
-// made from the rollouts file.
+// made from the rollouts file. A group is an agent's rollouts, or under NeMo Gym 0.7.0 those of one
+// environment server (the caller's `groupOf`).
 
 type Row = Record<string, unknown>;
 
@@ -54,12 +56,24 @@ class Places extends KeyedTable {
   }
 }
 
-/** One agent's entries in key order, as many times as they are read. */
+/** One group's entries in key order, as many times as they are read. */
 export type EntrySource = (file: FileHandle) => AsyncIterable<string>;
+
+/** A group's entries and the agent of its first one. */
+export interface EntryGroup {
+  agent: string;
+  lines: EntrySource;
+}
+
+/** The group of an entry with a (truthy) agent name and maybe an `_ng_environment_server` stamp. */
+export type GroupOf = (agent: string, environmentServer: string | undefined) => string;
+
+const byAgentName: GroupOf = (agent) => agent;
 
 interface EntryLine {
   text: string;
   agent: string | undefined;
+  environmentServer: string | undefined;
   task: number;
   rollout: number;
 }
@@ -74,6 +88,7 @@ async function* entryLines(entriesPath: string): AsyncGenerator<EntryLine & { by
     yield {
       text,
       agent,
+      environmentServer: environmentServerStamp(row),
       task: row._ng_task_index as number,
       rollout: row._ng_rollout_index as number,
       byteOffset,
@@ -82,23 +97,32 @@ async function* entryLines(entriesPath: string): AsyncGenerator<EntryLine & { by
   }
 }
 
-/** An agent's lines of an entries file in key order: the file's own order, filtered. */
-async function* agentLinesInFileOrder(entriesPath: string, agent: string, everyLine: boolean): AsyncGenerator<string> {
+/** A group's lines of an entries file in key order: the file's own order, filtered. */
+async function* groupLinesInFileOrder(
+  entriesPath: string,
+  group: string,
+  groupOf: GroupOf,
+  everyLine: boolean,
+): AsyncGenerator<string> {
   if (everyLine) {
     for await (const { text } of readLines(entriesPath)) yield text;
     return;
   }
-  for await (const line of entryLines(entriesPath)) if (line.agent === agent) yield line.text;
+  for await (const line of entryLines(entriesPath))
+    if (line.agent !== undefined && groupOf(line.agent, line.environmentServer) === group) yield line.text;
 }
 
 /**
- * Each agent's entries in the entries file (one `/aggregate_metrics` entry per rollout, in the
- * rollouts' order), agents in the order their first rollout has after sorting, which is NeMo Gym's
+ * Each group's entries in the entries file (one `/aggregate_metrics` entry per rollout, in the
+ * rollouts' order), groups in the order their first rollout has after sorting, which is NeMo Gym's
  * order when its agents answer in turn. A file in key order (a merged stage's is) is read again for
- * each agent as it is; any other is sorted through each agent's places, a few bytes a rollout.
+ * each group as it is; any other is sorted through each group's places, a few bytes a rollout.
  */
-export async function entriesByAgent(entriesPath: string): Promise<Map<string, EntrySource>> {
-  const agents: string[] = [];
+export async function entriesByAgent(
+  entriesPath: string,
+  groupOf: GroupOf = byAgentName,
+): Promise<Map<string, EntryGroup>> {
+  const agents = new Map<string, string>();
   let named = 0;
   let lines = 0;
   let previous: EntryLine | undefined;
@@ -110,34 +134,44 @@ export async function entriesByAgent(entriesPath: string): Promise<Map<string, E
     previous = line;
     if (line.agent === undefined) continue;
     named++;
-    if (!agents.includes(line.agent)) agents.push(line.agent);
+    const group = groupOf(line.agent, line.environmentServer);
+    if (!agents.has(group)) agents.set(group, line.agent);
   }
   if (inKeyOrder) {
-    const everyLine = agents.length === 1 && named === lines;
-    return new Map(agents.map((agent) => [agent, () => agentLinesInFileOrder(entriesPath, agent, everyLine)]));
+    const everyLine = agents.size === 1 && named === lines;
+    return new Map(
+      [...agents].map(([group, agent]) => [
+        group,
+        { agent, lines: () => groupLinesInFileOrder(entriesPath, group, groupOf, everyLine) },
+      ]),
+    );
   }
-  const byAgent = new Map<string, Places>();
-  for await (const { agent, task, rollout, byteOffset, size } of entryLines(entriesPath)) {
+  const byGroup = new Map<string, { agent: string; places: Places }>();
+  for await (const { agent, environmentServer, task, rollout, byteOffset, size } of entryLines(entriesPath)) {
     if (agent === undefined) continue;
-    let places = byAgent.get(agent);
-    if (!places) byAgent.set(agent, (places = new Places()));
-    places.add(task, rollout, byteOffset, size);
+    const group = groupOf(agent, environmentServer);
+    let found = byGroup.get(group);
+    if (!found) byGroup.set(group, (found = { agent, places: new Places() }));
+    found.places.add(task, rollout, byteOffset, size);
   }
   const first = (places: Places) => places.keyOrder()[0]!;
   return new Map(
-    [...byAgent]
+    [...byGroup]
       .sort(
-        ([, a], [, b]) =>
+        ([, { places: a }], [, { places: b }]) =>
           a.task.get(first(a)) - b.task.get(first(b)) || a.rollout.get(first(a)) - b.rollout.get(first(b)),
       )
-      .map(([agent, places]) => [agent, (file: FileHandle) => places.lines(file)]),
+      .map(([group, { agent, places }]) => [group, { agent, lines: (file: FileHandle) => places.lines(file) }]),
   );
 }
 
-/** The digests' entries by agent, or undefined when a rollout has no digest. */
-export async function entriesOfDigests(digestsPath: string): Promise<Map<string, EntrySource> | undefined> {
+/** The digests' entries by group, or undefined when a rollout has no digest. */
+export async function entriesOfDigests(
+  digestsPath: string,
+  groupOf?: GroupOf,
+): Promise<Map<string, EntryGroup> | undefined> {
   try {
-    return await entriesByAgent(digestsPath);
+    return await entriesByAgent(digestsPath, groupOf);
   } catch (err) {
     if (err instanceof NoDigest) return undefined;
     throw err;

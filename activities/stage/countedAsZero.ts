@@ -2,6 +2,8 @@ import { readLines, JsonlWriter } from '../../gym/jsonl';
 import { parseKinded, toPy } from '../../gym/kindedJson';
 import type { PyDict, PyValue } from '../../gym/pythonJson';
 import { stripForAggregateMetrics } from '../../gym/aggregateMetrics';
+import { ENVIRONMENT_SERVER_STAMP } from '../../gym/runLabels';
+import type { GroupOf } from './aggregateMetricsEntries';
 import { materializedInputsPath, mergedPaths } from '../chunk/chunkIndex';
 
 // NeMo Gym 0.7.0's denominator options (rollout_collection.py `_failure_rows_counted_as_zero`,
@@ -26,20 +28,26 @@ const key = (task: unknown, rollout: unknown) => `${String(task)}:${String(rollo
 
 interface Scored {
   keys: Set<string>;
-  /** Each agent's top-level keys over its entries: the only task fields an added row may take. */
+  /** Each group's top-level keys over its entries: the only task fields an added row may take. */
   carried: Map<string, Set<string>>;
 }
 
+/** The group a row's metrics go to (`groupOf`, else its agent), which `_fill_task_fields` reads task fields by. */
+function groupOfRow(agent: unknown, stamp: unknown, groupOf: GroupOf | undefined): string {
+  if (groupOf === undefined || typeof agent !== 'string' || agent === '') return String(agent);
+  return groupOf(agent, typeof stamp === 'string' ? stamp : undefined);
+}
+
 /** What the entries already score, copying each line to `writer`. */
-async function copyEntries(entriesPath: string, writer: JsonlWriter): Promise<Scored> {
+async function copyEntries(entriesPath: string, writer: JsonlWriter, groupOf: GroupOf | undefined): Promise<Scored> {
   const scored: Scored = { keys: new Set(), carried: new Map() };
   for await (const { text } of readLines(entriesPath)) {
     if (text === '') continue;
     const row = JSON.parse(text) as Record<string, unknown> & { agent_ref?: { name?: unknown } };
     scored.keys.add(key(row._ng_task_index, row._ng_rollout_index));
-    const agent = String(row.agent_ref?.name);
-    let keys = scored.carried.get(agent);
-    if (!keys) scored.carried.set(agent, (keys = new Set()));
+    const group = groupOfRow(row.agent_ref?.name, row[ENVIRONMENT_SERVER_STAMP], groupOf);
+    let keys = scored.carried.get(group);
+    if (!keys) scored.carried.set(group, (keys = new Set()));
     for (const k of Object.keys(row)) keys.add(k);
     await writer.writeLine(`${text}\n`);
   }
@@ -81,14 +89,16 @@ function countedFailure(text: string): PyDict {
   return scored;
 }
 
-/** The zero of a materialized rollout that left no row: its keys, its agent, a float zero reward. */
+/** The zero of a materialized rollout that left no row: its keys, its agent, a float zero reward, its row's environment server stamp. */
 function zeroOf(row: PyDict): PyDict {
-  return new Map<string, PyValue>([
+  const zero = new Map<string, PyValue>([
     ['_ng_task_index', row.get('_ng_task_index') ?? null],
     ['_ng_rollout_index', row.get('_ng_rollout_index') ?? null],
     ['agent_ref', row.get('agent_ref') ?? null],
     ['reward', 0.0],
   ]);
+  if (row.has(ENVIRONMENT_SERVER_STAMP)) zero.set(ENVIRONMENT_SERVER_STAMP, row.get(ENVIRONMENT_SERVER_STAMP)!);
+  return zero;
 }
 
 /**
@@ -120,11 +130,12 @@ export async function appendCountedAsZero(
   entriesPath: string,
   outPath: string,
   options: CountAsZero,
+  groupOf?: GroupOf,
 ): Promise<Counted> {
   const writer = await JsonlWriter.open(outPath);
   const counted: Counted = { failures: 0, imputed: 0 };
   try {
-    const scored = await copyEntries(entriesPath, writer);
+    const scored = await copyEntries(entriesPath, writer, groupOf);
     const failures = await latestFailures(mergedPaths(outPrefix).failuresPath);
     const wanted = new Set(options.failureClasses);
     const countedFailures = new Map<string, PyDict>();
@@ -148,8 +159,9 @@ export async function appendCountedAsZero(
         added = zeroOf(row);
         counted.imputed++;
       }
-      if (added)
-        await writer.write(stripForAggregateMetrics(fillTaskFields(added, row, scored.carried.get(String(agent)))));
+      if (!added) continue;
+      const group = groupOfRow(agent, row.get(ENVIRONMENT_SERVER_STAMP), groupOf);
+      await writer.write(stripForAggregateMetrics(fillTaskFields(added, row, scored.carried.get(group))));
     }
   } finally {
     await writer.close();

@@ -1,6 +1,7 @@
 import { open, rm } from 'node:fs/promises';
 import { JsonlWriter } from '../../gym/jsonl';
 import type { MaterializedRecord } from '../../gym/materialize';
+import { environmentServerStamp } from '../../gym/runLabels';
 
 // NeMo Gym 0.7.0's `interleave_repeats`: the materialized rows, in the order they are written and
 // dispatched, go round by round (abcabc) instead of each task's repeats back to back (aabbcc). 0.7.0
@@ -12,13 +13,27 @@ export interface MaterializedLine {
   task: number;
   rollout: number;
   agentName: string;
+  /** The row's `_ng_environment_server`, when its data (or legacy routing) stamps one. */
+  environmentServer?: string;
+  /** The row's `task_source`, which a stamped row's environment server may have to match. */
+  taskSource?: string;
   /** The input line the row came from, for errors that name it. */
   line: number;
   text: string;
 }
 
 function lineOf({ row, text, line }: MaterializedRecord): MaterializedLine {
-  return { task: row._ng_task_index, rollout: row._ng_rollout_index, agentName: row.agent_ref.name, line, text };
+  const environmentServer = environmentServerStamp(row);
+  const taskSource = (row as Record<string, unknown>).task_source;
+  return {
+    task: row._ng_task_index,
+    rollout: row._ng_rollout_index,
+    agentName: row.agent_ref.name,
+    ...(environmentServer === undefined ? {} : { environmentServer }),
+    ...(typeof taskSource === 'string' ? { taskSource } : {}),
+    line,
+    text,
+  };
 }
 
 /** The records as lines, in the order they came. */

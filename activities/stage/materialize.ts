@@ -19,10 +19,11 @@ import {
   writeChunkIndex,
   type MaterializedMeta,
 } from '../chunk/chunkIndex';
-import { RowIndexWriter, rowIndexPath } from './rowIndex';
-import { inInputOrder, interleaved } from './interleaveRepeats';
+import { RowIndexWriter, rowIndexPath, type RowIndexNames } from './rowIndex';
+import { inInputOrder, interleaved, type MaterializedLine } from './interleaveRepeats';
 import { resolveInside } from '../run/configFile';
-import { agentDirectory, environmentServerNamer, unknownAgentReason } from '../run/servers';
+import { agentDirectory, environmentServerNamer, headGlobalConfig, unknownAgentReason } from '../run/servers';
+import { stampedServerRefusal } from '../../gym/environmentServers';
 import { checkMaterializedInputs, readRunManifest } from '../run/runManifest';
 import { recordPublished } from '../run/publishedDigests';
 import { RUN_MANIFEST_FILE } from '../../gym/runManifest';
@@ -54,7 +55,7 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   // Collect reads user data from the worker's base dir; local profiling reads candidates the run wrote.
   const allowedRoot = stage === 'collect' ? plan.baseDir : plan.runDir;
   const source = resolveInside(allowedRoot, plan.baseDir, input.inputPath);
-  const agents = stage === 'collect' ? await agentDirectory(plan) : undefined;
+  const checkRow = await rowChecks(plan, stage, source);
   await mkdirDurably(path.dirname(outFile));
   const writer = await JsonlWriter.open(outFile);
   const index = await RowIndexWriter.create(outPrefix);
@@ -67,13 +68,14 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
     const materialized = settings.interleaveRepeats
       ? interleaved(records, `${outFile}.interleave`)
       : inInputOrder(records);
-    for await (const { task, rollout, agentName, text, line } of materialized) {
-      if (agents && !agents.has(agentName))
-        throw new JsonlError(source, line, unknownAgentReason(plan, agentName, agents));
+    for await (const materializedLine of materialized) {
+      checkRow(materializedLine);
+      const { task, rollout, agentName, environmentServer, text } = materializedLine;
       if (rows % settings.chunkSize === 0) chunkStarts.push(writer.bytesWritten);
       const byteOffset = writer.bytesWritten;
       await writer.writeLine(`${text}\n`);
-      await index.add({ task, rollout, agentName, byteOffset, byteLength: writer.bytesWritten - byteOffset });
+      const stamp = environmentServer === undefined ? {} : { environmentServer };
+      await index.add({ task, rollout, agentName, ...stamp, byteOffset, byteLength: writer.bytesWritten - byteOffset });
       taskIndices.add(task);
       rows++;
       if (rows % 10_000 === 0) heartbeat({ rows });
@@ -84,8 +86,8 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   } finally {
     await writer.close();
   }
-  const agentNames = await index.close();
-  await checkEnvironmentServers(plan, stage, agentNames);
+  const names = await index.close();
+  await checkEnvironmentServers(plan, stage, names);
   // The meta file written next marks the materialization finished, so the lines must outlive a power cut first.
   await syncFiles([outFile]);
   if (rows === 0) throw new ConfigError(`${source}: no task rows to materialize`);
@@ -95,7 +97,7 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
     tasks: taskIndices.size,
     chunks: chunkStarts.length - 1,
     chunkSize: settings.chunkSize,
-    agentNames,
+    ...names,
   };
   await writeChunkIndex(outPrefix, chunkStarts, meta);
   await checkMaterializedInputs(plan.runDir, stage, outFile);
@@ -104,14 +106,53 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
 }
 
 /**
- * 0.7.0 resolves every agent-routed row's environment server before it dispatches any, so an agent
- * that several servers front fails the run before a rollout, not at the finish that names the
- * aggregate-metrics entries (collect only: its files are 0.7.0's when the profile follows 0.7.0).
+ * The checks of each row before it is written, naming its line: collect routes it to the agent its
+ * `agent_ref.name` names, which a server must know, and through the server its data stamps, if any.
  */
-async function checkEnvironmentServers(plan: RunPlan, stage: RolloutStage, agentNames: string[]): Promise<void> {
-  if (stage !== 'collect' || (plan.config.profile.nemo_gym_version ?? '0.7.0') !== '0.7.0') return;
+async function rowChecks(plan: RunPlan, stage: RolloutStage, source: string): Promise<(row: MaterializedLine) => void> {
+  const agents = stage === 'collect' ? await agentDirectory(plan) : undefined;
+  const stampChecks = await stampedServerChecks(plan, stage);
+  return ({ agentName, environmentServer, taskSource, line }) => {
+    if (agents && !agents.has(agentName))
+      throw new JsonlError(source, line, unknownAgentReason(plan, agentName, agents));
+    const refusal =
+      environmentServer === undefined ? undefined : stampChecks?.(environmentServer, { agentName, taskSource });
+    if (refusal) throw new JsonlError(source, line, refusal);
+  };
+}
+
+/** Whether a stage's aggregate metrics and profile follow 0.7.0's environment servers: collect's, when the profile follows 0.7.0. */
+function followsEnvironmentServers(plan: RunPlan, stage: RolloutStage): boolean {
+  return stage === 'collect' && (plan.config.profile.nemo_gym_version ?? '0.7.0') === '0.7.0';
+}
+
+/**
+ * 0.7.0 resolves the environment server of every agent-routed row without a stamp before it
+ * dispatches any, so an agent that several servers front fails the run before a rollout, not at the
+ * finish that names the aggregate-metrics entries. A row whose data stamps a server goes through
+ * that server instead (stampedServerChecks).
+ */
+async function checkEnvironmentServers(plan: RunPlan, stage: RolloutStage, names: RowIndexNames): Promise<void> {
+  if (!followsEnvironmentServers(plan, stage)) return;
   const environmentServer = await environmentServerNamer(plan, stage);
-  for (const agentName of agentNames) environmentServer(agentName);
+  names.agentNames.forEach((agentName, i) => {
+    if (names.environmentServers[i] === null) environmentServer(agentName);
+  });
+}
+
+/**
+ * Under agent routing, 0.7.0 posts a row whose data stamps `_ng_environment_server` to that server
+ * once it has checked it against the head's config; pivot-miner posts it to its agent, which the
+ * check requires the server to relay to. Legacy routing stamps every row with its checked relay.
+ */
+async function stampedServerChecks(
+  plan: RunPlan,
+  stage: RolloutStage,
+): Promise<((server: string, row: { agentName: string; taskSource?: string }) => string | undefined) | undefined> {
+  if (!followsEnvironmentServers(plan, stage) || stageSettings(plan, stage).legacyEnvironmentServer !== undefined)
+    return undefined;
+  const config = await headGlobalConfig(plan);
+  return (server, row) => stampedServerRefusal(config, server, row);
 }
 
 /**

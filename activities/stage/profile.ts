@@ -40,13 +40,17 @@ async function* resultsOfDigests(digestsPath: string): AsyncGenerator<ProfiledRe
 }
 
 async function profileOutputs(outPrefix: string, options: RewardProfileOptions): Promise<RewardProfileOutputs> {
-  const agentNames = (await readMaterializedMeta(outPrefix))?.agentNames;
+  const meta = await readMaterializedMeta(outPrefix);
+  const agentNames = meta?.agentNames;
   const digestsPath = await mergedDigestsPath(outPrefix);
   // Stages materialized or merged before these indexes existed have only the files.
   if (agentNames && digestsPath) {
     try {
       return await writeRewardProfileOf(
-        { results: () => resultsOfDigests(digestsPath), inputs: () => readRowIndex(outPrefix, agentNames) },
+        {
+          results: () => resultsOfDigests(digestsPath),
+          inputs: () => readRowIndex(outPrefix, agentNames, 0, Infinity, meta.environmentServers),
+        },
         options,
       );
     } catch (err) {

@@ -6,6 +6,8 @@ import { onFile } from '../../gym/fileError';
 // as fixed-size binary records. The stages after the chunks need only these few fields of a row
 // (the merge its key order, reward profiling its keys, agents and sample lines), and reading them
 // here costs a few bytes a row where decoding the row's JSON costs the whole prompt and tool list.
+// A row's agent is an index into names that pair an agent with the environment server its data
+// stamps on it (`_ng_environment_server`, NeMo Gym 0.7.0's group for the row), if any.
 
 /** task, rollout, agent (an index into the agent names), byte offset and byte length of the line. */
 const FIELDS = 5;
@@ -17,8 +19,16 @@ export interface IndexedRow {
   task: number;
   rollout: number;
   agentName: string;
+  /** The environment server the row's data stamps on it, read back only when the reader asks. */
+  environmentServer?: string;
   byteOffset: number;
   byteLength: number;
+}
+
+/** What a row index's agent indexes name: per index an agent and its rows' stamp (null: none). */
+export interface RowIndexNames {
+  agentNames: string[];
+  environmentServers: (string | null)[];
 }
 
 export function rowIndexPath(outPrefix: string): string {
@@ -30,6 +40,7 @@ export class RowIndexWriter {
   private readonly batch = new Float64Array(BATCH_RECORDS * FIELDS);
   private filled = 0;
   private readonly agentIds = new Map<string, number>();
+  private readonly names: RowIndexNames = { agentNames: [], environmentServers: [] };
 
   private constructor(
     private readonly file: string,
@@ -42,8 +53,13 @@ export class RowIndexWriter {
   }
 
   async add(row: IndexedRow): Promise<void> {
-    let agent = this.agentIds.get(row.agentName);
-    if (agent === undefined) this.agentIds.set(row.agentName, (agent = this.agentIds.size));
+    const pair = JSON.stringify([row.agentName, row.environmentServer ?? null]);
+    let agent = this.agentIds.get(pair);
+    if (agent === undefined) {
+      this.agentIds.set(pair, (agent = this.agentIds.size));
+      this.names.agentNames.push(row.agentName);
+      this.names.environmentServers.push(row.environmentServer ?? null);
+    }
     this.batch.set([row.task, row.rollout, agent, row.byteOffset, row.byteLength], this.filled * FIELDS);
     if (++this.filled === BATCH_RECORDS) await this.flush();
   }
@@ -54,15 +70,15 @@ export class RowIndexWriter {
     this.filled = 0;
   }
 
-  /** Finishes the index and returns the agent names its records point into. */
-  async close(): Promise<string[]> {
+  /** Finishes the index and returns the names its records point into. */
+  async close(): Promise<RowIndexNames> {
     try {
       await this.flush();
     } finally {
       await this.handle.close();
     }
     await renameDurably([[`${this.file}.tmp`, this.file]]);
-    return [...this.agentIds.keys()];
+    return this.names;
   }
 
   /** Drops an unfinished index (the materialization it belonged to failed). */
@@ -71,12 +87,13 @@ export class RowIndexWriter {
   }
 }
 
-/** Rows [from, to) of the index, in materialized order. */
+/** Rows [from, to) of the index, in materialized order, with their stamps when `environmentServers` is given. */
 export async function* readRowIndex(
   outPrefix: string,
   agentNames: readonly string[],
   from = 0,
   to = Infinity,
+  environmentServers?: readonly (string | null)[],
 ): AsyncGenerator<IndexedRow> {
   const handle = await open(rowIndexPath(outPrefix), 'r');
   try {
@@ -90,10 +107,12 @@ export async function* readRowIndex(
         throw new Error(`${rowIndexPath(outPrefix)}: ends before row ${row + count}`);
       for (let i = 0; i < count; i++) {
         const at = i * FIELDS;
+        const stamp = environmentServers?.[batch[at + 2]!];
         yield {
           task: batch[at]!,
           rollout: batch[at + 1]!,
           agentName: agentNames[batch[at + 2]!]!,
+          ...(typeof stamp === 'string' ? { environmentServer: stamp } : {}),
           byteOffset: batch[at + 3]!,
           byteLength: batch[at + 4]!,
         };

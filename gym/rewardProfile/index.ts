@@ -9,6 +9,8 @@ import { streamedProfile, tableProfile, type Profiled } from './profiled';
 import { gym070AgentRows } from './repeats';
 export { RewardProfileError } from '../errors';
 import { orjsonDumps } from '../pythonJsonDumps';
+import { byRunLabel } from './runLabelled';
+import { environmentServerStamp } from '../runLabels';
 import { NotInKeyOrder, type ProfiledInput, type ProfiledResult, type ProfileSources } from './sources';
 
 // `ng_reward_profile` on files: reads the materialized inputs and the rollouts, profiles them and
@@ -104,10 +106,12 @@ async function* resultsOfFile(rolloutsPath: string, gym070: boolean): AsyncGener
 
 async function* inputsOfFile(materializedInputsPath: string): AsyncGenerator<ProfiledInput> {
   for await (const { value, byteOffset, byteLength } of validated(materializedInputsPath, profiledRowSchema)) {
+    const environmentServer = environmentServerStamp(value);
     yield {
       task: value._ng_task_index,
       rollout: value._ng_rollout_index,
       agentName: value.agent_ref.name,
+      ...(environmentServer === undefined ? {} : { environmentServer }),
       byteOffset,
       byteLength,
     };
@@ -136,6 +140,8 @@ export async function writeRewardProfileOf(
 ): Promise<RewardProfileOutputs> {
   const { repeatLevelMetricsPath, ...outputs } = rewardProfileOutputPaths(opts.rolloutsPath);
   const gym070 = followsGym070(opts);
+  // 0.7.0 groups by what ran each rollout (its environment server stamp, else its agent); 0.4.0 by agent.
+  const grouped = gym070 ? await byRunLabel(sources) : sources;
   const rules = {
     gym070,
     allowPartialRollouts: opts.allowPartialRollouts ?? false,
@@ -145,10 +151,10 @@ export async function writeRewardProfileOf(
   try {
     let profile: Profiled;
     try {
-      profile = await streamedProfile(sources, inputsFile, rules);
+      profile = await streamedProfile(grouped, inputsFile, rules);
     } catch (err) {
       if (!(err instanceof NotInKeyOrder)) throw err;
-      profile = await tableProfile(sources, inputsFile, rules);
+      profile = await tableProfile(grouped, inputsFile, rules);
     }
     // Written under temporary names and renamed, so a crash never leaves a half profile that looks done.
     const profilingTmp = `${outputs.rewardProfilingPath}.tmp`;

@@ -17,6 +17,8 @@ export interface ProfiledInput {
   task: number;
   rollout: number;
   agentName: string;
+  /** The row's `_ng_environment_server` stamp, when it has one. */
+  environmentServer?: string;
   byteOffset: number;
   byteLength: number;
 }

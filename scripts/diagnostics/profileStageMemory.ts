@@ -179,13 +179,13 @@ async function generate(outPrefix: string, rows: number): Promise<void> {
     }
   }
   await Promise.all([inputs, rollouts, digests].map((s) => new Promise<void>((resolve) => s.end(() => resolve()))));
-  const agentNames = await index.close();
+  const names = await index.close();
   await writeChunkIndex(outPrefix, [0, inputBytes], {
     rows,
     tasks: Math.ceil(rows / NUM_SAMPLES),
     chunks: 1,
     chunkSize: rows,
-    agentNames,
+    ...names,
   });
 }
 

@@ -230,7 +230,7 @@ const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Bo
 // 0.7.0 table), so they are cut from 0.7.0's lines, and the test fails if they are not there to cut. A
 // rollout its invalid-judge migration (retry_invalid_judge_responses) moved to the sidecar has its
 // class, its deliverable's reuse flag when it has one, and marker after them.
-const STAMPS = new RegExp(
+export const STAMPS = new RegExp(
   ',"_ng_environment_server":"[a-z_]+","_ng_result_type":"[a-z_]+"' +
     '(,"_ng_failure_class":"judge_invalid"(?:,"reuse_cached_deliverable":true)?,"_ng_migrated_invalid_judge_response":true)?}$',
 );
@@ -239,7 +239,7 @@ const STAMPS = new RegExp(
 // result type is last.
 const RESULT_TYPE = /,"_ng_result_type":"legacy_agent"}$/;
 
-function withoutStamps(line: string, stamped = false): string {
+export function withoutStamps(line: string, stamped = false): string {
   if (!stamped) {
     assert.match(line, STAMPS, "0.7.0's rollout ends with its environment server and result type stamps");
     return line.replace(STAMPS, '$1}');
@@ -252,13 +252,13 @@ function withoutStamps(line: string, stamped = false): string {
 // to the sidecar row; 0.7.0 writes none of them, so they are cut from ours.
 const DIAGNOSTICS = /,"attempt":\d+,"failure_class":"[a-z_]+","error":"(?:[^"\\]|\\.)*"}$/;
 
-function withoutDiagnostics(line: string): string {
+export function withoutDiagnostics(line: string): string {
   return DIAGNOSTICS.test(line) ? `${line.replace(DIAGNOSTICS, '')}}` : line;
 }
 
 // 0.7.0 writes one entry per environment server in the order its concurrent /aggregate_metrics
 // calls complete (asyncio.as_completed), which no run fixes; entries are compared by server name.
-function byEnvironmentServer(metrics: unknown): unknown {
+export function byEnvironmentServer(metrics: unknown): unknown {
   if (!Array.isArray(metrics)) return metrics;
   const name = (entry: unknown) => String((entry as Record<string, unknown>)._ng_environment_server);
   return [...(metrics as unknown[])].sort((a, b) => name(a).localeCompare(name(b)));

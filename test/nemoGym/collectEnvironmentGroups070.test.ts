@@ -1,8 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import YAML from 'yaml';
-import { startHeadServer } from '../../servers/head';
-import type { RunningServer } from '../../servers/http';
 import {
   assertSameCollection,
   assertSameProfile,
@@ -10,13 +7,14 @@ import {
   type CollectServers,
 } from '../helpers/collect070';
 import { collectCases } from '../helpers/collectCases';
+import { withRelay } from '../helpers/collectStamped070';
 
 // NeMo Gym 0.7.0 groups rollouts for aggregation and reward profiling by the environment server
 // stamped on them (`_ng_environment_server`, rollout_collection.py `_call_aggregate_metrics`,
 // global_config.py `rollout_run_key`), labelled by their agent when that names one group
-// (`label_runs`). pivot-miner groups by agent. Under `environment_routing_mode: legacy`, the only
-// routing that stamps rows here, every row goes through one relay to its one agent, so both give one
-// group, named by the relay and labelled by the agent, even with a second relay in front of the
+// (`label_runs`), and so does pivot-miner (collectStampedGroups070.test.ts: rows whose data stamps
+// them under agent routing). Under `environment_routing_mode: legacy` every row goes through one
+// relay to its one agent, so both give one group, named by the relay and labelled by the agent, even with a second relay in front of the
 // same agent and a row the data stamped with it: 0.7.0 and our collect on the same rows, against a
 // head that lists both relays, write the same files.
 
@@ -25,24 +23,14 @@ const OTHER_RELAY = 'front_desk_relay';
 const { opened, task, caseRows } = collectCases(SEED, [], 'pivot-miner-env-groups-070-');
 let servers: CollectServers;
 let agent: string;
-let head: RunningServer | undefined;
-
-/** The servers behind a head that also lists OTHER_RELAY, a second legacy_agent relay in front of the agent. */
-async function withSecondRelay(base: CollectServers): Promise<CollectServers> {
-  const listed = await fetch(new URL('/global_config_dict_yaml', base.head.url));
-  // The head answers its YAML as a JSON string, as NeMo Gym's head server does.
-  const dict = YAML.parse((await listed.json()) as string) as Record<string, any>;
-  const relay = dict[ENVIRONMENT_SERVER].environment_servers.legacy_agent as Record<string, unknown>;
-  dict[OTHER_RELAY] = { environment_servers: { legacy_agent: { ...relay } } };
-  head = await startHeadServer({ port: 0, globalConfigDict: () => dict });
-  return Object.assign(Object.create(base) as CollectServers, { head });
-}
+let closeHead: (() => Promise<void>) | undefined;
 
 before(async () => {
-  ({ servers, agent } = await opened());
-  servers = await withSecondRelay(servers);
+  const base = await opened();
+  agent = base.agent;
+  ({ servers, close: closeHead } = await withRelay(base.servers, ENVIRONMENT_SERVER, OTHER_RELAY));
 });
-after(async () => head?.close());
+after(async () => closeHead?.());
 
 for (const relay of [ENVIRONMENT_SERVER, OTHER_RELAY])
   test(`legacy through ${relay} with two relays in front of one agent: one group, as 0.7.0's`, async () => {

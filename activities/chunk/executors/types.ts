@@ -1,6 +1,7 @@
 import { pythonTruthy } from '../../../gym/aggregateMetrics';
 import { isTerminalFailure } from '../../../gym/failureRetry';
-import { pickEntries, withEntries, type JsonDict } from '../../../gym/kindedJson';
+import { dictGet, pickEntries, withEntries, type JsonDict } from '../../../gym/kindedJson';
+import { ENVIRONMENT_SERVER_STAMP } from '../../../gym/runLabels';
 import type { RowKeys } from '../../../gym/rolloutSplice';
 import type { MaterializedRow } from '../../../gym/schemas';
 import { RequestFailure } from '../../http/client';
@@ -42,14 +43,18 @@ export interface RolloutExecutor {
 }
 
 const RESULT_KEYS = ['_ng_task_index', '_ng_rollout_index', 'agent_ref'] as const;
+const STAMPED_RESULT_KEYS = [...RESULT_KEYS, ENVIRONMENT_SERVER_STAMP] as const;
 
 /**
  * NeMo Gym keys each result by the row's indices and agent, whatever the server echoed back
  * (rollout_collection.py RolloutCollectionHelper.run_from_config assigns `_ng_task_index`,
  * `_ng_rollout_index`, then `agent_ref`), so key order and the row's number kinds match its lines.
+ * 0.7.0 then names the environment server the rollout ran through: a row's stamp, when it has one,
+ * is that server, and groups its rollout for aggregate metrics (pivot-miner names no other).
  */
 export function keyedResult(input: Pick<MaterializedInput, 'value'>, result: JsonDict): JsonDict {
-  return withEntries(result, pickEntries(input.value, RESULT_KEYS));
+  const stamped = typeof dictGet(input.value, ENVIRONMENT_SERVER_STAMP) === 'string';
+  return withEntries(result, pickEntries(input.value, stamped ? STAMPED_RESULT_KEYS : RESULT_KEYS));
 }
 
 // The routing sentinels a NeMo Gym agent may set on a 200 `/run` result (rollout_collection.py

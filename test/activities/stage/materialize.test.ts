@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { LogLevel, Logger } from '@temporalio/common';
@@ -89,6 +89,49 @@ test("an agent two environment servers front stops the stage before any rollout,
     assert.equal(existsSync(`${outPrefixOf(plan)}_materialized_inputs.meta.json`), false);
     // A stage whose files follow 0.4.0 names no environment server: 0.4.0's collector had none.
     assert.equal((await materialize(routed('beta', { profile: { nemo_gym_version: '0.4.0' } }))).rows, 2);
+    assert.equal(agents.alpha.runs.length + agents.beta.runs.length, 0);
+  } finally {
+    await head.close();
+  }
+});
+
+test("a row its data stamps goes through that server, checked in 0.7.0's words; 0.4.0 checks no stamp", async () => {
+  const head = await startFakeHead([agents.alpha, agents.beta], {
+    beta_relay: { environment_servers: { legacy_agent: { agent_server: { name: 'beta' } } } },
+    beta_sessions: { environment_servers: { sessions: { assistant: { type: 'responses_api_agents', name: 'beta' } } } },
+  });
+  const stamped = (agent: string, server: string, otherStages = {}) => {
+    const dir = freshDir();
+    const rows = [
+      taskRow('a', { agent_ref: { name: 'alpha' } }),
+      taskRow('b', { agent_ref: { name: agent }, _ng_environment_server: server }),
+    ];
+    writeJsonl(path.join(dir, 'tasks.jsonl'), rows);
+    return collectPlan(dir, { head_url: head.url }, { agent_name: undefined }, otherStages);
+  };
+  const refused = (plan: ReturnType<typeof stamped>, reason: string) =>
+    assert.rejects(materialize(plan), (err: Error) => {
+      assert.ok(err instanceof JsonlError, String(err));
+      assert.equal(err.line, 2);
+      assert.ok(err.message.endsWith(reason), err.message);
+      return true;
+    });
+  try {
+    // Two servers front beta, but its one row names its server: only alpha's rows need one.
+    const plan = stamped('beta', 'beta_relay');
+    assert.equal((await materialize(plan)).rows, 2);
+    const meta = JSON.parse(readFileSync(`${outPrefixOf(plan)}_materialized_inputs.meta.json`, 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    assert.deepEqual(meta.environmentServers, [null, 'beta_relay']);
+    await refused(stamped('beta', 'nowhere'), "Environment servers are not present in the running config: ['nowhere']");
+    await refused(
+      stamped('alpha', 'beta_relay'),
+      "Row agent_ref 'alpha' is not an agent of environment server 'beta_relay': 'beta'",
+    );
+    await refused(stamped('beta', 'beta_sessions'), 'which passes rows to its agent unchanged');
+    assert.equal((await materialize(stamped('beta', 'nowhere', { profile: { nemo_gym_version: '0.4.0' } }))).rows, 2);
     assert.equal(agents.alpha.runs.length + agents.beta.runs.length, 0);
   } finally {
     await head.close();

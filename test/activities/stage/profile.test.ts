@@ -47,13 +47,13 @@ async function mergedStage(inputLines: string[], rolloutLines: string[]): Promis
     });
     byteOffset += byteLength;
   }
-  const agentNames = await index.close();
+  const names = await index.close();
   await writeChunkIndex(outPrefix, [0, byteOffset], {
     rows: inputLines.length,
     tasks: 0,
     chunks: 1,
     chunkSize: inputLines.length,
-    agentNames,
+    ...names,
   });
   return outPrefix;
 }
