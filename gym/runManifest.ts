@@ -16,8 +16,10 @@ import { z } from 'zod';
  * calls; rollout accounting and incomplete local profiles held back.
  * 3: rollout digests (the `/aggregate_metrics` entries chunks write) keep `response.incomplete_details`
  * and a falsy `response.usage`, as 0.7.0's entries do; a resume must not mix them with older digests.
+ * 4: under agent routing, a row its data stamps with an environment server keeps the stamp in its
+ * rollout and is grouped by it; the materialized meta records the stamps, which older stages lack.
  */
-export const PIPELINE_VERSION = 'pivot-miner/3';
+export const PIPELINE_VERSION = 'pivot-miner/4';
 
 export const RUN_MANIFEST_FILE = 'run_manifest.json';
 
