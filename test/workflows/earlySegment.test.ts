@@ -98,6 +98,8 @@ test('an early segment publishes its merged samples and runs no finish', { timeo
   });
 
   const prefetchId = 'early-segment-run/prefetch';
+  // The worker runs in this process: its CPU time while early profiling runs is mostly the segment's.
+  const cpuBefore = process.cpuUsage();
   const early = await stack!.env.client.workflow.start('prefetchLocalProfileWorkflow', {
     taskQueue: TASK_QUEUE,
     workflowId: prefetchId,
@@ -105,11 +107,15 @@ test('an early segment publishes its merged samples and runs no finish', { timeo
   });
   await early.signal(chunksFinishedSignal, { chunks: collected.materialize.chunks, final: true });
   const result = (await early.result()) as PrefetchResult;
+  const cpu = process.cpuUsage(cpuBefore);
   assert.equal(result.segments, 1, JSON.stringify(result));
   const segmentDir = result.segmentDirs[0]!;
   const segment = await historyOf(`${prefetchId}/${path.basename(segmentDir)}`);
   const files = readdirSync(segmentDir);
-  t.diagnostic(`segment tail after its last chunk: ${tailMs(segment)} ms; its files: ${files.join(' ')}`);
+  t.diagnostic(
+    `segment of ${result.samples} samples: tail after its last chunk ${tailMs(segment)} ms, ` +
+      `worker process CPU ${Math.round((cpu.user + cpu.system) / 1000)} ms; its files: ${files.join(' ')}`,
+  );
 
   // No finish, and nothing a finish writes: only the merged samples beside the segment's inputs.
   const types = activityTypes(segment);
