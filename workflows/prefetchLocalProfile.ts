@@ -29,10 +29,10 @@ import { earlySegmentWorkflow } from './earlySegment';
 
 // Overlap (docs/architecture.md): local profiling that starts while collect runs. Collect signals
 // how far its chunks have all finished; each time, the finished rows not cut yet become a segment
-// (activities/early/prefetch.ts says where one ends), converted on its own and profiled by a chunked child
-// on the policy engine (workflows/earlySegment.ts). Nothing here decides what is published: the run's convert and local profile
-// still run over the whole run in its order, reusing a sample from here only for the very same
-// request (activities/early/prefetched.ts).
+// (activities/early/prefetch.ts says where one ends), converted on its own and profiled by a chunked
+// child on the policy engine (workflows/earlySegment.ts). Nothing here decides what is published:
+// the run's convert and local profile still run over the whole run in its order, reusing a sample
+// from here only for the very same request (activities/early/prefetched.ts).
 
 const { prefetchSegment, alignPrefetched, alignPending } =
   proxyActivities<PivotActivities>(collectStageActivityOptions);
