@@ -10,6 +10,7 @@ import { mergeChunks } from './stage/merge';
 import { convertNewSources, prepareNightlyRun, publishNightlyVersion } from './pool/nightly';
 import { prefetchSegment, removeEarlyProfiling } from './early/prefetch';
 import { alignPending, alignPrefetched, withEarlySamples } from './early/prefetched';
+import { publishSegmentSamples } from './early/segmentSamples';
 import { prepareRun } from './run/prepare';
 import { publishStage } from './run/publish';
 import { workerSettingsFromEnv, type WorkerSettings } from './run/runContext';
@@ -43,6 +44,7 @@ export function createActivities(deps: ActivityDeps = activityDepsFromEnv()) {
     stageAccounting,
     convertStage,
     prefetchSegment,
+    publishSegmentSamples,
     removeEarlyProfiling,
     alignPrefetched,
     alignPending,

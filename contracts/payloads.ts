@@ -202,6 +202,9 @@ export interface CollectStageResult {
   accounting?: RolloutAccounting;
 }
 
+/** An early-profiling segment's samples: a stage without its finish (workflows/earlySegment.ts). */
+export type EarlySegmentResult = Pick<CollectStageResult, 'materialize' | 'merge'>;
+
 export interface ConvertResult {
   candidatesPath: string;
   skippedPath: string;

@@ -2,5 +2,6 @@
 export { pivotMiningWorkflow } from './pivotMining';
 export { collectRolloutsWorkflow } from './collectRollouts';
 export { prefetchLocalProfileWorkflow } from './prefetchLocalProfile';
+export { earlySegmentWorkflow } from './earlySegment';
 export { nightlyMiningWorkflow } from './nightlyMining';
 export { pivotCurriculumWorkflow } from './curriculum';

@@ -25,13 +25,14 @@ import type {
 } from '../contracts/payloads';
 import { collectStageActivityOptions } from './activityOptions';
 import { collectRolloutsWorkflow } from './collectRollouts';
+import { earlySegmentWorkflow } from './earlySegment';
 
 // Overlap (docs/architecture.md): local profiling that starts while collect runs. Collect signals
 // how far its chunks have all finished; each time, the finished rows not cut yet become a segment
-// (activities/early/prefetch.ts says where one ends), converted on its own and profiled by a chunked child
-// on the policy engine. Nothing here decides what is published: the run's convert and local profile
-// still run over the whole run in its order, reusing a sample from here only for the very same
-// request (activities/early/prefetched.ts).
+// (activities/early/prefetch.ts says where one ends), converted on its own and profiled by a chunked
+// child on the policy engine (workflows/earlySegment.ts). Nothing here decides what is published:
+// the run's convert and local profile still run over the whole run in its order, reusing a sample
+// from here only for the very same request (activities/early/prefetched.ts).
 
 const { prefetchSegment, alignPrefetched, alignPending } =
   proxyActivities<PivotActivities>(collectStageActivityOptions);
@@ -44,13 +45,15 @@ interface Profiling {
 }
 
 /**
- * Segments profiled at once: two, so one's tail (its last chunks, merge and finish) overlaps the
+ * Segments profiled at once: two, so one's tail (its last chunks and merge) overlaps the
  * next one's chunks and the policy engine is not left idle between segments.
  */
 const SEGMENTS_IN_FLIGHT = 2;
 const DEFAULT_CONTINUE_AS_NEW_AFTER_EVENTS = 4000;
 /** Each profiled segment is reported to the run, which waits on early profiling only while it progresses. */
 const REPORT_SEGMENTS = 'report-segments-to-run';
+/** A segment is profiled by earlySegmentWorkflow: no finish, whose outputs nothing reads. */
+const SEGMENT_WITHOUT_FINISH = 'early-segment-without-finish';
 
 const INITIAL_STATE: PrefetchState = {
   fromRow: 0,
@@ -154,18 +157,20 @@ function startSegment(
   const workflowId = `${workflowInfo().workflowId}/${segment.dir.slice(segment.dir.lastIndexOf('/') + 1)}`;
   state.counts.segments++;
   state.counts.candidates += segment.candidates;
-  const profiled = executeChild(collectRolloutsWorkflow, {
-    workflowId,
-    args: [
-      {
-        // The segment is its own little run directory: its manifest and digests stay out of the run's.
-        plan: { ...input.plan, runDir: segment.dir, early: true },
-        stage: 'local_profile',
-        inputPath: segment.candidatesPath,
-        outPrefix: `${segment.dir}/local_profile`,
-      },
-    ],
-  }).then(
+  const args = [
+    {
+      // The segment is its own little run directory: its manifest and digests stay out of the run's.
+      plan: { ...input.plan, runDir: segment.dir, early: true },
+      stage: 'local_profile' as const,
+      inputPath: segment.candidatesPath,
+      outPrefix: `${segment.dir}/local_profile`,
+    },
+  ] as const;
+  // Segments started before a segment had a workflow of its own ran a whole stage, finish included.
+  const child = patched(SEGMENT_WITHOUT_FINISH)
+    ? executeChild(earlySegmentWorkflow, { workflowId, args })
+    : executeChild(collectRolloutsWorkflow, { workflowId, args });
+  const profiled = child.then(
     (result) => {
       state.counts.samples += result.merge.completed;
       state.segments.push(segment.dir);

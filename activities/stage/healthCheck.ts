@@ -18,9 +18,8 @@ export interface CheckedHealth {
 }
 
 /**
- * Runs the checks unless the config disables them. Early profiling's segments are left out: the
- * stage that reuses their samples checks them with its own. Checks that cannot run (a rollouts
- * file that is not UTF-8) leave the stage unchecked rather than failed, as in 0.7.0.
+ * Runs the checks unless the config disables them. Checks that cannot run (a rollouts file that is
+ * not UTF-8) leave the stage unchecked rather than failed, as in 0.7.0.
  */
 export async function checkStageHealth(input: {
   plan: RunPlan;
@@ -28,7 +27,7 @@ export async function checkStageHealth(input: {
   outPrefix: string;
 }): Promise<CheckedHealth | undefined> {
   const { config } = input.plan;
-  if (config.disable_health_check || input.plan.early) return undefined;
+  if (config.disable_health_check) return undefined;
   try {
     return await writeHealth(input);
   } catch (err) {

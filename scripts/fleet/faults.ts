@@ -55,8 +55,8 @@ interface Target {
 
 /**
  * The chunked workflows that run a stage now: the stage's child, and for local profiling also the
- * segments profiled early while collect runs (`overlap: true`), which is where most of its chunks,
- * merges and finishes then are.
+ * segments profiled early while collect runs (`overlap: true`), which is where most of its chunks
+ * and merges then are (a segment has no finish: the run's local profile is the only one).
  */
 async function stageWorkflows(client: Client, workflowId: string, stage: string): Promise<string[]> {
   if (stage === 'early') return [`${workflowId}/prefetch`];

@@ -53,7 +53,11 @@ for (const [name, tail] of [
 // The demo pipeline with early profiling (recordPipelineHistory.ts): the run's history and its
 // early-profiling child's, recorded by the code before early profiling's fallbacks (its failure,
 // cancellation or clean-up never failing the run) and by today's code, both replay on today's.
-for (const recorded of ['pivot_mining_before_early_fallbacks', 'pivot_mining_overlap']) {
+for (const recorded of [
+  'pivot_mining_before_early_fallbacks',
+  'pivot_mining_overlap',
+  'pivot_mining_segment_without_finish',
+]) {
   test(`the run and its early profiling, recorded as ${recorded}, replay`, async () => {
     const run = `${recorded}.run.history.bin`;
     assert.ok(activityTypes(run).includes('publishStage'), 'the run published');
@@ -63,15 +67,40 @@ for (const recorded of ['pivot_mining_before_early_fallbacks', 'pivot_mining_ove
   });
 }
 
+/** Whether a history recorded the patch `id`. */
+const marked = (name: string, id: string) =>
+  (fixture(name).events ?? []).some((e) =>
+    e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.some((p) =>
+      Buffer.from(p.data ?? [])
+        .toString()
+        .includes(id),
+    ),
+  );
+
 test('the fallbacks’ patch marker is in the run recorded with them, and not before', () => {
-  const marked = (name: string) =>
-    (fixture(name).events ?? []).some((e) =>
-      e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.some((p) =>
-        Buffer.from(p.data ?? [])
-          .toString()
-          .includes('early-never-fails-run'),
-      ),
+  assert.equal(marked('pivot_mining_overlap.run.history.bin', 'early-never-fails-run'), true);
+  assert.equal(marked('pivot_mining_before_early_fallbacks.run.history.bin', 'early-never-fails-run'), false);
+});
+
+// Early profiling recorded before segments lost their finish started collectRolloutsWorkflow
+// children (the replays above keep doing so); recorded after, it starts earlySegmentWorkflow, whose
+// own history ends in publishing its samples.
+test('a segment recorded without a finish replays, and the segments before it had one', async () => {
+  const early = (recorded: string) => `${recorded}.early.history.bin`;
+  const childTypes = (name: string) =>
+    (fixture(name).events ?? []).flatMap(
+      (e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType?.name ?? [],
     );
-  assert.equal(marked('pivot_mining_overlap.run.history.bin'), true);
-  assert.equal(marked('pivot_mining_before_early_fallbacks.run.history.bin'), false);
+  assert.ok(marked(early('pivot_mining_segment_without_finish'), 'early-segment-without-finish'));
+  assert.ok(!marked(early('pivot_mining_overlap'), 'early-segment-without-finish'));
+  assert.deepEqual(
+    new Set(childTypes(early('pivot_mining_segment_without_finish'))),
+    new Set(['earlySegmentWorkflow']),
+  );
+  assert.deepEqual(new Set(childTypes(early('pivot_mining_overlap'))), new Set(['collectRolloutsWorkflow']));
+  const segment = 'pivot_mining_segment_without_finish.segment.history.bin';
+  const types = activityTypes(segment);
+  assert.equal(types.at(-1), 'publishSegmentSamples');
+  assert.ok(!types.includes('finishStage') && !types.includes('stageAccounting'), types.join(' '));
+  await replay(segment);
 });
