@@ -54,18 +54,41 @@ export async function assertSameMixedCollection(
 
 /**
  * The servers behind a head that also lists `relay`, a second `legacy_agent` relay copied from
- * `like`, in front of the same agent; resolves to them and the new head, which the caller closes.
+ * `like` with `fields` added, in front of the same agent; resolves to them and the new head, which the caller closes.
  */
 export async function withRelay(
   base: CollectServers,
   like: string,
   relay: string,
+  fields: Record<string, unknown> = {},
 ): Promise<{ servers: CollectServers; close: () => Promise<void> }> {
   const listed = await fetch(new URL('/global_config_dict_yaml', base.head.url));
   // The head answers its YAML as a JSON string, as NeMo Gym's head server does.
   const dict = YAML.parse((await listed.json()) as string) as Record<string, any>;
-  dict[relay] = { environment_servers: { legacy_agent: { ...dict[like].environment_servers.legacy_agent } } };
+  dict[relay] = {
+    environment_servers: { legacy_agent: { ...dict[like].environment_servers.legacy_agent, ...fields } },
+  };
   const head = await startHeadServer({ port: 0, globalConfigDict: () => dict });
   const servers = Object.assign(Object.create(base) as CollectServers, { head });
   return { servers, close: () => head.close() };
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Both collections of `c` refuse its rows before any rollout: 0.7.0 printing `message`, ours with
+ * `message` naming the task file and `line`.
+ */
+export async function assertBothRefuse(
+  servers: CollectServers,
+  dir: string,
+  c: Collection,
+  { message, line }: { message: string; line: number },
+): Promise<void> {
+  await collectWith070(servers, dir, { ...c, stopsWith: new RegExp(escapeRegExp(message)) });
+  await assert.rejects(collectWithPivotMiner(servers, dir, c), (err: Error) => {
+    assert.ok(err.message.includes(message), err.message);
+    assert.match(err.message, new RegExp(`tasks\\.jsonl:${line}\\b`));
+    return true;
+  });
 }
