@@ -2,17 +2,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
 import { startHeadServer } from '../../servers/head';
-import {
-  byEnvironmentServer,
-  collectWith070,
-  collectWithPivotMiner,
-  STAMPS,
-  withoutDiagnostics,
-  withoutStamps,
-  type Collected,
-  type Collection,
-  type CollectServers,
-} from './collect070';
+import { collectWith070, collectWithPivotMiner, type Collection } from './collect070';
+import { byEnvironmentServer, STAMPS, withoutDiagnostics, withoutStamps, type Collected } from './collect070Lines';
+import { type CollectServers } from './collect070Servers';
 
 // Collections with rows whose data stamps some of them `_ng_environment_server` and leaves others
 // without (environment_routing_mode agent), for tests of how 0.7.0 routes and groups them: 0.7.0

@@ -1,6 +1,6 @@
 import { after, before, test } from 'node:test';
 import { legacyEnvironmentServerName } from '../../gym/environmentServers';
-import { ENVIRONMENT_SERVER, type CollectServers } from '../helpers/collect070';
+import { ENVIRONMENT_SERVER, type CollectServers } from '../helpers/collect070Servers';
 import { collectCases } from '../helpers/collectCases';
 import { assertBothRefuse, withRelay } from '../helpers/collectStamped070';
 

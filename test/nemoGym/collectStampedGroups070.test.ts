@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { legacyEnvironmentServerName } from '../../gym/environmentServers';
-import { type AnswerScript, assertSameProfile, ENVIRONMENT_SERVER, type CollectServers } from '../helpers/collect070';
+import { assertSameProfile } from '../helpers/collect070';
+import { type AnswerScript, ENVIRONMENT_SERVER, type CollectServers } from '../helpers/collect070Servers';
 import { collectCases } from '../helpers/collectCases';
 import { assertSameMixedCollection, withRelay } from '../helpers/collectStamped070';
 
