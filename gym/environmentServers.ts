@@ -108,10 +108,20 @@ export function legacyRelayAgent(config: GlobalConfig, serverName: string): { ag
 }
 
 /**
+ * 0.7.0's `ng_collect_rollouts` looks every stamped row's server up in the config before it validates
+ * the stamps (rollout_collection.py `_run_from_config`, through `_agent_name_for_row`), so a server the
+ * config lacks stops it with omegaconf's `ConfigKeyError: Missing key <name>`, not with the message
+ * `_validate_environment_servers` has for it. Its words, then what they mean.
+ */
+function unlistedStampMessage(serverName: string): string {
+  return `Missing key ${serverName}: the row's _ng_environment_server names no environment server of the running config`;
+}
+
+/**
  * Why a row routed by its agent (`environment_routing_mode: agent`) cannot run through the environment
  * server its data stamps on it, or undefined when it can. 0.7.0 posts such a row to that server,
- * after refusing a server the config lacks or one that does not name the row's agent
- * (rollout_collection.py `_validate_environment_servers`, its messages); pivot-miner posts the row
+ * after refusing a server the config lacks (unlistedStampMessage) or one that does not name the
+ * row's agent (rollout_collection.py `_validate_environment_servers`, its messages); pivot-miner posts the row
  * to its agent, which stands in only for a `legacy_agent` relay to that same agent.
  */
 export function stampedServerRefusal(
@@ -122,7 +132,7 @@ export function stampedServerRefusal(
   const { agentName, taskSource } = row;
   const instance = config[serverName];
   const servers = isDict(instance) ? instance[ENVIRONMENT_SERVERS] : undefined;
-  if (!isDict(servers)) return `Environment servers are not present in the running config: ['${serverName}']`;
+  if (!isDict(servers)) return unlistedStampMessage(serverName);
   const server = Object.values(servers)[0];
   const agents = isDict(server) ? referencedAgents(server) : [];
   if (agents.length > 0 && !agents.includes(agentName))

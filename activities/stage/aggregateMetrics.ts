@@ -127,6 +127,33 @@ function servingAgent(plan: RunPlan, stage: RolloutStage): ((rowAgent: string) =
 }
 
 /**
+ * How a group's entry values are had: asked of the agent server that ran its rollouts, or, for
+ * rollouts run in-process, computed here, read with the Python types of the lines' numbers so the
+ * file has NeMo Gym's bytes.
+ */
+async function entryValuesOf(
+  input: AggregateMetricsInput,
+  serving: ((rowAgent: string) => string) | undefined,
+): Promise<(agent: string, lines: () => AsyncIterable<string>, environmentServer?: string) => Promise<EntryValues>> {
+  const agents = serving && (await agentDirectory(input.plan));
+  if (!serving || !agents)
+    return async (_agent, lines, environmentServer) =>
+      environmentServer === undefined ? typedAggregateMetrics(lines) : entryValues070(lines, environmentServer);
+  const timeoutMs = stageSettings(input.plan, input.stage).requestTimeoutMs;
+  const gym070 = followsGym070(input.plan);
+  return async (agent, lines, environmentServer) => {
+    const server = serving(agent);
+    const baseUrl = agents.get(server);
+    if (!baseUrl)
+      throw new ConfigError(
+        `${input.rolloutsPath}: agent "${server}" is no longer served, so its metrics cannot be aggregated`,
+      );
+    const sent = gym070 ? lines : () => mapLines(lines(), entryFor040);
+    return askAgent(server, baseUrl, sent, timeoutMs, environmentServer);
+  };
+}
+
+/**
  * Writes the aggregate metrics of a merged stage and returns the path, or nothing when no rollout
  * completed (upstream writes no file then). Rollouts an agent server ran are aggregated by that
  * agent; in-process ones get what a NeMo Gym pivot agent answers by default, the same computation
@@ -192,10 +219,8 @@ async function writeEntries(
   fence: Fence,
 ): Promise<string | undefined> {
   if (groups.size === 0) return undefined;
-  const timeoutMs = stageSettings(input.plan, input.stage).requestTimeoutMs;
-  const gym070 = followsGym070(input.plan);
   const serving = servingAgent(input.plan, input.stage);
-  const agents = serving && (await agentDirectory(input.plan));
+  const valuesOf = await entryValuesOf(input, serving);
   const names = naming.names(groups, serving ?? ((agent) => agent));
   const out = aggregateMetricsPath(input.rolloutsPath);
   // A name of this attempt's own, published by a fenced rename: a re-run finish and an older one
@@ -207,27 +232,9 @@ async function writeEntries(
   let written = 0;
   const beat = setInterval(() => heartbeat({ aggregateMetrics: written }), 5000);
   try {
-    for (const [group, { agent, lines: source }] of groups) {
-      const lines = () => source(file);
+    for (const [group, { agent, lines }] of groups) {
       const { label, environmentServer } = names.get(group)!;
-      let values: EntryValues;
-      if (serving && agents) {
-        const server = serving(agent);
-        const baseUrl = agents.get(server);
-        if (!baseUrl)
-          throw new ConfigError(
-            `${input.rolloutsPath}: agent "${server}" is no longer served, so its metrics cannot be aggregated`,
-          );
-        const sent = gym070 ? lines : () => mapLines(lines(), entryFor040);
-        values = await askAgent(server, baseUrl, sent, timeoutMs, environmentServer);
-      } else {
-        // Read with the Python types of the lines' numbers, so the file has NeMo Gym's bytes.
-        values =
-          environmentServer === undefined
-            ? await typedAggregateMetrics(lines)
-            : await entryValues070(lines, environmentServer);
-      }
-      await entries.entry(label, values);
+      await entries.entry(label, await valuesOf(agent, () => lines(file), environmentServer));
       written++;
     }
     await entries.close();

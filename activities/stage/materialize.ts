@@ -55,6 +55,40 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   // Collect reads user data from the worker's base dir; local profiling reads candidates the run wrote.
   const allowedRoot = stage === 'collect' ? plan.baseDir : plan.runDir;
   const source = resolveInside(allowedRoot, plan.baseDir, input.inputPath);
+  const { rows, tasks, chunkStarts, names } = await writeMaterialized(input, source, outFile);
+  await checkEnvironmentServers(plan, stage, names);
+  // The meta file written next marks the materialization finished, so the lines must outlive a power cut first.
+  await syncFiles([outFile]);
+  if (rows === 0) throw new ConfigError(`${source}: no task rows to materialize`);
+  const meta = {
+    rows,
+    tasks,
+    chunks: chunkStarts.length - 1,
+    chunkSize: settings.chunkSize,
+    ...names,
+  };
+  await writeChunkIndex(outPrefix, chunkStarts, meta);
+  await checkMaterializedInputs(plan.runDir, stage, outFile);
+  await recordMaterialized(plan.runDir, stage, outPrefix);
+  return materializeResult(outFile, meta);
+}
+
+/** What writing a stage's materialized lines gave: rows and tasks, where each chunk starts then the end, the index's names. */
+interface MaterializedLines {
+  rows: number;
+  tasks: number;
+  chunkStarts: number[];
+  names: RowIndexNames;
+}
+
+/** Writes the rows of `source`, each checked, to `outFile` and the row index, in the order they are dispatched. */
+async function writeMaterialized(
+  input: CollectStageInput,
+  source: string,
+  outFile: string,
+): Promise<MaterializedLines> {
+  const { plan, stage, outPrefix } = input;
+  const settings = stageSettings(plan, stage);
   const checkRow = await rowChecks(plan, stage, source);
   await mkdirDurably(path.dirname(outFile));
   const writer = await JsonlWriter.open(outFile);
@@ -86,23 +120,8 @@ export async function materializeStage(input: CollectStageInput): Promise<Materi
   } finally {
     await writer.close();
   }
-  const names = await index.close();
-  await checkEnvironmentServers(plan, stage, names);
-  // The meta file written next marks the materialization finished, so the lines must outlive a power cut first.
-  await syncFiles([outFile]);
-  if (rows === 0) throw new ConfigError(`${source}: no task rows to materialize`);
   chunkStarts.push(writer.bytesWritten);
-  const meta = {
-    rows,
-    tasks: taskIndices.size,
-    chunks: chunkStarts.length - 1,
-    chunkSize: settings.chunkSize,
-    ...names,
-  };
-  await writeChunkIndex(outPrefix, chunkStarts, meta);
-  await checkMaterializedInputs(plan.runDir, stage, outFile);
-  await recordMaterialized(plan.runDir, stage, outPrefix);
-  return materializeResult(outFile, meta);
+  return { rows, tasks: taskIndices.size, chunkStarts, names: await index.close() };
 }
 
 /**

@@ -1,132 +1,16 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { DEFAULT_MAX_STEPS } from '../../servers/agent';
-import { startEmbeddedStack, type EmbeddedStack } from '../../servers/embeddedStack';
-import { buildGlobalConfigDict, startHeadServer } from '../../servers/head';
-import type { RunningServer } from '../../servers/http';
 import { ensureNemoGym, runNemoGymCommand } from '../../scripts/lib/nemoGym';
 import { stageAccounting } from '../../activities/stage/rolloutAccounting';
 import type { RolloutAccounting } from '../../gym/rolloutAccounting';
-import { legacyEnvironmentServerName } from '../../gym/environmentServers';
 import { collectPlan, materialize, merge, outPrefixOf, runChunks } from '../activities/fakeGym';
+import type { CollectServers } from './collect070Servers';
+import { readCollected, type Collected } from './collect070Lines';
 
 // NeMo Gym 0.7.0's `ng_collect_rollouts` and our collect stage on the same task rows, against the
-// same seeded policy simulator, resources server and agent, and what each wrote side by side, for
-// tests of 0.7.0's collection options. 0.7.0 posts rows to an environment server rather than to the
-// agent; its `legacy_agent` environment server relays `/run` and `/aggregate_metrics` to the agent
-// as they are, so the head server lists one whose address is the agent's own.
-
-// Not the name 0.7.0 would generate for the agent's relay (`demo_tool_environment_server`): each
-// aggregate-metrics entry then shows that both read the name from the head's config.
-export const ENVIRONMENT_SERVER = 'travel_desk_relay';
-
-/** Rewrites the agent's answer (its bytes) to a /run request (parsed, and its `body`), e.g. to report a failure, or answers an HTTP error instead. */
-export type AnswerScript = (
-  request: Record<string, unknown>,
-  answer: string,
-  body: string,
-) => string | { status: number; body: string };
-
-export interface CollectServers {
-  stack: EmbeddedStack;
-  head: RunningServer;
-  /** What the agent front does to answers: as they are until a test sets it. */
-  script: AnswerScript;
-  /** The bodies POSTed to the agent's /aggregate_metrics through its front, in arrival order. */
-  aggregateRequests: string[];
-  close(): Promise<void>;
-}
-
-/** The agent as both collections reach it: each /run answer passed through `servers.script`. */
-function startAgentFront(
-  agentUrl: string,
-  servers: Pick<CollectServers, 'script' | 'aggregateRequests'>,
-): Promise<Server> {
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      if (req.url === '/aggregate_metrics') servers.aggregateRequests.push(body);
-      fetch(new URL(req.url ?? '/', agentUrl), {
-        method: req.method,
-        headers: { 'content-type': 'application/json' },
-        body,
-      })
-        .then(async (answer) => {
-          const text = await answer.text();
-          const out = req.url === '/run' && answer.ok ? servers.script(JSON.parse(body), text, body) : text;
-          const { status, body: sent } = typeof out === 'string' ? { status: answer.status, body: out } : out;
-          res.writeHead(status, { 'content-type': 'application/json' }).end(sent);
-        })
-        .catch((err: unknown) => res.writeHead(502).end(String(err)));
-    });
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
-
-function port(url: string): number {
-  return Number(new URL(url).port);
-}
-
-/**
- * The agent under another name, with its environment server, for rows routed to several agents:
- * the same server (one stack serves one agent), listed twice in the head server.
- */
-function aliasEntries(name: string, host: string, port: number, agentEntry: unknown): Record<string, unknown> {
-  return {
-    [name]: agentEntry,
-    [legacyEnvironmentServerName(name)]: {
-      environment_servers: {
-        legacy_agent: { host, port, agent_server: { type: 'responses_api_agents', name } },
-      },
-    },
-  };
-}
-
-/**
- * The embedded stack with `seed`, behind a head server that also lists the agent's environment
- * server, and the agent again under each of `aliases`.
- */
-export async function startCollectServers(seed: number, aliases: string[] = []): Promise<CollectServers> {
-  const stack = await startEmbeddedStack({ seed });
-  const host = '127.0.0.1';
-  const servers = { script: ((_request, answer) => answer) as AnswerScript, aggregateRequests: [] as string[] };
-  const front = await startAgentFront(stack.urls.agent, servers);
-  const frontPort = (front.address() as AddressInfo).port;
-  const head: RunningServer = await startHeadServer({
-    port: 0,
-    globalConfigDict: () => {
-      const dict = buildGlobalConfigDict({
-        head: { host, port: head.port },
-        model: { name: stack.names.model, host, port: port(stack.urls.model) },
-        resources: { name: stack.names.resources, host, port: port(stack.urls.resources) },
-        agent: { name: stack.names.agent, host, port: frontPort, maxSteps: DEFAULT_MAX_STEPS },
-      });
-      const aliased = aliases.map((name) => aliasEntries(name, host, frontPort, dict[stack.names.agent]));
-      return Object.assign(dict, ...aliased, {
-        [ENVIRONMENT_SERVER]: {
-          environment_servers: {
-            legacy_agent: {
-              host,
-              port: frontPort,
-              agent_server: { type: 'responses_api_agents', name: stack.names.agent },
-            },
-          },
-        },
-      }) as Record<string, unknown>;
-    },
-  });
-  const closeFront = () => new Promise<void>((resolve) => front.close(() => resolve()));
-  return Object.assign(servers, {
-    stack,
-    head,
-    close: async () => void (await Promise.all([head.close(), closeFront(), stack.close()])),
-  });
-}
+// same servers (collect070Servers.ts), and what each wrote side by side (collect070Lines.ts), for
+// tests of 0.7.0's collection options; 0.7.0's `ng_reward_profile` on what ours wrote.
 
 /** What both collections are asked for; `options` are the 0.7.0 option names and values, as in our collect config. */
 type OptionValue = boolean | number | string | string[];
@@ -213,69 +97,6 @@ export async function collectWithPivotMiner(
   return { prefix, accounting: await stageAccounting({ plan, stage: 'collect', outPrefix: prefix }) };
 }
 
-/** What a collection wrote, in the form both are compared in. */
-export interface Collected {
-  materializedInputs: string;
-  /** Rollout lines in file order. */
-  rollouts: string[];
-  failures: string[];
-  /** `<prefix>_aggregate_metrics.json`, parsed, its entries by environment server name. */
-  aggregateMetrics: unknown;
-}
-
-const lines = (file: string) => readFileSync(file, 'utf8').split('\n').filter(Boolean);
-
-// 0.7.0 stamps each rollout with the environment server it ran through (the agent's relay, or an
-// alias's) and its result type, last; pivot-miner has no environment servers (docs/nemo-gym.md, the
-// 0.7.0 table), so they are cut from 0.7.0's lines, and the test fails if they are not there to cut. A
-// rollout its invalid-judge migration (retry_invalid_judge_responses) moved to the sidecar has its
-// class, its deliverable's reuse flag when it has one, and marker after them.
-export const STAMPS = new RegExp(
-  ',"_ng_environment_server":"[a-z_]+","_ng_result_type":"[a-z_]+"' +
-    '(,"_ng_failure_class":"judge_invalid"(?:,"reuse_cached_deliverable":true)?,"_ng_migrated_invalid_judge_response":true)?}$',
-);
-
-// A row stamped at materialization has its environment server where the agent echoed it: only the
-// result type is last.
-const RESULT_TYPE = /,"_ng_result_type":"legacy_agent"}$/;
-
-export function withoutStamps(line: string, stamped = false): string {
-  if (!stamped) {
-    assert.match(line, STAMPS, "0.7.0's rollout ends with its environment server and result type stamps");
-    return line.replace(STAMPS, '$1}');
-  }
-  assert.match(line, RESULT_TYPE, "0.7.0's rollout ends with its result type stamp");
-  return line.replace(RESULT_TYPE, '}');
-}
-
-// After each failed attempt an agent reported, pivot-miner writes the attempt, its class and error
-// to the sidecar row; 0.7.0 writes none of them, so they are cut from ours.
-const DIAGNOSTICS = /,"attempt":\d+,"failure_class":"[a-z_]+","error":"(?:[^"\\]|\\.)*"}$/;
-
-export function withoutDiagnostics(line: string): string {
-  return DIAGNOSTICS.test(line) ? `${line.replace(DIAGNOSTICS, '')}}` : line;
-}
-
-// 0.7.0 writes one entry per environment server in the order its concurrent /aggregate_metrics
-// calls complete (asyncio.as_completed), which no run fixes; entries are compared by server name.
-export function byEnvironmentServer(metrics: unknown): unknown {
-  if (!Array.isArray(metrics)) return metrics;
-  const name = (entry: unknown) => String((entry as Record<string, unknown>)._ng_environment_server);
-  return [...(metrics as unknown[])].sort((a, b) => name(a).localeCompare(name(b)));
-}
-
-export function readCollected(prefix: string, by: '0.7.0' | 'pivot-miner', stamped?: boolean): Collected {
-  const rollouts = lines(`${prefix}.jsonl`);
-  const cut = (line: string) => withoutStamps(line, stamped);
-  const metrics = byEnvironmentServer(JSON.parse(readFileSync(`${prefix}_aggregate_metrics.json`, 'utf8')));
-  return {
-    materializedInputs: readFileSync(`${prefix}_materialized_inputs.jsonl`, 'utf8'),
-    rollouts: by === '0.7.0' ? rollouts.map(cut) : rollouts,
-    failures: lines(`${prefix}_failures.jsonl`).map(by === '0.7.0' ? cut : withoutDiagnostics),
-    aggregateMetrics: metrics,
-  };
-}
-
 /** Both collections of `c`, asserting they wrote the same; resolves to what ours wrote and counted, and what 0.7.0 printed. */
 export async function assertSameCollection(
   servers: CollectServers,
@@ -321,13 +142,4 @@ export async function assertSameProfile(prefix: string): Promise<void> {
       readFileSync(path.join(dir, `rollouts${file}`), 'utf8'),
       file,
     );
-}
-
-/** The (task, rollout) index pairs of materialized inputs or rollouts, in order. */
-export function indexOrder(text: string | string[]): string[] {
-  const all = typeof text === 'string' ? text.split('\n').filter(Boolean) : text;
-  return all.map((line) => {
-    const row = JSON.parse(line) as { _ng_task_index: number; _ng_rollout_index: number };
-    return `${row._ng_task_index}:${row._ng_rollout_index}`;
-  });
 }

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { after, before } from 'node:test';
-import { startCollectServers, type CollectServers } from './collect070';
+import { startCollectServers, type CollectServers } from './collect070Servers';
 
 // The cases of a test file comparing a collection with NeMo Gym 0.7.0's (test/helpers/collect070.ts):
 // the servers, started before its tests and closed after them, demo task rows, and a directory per case.

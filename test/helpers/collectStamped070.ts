@@ -2,17 +2,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
 import { startHeadServer } from '../../servers/head';
-import {
-  byEnvironmentServer,
-  collectWith070,
-  collectWithPivotMiner,
-  STAMPS,
-  withoutDiagnostics,
-  withoutStamps,
-  type Collected,
-  type Collection,
-  type CollectServers,
-} from './collect070';
+import { collectWith070, collectWithPivotMiner, type Collection } from './collect070';
+import { byEnvironmentServer, STAMPS, withoutDiagnostics, withoutStamps, type Collected } from './collect070Lines';
+import { type CollectServers } from './collect070Servers';
 
 // Collections with rows whose data stamps some of them `_ng_environment_server` and leaves others
 // without (environment_routing_mode agent), for tests of how 0.7.0 routes and groups them: 0.7.0
@@ -54,18 +46,41 @@ export async function assertSameMixedCollection(
 
 /**
  * The servers behind a head that also lists `relay`, a second `legacy_agent` relay copied from
- * `like`, in front of the same agent; resolves to them and the new head, which the caller closes.
+ * `like` with `fields` added, in front of the same agent; resolves to them and the new head, which the caller closes.
  */
 export async function withRelay(
   base: CollectServers,
   like: string,
   relay: string,
+  fields: Record<string, unknown> = {},
 ): Promise<{ servers: CollectServers; close: () => Promise<void> }> {
   const listed = await fetch(new URL('/global_config_dict_yaml', base.head.url));
   // The head answers its YAML as a JSON string, as NeMo Gym's head server does.
   const dict = YAML.parse((await listed.json()) as string) as Record<string, any>;
-  dict[relay] = { environment_servers: { legacy_agent: { ...dict[like].environment_servers.legacy_agent } } };
+  dict[relay] = {
+    environment_servers: { legacy_agent: { ...dict[like].environment_servers.legacy_agent, ...fields } },
+  };
   const head = await startHeadServer({ port: 0, globalConfigDict: () => dict });
   const servers = Object.assign(Object.create(base) as CollectServers, { head });
   return { servers, close: () => head.close() };
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Both collections of `c` refuse its rows before any rollout: 0.7.0 printing `message`, ours with
+ * `message` naming the task file and `line`.
+ */
+export async function assertBothRefuse(
+  servers: CollectServers,
+  dir: string,
+  c: Collection,
+  { message, line }: { message: string; line: number },
+): Promise<void> {
+  await collectWith070(servers, dir, { ...c, stopsWith: new RegExp(escapeRegExp(message)) });
+  await assert.rejects(collectWithPivotMiner(servers, dir, c), (err: Error) => {
+    assert.ok(err.message.includes(message), err.message);
+    assert.match(err.message, new RegExp(`tasks\\.jsonl:${line}\\b`));
+    return true;
+  });
 }

@@ -1,12 +1,7 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import {
-  assertSameCollection,
-  assertSameProfile,
-  ENVIRONMENT_SERVER,
-  type AnswerScript,
-  type CollectServers,
-} from '../helpers/collect070';
+import { assertSameCollection, assertSameProfile } from '../helpers/collect070';
+import { ENVIRONMENT_SERVER, type AnswerScript, type CollectServers } from '../helpers/collect070Servers';
 import { collectCases } from '../helpers/collectCases';
 
 // What NeMo Gym 0.7.0's ng_collect_rollouts and our collect stage POST to the agent's
@@ -70,7 +65,7 @@ test(
         'response is last',
       );
       // 0.7.0's rollouts carry its environment server and result type stamps, which ours have not
-      // (test/helpers/collect070.ts); its entries keep them, so they are cut, six of them.
+      // (test/helpers/collect070Lines.ts); its entries keep them, so they are cut, six of them.
       const cut = theirs!.replaceAll(STAMPS, '');
       assert.equal(theirs!.length - cut.length, 6 * STAMPS.length);
       assert.equal(mine, cut, 'the request bodies');

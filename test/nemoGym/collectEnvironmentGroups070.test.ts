@@ -1,11 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import {
-  assertSameCollection,
-  assertSameProfile,
-  ENVIRONMENT_SERVER,
-  type CollectServers,
-} from '../helpers/collect070';
+import { assertSameCollection, assertSameProfile } from '../helpers/collect070';
+import { ENVIRONMENT_SERVER, type CollectServers } from '../helpers/collect070Servers';
 import { collectCases } from '../helpers/collectCases';
 import { withRelay } from '../helpers/collectStamped070';
 

@@ -3,14 +3,9 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { before, test } from 'node:test';
 import { pipelineConfigSchema } from '../../contracts/config';
-import {
-  assertSameCollection,
-  assertSameProfile,
-  collectWith070,
-  ENVIRONMENT_SERVER,
-  indexOrder,
-  type CollectServers,
-} from '../helpers/collect070';
+import { assertSameCollection, assertSameProfile, collectWith070 } from '../helpers/collect070';
+import { indexOrder } from '../helpers/collect070Lines';
+import { ENVIRONMENT_SERVER, type CollectServers } from '../helpers/collect070Servers';
 import { collectCases } from '../helpers/collectCases';
 import { collectPlan, materialize } from '../activities/fakeGym';
 

@@ -1,18 +1,13 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import {
-  assertSameCollection,
-  assertSameProfile,
-  indexOrder,
-  type AnswerScript,
-  type Collection,
-  type CollectServers,
-} from '../helpers/collect070';
+import { assertSameCollection, assertSameProfile, type Collection } from '../helpers/collect070';
+import { indexOrder } from '../helpers/collect070Lines';
+import { type AnswerScript, type CollectServers } from '../helpers/collect070Servers';
 import { collectCases } from '../helpers/collectCases';
 
 // NeMo Gym 0.7.0's collection options, each run by 0.7.0's ng_collect_rollouts and by our collect
 // stage on the same rows and servers: the same materialized inputs, rollouts in the same order, the
-// same failures sidecar and aggregate metrics (test/helpers/collect070.ts says what is compared).
+// same failures sidecar and aggregate metrics (test/helpers/collect070Lines.ts says what is compared).
 
 const SEED = 7;
 const { opened, task, caseRows } = collectCases(SEED, [], 'pivot-miner-collect-070-');

@@ -3,15 +3,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import {
-  collectWith070,
-  collectWithPivotMiner,
-  indexOrder,
-  readCollected,
-  type AnswerScript,
-  type Collection,
-  type CollectServers,
-} from '../helpers/collect070';
+import { collectWith070, collectWithPivotMiner, type Collection } from '../helpers/collect070';
+import { indexOrder, readCollected } from '../helpers/collect070Lines';
+import { type AnswerScript, type CollectServers } from '../helpers/collect070Servers';
 import { collectCases } from '../helpers/collectCases';
 
 // NeMo Gym 0.7.0's two retry options. 0.7.0 applies them when a run resumes from its files, so it

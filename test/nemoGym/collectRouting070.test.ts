@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { assertSameCollection, assertSameProfile, indexOrder, type CollectServers } from '../helpers/collect070';
+import { assertSameCollection, assertSameProfile } from '../helpers/collect070';
+import { indexOrder } from '../helpers/collect070Lines';
+import { type CollectServers } from '../helpers/collect070Servers';
 import { collectCases } from '../helpers/collectCases';
 
 // NeMo Gym 0.7.0's row routing at materialization (agent_name over every row, agent_map, fan_out,
 // num_repeats per agent), run by 0.7.0's ng_collect_rollouts and by our collect stage on the same
 // rows and servers: the same materialized inputs, rollouts in the same order, the same failures
-// sidecar and aggregate metrics (test/helpers/collect070.ts says what is compared). The second
+// sidecar and aggregate metrics (test/helpers/collect070Lines.ts says what is compared). The second
 // agent is the stack's agent listed again under another name, with its own environment server.
 
 const SEED = 7;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { assertSameCollection, type CollectServers } from '../helpers/collect070';
+import { assertSameCollection } from '../helpers/collect070';
+import { type CollectServers } from '../helpers/collect070Servers';
 import { collectCases } from '../helpers/collectCases';
 import { baseDirWith, check, removeBaseDirs } from '../helpers/checkCli';
 

@@ -1,14 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { legacyEnvironmentServerName } from '../../gym/environmentServers';
-import {
-  type AnswerScript,
-  assertSameProfile,
-  collectWith070,
-  collectWithPivotMiner,
-  ENVIRONMENT_SERVER,
-  type CollectServers,
-} from '../helpers/collect070';
+import { assertSameProfile } from '../helpers/collect070';
+import { type AnswerScript, ENVIRONMENT_SERVER, type CollectServers } from '../helpers/collect070Servers';
 import { collectCases } from '../helpers/collectCases';
 import { assertSameMixedCollection, withRelay } from '../helpers/collectStamped070';
 
@@ -75,32 +69,6 @@ test("stamped rows go through their stamped relay and are grouped there, unstamp
     ],
   );
   await assertSameProfile(ours.prefix);
-});
-
-test("a row stamped with a server that does not front its agent is refused by both, in 0.7.0's words", async () => {
-  const aliasServer = legacyEnvironmentServerName(ALIAS);
-  const rows = [
-    task(0, { agent_ref: { name: ALIAS } }),
-    task(1, { agent_ref: { name: agent }, _ng_environment_server: aliasServer }),
-  ];
-  const { caseDir, rowsFile } = caseRows('foreign-stamp', rows);
-  const message = `Row agent_ref '${agent}' is not an agent of environment server '${aliasServer}': '${ALIAS}'`;
-  const collection = {
-    rowsFile,
-    numRepeats: 1,
-    withoutAgentName: true,
-    options: OPTIONS,
-    stopsWith: new RegExp(message),
-  };
-  await collectWith070(servers, caseDir, collection);
-  await assert.rejects(
-    collectWithPivotMiner(servers, caseDir, { ...collection, stopsWith: undefined }),
-    (err: Error) => {
-      assert.ok(err.message.includes(message), err.message);
-      assert.match(err.message, /tasks\.jsonl:2/);
-      return true;
-    },
-  );
 });
 
 /** The agent leaves no row for task 0's first repeat (stamped) and task 2's (unstamped), and fails task 1's second (stamped). */

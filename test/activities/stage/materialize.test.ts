@@ -125,7 +125,10 @@ test("a row its data stamps goes through that server, checked in 0.7.0's words; 
       unknown
     >;
     assert.deepEqual(meta.environmentServers, [null, 'beta_relay']);
-    await refused(stamped('beta', 'nowhere'), "Environment servers are not present in the running config: ['nowhere']");
+    await refused(
+      stamped('beta', 'nowhere'),
+      "Missing key nowhere: the row's _ng_environment_server names no environment server of the running config",
+    );
     await refused(
       stamped('alpha', 'beta_relay'),
       "Row agent_ref 'alpha' is not an agent of environment server 'beta_relay': 'beta'",

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { baseDirWith, check, demoTaskLines, problems, removeBaseDirs, type Config } from '../../helpers/checkCli';
-import { ENVIRONMENT_SERVER, startCollectServers, type CollectServers } from '../../helpers/collect070';
+import { ENVIRONMENT_SERVER, startCollectServers, type CollectServers } from '../../helpers/collect070Servers';
 
 // `pivot-miner check` under NeMo Gym 0.7.0's `environment_routing_mode: legacy`: it asks the head
 // server for the relay's agent, counts the rows as the run will route them, and names a relay the
