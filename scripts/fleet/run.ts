@@ -70,7 +70,7 @@ export const SETTINGS: RunSettings = {
 
 /**
  * Characters added to each task's system prompt in the runs of the `early_*` scenarios (and their
- * own reference): with them the filing passes walk about 140 MB of local-profile rows and run for
+ * own reference): with them the filing passes walk about 130 MB of local-profile rows and run for
  * seconds, long enough for a fault to land inside one, while the engines' work stays the same.
  */
 export const EARLY_PROMPT_PADDING_CHARS = 64_000;
