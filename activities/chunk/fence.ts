@@ -212,7 +212,7 @@ export class Fence {
   }
 
   /** Removes what this attempt created: its files, its claim and its sequence marker. */
-  private async withdraw(files: readonly string[]): Promise<void> {
+  async withdraw(files: readonly string[] = []): Promise<void> {
     for (const file of [...files, this.claimFile, path.join(this.dir, `${this.token.seq}.seq`)]) await removeTree(file);
   }
 

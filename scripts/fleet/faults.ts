@@ -15,6 +15,8 @@ export type FaultKind =
   | 'partition_worker_until_end'
   /** Every process of a worker host SIGKILLed, its /tmp dropped; a fresh host joins. */
   | 'lose_worker'
+  /** Every process of a worker host stopped (SIGSTOP), continued only after the run has ended. */
+  | 'pause_worker_until_end'
   /** One engine replica cut off (its calls move to the other) and the gym host cut off briefly. */
   | 'partition_engine_and_gym'
   /** One engine replica's host lost for good. */
@@ -46,8 +48,33 @@ const STEP_ACTIVITIES: Partial<Record<FaultStage, ReadonlySet<string>>> = {
   // collect rows ends before a fault can land.
   early: new Set(['alignPrefetched', 'alignPending']),
 };
+/** The activity types of the step a fault stage aims at, if it aims at one (not at chunks). */
+export function stepActivities(stage: FaultStage): ReadonlySet<string> {
+  return STEP_ACTIVITIES[stage] ?? new Set();
+}
+
 // Whether a fault hit the step it aimed at is told by retried_activities afterwards (an attempt
 // after the first of that type): a step seen running can still end before the fault lands.
+
+/**
+ * Faults that cost the attempt they hit: its host is gone, cut off or stopped past the step's
+ * heartbeat timeout (2 minutes for the filing passes; a 25 s partition heals inside it). A server
+ * restart does not: the worker's attempt goes on and reports once the server is back.
+ */
+const COSTS_THE_ATTEMPT: ReadonlySet<FaultKind> = new Set([
+  'partition_worker_until_end',
+  'lose_worker',
+  'pause_worker_until_end',
+]);
+
+/**
+ * Whether the scenario must show the step retried: an early fault that costs its attempt. Early
+ * profiling's filing passes are why those scenarios exist, so one that missed them (the pass ended
+ * before the fault landed) fails rather than passing on a run the fault never touched.
+ */
+export function mustRetryStep(fault: Fault): boolean {
+  return fault.stage === 'early' && COSTS_THE_ATTEMPT.has(fault.kind);
+}
 
 interface Target {
   worker?: string;
@@ -78,7 +105,7 @@ export async function waitForStep(
   workflowId: string,
   fault: Fault,
   done: () => boolean,
-): Promise<{ hit: boolean; target: Target }> {
+): Promise<{ hit: boolean; target: Target; activity: string }> {
   // Merges and the finish aimed at are local profiling's: with some 2,000 rows they run long enough
   // (tens to hundreds of ms) for a fault to land while they run; collect's 160 rows pass in a blink.
   // Early profiling's steps run in its own workflow.
@@ -94,7 +121,7 @@ export async function waitForStep(
         .catch(() => undefined);
       // The stage's own child over: the step is past.
       const own = stage === 'early' ? `${workflowId}/prefetch` : `${workflowId}/${stage}`;
-      if (d && d.status.name !== 'RUNNING' && id === own) return { hit: false, target: {} };
+      if (d && d.status.name !== 'RUNNING' && id === own) return { hit: false, target: {}, activity: '' };
       for (const a of d?.status.name === 'RUNNING' ? (d.raw.pendingActivities ?? []) : []) {
         const type = a.activityType?.name ?? '';
         const started = a.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_STARTED;
@@ -104,12 +131,19 @@ export async function waitForStep(
           chunkSeenAt.set(id, seen);
           if (Date.now() - seen < 2_000) continue;
         }
-        return { hit: true, target: { worker: a.lastWorkerIdentity ?? undefined } };
+        return { hit: true, target: { worker: a.lastWorkerIdentity ?? undefined }, activity: type };
       }
     }
     await sleep(aimsAtStep ? 20 : 250);
   }
-  return { hit: false, target: {} };
+  return { hit: false, target: {}, activity: '' };
+}
+
+/** What a scenario undoes once its run has ended, and the undoing it waits for. */
+export interface FaultState {
+  healAtEnd: string[];
+  resumeAtEnd: string[];
+  background: Promise<unknown>[];
 }
 
 export async function applyFault(
@@ -118,7 +152,7 @@ export async function applyFault(
   target: Target,
   s: RunSettings,
   log: (l: string) => void,
-  state: { healAtEnd: string[]; background: Promise<unknown>[] },
+  state: FaultState,
 ): Promise<void> {
   const worker = target.worker && cluster.workers.includes(target.worker) ? target.worker : cluster.workers[0]!;
   switch (fault.kind) {
@@ -137,6 +171,11 @@ export async function applyFault(
       cluster.net.partition(worker);
       state.healAtEnd.push(worker);
       log(`[fleet]   ${fault.stage}: partitioned ${worker} until the run ends`);
+      return;
+    case 'pause_worker_until_end':
+      cluster.net.pause(worker);
+      state.resumeAtEnd.push(worker);
+      log(`[fleet]   ${fault.stage}: paused ${worker} (SIGSTOP) until the run ends`);
       return;
     case 'lose_worker': {
       await cluster.loseWorker(worker);

@@ -58,7 +58,7 @@ export function removeLeftovers(prefix: string): { namespaces: number; links: nu
   for (const line of tryIp('netns', 'list').split('\n')) {
     const name = line.split(' ')[0];
     if (!name?.startsWith(`${prefix}-`)) continue;
-    killAllIn(name);
+    signalAllIn(name);
     tryIp('netns', 'del', name);
     namespaces++;
   }
@@ -71,14 +71,14 @@ export function removeLeftovers(prefix: string): { namespaces: number; links: nu
   return { namespaces, links };
 }
 
-function killAllIn(netns: string): number {
+function signalAllIn(netns: string, signal: NodeJS.Signals = 'SIGKILL'): number {
   const pids = tryIp('netns', 'pids', netns)
     .split('\n')
     .map(Number)
     .filter((p) => p > 0);
   for (const pid of pids) {
     try {
-      process.kill(pid, 'SIGKILL');
+      process.kill(pid, signal);
     } catch {
       // Already gone.
     }
@@ -197,13 +197,23 @@ export class FleetNet {
     ip('link', 'set', this.host(hostName).link, 'up');
   }
 
+  /** Stops every process of the host (SIGSTOP): it holds its work, leases and files, and says nothing. */
+  pause(hostName: string): void {
+    signalAllIn(this.host(hostName).netns, 'SIGSTOP');
+  }
+
+  /** Continues a paused host's processes, which wake as though no time had passed. */
+  resume(hostName: string): void {
+    signalAllIn(this.host(hostName).netns, 'SIGCONT');
+  }
+
   /** Loses the host: SIGKILLs every process in its namespace, drops its /tmp, removes it. */
   async loseHost(hostName: string): Promise<number> {
     const host = this.host(hostName);
     const exits = [...host.processes]
       .filter((c) => c.exitCode === null && c.signalCode === null)
       .map((c) => new Promise((r) => c.once('exit', r)));
-    const killed = killAllIn(host.netns);
+    const killed = signalAllIn(host.netns);
     await Promise.all(exits);
     rmSync(path.join(host.dir, 'tmp'), { recursive: true, force: true });
     tryIp('netns', 'del', host.netns);
@@ -218,7 +228,7 @@ export class FleetNet {
   closeSync(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const host of this.hosts.values()) killAllIn(host.netns);
+    for (const host of this.hosts.values()) signalAllIn(host.netns);
     removeLeftovers(this.opts.prefix);
     for (const log of this.logs.values()) log.end();
   }

@@ -63,16 +63,28 @@ async function earlySegments(client: Client, workflowId: string): Promise<string
   });
 }
 
-/** Attempts > 1 of each activity type in the stage workflows' histories (their first runs), early segments counted as local profiling. */
+/**
+ * Attempts > 1 of each activity type in the stage workflows' histories (their first runs), early
+ * segments counted as local profiling, and early profiling's own steps (its filing passes) as early.
+ */
 export async function retriedActivities(client: Client, workflowId: string): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   const workflows: Array<[string, string]> = [
     ['collect', `${workflowId}/collect`],
     ['local_profile', `${workflowId}/local_profile`],
     ...(await earlySegments(client, workflowId)).map((id): [string, string] => ['local_profile', id]),
+    ['early', `${workflowId}/prefetch`],
   ];
   for (const [stage, id] of workflows) {
-    const history = await client.workflow.getHandle(id).fetchHistory();
+    // A run without early profiling (`overlap: false`) has no early workflow.
+    const history = await client.workflow
+      .getHandle(id)
+      .fetchHistory()
+      .catch((err: unknown) => {
+        if (stage === 'early') return undefined;
+        throw err;
+      });
+    if (!history) continue;
     const typeOf = new Map<string, string>();
     for (const e of history.events ?? []) {
       const scheduled = e.activityTaskScheduledEventAttributes;
@@ -82,6 +94,37 @@ export async function retriedActivities(client: Client, workflowId: string): Pro
         const key = `${stage}/${typeOf.get(String(started.scheduledEventId)) ?? '?'}`;
         out[key] = (out[key] ?? 0) + 1;
       }
+    }
+  }
+  return out;
+}
+
+/** Seconds from the last attempt's start to the completion of each activity of `types` a workflow ran (its latest run). */
+export async function activitySeconds(
+  client: Client,
+  workflowId: string,
+  types: ReadonlySet<string>,
+): Promise<Array<[string, number]>> {
+  const history = await client.workflow
+    .getHandle(workflowId)
+    .fetchHistory()
+    .catch(() => undefined);
+  const typeOf = new Map<string, string>();
+  const startedAt = new Map<string, number>();
+  const out: Array<[string, number]> = [];
+  const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+    Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
+  for (const e of history?.events ?? []) {
+    const id = String(e.eventId);
+    if (e.activityTaskScheduledEventAttributes)
+      typeOf.set(id, e.activityTaskScheduledEventAttributes.activityType?.name ?? '?');
+    const started = e.activityTaskStartedEventAttributes;
+    if (started) startedAt.set(String(started.scheduledEventId), ms(e.eventTime));
+    const completed = e.activityTaskCompletedEventAttributes;
+    const type = completed ? typeOf.get(String(completed.scheduledEventId)) : undefined;
+    if (completed && type && types.has(type)) {
+      const scheduled = String(completed.scheduledEventId);
+      out.push([type, (ms(e.eventTime) - (startedAt.get(scheduled) ?? 0)) / 1000]);
     }
   }
   return out;

@@ -1,4 +1,4 @@
-import { copyFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import type { Cluster } from './cluster';
@@ -18,6 +18,35 @@ export interface RunSettings {
   watchSeconds: number;
   /** How long a worker partition lasts when healed before the end: beyond the 15 s chunk heartbeat timeout. */
   partitionSeconds: number;
+  /**
+   * Characters added to every task's system prompt, so every local-profile row carries them: early
+   * profiling's filing passes, which walk those rows one by one, then run for seconds instead of a
+   * tenth of one, and a fault can land inside one. The engines' cost does not grow with them.
+   */
+  promptPaddingChars?: number;
+}
+
+/** The tasks file of these settings, in the fleet's shared directory. */
+function tasksFile(s: RunSettings): string {
+  return s.promptPaddingChars ? `tasks-padded-${s.promptPaddingChars}.jsonl` : 'tasks.jsonl';
+}
+
+/** The demo tasks, each system prompt followed by `chars` characters of reference text. */
+function paddedTasks(chars: number): string {
+  const text = readFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl'), 'utf8');
+  if (!chars) return text;
+  const note = ' Reference: distances are great-circle, prices include tax, and times are local.';
+  const padding = note.repeat(Math.ceil(chars / note.length)).slice(0, chars);
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  return lines
+    .map((line) => {
+      const task = JSON.parse(line) as { responses_create_params: { input: Array<{ role: string; content: string }> } };
+      const system = task.responses_create_params.input.find((m) => m.role === 'system');
+      if (!system) throw new Error('configs/demo_tasks.jsonl: a task without a system prompt to pad');
+      system.content += padding;
+      return `${JSON.stringify(task)}\n`;
+    })
+    .join('');
 }
 
 /** The config the issue reproduced with, on the fleet's servers: demo tasks, 8 repeats, chunks of 32, 2 in flight per server. */
@@ -33,7 +62,7 @@ export function fleetConfig(cluster: Cluster, s: RunSettings): Record<string, un
     name: 'fleet',
     seed: s.seed,
     servers: { mode: 'attach', head_url: cluster.headUrl },
-    collect: { input_jsonl: 'tasks.jsonl', agent_name: 'demo_tool_agent', num_repeats: s.numRepeats, ...chunking },
+    collect: { input_jsonl: tasksFile(s), agent_name: 'demo_tool_agent', num_repeats: s.numRepeats, ...chunking },
     // Local profiling calls the replicas itself (the replica list); collect reaches them through the gym's model server.
     local_profile: {
       num_samples: 8,
@@ -45,7 +74,10 @@ export function fleetConfig(cluster: Cluster, s: RunSettings): Record<string, un
 }
 
 export function writeFleetInputs(cluster: Cluster, s: RunSettings): string {
-  copyFileSync(path.join(repoRoot, 'configs/demo_tasks.jsonl'), path.join(cluster.sharedDir, 'tasks.jsonl'));
-  writeFileSync(path.join(cluster.sharedDir, 'fleet.yaml'), YAML.stringify(fleetConfig(cluster, s)));
-  return 'fleet.yaml';
+  writeFileSync(path.join(cluster.sharedDir, tasksFile(s)), paddedTasks(s.promptPaddingChars ?? 0));
+  const config = tasksFile(s)
+    .replace(/^tasks/, 'fleet')
+    .replace(/\.jsonl$/, '.yaml');
+  writeFileSync(path.join(cluster.sharedDir, config), YAML.stringify(fleetConfig(cluster, s)));
+  return config;
 }

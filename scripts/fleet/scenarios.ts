@@ -6,8 +6,8 @@ import type { PivotMiningResult } from '../../contracts/payloads';
 import { checkRolloutKeys, compareRunDirs } from '../chaos/compare';
 import { waitForResult } from '../chaos/workflowEnd';
 import type { Cluster } from './cluster';
-import { applyFault, waitForStep, type Fault } from './faults';
-import { changedFiles, retriedActivities, retriedLines, snapshot } from './runChecks';
+import { applyFault, mustRetryStep, stepActivities, waitForStep, type Fault, type FaultState } from './faults';
+import { activitySeconds, changedFiles, retriedActivities, retriedLines, snapshot } from './runChecks';
 import type { RunSettings } from './runConfig';
 
 // Fault scenarios on a fleet, each judged against an undisturbed run of the same seed on the same
@@ -19,6 +19,10 @@ export interface ScenarioResult {
   faults: string[];
   /** Whether each fault hit the step it aimed at (a short step can end before the driver sees it). */
   hit: boolean[];
+  /** The activity type each fault's step was running when the fault landed ('' when it missed). */
+  steps: string[];
+  /** Steps a fault that costs its attempt aimed at (mustRetryStep) with no attempt after the first: it missed. */
+  unretried_steps: string[];
   identical: boolean;
   differing: string[];
   duplicate_keys: number;
@@ -69,17 +73,22 @@ export async function runReference(
   s: RunSettings,
   configPath: string,
   log: (l: string) => void,
+  name = 'reference',
 ): Promise<Reference> {
-  useArtifactsRoot(cluster, 'reference');
+  useArtifactsRoot(cluster, name);
   while (cluster.workers.length < s.workers) cluster.addWorker();
   const t0 = Date.now();
-  const { connection, handle } = await startRun(cluster, 'reference', configPath);
+  const { client, connection, handle, workflowId } = await startRun(cluster, name, configPath);
   try {
     const result = await waitForResult(handle, RUN_TIMEOUT_MS);
     const seconds = (Date.now() - t0) / 1000;
     log(
-      `[fleet] reference run: ${result.counts.rollouts} rollouts, ${result.counts.local_profile_rollouts} local-profile rollouts, ${result.counts.published} pivots in ${seconds.toFixed(1)} s`,
+      `[fleet] ${name} run: ${result.counts.rollouts} rollouts, ${result.counts.local_profile_rollouts} local-profile rollouts, ${result.counts.published} pivots in ${seconds.toFixed(1)} s`,
     );
+    // How long early profiling's filing passes ran: the window an early fault has to land in.
+    const passes = await activitySeconds(client, `${workflowId}/prefetch`, stepActivities('early'));
+    if (passes.length)
+      log(`[fleet]   filing passes: ${passes.map(([t, sec]) => `${t} ${sec.toFixed(2)} s`).join(', ')}`);
     return { result, seconds };
   } finally {
     await connection.close();
@@ -101,8 +110,9 @@ export async function runScenario(
   while (cluster.workers.length < s.workers) cluster.addWorker();
   const t0 = Date.now();
   const { client, connection, handle, workflowId } = await startRun(cluster, name, configPath);
-  const state = { healAtEnd: [] as string[], background: [] as Promise<unknown>[] };
+  const state: FaultState = { healAtEnd: [], resumeAtEnd: [], background: [] };
   const hit: boolean[] = [];
+  const steps: string[] = [];
   let finished = false;
   const resultPromise = waitForResult(handle, RUN_TIMEOUT_MS);
   void resultPromise.finally(() => (finished = true)).catch(() => undefined);
@@ -111,24 +121,31 @@ export async function runScenario(
     for (const fault of faults) {
       const step = await waitForStep(client, workflowId, fault, () => finished);
       hit.push(step.hit);
+      steps.push(step.activity);
       if (!finished) await applyFault(cluster, fault, step.target, s, log, state);
     }
     const result = await resultPromise;
     const seconds = (Date.now() - t0) / 1000;
     // Recorded the moment the workflow completed, before any partitioned host is healed.
     const atCompletion = snapshot(result.runDir);
-    for (const w of state.healAtEnd) if (cluster.net.hosts.has(w)) cluster.net.heal(w);
+    undoAtEnd(cluster, state);
     if (state.healAtEnd.length) log(`[fleet]   healed ${state.healAtEnd.join(', ')} after the run ended`);
+    if (state.resumeAtEnd.length) log(`[fleet]   continued ${state.resumeAtEnd.join(', ')} after the run ended`);
     await Promise.all(state.background);
     await sleep(s.watchSeconds * 1000);
     const changed = changedFiles(atCompletion, snapshot(result.runDir));
     const comparison = compareRunDirs(reference.result.runDir, result.runDir);
     const keys = checkRolloutKeys(result.runDir);
     const retried = retriedLines(result.runDir);
+    const retriedActivityCounts = await retriedActivities(client, workflowId);
     return {
       name,
       faults: faults.map((f) => `${f.kind}@${f.stage}`),
       hit,
+      steps,
+      unretried_steps: faults.flatMap((f, i) =>
+        mustRetryStep(f) && !retriedActivityCounts[`${f.stage}/${steps[i]}`] ? [steps[i] || `${f.stage} (missed)`] : [],
+      ),
       identical: comparison.identical,
       differing: comparison.differing,
       duplicate_keys: keys.duplicateKeys,
@@ -137,15 +154,21 @@ export async function runScenario(
       changed_after_completion: changed,
       retried_lines: retried.byFile,
       unexplained_retried_lines: retried.unexplained,
-      retried_activities: await retriedActivities(client, workflowId),
+      retried_activities: retriedActivityCounts,
       seconds,
     };
   } finally {
-    for (const w of state.healAtEnd) if (cluster.net.hosts.has(w)) cluster.net.heal(w);
+    undoAtEnd(cluster, state);
     await connection.close();
     await cluster.stopWorkers();
     await cluster.restoreEngines();
   }
+}
+
+/** Heals the partitioned hosts and continues the paused ones still there (idempotent). */
+function undoAtEnd(cluster: Cluster, state: FaultState): void {
+  for (const w of state.healAtEnd) if (cluster.net.hosts.has(w)) cluster.net.heal(w);
+  for (const w of state.resumeAtEnd) if (cluster.net.hosts.has(w)) cluster.net.resume(w);
 }
 
 export function scenarioPassed(r: ScenarioResult): boolean {
@@ -154,6 +177,7 @@ export function scenarioPassed(r: ScenarioResult): boolean {
     r.duplicate_keys === 0 &&
     r.missing_keys === 0 &&
     r.writes_after_completion === 0 &&
-    r.unexplained_retried_lines === 0
+    r.unexplained_retried_lines === 0 &&
+    r.unretried_steps.length === 0
   );
 }

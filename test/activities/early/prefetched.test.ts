@@ -262,6 +262,35 @@ test('a filing pass that wakes after a newer one wipes nothing it filed, and fil
   }
 });
 
+test('a filing pass paused before it claimed anything, woken after the run removed early profiling, writes nothing', async () => {
+  const runDir = path.join(dir, 'closed');
+  mkdirSync(runDir, { recursive: true });
+  const candidatesPath = path.join(runDir, 'candidates.jsonl');
+  writeFileSync(candidatesPath, `${JSON.stringify(candidate(0, 'a'))}\n`);
+  const done = await segment('rows-0-2', [candidate(0, 'a')]);
+  const outPrefix = path.join(runDir, 'local_profile');
+  const pass = { plan, candidatesPath, outPrefix, segments: [done] };
+  // Its retry files; the run (a workflow run of its own, so the order is by claim) removes the files.
+  await filingAttempt(1000, 2).run(alignPrefetched, pass);
+  const parent = new MockActivityEnvironment({
+    scheduledTimestampMs: 9000,
+    currentAttemptScheduledTimestampMs: 9000,
+    attempt: 1,
+    workflowExecution: { workflowId: 'run', runId: 'run-parent' },
+  });
+  await parent.run(removeEarlyProfiling, { runDir, part: 'matched' as const });
+  const fence = path.join(`${outPrefix}_shards`, 'early');
+  const fenceBefore = readdirSync(fence).sort();
+  // Attempt 1, paused (a SIGSTOPped worker) before its claim, wakes: its claim would be the newest.
+  await assert.rejects(filingAttempt(1000).run(alignPrefetched, pass), /superseded/);
+  assert.deepEqual(
+    readdirSync(runDir).filter((name) => name.startsWith('local_profile_prefetched')),
+    [],
+    'nothing filed after the removal',
+  );
+  assert.deepEqual(readdirSync(fence).sort(), fenceBefore, 'no claim taken, none removed');
+});
+
 function listing(root: string): string[] {
   return readdirSync(root, { recursive: true, encoding: 'utf8' }).sort();
 }
